@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Install everything utvm needs on a fresh Debian machine with Python 3.11 (idempotent).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+need=()
+command -v arm-none-eabi-gcc >/dev/null || need+=(gcc-arm-none-eabi)
+[ -e /usr/lib/picolibc/arm-none-eabi/picolibc.specs ] || [ -n "$(ls /usr/lib/picolibc/arm-none-eabi/ 2>/dev/null)" ] || need+=(picolibc-arm-none-eabi)
+command -v qemu-system-arm >/dev/null || need+=(qemu-system-arm)
+command -v cmake >/dev/null || need+=(cmake)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup: apt-get install ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+python3 -m pip install -q --disable-pip-version-check -e ".[test]"

@@ -1,0 +1,7 @@
+"""``python -m utvm``."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

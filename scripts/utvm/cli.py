@@ -1,0 +1,124 @@
+"""Command line: ``python -m utvm compile|run ...`` (``west tvm`` calls the same functions)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .errors import UtvmError
+
+
+def _progress(msg: str) -> None:
+    """Progress goes to stdout: stderr carries nothing but the one error line."""
+    print(f"utvm: {msg}", flush=True)
+
+
+def add_compile_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", type=Path, help=".tflite or .onnx model")
+    p.add_argument("--name", help="model name used in C symbols (default: the file stem)")
+    p.add_argument("-o", "--output", type=Path, help="MLF directory to write (default: build/<name>)")
+    p.add_argument("--io-in-pool", action="store_true",
+                   help="place inputs and outputs inside the workspace pool (least RAM)")
+    p.add_argument("--json", action="store_true", help="print a JSON summary")
+
+
+def add_run_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", type=Path, help=".tflite or .onnx model")
+    p.add_argument("--board", default="host",
+                   help="host, or an emulated board: mps2/an385, mps2/an386, mps2/an500, mps3/an547")
+    p.add_argument("--input", type=Path, action="append", default=[],
+                   help=".npy input (once per model input); default: deterministic random")
+    p.add_argument("--output", type=Path, help="write the first output to this .npy file")
+    p.add_argument("--io-in-pool", action="store_true", help="inputs and outputs inside the pool")
+    p.add_argument("--repeats", type=int, default=1, help="runs to time (median is reported)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from .compiler import CompileOptions, compile_model
+    from .importer import c_identifier
+
+    name = args.name or c_identifier(args.model.stem)
+    out = args.output or Path("build") / name
+    result = compile_model(args.model, out, CompileOptions(name=args.name, io_in_pool=args.io_in_pool),
+                           progress=(lambda _: None) if args.json else _progress)
+    mem = result.module_memory
+    summary = {"model": str(args.model), "name": result.name, "mlf": str(result.mlf_dir),
+               "tar": str(result.tar_path), "workspace_bytes": mem["workspace_size_bytes"],
+               "io_bytes": mem["io_size_bytes"], "constants_bytes": mem["constants_size_bytes"],
+               "kernels": len(result.lowered.calls), "compile_seconds": round(result.compile_seconds, 3)}
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        for k in ("workspace_bytes", "io_bytes", "constants_bytes", "kernels"):
+            print(f"  {k:<16} {summary[k]}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    if getattr(args, "rpc", False) or getattr(args, "device", None):
+        from .rpc.commands import cmd_run_rpc
+
+        return cmd_run_rpc(args)
+
+    from .run.runner import HOST_BOARD, run_model
+
+    if args.repeats < 1:
+        raise UtvmError("--repeats must be at least 1")
+    if args.board != HOST_BOARD:
+        from .run.boards import get_board
+
+        get_board(args.board)
+    report = run_model(args.model, args.board, args.input, args.io_in_pool, args.repeats,
+                       progress=None if args.json else _progress)
+    if args.output:
+        np.save(args.output, report.outputs[0])
+    if args.json:
+        print(json.dumps(report.to_json()))
+    else:
+        rows = [("model", report.model), ("board", report.board), ("reference", report.reference),
+                ("outputs match", "yes" if report.outputs_match_reference else "NO"),
+                ("max abs diff", f"{report.max_abs_diff:g}"),
+                ("workspace bytes", report.workspace_bytes), ("io bytes", report.io_bytes),
+                ("constants bytes", report.constants_bytes), ("code bytes", report.code_bytes),
+                ("compile seconds", f"{report.compile_seconds:.1f}")]
+        if report.instructions is not None:
+            rows.append(("instructions", report.instructions))
+            if report.instructions_per_mac:
+                rows.append(("instructions/MAC", f"{report.instructions_per_mac:.2f}"))
+        for k, v in rows:
+            print(f"  {k:<16} {v}")
+    return 0 if report.outputs_match_reference else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="utvm", description="Compile ML models into C for microcontrollers with TVM.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_compile_arguments(sub.add_parser("compile", help="compile a model into Model Library Format"))
+    from .rpc.commands import add_profile_parser, add_rpc_run_arguments
+
+    run_parser = sub.add_parser("run", help="compile, build, run and compare with the reference")
+    add_run_arguments(run_parser)
+    add_rpc_run_arguments(run_parser)
+    add_profile_parser(sub)
+    return parser
+
+
+COMMANDS = {"compile": cmd_compile, "run": cmd_run}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        handler = COMMANDS.get(args.command) or args.func
+        return handler(args)
+    except UtvmError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,98 @@
+"""compile: model file -> Model Library Format directory (the whole pipeline, in order)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .emit.aot import EmittedSources, emit
+from .errors import UtvmError
+from .importer import c_identifier, load_model
+from .ir import Graph
+from .lower.lowering import Lowered, lower_graph
+from .package.mlf import metadata, write_mlf, write_tar
+from .plan.memory import MemoryPlan, plan_memory
+
+
+@dataclass
+class CompileOptions:
+    name: str | None = None
+    io_in_pool: bool = False
+    target: str = "c"
+
+
+@dataclass
+class CompileResult:
+    name: str
+    mlf_dir: Path
+    tar_path: Path
+    graph: Graph
+    lowered: Lowered
+    plan: MemoryPlan
+    sources: EmittedSources
+    metadata: dict[str, Any]
+    compile_seconds: float
+
+    @property
+    def module_memory(self) -> dict[str, Any]:
+        return self.metadata["modules"][self.name]["memory"]["functions"]["main"][0]
+
+
+Progress = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def compile_model(model: Path, out_dir: Path, options: CompileOptions | None = None,
+                  progress: Progress = _quiet) -> CompileResult:
+    """Compile ``model`` into ``out_dir`` (an MLF directory) and ``out_dir``.tar.
+
+    Output appears only when everything succeeded: files are written into a temporary
+    directory beside ``out_dir`` and renamed into place at the end.
+    """
+    options = options or CompileOptions()
+    start = time.monotonic()
+    model = Path(model)
+    name = c_identifier(options.name or model.stem)
+    if options.name is not None and name != options.name:
+        raise UtvmError(f"--name '{options.name}' is not a C identifier (try '{name}')")
+    progress(f"importing {model}")
+    graph = load_model(model)
+    graph.name = name
+    progress(f"lowering {len(graph.ops)} operators with TVM")
+    lowered = lower_graph(graph, f"tvmgen_{name}")
+    progress("planning memory")
+    plan = plan_memory(lowered, options.io_in_pool)
+    problems = plan.check()
+    if problems:
+        raise UtvmError(f"internal error: invalid memory plan: {problems[0]}")
+    progress("emitting the AOT executor")
+    sources = emit(name, lowered, plan, options.io_in_pool)
+    meta = metadata(name, lowered.graph, lowered, plan, sources, options.io_in_pool, options.target)
+
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tar_path = out_dir.with_name(out_dir.name + ".tar")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        stage = tmp / "mlf"
+        stage.mkdir()
+        write_mlf(stage, name, lowered.graph, lowered, plan, sources, meta)
+        write_tar(stage, tmp / "mlf.tar")
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        os.replace(stage, out_dir)
+        os.replace(tmp / "mlf.tar", tar_path)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    seconds = time.monotonic() - start
+    progress(f"wrote {out_dir} and {tar_path} in {seconds:.1f} s")
+    return CompileResult(name, out_dir, tar_path, lowered.graph, lowered, plan, sources, meta, seconds)

@@ -1,0 +1,725 @@
+"""Read a float32 ``.onnx`` model into a :class:`utvm.ir.Graph`.
+
+ONNX is NCHW, utvm is NHWC. Every ONNX value is kept in one or both of two layouts:
+
+* ``plain``: the tensor exactly as ONNX sees it (any rank, row-major);
+* ``nhwc``: a 4-D NCHW value stored as NHWC, what convolutions and pools read and write.
+
+A value is converted between the layouts on demand with a ``transpose`` operator (or a
+``reshape`` alias when the permutation does not move any element, e.g. one channel), so the
+model's inputs and outputs keep their ONNX shapes and Flatten/Reshape/Gemm see ONNX's element
+order. Nodes whose inputs are all constant (Constant, Shape of a static tensor, the shape
+arithmetic exporters emit) are evaluated at import time with ONNX's reference implementation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import UtvmError
+from ..ir import Graph, Operator, Tensor
+
+PLAIN = "plain"
+NHWC = "nhwc"
+TO_NHWC = (0, 2, 3, 1)
+TO_NCHW = (0, 3, 1, 2)
+
+#: operators that fuse a following Relu/Clip into their ``activation`` attr
+_FUSES_ACTIVATION = ("conv2d", "depthwise_conv2d", "fully_connected", "add", "avg_pool2d", "max_pool2d")
+
+
+def load_onnx(path: Path, data: bytes) -> Graph:
+    """Parse ``data`` (the bytes of ``path``) into a graph."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    try:
+        model = onnx.load_model_from_string(data)
+    except (DecodeError, ValueError, RuntimeError) as exc:
+        raise UtvmError(f"{path}: corrupt or truncated ONNX model ({type(exc).__name__})") from None
+    if not model.HasField("graph") or (not model.graph.node and not model.graph.output):
+        raise UtvmError(f"{path}: corrupt or truncated ONNX model (no graph)")
+    try:
+        return _Importer(path, model).run()
+    except UtvmError:
+        raise
+    except Exception as exc:  # damaged files fail in the protobuf or numpy layers in many ways
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+        detail = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+        raise UtvmError(f"{path}: corrupt or truncated ONNX model ({detail})") from None
+
+
+def _tensor_type_name(elem_type: int) -> str:
+    from onnx import TensorProto
+
+    try:
+        return str(TensorProto.DataType.Name(elem_type))
+    except ValueError:
+        return str(elem_type)
+
+
+def _op_name(node: Any) -> str:
+    return f"{node.domain}.{node.op_type}" if node.domain not in ("", "ai.onnx") else str(node.op_type)
+
+
+def _trivial_perm(shape: tuple[int, ...], perm: tuple[int, ...]) -> bool:
+    """True if transposing ``shape`` by ``perm`` keeps the row-major element order."""
+    moved = [p for p in perm if shape[p] != 1]
+    return moved == sorted(moved)
+
+
+class _Importer:
+    def __init__(self, path: Path, model: Any) -> None:
+        self.path = path
+        self.model = model
+        self.graph = model.graph
+        self.opset = 1
+        for imp in model.opset_import:
+            if imp.domain in ("", "ai.onnx"):
+                self.opset = int(imp.version)
+        self.tensors: dict[str, Tensor] = {}
+        self.ops: list[Operator] = []
+        self.producer: dict[str, Operator] = {}
+        self.consts: dict[str, np.ndarray] = {}
+        self.shapes: dict[str, tuple[int, ...]] = {}
+        self.elem_types: dict[str, int] = {}
+        #: ONNX value -> {layout: graph tensor name}
+        self.vals: dict[str, dict[str, str]] = {}
+        self.consumers: Counter[str] = Counter()
+        self.outputs: list[str] = []
+        self.node_index = 0
+        self.node: Any = None
+
+    # -- the pipeline ------------------------------------------------------------------------
+    def run(self) -> Graph:
+        from onnx import numpy_helper
+
+        g = self.graph
+        for init in g.initializer:
+            if init.data_location == 1:  # EXTERNAL
+                raise UtvmError(f"{self.path}: initializer '{init.name}' uses external data, which is not supported")
+            self.consts[init.name] = numpy_helper.to_array(init)
+        inputs = [i for i in g.input if i.name not in self.consts]
+        self.outputs = [o.name for o in g.output]
+        if not inputs or not self.outputs:
+            raise UtvmError(f"{self.path}: the model has no inputs or no outputs")
+        self._check_unsupported()
+        for i in inputs:
+            self._check_input(i)
+        self._prefold()
+        self._infer_shapes()
+
+        for node in g.node:
+            for name in node.input:
+                if name:
+                    self.consumers[name] += 1
+        for name in self.outputs:
+            self.consumers[name] += 1
+
+        graph_inputs = []
+        for i in inputs:
+            shape = self.shapes[i.name]
+            self.tensors[i.name] = Tensor(i.name, shape, "float32")
+            self.vals[i.name] = {PLAIN: i.name}
+            graph_inputs.append(i.name)
+
+        for index, node in enumerate(g.node):
+            self.node_index, self.node = index, node
+            if self._foldable(node):
+                self._fold(node)
+                continue
+            for out in node.output:
+                if out and self.elem_types.get(out, 1) != 1:
+                    raise UtvmError(f"{self.path}: {self._where()}: unsupported data type "
+                                    f"{_tensor_type_name(self.elem_types[out])} (output '{out}')")
+            convert = _CONVERTERS.get(node.op_type)
+            if convert is None:  # a Shape of a tensor without a static shape
+                raise UtvmError(f"{self.path}: dynamic shapes are not supported ({self._where()} "
+                                "cannot be evaluated at compile time)")
+            convert(self, node)
+
+        for name in self.outputs:
+            if name in self.consts:
+                raise UtvmError(f"{self.path}: output '{name}' is a constant; nothing to compute")
+        if len(set(self.outputs)) != len(self.outputs):
+            raise UtvmError(f"{self.path}: the model lists an output twice")
+        graph_outputs = self._outputs(self.outputs, graph_inputs)
+        return Graph(name=Path(self.path).stem, tensors=self.tensors, ops=self.ops,
+                     inputs=graph_inputs, outputs=graph_outputs)
+
+    def _check_unsupported(self) -> None:
+        const = set(self.consts)
+        unsupported: Counter[str] = Counter()
+        for node in self.graph.node:
+            if node.op_type == "Shape" or all(not n or n in const for n in node.input):
+                if node.domain in ("", "ai.onnx") and not any(a.type in (5, 10) for a in node.attribute):
+                    const.update(o for o in node.output if o)  # evaluated at import time
+                    continue
+            if node.domain not in ("", "ai.onnx") or node.op_type not in _CONVERTERS:
+                unsupported[_op_name(node)] += 1
+        if unsupported:
+            listed = ", ".join(f"{k} (x{n})" if n > 1 else k for k, n in sorted(unsupported.items()))
+            raise UtvmError(f"{self.path}: unsupported operators: {listed}")
+
+    def _check_input(self, value: Any) -> None:
+        tt = value.type.tensor_type if value.type.HasField("tensor_type") else None
+        if tt is None:
+            raise UtvmError(f"{self.path}: input '{value.name}' is not a tensor")
+        if tt.elem_type != 1:
+            raise UtvmError(f"{self.path}: unsupported data type {_tensor_type_name(tt.elem_type)} "
+                            f"(input '{value.name}'); only float32 ONNX models are supported")
+        if not tt.HasField("shape"):
+            raise UtvmError(f"{self.path}: dynamic shapes are not supported (input '{value.name}' has no shape)")
+        dims = list(tt.shape.dim)
+        shown = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in dims]
+        for k, d in enumerate(dims):
+            if d.HasField("dim_value") and d.dim_value > 0:
+                continue
+            if k == 0 and len(dims) > 1:
+                d.Clear()
+                d.dim_value = 1  # a free batch dimension: fixed to 1
+                continue
+            raise UtvmError(f"{self.path}: dynamic shapes are not supported (input '{value.name}' has shape "
+                            f"{shown}); export the model with fixed sizes")
+
+    def _prefold(self) -> None:
+        """Evaluate the constant parts of the graph (shape arithmetic) and put the results in as
+        initializers, so that shape inference sees constant Reshape shapes."""
+        import onnx
+        from onnx import numpy_helper
+
+        g = self.graph
+        for _ in range(8):
+            try:
+                inferred = onnx.shape_inference.infer_shapes(self.model, data_prop=True)
+            except Exception:
+                return  # the strict pass reports it
+            self.shapes.clear()
+            for v in [*inferred.graph.input, *inferred.graph.value_info, *inferred.graph.output]:
+                tt = v.type.tensor_type
+                if v.type.HasField("tensor_type") and tt.HasField("shape") \
+                        and all(d.HasField("dim_value") for d in tt.shape.dim):
+                    self.shapes[v.name] = tuple(int(d.dim_value) for d in tt.shape.dim)
+            folded = []
+            for index, node in enumerate(g.node):
+                self.node_index, self.node = index, node
+                if self._foldable(node):
+                    self._fold(node)
+                    folded.append(node)
+            if not folded:
+                return
+            used = {n for node in g.node for n in node.input} | set(self.outputs)
+            for node in folded:
+                g.node.remove(node)
+                for o in node.output:
+                    if o and o in used and o not in {i.name for i in g.initializer}:
+                        g.initializer.append(numpy_helper.from_array(np.asarray(self.consts[o]), o))
+
+    def _infer_shapes(self) -> None:
+        import onnx
+
+        try:
+            inferred = onnx.shape_inference.infer_shapes(self.model, check_type=True, strict_mode=True,
+                                                         data_prop=True)
+        except Exception as exc:
+            first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+            raise UtvmError(f"{self.path}: invalid ONNX model: shape inference failed: {first}") from None
+        g = inferred.graph
+        for v in [*g.input, *g.value_info, *g.output]:
+            if not v.type.HasField("tensor_type"):
+                continue
+            tt = v.type.tensor_type
+            self.elem_types[v.name] = tt.elem_type
+            if tt.HasField("shape") and all(d.HasField("dim_value") for d in tt.shape.dim):
+                self.shapes[v.name] = tuple(int(d.dim_value) for d in tt.shape.dim)
+        for name, arr in self.consts.items():
+            self.shapes[name] = tuple(arr.shape)
+
+    # -- constant folding --------------------------------------------------------------------
+    def _foldable(self, node: Any) -> bool:
+        if node.op_type == "Shape":
+            return node.input[0] in self.shapes
+        if any(a.type in (5, 10) for a in node.attribute):  # subgraphs
+            return False
+        return node.domain in ("", "ai.onnx") and all(not n or n in self.consts for n in node.input)
+
+    def _fold(self, node: Any) -> None:
+        if node.op_type == "Shape":
+            shape = self.shapes[node.input[0]]
+            attrs = self._attrs(node)
+            start, end = int(attrs.get("start", 0)), attrs.get("end")
+            picked = shape[start:] if end is None else shape[start:int(end)]
+            self.consts[node.output[0]] = np.array(picked, dtype=np.int64)
+            return
+        import onnx
+        from onnx import helper, numpy_helper
+        from onnx.reference import ReferenceEvaluator
+
+        try:
+            inits = [numpy_helper.from_array(self.consts[n], n) for n in dict.fromkeys(node.input) if n]
+            outs = [onnx.ValueInfoProto(name=o) for o in node.output if o]
+            one = helper.make_model(helper.make_graph([node], "fold", [], outs, inits),
+                                    opset_imports=[helper.make_opsetid("", self.opset)])
+            results = ReferenceEvaluator(one).run(None, {})
+        except Exception as exc:
+            raise UtvmError(f"{self.path}: {self._where()}: could not evaluate the constant expression "
+                            f"({type(exc).__name__})") from None
+        for name, value in zip([o for o in node.output if o], results, strict=False):
+            if name:
+                self.consts[name] = np.asarray(value)
+                self.shapes[name] = tuple(np.asarray(value).shape)
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _where(self) -> str:
+        node = self.node
+        label = f"{node.op_type} '{node.name}'" if node.name else f"{node.op_type} #{self.node_index}"
+        return label
+
+    def _source(self) -> str:
+        return f"{self.node.op_type}#{self.node_index}"
+
+    def fail(self, msg: str) -> UtvmError:
+        return UtvmError(f"{self.path}: {self._where()}: {msg}")
+
+    @staticmethod
+    def _attrs(node: Any) -> dict[str, Any]:
+        from onnx import helper
+
+        return {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        if name not in self.shapes:
+            raise UtvmError(f"{self.path}: dynamic shapes are not supported (no static shape for '{name}')")
+        return self.shapes[name]
+
+    def const(self, name: str, what: str) -> np.ndarray:
+        if name not in self.consts:
+            raise self.fail(f"the {what} must be a constant")
+        return self.consts[name]
+
+    def float_const(self, name: str, what: str) -> np.ndarray:
+        arr = self.const(name, what)
+        if arr.dtype != np.float32:
+            raise self.fail(f"unsupported data type {arr.dtype} for the {what} (only float32)")
+        return arr
+
+    def _unique(self, base: str) -> str:
+        name, k = base, 1
+        while name in self.tensors:
+            name = f"{base}_{k}"
+            k += 1
+        return name
+
+    def add_const(self, base: str, data: np.ndarray) -> str:
+        name = self._unique(base)
+        data = np.ascontiguousarray(data.astype(np.float32))
+        self.tensors[name] = Tensor(name, tuple(data.shape), "float32", data=data)
+        return name
+
+    def _new_tensor(self, value: str, layout: str) -> str:
+        """A graph tensor for ONNX ``value`` in ``layout``. The model's outputs keep their own
+        names for the plain layout."""
+        shape = self.shape(value)
+        if layout == NHWC:
+            shape = tuple(shape[p] for p in TO_NHWC)
+            base = f"{value}_nhwc" if value in self.outputs else value
+        else:
+            base = value if value not in self.tensors else f"{value}_nchw"
+        name = self._unique(base)
+        self.tensors[name] = Tensor(name, shape, "float32")
+        return name
+
+    def emit(self, kind: str, inputs: list[str], value: str, layout: str,
+             attrs: dict[str, Any] | None = None) -> Operator:
+        out = self._new_tensor(value, layout)
+        op = Operator(kind, inputs, [out], attrs or {}, source=self._source())
+        self.ops.append(op)
+        self.producer[out] = op
+        self.vals.setdefault(value, {})[layout] = out
+        return op
+
+    def get(self, value: str, layout: str) -> str:
+        """The graph tensor holding ONNX ``value`` in ``layout``, converting if needed."""
+        if value in self.consts:
+            raise self.fail(f"constant input '{value}' is not supported here")
+        have = self.vals.get(value)
+        if not have:
+            raise self.fail(f"input '{value}' is not available")
+        if layout in have:
+            return have[layout]
+        shape = self.shape(value)
+        if len(shape) != 4:
+            raise self.fail(f"expects a 4-D (NCHW) input, '{value}' has shape {list(shape)}")
+        if layout == NHWC:
+            src, perm, src_shape = have[PLAIN], TO_NHWC, shape
+        else:
+            src, perm = have[NHWC], TO_NCHW
+            src_shape = tuple(shape[p] for p in TO_NHWC)
+        if _trivial_perm(src_shape, perm):
+            self.emit("reshape", [src], value, layout)
+        else:
+            self.emit("transpose", [src], value, layout, {"perm": perm})
+        return self.vals[value][layout]
+
+    def any_layout(self, value: str) -> tuple[str, str]:
+        """(tensor, layout) for elementwise operators: NHWC if the value has it."""
+        have = self.vals.get(value) or {}
+        layout = NHWC if NHWC in have else PLAIN
+        return self.get(value, layout), layout
+
+    def _alias_root(self, tensor: str) -> str:
+        op = self.producer.get(tensor)
+        while op is not None and op.kind == "reshape":
+            tensor = op.inputs[0]
+            op = self.producer.get(tensor)
+        return tensor
+
+    def _outputs(self, values: list[str], graph_inputs: list[str]) -> list[str]:
+        """Graph tensors for the model's outputs, in order. Every output needs a buffer of its
+        own: one that would share its bytes with an input or another output gets a copy."""
+        tensors = {v: self.get(v, PLAIN) for v in values}
+        claimed = {self._alias_root(i) for i in graph_inputs}
+        owner: dict[str, str] = {}
+        for v in sorted(values, key=lambda v: tensors[v] != v):  # outputs keeping their name first
+            root = self._alias_root(tensors[v])
+            if root not in claimed:
+                claimed.add(root)
+                owner[v] = tensors[v]
+        result = []
+        for v in values:
+            tensor = tensors[v]
+            if v in owner and tensor == v:
+                result.append(tensor)
+                continue
+            out = self._unique(v)
+            self.tensors[out] = Tensor(out, self.shape(v), "float32")
+            if v in owner:
+                op = Operator("reshape", [tensor], [out], {}, source=f"output:{v}")
+            else:  # identity permutation: a copy
+                perm = tuple(range(len(self.shape(v))))
+                op = Operator("transpose", [tensor], [out], {"perm": perm}, source=f"output:{v}")
+            self.ops.append(op)
+            self.producer[out] = op
+            result.append(out)
+        return result
+
+    def fusable_producer(self, value: str) -> Operator | None:
+        """The operator computing ``value`` if the current node is its only consumer."""
+        have = self.vals.get(value) or {}
+        if len(have) != 1 or self.consumers[value] != 1 or value in self.outputs:
+            return None
+        tensor = next(iter(have.values()))
+        if sum(1 for v in self.vals.values() if tensor in v.values()) != 1:
+            return None  # shared with an Identity's output
+        return self.producer.get(tensor)
+
+    def retarget(self, op: Operator, value: str, layout: str) -> None:
+        """Make ``op`` compute ONNX ``value`` (the current node's output) directly."""
+        old = op.outputs[0]
+        del self.tensors[old]
+        del self.producer[old]
+        out = self._new_tensor(value, layout)
+        op.outputs[0] = out
+        self.producer[out] = op
+        self.vals[value] = {layout: out}
+
+
+# ---------------------------------------------------------------------------------------
+# converters
+
+
+def _pads_2d(imp: _Importer, attrs: dict[str, Any], hw: tuple[int, int], kernel: tuple[int, int],
+             strides: tuple[int, int], dilation: tuple[int, int]) -> tuple[int, int, int, int]:
+    auto = attrs.get("auto_pad", b"NOTSET")
+    auto = auto.decode() if isinstance(auto, bytes) else str(auto)
+    if auto in ("NOTSET", ""):
+        pads = [int(p) for p in attrs.get("pads", [0, 0, 0, 0])]
+        if len(pads) != 4:
+            raise imp.fail(f"expects 4 pads, got {pads}")
+        return pads[0], pads[1], pads[2], pads[3]
+    if auto == "VALID":
+        return 0, 0, 0, 0
+    if auto not in ("SAME_UPPER", "SAME_LOWER"):
+        raise imp.fail(f"unsupported auto_pad {auto}")
+    before, after = [], []
+    for size, k, s, d in zip(hw, kernel, strides, dilation, strict=True):
+        out = -(-size // s)
+        total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+        small, big = total // 2, total - total // 2
+        before.append(small if auto == "SAME_UPPER" else big)
+        after.append(big if auto == "SAME_UPPER" else small)
+    return before[0], before[1], after[0], after[1]
+
+
+def _pair(imp: _Importer, attrs: dict[str, Any], key: str, default: tuple[int, int]) -> tuple[int, int]:
+    v = [int(x) for x in attrs.get(key, default)]
+    if len(v) != 2:
+        raise imp.fail(f"only 2-D operators are supported ({key}={v})")
+    return v[0], v[1]
+
+
+def _conv(imp: _Importer, node: Any) -> None:
+    attrs = imp._attrs(node)
+    x_shape = imp.shape(node.input[0])
+    if len(x_shape) != 4:
+        raise imp.fail(f"only 2-D convolutions (4-D input) are supported, input has shape {list(x_shape)}")
+    w = imp.float_const(node.input[1], "weight")
+    bias = imp.float_const(node.input[2], "bias") if len(node.input) > 2 and node.input[2] else None
+    m, cpg, kh, kw = w.shape
+    cin = x_shape[1]
+    group = int(attrs.get("group", 1))
+    strides = _pair(imp, attrs, "strides", (1, 1))
+    dilation = _pair(imp, attrs, "dilations", (1, 1))
+    pad = _pads_2d(imp, attrs, (x_shape[2], x_shape[3]), (kh, kw), strides, dilation)
+    conv_attrs: dict[str, Any] = {"strides": strides, "dilation": dilation, "padding": pad, "activation": "none"}
+    if group == 1:
+        kind = "conv2d"
+        wdata = w.transpose(0, 2, 3, 1)                   # OIHW -> OHWI
+    elif group == cin and cpg == 1 and m % cin == 0:
+        kind = "depthwise_conv2d"
+        wdata = w.transpose(1, 2, 3, 0)                   # [C*M,1,KH,KW] -> [1,KH,KW,C*M]
+        conv_attrs["depth_multiplier"] = m // cin
+    else:
+        raise imp.fail(f"grouped convolution (group={group}) is not supported; only group=1 or depthwise")
+    x = imp.get(node.input[0], NHWC)
+    inputs = [x, imp.add_const(f"{node.output[0]}_weight", wdata)]
+    if bias is not None:
+        inputs.append(imp.add_const(f"{node.output[0]}_bias", bias.reshape(-1)))
+    imp.emit(kind, inputs, node.output[0], NHWC, conv_attrs)
+
+
+def _pool(imp: _Importer, node: Any) -> None:
+    attrs = imp._attrs(node)
+    x_shape = imp.shape(node.input[0])
+    if len(x_shape) != 4:
+        raise imp.fail(f"only 2-D pooling (4-D input) is supported, input has shape {list(x_shape)}")
+    if len([o for o in node.output if o]) > 1:
+        raise imp.fail("the Indices output is not supported")
+    if node.op_type == "GlobalAveragePool":
+        kernel, strides, pad = (x_shape[2], x_shape[3]), (1, 1), (0, 0, 0, 0)
+    else:
+        kernel = _pair(imp, attrs, "kernel_shape", (1, 1))
+        strides = _pair(imp, attrs, "strides", (1, 1))
+        if _pair(imp, attrs, "dilations", (1, 1)) != (1, 1):
+            raise imp.fail("dilated pooling is not supported")
+        if int(attrs.get("storage_order", 0)) != 0:
+            raise imp.fail("storage_order=1 is not supported")
+        pad = _pads_2d(imp, attrs, (x_shape[2], x_shape[3]), kernel, strides, (1, 1))
+        if node.op_type == "AveragePool" and int(attrs.get("count_include_pad", 0)) and any(pad):
+            raise imp.fail("count_include_pad=1 with padding is not supported")
+    kind = "max_pool2d" if node.op_type == "MaxPool" else "avg_pool2d"
+    x = imp.get(node.input[0], NHWC)
+    imp.emit(kind, [x], node.output[0], NHWC,
+             {"pool_size": kernel, "strides": strides, "padding": pad, "activation": "none"})
+
+
+def _fc(imp: _Importer, x_value: str, weights: np.ndarray, bias: np.ndarray | None, out: str) -> None:
+    x = imp.get(x_value, PLAIN)
+    inputs = [x, imp.add_const(f"{out}_weight", weights)]
+    if bias is not None:
+        inputs.append(imp.add_const(f"{out}_bias", bias))
+    imp.emit("fully_connected", inputs, out, PLAIN, {"activation": "none"})
+
+
+def _gemm(imp: _Importer, node: Any) -> None:
+    attrs = imp._attrs(node)
+    if int(attrs.get("transA", 0)):
+        raise imp.fail("transA=1 is not supported")
+    a_shape = imp.shape(node.input[0])
+    if len(a_shape) != 2:
+        raise imp.fail(f"expects a 2-D input, got {list(a_shape)}")
+    b = imp.float_const(node.input[1], "B matrix")
+    alpha, beta = float(attrs.get("alpha", 1.0)), float(attrs.get("beta", 1.0))
+    w = b if int(attrs.get("transB", 0)) else b.T
+    if alpha != 1.0:
+        w = w * np.float32(alpha)
+    units = w.shape[0]
+    bias = None
+    if len(node.input) > 2 and node.input[2]:
+        c = imp.float_const(node.input[2], "C (bias)")
+        if c.size != units and c.size != 1:
+            raise imp.fail(f"bias of shape {list(c.shape)} is not supported (needs [{units}])")
+        bias = np.broadcast_to(c.reshape(-1), (units,)) * np.float32(beta)
+    _fc(imp, node.input[0], w, bias, node.output[0])
+
+
+def _matmul(imp: _Importer, node: Any) -> None:
+    b = imp.float_const(node.input[1], "second MatMul operand")
+    if b.ndim != 2:
+        raise imp.fail(f"expects a 2-D constant second operand, got {list(b.shape)}")
+    if len(imp.shape(node.input[0])) < 2:
+        raise imp.fail("a 1-D first operand is not supported")
+    _fc(imp, node.input[0], b.T, None, node.output[0])
+
+
+def _fuse_bias(imp: _Importer, value: str, c: np.ndarray, out: str) -> bool:
+    """Fold Add(value, constant c) into the fully_connected/conv computing ``value``."""
+    op = imp.fusable_producer(value)
+    if op is None or len(op.inputs) != 2 or op.attrs.get("activation") != "none":
+        return False
+    shape = imp.shape(value)
+    if imp.shape(out) != shape:
+        return False
+    if op.kind == "fully_connected":
+        n = shape[-1]
+        if c.size != n or c.shape[-1:] != (n,):
+            return False
+        layout = PLAIN
+    elif op.kind in ("conv2d", "depthwise_conv2d"):
+        n = shape[1]
+        ok_shapes = ((n, 1, 1), (1, n, 1, 1))
+        if c.shape not in ok_shapes and not (n == 1 and c.size == 1):
+            return False
+        layout = NHWC
+    else:
+        return False
+    op.inputs.append(imp.add_const(f"{out}_bias", c.reshape(-1).astype(np.float32)))
+    imp.retarget(op, out, layout)
+    return True
+
+
+def _add(imp: _Importer, node: Any) -> None:
+    a, b = node.input[0], node.input[1]
+    out = node.output[0]
+    out_shape = imp.shape(out)
+    if a in imp.consts and b in imp.consts:
+        raise imp.fail("both operands are constant")
+    if a in imp.consts or b in imp.consts:
+        var, cname = (b, a) if a in imp.consts else (a, b)
+        c = imp.float_const(cname, "constant operand")
+        if _fuse_bias(imp, var, c, out):
+            return
+        if imp.shape(var) != out_shape:
+            raise imp.fail(f"broadcasting add {list(imp.shape(a))} + {list(imp.shape(b))} is not supported")
+        x, layout = imp.any_layout(var)
+        full = np.broadcast_to(c, out_shape)
+        if layout == NHWC:
+            full = full.transpose(TO_NHWC)
+        imp.emit("add", [x, imp.add_const(f"{out}_addend", full)], out, layout, {"activation": "none"})
+        return
+    if imp.shape(a) != imp.shape(b) or imp.shape(a) != out_shape:
+        raise imp.fail(f"broadcasting add {list(imp.shape(a))} + {list(imp.shape(b))} is not supported")
+    have_a, have_b = imp.vals.get(a, {}), imp.vals.get(b, {})
+    if len(out_shape) != 4 or (PLAIN in have_a and PLAIN in have_b and not (NHWC in have_a and NHWC in have_b)):
+        layout = PLAIN
+    else:
+        layout = NHWC if (NHWC in have_a or NHWC in have_b) else PLAIN
+    imp.emit("add", [imp.get(a, layout), imp.get(b, layout)], out, layout, {"activation": "none"})
+
+
+def _activation(imp: _Importer, node: Any, act: str) -> None:
+    x, out = node.input[0], node.output[0]
+    op = imp.fusable_producer(x)
+    if op is not None and op.kind in _FUSES_ACTIVATION and op.attrs.get("activation") == "none":
+        layout = NHWC if NHWC in imp.vals[x] else PLAIN
+        op.attrs["activation"] = act
+        imp.retarget(op, out, layout)
+        return
+    if act not in ("relu", "relu6"):
+        raise imp.fail(f"a standalone clamp to {act} is not supported (only after Conv, Gemm, MatMul, Add or pooling)")
+    tensor, layout = imp.any_layout(x)
+    imp.emit(act, [tensor], out, layout)
+
+
+def _relu(imp: _Importer, node: Any) -> None:
+    _activation(imp, node, "relu")
+
+
+def _clip(imp: _Importer, node: Any) -> None:
+    attrs = imp._attrs(node)
+    lo, hi = float(attrs.get("min", -math.inf)), float(attrs.get("max", math.inf))
+    if len(node.input) > 1 and node.input[1]:
+        lo = float(imp.const(node.input[1], "min").reshape(-1)[0])
+    if len(node.input) > 2 and node.input[2]:
+        hi = float(imp.const(node.input[2], "max").reshape(-1)[0])
+    acts = {(0.0, 6.0): "relu6", (0.0, math.inf): "relu", (-1.0, 1.0): "relu_n1_to_1"}
+    act = acts.get((lo, hi))
+    if act is None:
+        raise imp.fail(f"Clip({lo}, {hi}) is not supported (only 0..6, 0..inf, -1..1)")
+    _activation(imp, node, act)
+
+
+def _flatten(imp: _Importer, node: Any) -> None:
+    _reshape_to(imp, node.input[0], node.output[0])
+
+
+def _reshape(imp: _Importer, node: Any) -> None:
+    if len(node.input) > 1:
+        imp.const(node.input[1], "shape")
+    _reshape_to(imp, node.input[0], node.output[0])
+
+
+def _reshape_to(imp: _Importer, x_value: str, out: str) -> None:
+    x = imp.get(x_value, PLAIN)
+    if imp.tensors[x].size != int(np.prod(imp.shape(out), dtype=np.int64)):
+        raise imp.fail(f"reshape from {list(imp.shape(x_value))} to {list(imp.shape(out))} changes the element count")
+    imp.emit("reshape", [x], out, PLAIN)
+
+
+def _identity(imp: _Importer, node: Any) -> None:
+    x, out = node.input[0], node.output[0]
+    if node.op_type == "Dropout" and len([o for o in node.output if o]) > 1:
+        raise imp.fail("the mask output of Dropout is not supported")
+    if x in imp.consts:
+        imp.consts[out] = imp.consts[x]
+        return
+    imp.vals[out] = dict(imp.vals[x])
+
+
+def _softmax(imp: _Importer, node: Any) -> None:
+    attrs = imp._attrs(node)
+    x, out = node.input[0], node.output[0]
+    shape = imp.shape(x)
+    rank = len(shape)
+    axis = int(attrs.get("axis", -1 if imp.opset >= 13 else 1))
+    axis = axis + rank if axis < 0 else axis
+    if axis == rank - 1:
+        imp.emit("softmax", [imp.get(x, PLAIN)], out, PLAIN, {"beta": 1.0})
+        return
+    raise imp.fail(f"softmax over axis {axis} of a {rank}-D tensor is not supported (only the last axis)")
+
+
+def _transpose(imp: _Importer, node: Any) -> None:
+    attrs = imp._attrs(node)
+    x, out = node.input[0], node.output[0]
+    shape = imp.shape(x)
+    perm = tuple(int(p) for p in attrs.get("perm", list(range(len(shape)))[::-1]))
+    have = imp.vals.get(x, {})
+    if len(shape) == 4 and NHWC in have and perm == TO_NHWC and len(imp.shape(out)) == 4:
+        # NCHW -> NHWC of a value already held as NHWC: its bytes are the answer
+        imp.emit("reshape", [have[NHWC]], out, PLAIN)
+        return
+    if len(shape) == 4 and PLAIN in have and perm == TO_NCHW:
+        # NHWC -> NCHW (TensorFlow exports): the input's bytes are the output's NHWC layout
+        imp.emit("reshape", [have[PLAIN]], out, NHWC)
+        return
+    src = imp.get(x, PLAIN)
+    if _trivial_perm(shape, perm):
+        imp.emit("reshape", [src], out, PLAIN)
+    else:
+        imp.emit("transpose", [src], out, PLAIN, {"perm": perm})
+
+
+_CONVERTERS: dict[str, Callable[[_Importer, Any], None]] = {
+    "Conv": _conv,
+    "Gemm": _gemm,
+    "MatMul": _matmul,
+    "Relu": _relu,
+    "Clip": _clip,
+    "Add": _add,
+    "AveragePool": _pool,
+    "MaxPool": _pool,
+    "GlobalAveragePool": _pool,
+    "Flatten": _flatten,
+    "Reshape": _reshape,
+    "Softmax": _softmax,
+    "Identity": _identity,
+    "Dropout": _identity,
+    "Transpose": _transpose,
+}

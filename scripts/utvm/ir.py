@@ -1,0 +1,99 @@
+"""The model graph every importer produces and every later stage reads.
+
+Activations are NHWC. A graph is a list of operators in execution order; tensors are named,
+and a tensor with ``data`` is a constant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: Element types the compiler handles, with their sizes in bytes.
+DTYPE_SIZES = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4, "float32": 4}
+
+
+@dataclass
+class Quant:
+    """Affine quantization: real = scale * (q - zero_point), per tensor or per ``axis``."""
+
+    scale: np.ndarray
+    zero_point: np.ndarray
+    axis: int = 0
+
+    @property
+    def per_channel(self) -> bool:
+        return self.scale.size > 1
+
+    def scalar(self) -> tuple[float, int]:
+        """The per-tensor (scale, zero point)."""
+        return float(self.scale.reshape(-1)[0]), int(self.zero_point.reshape(-1)[0])
+
+
+@dataclass
+class Tensor:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    quant: Quant | None = None
+    data: np.ndarray | None = None
+
+    @property
+    def is_constant(self) -> bool:
+        return self.data is not None
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * DTYPE_SIZES[self.dtype]
+
+
+@dataclass
+class Operator:
+    """One operator: ``kind`` is utvm's name (conv2d, depthwise_conv2d, fully_connected, ...)."""
+
+    kind: str
+    inputs: list[str]
+    outputs: list[str]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    #: the operator's name in the source model, for error messages and profiles
+    source: str = ""
+
+
+@dataclass
+class Graph:
+    name: str
+    tensors: dict[str, Tensor]
+    ops: list[Operator]
+    inputs: list[str]
+    outputs: list[str]
+
+    def tensor(self, name: str) -> Tensor:
+        return self.tensors[name]
+
+    def text(self) -> str:
+        """Readable listing, written into the MLF as src/<name>.graph.txt."""
+        lines = [f"graph {self.name}"]
+        for name in self.inputs:
+            t = self.tensors[name]
+            lines.append(f"  input  {name}: {t.dtype}{list(t.shape)}")
+        for i, op in enumerate(self.ops):
+            args = ", ".join(op.inputs)
+            attrs = ", ".join(f"{k}={v}" for k, v in sorted(op.attrs.items()) if not _bulky(v))
+            outs = ", ".join(f"{o}: {self.tensors[o].dtype}{list(self.tensors[o].shape)}" for o in op.outputs)
+            lines.append(f"  {i:3d} {outs} = {op.kind}({args}) {{{attrs}}}")
+        for name in self.outputs:
+            lines.append(f"  output {name}")
+        return "\n".join(lines) + "\n"
+
+
+def _bulky(value: Any) -> bool:
+    return isinstance(value, np.ndarray) and value.size > 8

@@ -1,0 +1,29 @@
+"""What a kernel builder returns: TE placeholders bound to tensors, the output, a schedule."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import tvm
+from tvm import te
+
+
+@dataclass
+class KernelArg:
+    """A kernel parameter: a graph tensor, or a constant created by the lowering."""
+
+    placeholder: te.Tensor
+    tensor: str = ""                       # graph tensor name
+    constant: np.ndarray | None = None     # new constant (folded bias, requantization table)
+    role: str = ""                         # short name used for new constant symbols
+
+
+@dataclass
+class KernelDef:
+    args: list[KernelArg]
+    output: te.Tensor
+    output_tensor: str
+    schedule: Callable[[tvm.s_tir.Schedule], None] | None = None
+    extra_outputs: list[te.Tensor] = field(default_factory=list)

@@ -1,0 +1,474 @@
+"""Operators as TVM tensor expressions, one kernel per (fused) operator.
+
+int8 operators compute in integers exactly as TFLite's reference kernels do: int8 x int8
+products accumulated in int32, the input zero point folded into the bias at compile time,
+per-channel fixed-point requantization, then the output zero point and the activation clamp.
+float32 operators accumulate in the same order as TFLite's reference kernels.
+
+Each builder returns a :class:`KernelDef`: TE placeholders bound to graph tensors (or to
+constants the lowering adds, such as folded biases), the output, and the schedule to apply.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import tvm
+from tvm import te, tirx
+
+from ..errors import UtvmError
+from ..ir import Graph, Operator, Tensor
+from . import fixedpoint as fp
+from .kerneldef import KernelArg, KernelDef
+from .softmax import softmax_float, softmax_int8
+from .transpose import transpose
+
+I32 = "int32"
+
+
+def _c(v: int | float, dtype: str = I32) -> tirx.PrimExpr:
+    return tirx.const(v, dtype)
+
+
+def _clamp(x: tirx.PrimExpr, lo: tirx.PrimExpr | int | float, hi: tirx.PrimExpr | int | float) -> tirx.PrimExpr:
+    return te.max(te.min(x, hi), lo)
+
+
+# ---------------------------------------------------------------------------------------
+# quantization helpers
+
+
+def activation_range_int8(act: str, scale: float, zero_point: int) -> tuple[int, int]:
+    """TFLite's CalculateActivationRangeQuantized for int8 outputs."""
+
+    def q(v: float) -> int:
+        return zero_point + int(fp.tflite_round(v / scale))
+
+    lo, hi = -128, 127
+    if act == "relu":
+        lo = max(lo, q(0.0))
+    elif act == "relu6":
+        lo, hi = max(lo, q(0.0)), min(hi, q(6.0))
+    elif act == "relu_n1_to_1":
+        lo, hi = max(lo, q(-1.0)), min(hi, q(1.0))
+    return lo, hi
+
+
+def activation_range_float(act: str) -> tuple[float, float]:
+    return {"none": (-math.inf, math.inf), "relu": (0.0, math.inf), "relu6": (0.0, 6.0),
+            "relu_n1_to_1": (-1.0, 1.0)}[act]
+
+
+def _float_clamp(x: tirx.PrimExpr, act: str) -> tirx.PrimExpr:
+    lo, hi = activation_range_float(act)
+    if hi != math.inf:
+        x = te.min(x, _c(hi, "float32"))
+    if lo != -math.inf:
+        x = te.max(x, _c(lo, "float32"))
+    return x
+
+
+@dataclass
+class _Requant:
+    """Per-channel (or per-tensor) multiplier and shift, as kernel args or immediates."""
+
+    args: list[KernelArg]
+    at: Callable[[tirx.PrimExpr], tuple[tirx.PrimExpr | int, tirx.PrimExpr | int]]
+
+
+def _requant_params(scales: np.ndarray, channels: int) -> _Requant:
+    pairs = [fp.quantize_multiplier(float(s)) for s in scales]
+    mults = np.array([m for m, _ in pairs], dtype=np.int32)
+    shifts = np.array([s for _, s in pairs], dtype=np.int32)
+    if np.all(mults == mults[0]) and np.all(shifts == shifts[0]):
+        m0, s0 = int(mults[0]), int(shifts[0])
+        return _Requant([], lambda o: (m0, s0))
+    if mults.size != channels:
+        raise UtvmError(f"per-channel scales ({mults.size}) do not match {channels} channels")
+    mp = te.placeholder((channels,), I32, name="mult")
+    sp = te.placeholder((channels,), "int8", name="shift")
+    args = [KernelArg(mp, constant=mults, role="mult"),
+            KernelArg(sp, constant=shifts.astype(np.int8), role="shift")]
+    return _Requant(args, lambda o: (mp[o], sp[o].astype(I32)))
+
+
+def _effective_scales(x: Tensor, w: Tensor, y: Tensor, in_double: bool) -> np.ndarray:
+    """input_scale * filter_scale[c] / output_scale, computed as TFLite Micro does: in double
+    for convolutions, with a float32 product for per-tensor fully connected layers."""
+    assert x.quant is not None and w.quant is not None and y.quant is not None
+    xs, _ = x.quant.scalar()
+    ys, _ = y.quant.scalar()
+    return np.array([fp.conv_real_multiplier(xs, float(ws), ys, in_double) for ws in w.quant.scale])
+
+
+def _reduction_schedule(acc_name: str, out_name: str, pad_name: str | None,
+                        keep_axes: int) -> Callable[[tvm.s_tir.Schedule], None]:
+    """Inline the padding and compute each output right after its accumulator."""
+
+    def apply(sch: tvm.s_tir.Schedule) -> None:
+        if pad_name:
+            sch.compute_inline(sch.get_sblock(pad_name))
+        acc = sch.get_sblock(acc_name)
+        loops = sch.get_loops(acc)
+        sch.reverse_compute_at(sch.get_sblock(out_name), loops[keep_axes - 1])
+        # zero the accumulator before its reduction loop rather than on its first iteration
+        sch.decompose_reduction(acc, loops[keep_axes])
+
+    return apply
+
+
+def _pad(x: te.Tensor, pad: tuple[int, int, int, int], value: tirx.PrimExpr) -> tuple[te.Tensor, str | None]:
+    top, left, bottom, right = pad
+    if not any(pad):
+        return x, None
+    n, h, w, c = x.shape
+    name = "pad"
+
+    def f(b: tirx.PrimExpr, i: tirx.PrimExpr, j: tirx.PrimExpr, k: tirx.PrimExpr) -> tirx.PrimExpr:
+        inside = tirx.all(i >= top, i < h + top, j >= left, j < w + left)
+        return tirx.if_then_else(inside, x[b, i - top, j - left, k], value)
+
+    return te.compute((n, h + top + bottom, w + left + right, c), f, name=name), name
+
+
+# ---------------------------------------------------------------------------------------
+# convolutions
+
+
+def conv2d(g: Graph, op: Operator) -> KernelDef:
+    depthwise = op.kind == "depthwise_conv2d"
+    x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
+    b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 else None
+    y = g.tensors[op.outputs[0]]
+    if w.data is None:
+        raise UtvmError(f"{op.source}: the filter must be a constant")
+    n, h, wd, cin = x.shape
+    _, oh, ow, cout = y.shape
+    kh, kw = (w.shape[1], w.shape[2])
+    sh, sw = op.attrs["strides"]
+    dh, dw = op.attrs["dilation"]
+    mult = op.attrs.get("depth_multiplier", 1)
+    quant = x.dtype == "int8"
+
+    X = te.placeholder(x.shape, x.dtype, name="x")
+    W = te.placeholder(w.shape, w.dtype, name="w")
+    args = [KernelArg(X, tensor=x.name), KernelArg(W, tensor=w.name)]
+    ry = te.reduce_axis((0, kh), "ry")
+    rx = te.reduce_axis((0, kw), "rx")
+
+    if quant:
+        assert x.quant and w.quant and y.quant
+        _, zx = x.quant.scalar()
+        ys, zy = y.quant.scalar()
+        wdata = w.data.astype(np.int64)
+        if np.any(w.quant.zero_point != 0):
+            raise UtvmError(f"{op.source}: filter zero points must be 0 (symmetric int8 weights)")
+        # bias' = bias - zx * sum(w): the input offset folded into the bias
+        if depthwise:
+            wsum = wdata.sum(axis=(0, 1, 2))
+        else:
+            wsum = wdata.sum(axis=(1, 2, 3))
+        bias = (b.data.astype(np.int64) if b is not None and b.data is not None else np.zeros(cout, np.int64))
+        folded = (bias - zx * wsum).astype(np.int64)
+        if np.any(folded > 2**31 - 1) or np.any(folded < -(2**31)):
+            raise UtvmError(f"{op.source}: folded bias overflows int32")
+        B = te.placeholder((cout,), I32, name="bias")
+        args.append(KernelArg(B, constant=folded.astype(np.int32), role="bias"))
+        rq = _requant_params(_effective_scales(x, w, y, True), cout)
+        args += rq.args
+        lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
+        P, pad_name = _pad(X, op.attrs["padding"], _c(zx, "int8"))
+
+        if depthwise:
+            def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
+                return te.sum(P[bb, i * sh + ry * dh, j * sw + rx * dw, o // mult].astype(I32)
+                              * W[0, ry, rx, o].astype(I32), axis=[ry, rx])
+        else:
+            rc = te.reduce_axis((0, cin), "rc")
+
+            def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
+                return te.sum(P[bb, i * sh + ry * dh, j * sw + rx * dw, rc].astype(I32)
+                              * W[o, ry, rx, rc].astype(I32), axis=[ry, rx, rc])
+
+        acc = te.compute((n, oh, ow, cout), acc_f, name="acc")
+
+        def out_f(bb, i, j, o):  # type: ignore[no-untyped-def]
+            m, s = rq.at(o)
+            v = fp.multiply_by_quantized_multiplier(acc[bb, i, j, o] + B[o], m, s) + zy
+            return _clamp(v, lo, hi).astype("int8")
+
+        out = te.compute((n, oh, ow, cout), out_f, name="out")
+    else:
+        P, pad_name = _pad(X, op.attrs["padding"], _c(0.0, "float32"))
+        if depthwise:
+            def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
+                return te.sum(P[bb, i * sh + ry * dh, j * sw + rx * dw, o // mult] * W[0, ry, rx, o],
+                              axis=[ry, rx])
+        else:
+            rc = te.reduce_axis((0, cin), "rc")
+
+            def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
+                return te.sum(P[bb, i * sh + ry * dh, j * sw + rx * dw, rc] * W[o, ry, rx, rc],
+                              axis=[ry, rx, rc])
+
+        acc = te.compute((n, oh, ow, cout), acc_f, name="acc")
+        if b is not None:
+            B = te.placeholder((cout,), "float32", name="bias")
+            args.append(KernelArg(B, tensor=b.name))
+            out = te.compute((n, oh, ow, cout),
+                             lambda bb, i, j, o: _float_clamp(acc[bb, i, j, o] + B[o], op.attrs["activation"]),
+                             name="out")
+        else:
+            out = te.compute((n, oh, ow, cout),
+                             lambda bb, i, j, o: _float_clamp(acc[bb, i, j, o], op.attrs["activation"]),
+                             name="out")
+    return KernelDef(args, out, y.name, _reduction_schedule("acc", "out", pad_name, 4))
+
+
+def fully_connected(g: Graph, op: Operator) -> KernelDef:
+    x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
+    b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 else None
+    y = g.tensors[op.outputs[0]]
+    if w.data is None or len(w.shape) != 2:
+        raise UtvmError(f"{op.source}: the weights must be a 2-D constant")
+    units, depth = w.shape
+    if x.size % depth:
+        raise UtvmError(f"{op.source}: input of {x.size} elements is not a multiple of depth {depth}")
+    batch = x.size // depth
+    X = te.placeholder((batch, depth), x.dtype, name="x")
+    W = te.placeholder(w.shape, w.dtype, name="w")
+    args = [KernelArg(X, tensor=x.name), KernelArg(W, tensor=w.name)]
+    k = te.reduce_axis((0, depth), "k")
+    if x.dtype == "int8":
+        assert x.quant and w.quant and y.quant
+        _, zx = x.quant.scalar()
+        ys, zy = y.quant.scalar()
+        zw = int(w.quant.zero_point.reshape(-1)[0])
+        bias = (b.data.astype(np.int64) if b is not None and b.data is not None else np.zeros(units, np.int64))
+        if zw == 0:
+            folded = bias - zx * w.data.astype(np.int64).sum(axis=1)
+            acc = te.compute((batch, units), lambda i, o: te.sum(
+                X[i, k].astype(I32) * W[o, k].astype(I32), axis=k), name="acc")
+        else:
+            folded = bias
+            acc = te.compute((batch, units), lambda i, o: te.sum(
+                (X[i, k].astype(I32) - zx) * (W[o, k].astype(I32) - zw), axis=k), name="acc")
+        B = te.placeholder((units,), I32, name="bias")
+        args.append(KernelArg(B, constant=folded.astype(np.int32), role="bias"))
+        rq = _requant_params(_effective_scales(x, w, y, w.quant.per_channel), units)
+        args += rq.args
+        lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
+
+        def out_f(i, o):  # type: ignore[no-untyped-def]
+            m, s = rq.at(o)
+            v = fp.multiply_by_quantized_multiplier(acc[i, o] + B[o], m, s) + zy
+            return _clamp(v, lo, hi).astype("int8")
+
+        out = te.compute((batch, units), out_f, name="out")
+    else:
+        acc = te.compute((batch, units), lambda i, o: te.sum(X[i, k] * W[o, k], axis=k), name="acc")
+        if b is not None:
+            B = te.placeholder((units,), "float32", name="bias")
+            args.append(KernelArg(B, tensor=b.name))
+            out = te.compute((batch, units), lambda i, o: _float_clamp(acc[i, o] + B[o], op.attrs["activation"]),
+                             name="out")
+        else:
+            out = te.compute((batch, units), lambda i, o: _float_clamp(acc[i, o], op.attrs["activation"]),
+                             name="out")
+    return KernelDef(args, out, y.name, _reduction_schedule("acc", "out", None, 2))
+
+
+# ---------------------------------------------------------------------------------------
+# pooling
+
+
+def pool2d(g: Graph, op: Operator) -> KernelDef:
+    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    n, h, w, c = x.shape
+    _, oh, ow, _ = y.shape
+    kh, kw = op.attrs["pool_size"]
+    sh, sw = op.attrs["strides"]
+    top, left, _, _ = op.attrs["padding"]
+    X = te.placeholder(x.shape, x.dtype, name="x")
+    ry = te.reduce_axis((0, kh), "ry")
+    rx = te.reduce_axis((0, kw), "rx")
+    quant = x.dtype == "int8"
+    acc_dtype = I32 if quant else "float32"
+
+    def inside(i, j):  # type: ignore[no-untyped-def]
+        hi = i * sh - top + ry
+        wi = j * sw - left + rx
+        return tirx.all(hi >= 0, hi < h, wi >= 0, wi < w), hi, wi
+
+    if op.kind == "avg_pool2d":
+        def acc_f(b, i, j, ch):  # type: ignore[no-untyped-def]
+            ok, hi, wi = inside(i, j)
+            v = X[b, te.max(te.min(hi, h - 1), 0), te.max(te.min(wi, w - 1), 0), ch].astype(acc_dtype)
+            return te.sum(tirx.if_then_else(ok, v, _c(0, acc_dtype)), axis=[ry, rx])
+    else:
+        def acc_f(b, i, j, ch):  # type: ignore[no-untyped-def]
+            ok, hi, wi = inside(i, j)
+            v = X[b, te.max(te.min(hi, h - 1), 0), te.max(te.min(wi, w - 1), 0), ch].astype(acc_dtype)
+            low = _c(-(2**31), I32) if quant else _c(-3.4028234663852886e38, "float32")
+            return te.max(tirx.if_then_else(ok, v, low), axis=[ry, rx])
+
+    acc = te.compute((n, oh, ow, c), acc_f, name="acc")
+
+    def count(i, j):  # type: ignore[no-untyped-def]
+        h0 = i * sh - top
+        w0 = j * sw - left
+        hc = te.min(h0 + kh, h) - te.max(h0, 0)
+        wc = te.min(w0 + kw, w) - te.max(w0, 0)
+        return hc * wc
+
+    act = op.attrs["activation"]
+    if quant:
+        assert y.quant is not None
+        lo, hi_ = activation_range_int8(act, *y.quant.scalar())
+        if op.kind == "avg_pool2d":
+            def out_f(b, i, j, ch):  # type: ignore[no-untyped-def]
+                s = acc[b, i, j, ch]
+                cnt = count(i, j)
+                half = tirx.truncdiv(cnt, 2)
+                avg = tirx.Select(s > 0, tirx.truncdiv(s + half, cnt), tirx.truncdiv(s - half, cnt))
+                return _clamp(avg, lo, hi_).astype("int8")
+        else:
+            def out_f(b, i, j, ch):  # type: ignore[no-untyped-def]
+                return _clamp(acc[b, i, j, ch], lo, hi_).astype("int8")
+    else:
+        if op.kind == "avg_pool2d":
+            def out_f(b, i, j, ch):  # type: ignore[no-untyped-def]
+                return _float_clamp(acc[b, i, j, ch] / count(i, j).astype("float32"), act)
+        else:
+            def out_f(b, i, j, ch):  # type: ignore[no-untyped-def]
+                return _float_clamp(acc[b, i, j, ch], act)
+
+    out = te.compute((n, oh, ow, c), out_f, name="out")
+    return KernelDef([KernelArg(X, tensor=x.name)], out, y.name, _reduction_schedule("acc", "out", None, 4))
+
+
+# ---------------------------------------------------------------------------------------
+# elementwise
+
+
+def add(g: Graph, op: Operator) -> KernelDef:
+    a, b, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    size = y.size
+    A = te.placeholder((size,), a.dtype, name="a")
+    B = te.placeholder((size,), b.dtype, name="b")
+    act = op.attrs["activation"]
+    if a.dtype == "int8":
+        assert a.quant and b.quant and y.quant
+        sa, za = a.quant.scalar()
+        sb, zb = b.quant.scalar()
+        sy, zy = y.quant.scalar()
+        left_shift = 20
+        twice_max = 2.0 * max(float(sa), float(sb))
+        ma, sha = fp.quantize_multiplier(float(sa) / twice_max)
+        mb, shb = fp.quantize_multiplier(float(sb) / twice_max)
+        my, shy = fp.quantize_multiplier(twice_max / ((1 << left_shift) * float(sy)))
+        lo, hi = activation_range_int8(act, sy, zy)
+
+        def f(i):  # type: ignore[no-untyped-def]
+            xa = (A[i].astype(I32) - za) * (1 << left_shift)
+            xb = (B[i].astype(I32) - zb) * (1 << left_shift)
+            va = fp.multiply_by_quantized_multiplier(xa, ma, sha)
+            vb = fp.multiply_by_quantized_multiplier(xb, mb, shb)
+            v = fp.multiply_by_quantized_multiplier(va + vb, my, shy) + zy
+            return _clamp(v, lo, hi).astype("int8")
+    else:
+        def f(i):  # type: ignore[no-untyped-def]
+            return _float_clamp(A[i] + B[i], act)
+
+    out = te.compute((size,), f, name="out")
+    return KernelDef([KernelArg(A, tensor=a.name), KernelArg(B, tensor=b.name)], out, y.name)
+
+
+def softmax(g: Graph, op: Operator) -> KernelDef:
+    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    depth = x.shape[-1]
+    rows = x.size // depth
+    X = te.placeholder((rows, depth), x.dtype, name="x")
+    if x.dtype == "int8":
+        assert x.quant and y.quant
+        ys, zy = y.quant.scalar()
+        if zy != -128 or abs(ys - 1.0 / 256) > 1e-8:
+            raise UtvmError(f"{op.source}: int8 softmax output must have scale 1/256 and zero point -128")
+        out = softmax_int8(X, float(x.quant.scalar()[0]), op.attrs["beta"], "out")
+    else:
+        out = softmax_float(X, op.attrs["beta"], "out")
+    return KernelDef([KernelArg(X, tensor=x.name)], out, y.name)
+
+
+def quantize(g: Graph, op: Operator) -> KernelDef:
+    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    X = te.placeholder((x.size,), x.dtype, name="x")
+    if x.dtype == "float32" and y.dtype == "int8":
+        assert y.quant
+        s, z = y.quant.scalar()
+
+        def f(i):  # type: ignore[no-untyped-def]
+            v = tirx.round(X[i] / _c(float(np.float32(s)), "float32")).astype(I32) + z
+            return _clamp(v, -128, 127).astype("int8")
+    elif x.dtype == "int8" and y.dtype == "int8":
+        assert x.quant and y.quant
+        sx, zx = x.quant.scalar()
+        sy, zy = y.quant.scalar()
+        m, sft = fp.quantize_multiplier(float(sx) / float(sy))
+
+        def f(i):  # type: ignore[no-untyped-def]
+            v = fp.multiply_by_quantized_multiplier(X[i].astype(I32) - zx, m, sft) + zy
+            return _clamp(v, -128, 127).astype("int8")
+    else:
+        raise UtvmError(f"{op.source}: QUANTIZE from {x.dtype} to {y.dtype} is not supported")
+    return KernelDef([KernelArg(X, tensor=x.name)], te.compute((x.size,), f, name="out"), y.name)
+
+
+def dequantize(g: Graph, op: Operator) -> KernelDef:
+    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    if x.dtype != "int8" or y.dtype != "float32" or x.quant is None:
+        raise UtvmError(f"{op.source}: DEQUANTIZE from {x.dtype} to {y.dtype} is not supported")
+    X = te.placeholder((x.size,), x.dtype, name="x")
+    s, z = x.quant.scalar()
+    out = te.compute((x.size,), lambda i: ((X[i].astype(I32) - z).astype("float64")
+                                           * _c(float(s), "float64")).astype("float32"), name="out")
+    return KernelDef([KernelArg(X, tensor=x.name)], out, y.name)
+
+
+def relu(g: Graph, op: Operator) -> KernelDef:
+    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    X = te.placeholder((x.size,), x.dtype, name="x")
+    act = "relu6" if op.kind == "relu6" else "relu"
+    if x.dtype == "int8":
+        assert x.quant and y.quant
+        sx, zx = x.quant.scalar()
+        sy, zy = y.quant.scalar()
+        m, sft = fp.quantize_multiplier(float(sx) / float(sy))
+        lo, hi = activation_range_int8(act, sy, zy)
+
+        def f(i):  # type: ignore[no-untyped-def]
+            v = fp.multiply_by_quantized_multiplier(X[i].astype(I32) - zx, m, sft) + zy
+            return _clamp(v, lo, hi).astype("int8")
+        out = te.compute((x.size,), f, name="out")
+    else:
+        out = te.compute((x.size,), lambda i: _float_clamp(X[i], act), name="out")
+    return KernelDef([KernelArg(X, tensor=x.name)], out, y.name)
+
+
+BUILDERS: dict[str, Callable[[Graph, Operator], KernelDef]] = {
+    "conv2d": conv2d,
+    "depthwise_conv2d": conv2d,
+    "fully_connected": fully_connected,
+    "avg_pool2d": pool2d,
+    "max_pool2d": pool2d,
+    "add": add,
+    "softmax": softmax,
+    "quantize": quantize,
+    "dequantize": dequantize,
+    "relu": relu,
+    "relu6": relu,
+    "transpose": transpose,
+}

@@ -1,0 +1,177 @@
+"""Turn a graph into TVM-generated C kernels and the call list the AOT executor follows."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import tvm
+from tvm import te
+
+from ..errors import UtvmError
+from ..ir import Graph, Tensor
+from .kernels import BUILDERS, KernelArg
+from .pipeline import PIPELINE_NAME
+
+#: operators that only change the view of a buffer: no kernel, the output aliases the input
+ALIAS_KINDS = ("reshape",)
+
+
+@dataclass
+class KernelCall:
+    """One call of the AOT executor: ``symbol(args...)``, with tensors named in the graph."""
+
+    symbol: str             # C function name
+    op_index: int
+    op_name: str            # for profiles: kind and position in the source model
+    args: list[str]         # tensor names, parameters in order, output last
+    scratch_bytes: int = 0  # TVMBackendAllocWorkspace bytes the kernel asks for
+
+
+@dataclass
+class Lowered:
+    graph: Graph                                         # with the constants the lowering added
+    calls: list[KernelCall]
+    aliases: dict[str, str] = field(default_factory=dict)  # tensor -> tensor whose bytes it uses
+    c_source: str = ""
+    tir_text: str = ""
+
+
+def _sanitize(s: str) -> str:
+    return re.sub(r"[^0-9A-Za-z_]", "_", s)
+
+
+def lower_graph(graph: Graph, prefix: str) -> Lowered:
+    """Build every kernel, compile them with TVM's C target into one source file."""
+    funcs: dict[str, tvm.tirx.PrimFunc] = {}
+    calls: list[KernelCall] = []
+    aliases: dict[str, str] = {}
+    tensors = dict(graph.tensors)
+    for index, op in enumerate(graph.ops):
+        if op.kind in ALIAS_KINDS:
+            aliases[op.outputs[0]] = op.inputs[0]
+            continue
+        builder = BUILDERS.get(op.kind)
+        if builder is None:
+            raise UtvmError(f"{op.source}: no kernel for operator '{op.kind}'")
+        kdef = builder(graph, op)
+        symbol = f"{prefix}_{op.kind}_{index}"
+        arg_names: list[str] = []
+        for arg in kdef.args:
+            arg_names.append(_bind_arg(tensors, arg, symbol))
+        arg_names.append(kdef.output_tensor)
+        func = te.create_prim_func([a.placeholder for a in kdef.args] + [kdef.output])
+        sch = tvm.s_tir.Schedule(func)
+        if kdef.schedule is not None:
+            kdef.schedule(sch)
+        _decompose_reductions(sch)
+        func = sch.mod["main"]
+        funcs[symbol] = func.with_attr("global_symbol", symbol)
+        calls.append(KernelCall(symbol, index, f"{op.kind}_{index}", arg_names))
+    lowered_graph = Graph(graph.name, tensors, graph.ops, graph.inputs, graph.outputs)
+    if not funcs:
+        return Lowered(lowered_graph, calls, aliases)
+    mod = tvm.IRModule(funcs)
+    with tvm.transform.PassContext(opt_level=3, config={"tirx.disable_assert": True}):
+        lib = tvm.compile(mod, target=tvm.target.Target("c"), tir_pipeline=PIPELINE_NAME)
+    source = finish_source(lib.mod.inspect_source())
+    for call in calls:
+        call.scratch_bytes = _scratch_bytes(source, call.symbol)
+    return Lowered(lowered_graph, calls, aliases, source, mod.script())
+
+
+_COMM_REDUCE = 2  # IterVar type of a reduction axis
+
+
+def _decompose_reductions(sch: tvm.s_tir.Schedule) -> None:
+    """Initialise every remaining reduction before its loop instead of on its first iteration:
+    one branch less per step, and no 'may be used uninitialized' warnings from gcc."""
+    pending = list(sch.get_child_blocks(sch.get_sblock("root")))
+    while pending:
+        block = pending.pop()
+        pending.extend(sch.get_child_blocks(block))
+        stmt = sch.get(block)
+        if stmt.init is None:
+            continue
+        n_reduce = sum(1 for iv in stmt.iter_vars if int(iv.iter_type) == _COMM_REDUCE)
+        loops = sch.get_loops(block)
+        if 0 < n_reduce <= len(loops):
+            sch.decompose_reduction(block, loops[len(loops) - n_reduce])
+
+
+def _bind_arg(tensors: dict[str, Tensor], arg: KernelArg, symbol: str) -> str:
+    if arg.tensor:
+        return arg.tensor
+    assert arg.constant is not None
+    name = f"{symbol}_{arg.role}"
+    data = np.ascontiguousarray(arg.constant)
+    tensors[name] = Tensor(name=name, shape=tuple(data.shape), dtype=str(data.dtype), data=data)
+    return name
+
+
+_ENTRY_RE = re.compile(r"\n// CodegenC: NOTE: Auto-generated entry function.*\Z", re.S)
+
+
+def finish_source(src: str) -> str:
+    """Make TVM's C output fit a firmware with several models in it.
+
+    TVM appends an entry function ``__tvm_ffi_main`` and a ``__tvm_ffi__library_ctx``
+    global to every module: both would clash between two models, and neither is used by the
+    AOT executor, which calls kernels by symbol.
+    """
+    src = _ENTRY_RE.sub("\n", src)
+    src = src.replace("void* __tvm_ffi__library_ctx = NULL;\n", "")
+    return _warning_clean(src)
+
+
+_EMPTY_IF_RE = re.compile(r"^[ \t]*if \(!\(\w+ == NULL\)\) \{\n[ \t]*\}\n", re.M)
+_LOCAL_RE = re.compile(r"^[ \t]*[A-Za-z_][\w]*\*? (\w+) = [^;\n]*;\n", re.M)
+_DEF_RE = re.compile(r"^(TVM_DLL int32_t __tvm_ffi_\w+\(void\* self_handle, void\* args, "
+                     r"int32_t num_args, void\* result\) \{\n)", re.M)
+
+
+def _warning_clean(src: str) -> str:
+    """Remove what the packed-API prologue declares and never uses (shape and stride
+    pointers, the device id, empty checks), so the kernels compile with -Wall -Wextra -Werror,
+    and mark the unused packed-call parameters as such."""
+    src = _EMPTY_IF_RE.sub("", src)
+    parts = _DEF_RE.split(src)
+    out = [parts[0]]
+    for i in range(1, len(parts), 2):
+        header, body = parts[i], parts[i + 1]
+        changed = True
+        while changed:
+            changed = False
+            for m in list(_LOCAL_RE.finditer(body)):
+                name = m.group(1)
+                if len(re.findall(rf"\b{re.escape(name)}\b", body)) == 1:
+                    body = body.replace(m.group(0), "", 1)
+                    changed = True
+        out.append(header + "  (void)self_handle;\n  (void)num_args;\n  (void)result;\n" + body)
+    return "".join(out)
+
+
+def _scratch_bytes(source: str, symbol: str) -> int:
+    """Bytes a kernel requests from TVMBackendAllocWorkspace (all live at once, worst case)."""
+    body = _function_body(source, f"__tvm_ffi_{symbol}")
+    total = 0
+    for m in re.finditer(r"TVMBackendAllocWorkspace\(\d+, [^,]+, \(uint64_t\)(\d+)", body):
+        total += (int(m.group(1)) + 15) // 16 * 16
+    return total
+
+
+def _function_body(source: str, name: str) -> str:
+    start = source.find(f"{name}(void* self_handle")
+    start = source.find("{", source.find(")", start)) if start >= 0 else -1
+    if start < 0:
+        return ""
+    depth = 0
+    for i in range(start, len(source)):
+        if source[i] == "{":
+            depth += 1
+        elif source[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return source[start: i + 1]
+    return source[start:]

@@ -1,0 +1,46 @@
+"""Build an MLF with the host C compiler and run it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from ..errors import UtvmError
+
+
+def mlf_sources(mlf: Path, port: str) -> tuple[list[Path], list[Path]]:
+    """(C sources, include dirs) to build the MLF with one platform port."""
+    sources = sorted((mlf / "codegen" / "host" / "src").glob("*.c"))
+    sources += sorted((mlf / "runtime" / "src").glob("*.c"))
+    sources += sorted((mlf / "runtime" / "ports" / port).glob("*.c"))
+    includes = [mlf / "codegen" / "host" / "include", mlf / "runtime" / "include"]
+    return sources, includes
+
+
+HOST_CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror"]
+
+
+def build_host(mlf: Path, harness: Path, out: Path, defines: dict[str, str] | None = None,
+               cc: str = "cc") -> Path:
+    if shutil.which(cc) is None:
+        raise UtvmError(f"no host C compiler '{cc}' (install gcc)")
+    sources, includes = mlf_sources(mlf, "host")
+    cmd = [cc, *HOST_CFLAGS, *[f"-I{d}" for d in includes]]
+    cmd += [f"-D{k}={v}" if v else f"-D{k}" for k, v in (defines or {}).items()]
+    cmd += [str(s) for s in [*sources, harness]] + ["-o", str(out), "-lm"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        first = next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr.strip()[:300])
+        raise UtvmError(f"host build failed: {first}")
+    return out
+
+
+def run_host(binary: Path, timeout_s: float = 300) -> str:
+    try:
+        proc = subprocess.run([str(binary)], capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise UtvmError(f"{binary.name} did not finish within {timeout_s:.0f} s") from None
+    if proc.returncode != 0:
+        raise UtvmError(f"{binary.name} exited with {proc.returncode}: {proc.stderr.strip()[:200]}")
+    return proc.stdout

@@ -1,0 +1,73 @@
+"""Reference outputs: the TFLite Micro interpreter for .tflite, ONNX's reference evaluator for .onnx."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import UtvmError
+from ..ir import Graph
+
+
+def random_inputs(graph: Graph, seed: int = 0) -> list[np.ndarray]:
+    """A deterministic random input for every model input."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for name in graph.inputs:
+        t = graph.tensors[name]
+        if t.dtype == "int8":
+            out.append(rng.integers(-128, 128, size=t.shape, dtype=np.int8))
+        elif t.dtype == "uint8":
+            out.append(rng.integers(0, 256, size=t.shape, dtype=np.uint8))
+        else:
+            out.append(rng.uniform(-1.0, 1.0, size=t.shape).astype(t.dtype))
+    return out
+
+
+def reference_name(model: Path) -> str:
+    return "tflite-micro" if model.suffix.lower() == ".tflite" else "onnx-reference"
+
+
+def run_reference(model: Path, inputs: list[np.ndarray], n_outputs: int,
+                  repeats: int = 1) -> tuple[list[np.ndarray], list[float]]:
+    """Outputs and wall seconds per invocation."""
+    if model.suffix.lower() == ".tflite":
+        return _run_tflm(model, inputs, n_outputs, repeats)
+    return _run_onnx(model, inputs, repeats)
+
+
+def _run_tflm(model: Path, inputs: list[np.ndarray], n_outputs: int,
+              repeats: int) -> tuple[list[np.ndarray], list[float]]:
+    from tflite_micro.python.tflite_micro import runtime
+
+    try:
+        interp = runtime.Interpreter.from_bytes(model.read_bytes())
+    except Exception as exc:  # its errors are RuntimeErrors with long texts
+        raise UtvmError(f"TFLite Micro refused {model.name}: {str(exc).splitlines()[0][:200]}") from None
+    times = []
+    for _ in range(repeats):
+        for i, x in enumerate(inputs):
+            interp.set_input(x, i)
+        t0 = time.perf_counter()
+        interp.invoke()
+        times.append(time.perf_counter() - t0)
+    return [np.array(interp.get_output(i)) for i in range(n_outputs)], times
+
+
+def _run_onnx(model: Path, inputs: list[np.ndarray], repeats: int) -> tuple[list[np.ndarray], list[float]]:
+    import onnx
+    from onnx.reference import ReferenceEvaluator
+
+    m = onnx.load(str(model))
+    sess = ReferenceEvaluator(m)
+    init = {i.name for i in m.graph.initializer}
+    names = [i.name for i in m.graph.input if i.name not in init]
+    times = []
+    outs: list[np.ndarray] = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        outs = [np.asarray(o) for o in sess.run(None, dict(zip(names, inputs)))]
+        times.append(time.perf_counter() - t0)
+    return outs, times

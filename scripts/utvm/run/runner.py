@@ -1,0 +1,193 @@
+"""run: compile a model, build it for a board, run it, and compare with the reference."""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..compiler import CompileOptions, CompileResult, compile_model
+from ..errors import UtvmError
+from .harness import parse_harness_output, write_harness
+from .host import build_host, mlf_sources, run_host
+from .reference import random_inputs, reference_name, run_reference
+
+HOST_BOARD = "host"
+
+
+@dataclass
+class RunReport:
+    model: str
+    board: str
+    reference: str
+    outputs_match_reference: bool
+    max_abs_diff: float
+    max_rel_diff: float
+    workspace_bytes: int
+    io_bytes: int
+    constants_bytes: int
+    code_bytes: int
+    compile_seconds: float
+    io_in_pool: bool
+    instructions: int | None = None
+    instructions_per_mac: float | None = None
+    macs: int = 0
+    latency_ratio_vs_reference: float | None = None
+    memory: dict[str, Any] = field(default_factory=dict)
+    outputs: list[np.ndarray] = field(default_factory=list, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("outputs")
+        return d
+
+
+def count_macs(result: CompileResult) -> int:
+    g = result.graph
+    macs = 0
+    for op in g.ops:
+        if op.kind in ("conv2d", "depthwise_conv2d", "fully_connected"):
+            w = g.tensors[op.inputs[1]]
+            y = g.tensors[op.outputs[0]]
+            if op.kind == "conv2d":
+                macs += y.size * w.shape[1] * w.shape[2] * w.shape[3]
+            elif op.kind == "depthwise_conv2d":
+                macs += y.size * w.shape[1] * w.shape[2]
+            else:
+                macs += y.size * w.shape[1]
+    return macs
+
+
+def compare(outputs: list[np.ndarray], reference: list[np.ndarray]) -> tuple[bool, float, float]:
+    """(match, max abs diff, max relative diff): ints must be identical, floats within 1e-5 rel."""
+    if len(outputs) != len(reference):
+        return False, float("inf"), float("inf")
+    ok = True
+    max_abs = 0.0
+    max_rel = 0.0
+    for ours, ref in zip(outputs, reference):
+        ref = ref.reshape(ours.shape)
+        diff = np.abs(ours.astype(np.float64) - ref.astype(np.float64))
+        max_abs = max(max_abs, float(diff.max(initial=0.0)))
+        if np.issubdtype(ours.dtype, np.floating):
+            scale = np.maximum(np.abs(ref.astype(np.float64)), 1e-6)
+            max_rel = max(max_rel, float((diff / scale).max(initial=0.0)))
+            ok = ok and bool(np.allclose(ours, ref, rtol=1e-5, atol=1e-6))
+        else:
+            ok = ok and bool(np.array_equal(ours, ref))
+    return ok, max_abs, max_rel
+
+
+def load_inputs(paths: list[Path], result: CompileResult) -> list[np.ndarray]:
+    g = result.graph
+    if len(paths) != len(g.inputs):
+        raise UtvmError(f"the model has {len(g.inputs)} input(s), {len(paths)} --input file(s) given")
+    arrays = []
+    for path, name in zip(paths, g.inputs):
+        t = g.tensors[name]
+        try:
+            arr = np.load(path, allow_pickle=False)
+        except Exception as exc:
+            raise UtvmError(f"{path}: not a readable .npy file ({type(exc).__name__})") from None
+        if arr.dtype != np.dtype(t.dtype):
+            raise UtvmError(f"{path}: dtype {arr.dtype}, input '{name}' needs {t.dtype}")
+        if arr.size != t.size:
+            raise UtvmError(f"{path}: shape {list(arr.shape)}, input '{name}' needs {list(t.shape)}")
+        arrays.append(arr.reshape(t.shape))
+    return arrays
+
+
+def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = None,
+              io_in_pool: bool = False, repeats: int = 1, workdir: Path | None = None,
+              progress: Any = None) -> RunReport:
+    model = Path(model)
+    with tempfile.TemporaryDirectory(prefix="utvm-run-") as tmp_s:
+        tmp = Path(workdir) if workdir else Path(tmp_s)
+        result = compile_model(model, tmp / "mlf", CompileOptions(io_in_pool=io_in_pool),
+                               progress=progress or (lambda _: None))
+        g = result.graph
+        x = load_inputs(inputs, result) if inputs else random_inputs(g)
+        out_sizes = [g.tensors[n].nbytes for n in g.outputs]
+        harness = write_harness(tmp, result.name, x, out_sizes, repeats)
+        dtypes = [g.tensors[n].dtype for n in g.outputs]
+        shapes = [g.tensors[n].shape for n in g.outputs]
+        instructions = None
+        memory: dict[str, Any] = {}
+        if board == HOST_BOARD:
+            binary = build_host(result.mlf_dir, harness, tmp / "model_host")
+            stdout = run_host(binary)
+            code_bytes = _host_code_bytes(binary, result.name)
+        else:
+            stdout, instructions, code_bytes, memory = _run_qemu(board, result, harness, tmp)
+        outputs, cycles, status = parse_harness_output(stdout, dtypes, shapes)
+        if status != 0:
+            raise UtvmError(f"the model returned status {status} on {board}")
+        ref, ref_times = run_reference(model, x, len(g.outputs), repeats)
+        ok, max_abs, max_rel = compare(outputs, ref)
+        mem = result.module_memory
+        macs = count_macs(result)
+        ratio = None
+        if board == HOST_BOARD and cycles and ref_times:
+            ratio = statistics.median(cycles) * 1e-9 / statistics.median(ref_times)
+        return RunReport(
+            model=str(model), board=board, reference=reference_name(model),
+            outputs_match_reference=ok, max_abs_diff=max_abs, max_rel_diff=max_rel,
+            workspace_bytes=mem["workspace_size_bytes"], io_bytes=mem["io_size_bytes"],
+            constants_bytes=mem["constants_size_bytes"], code_bytes=code_bytes,
+            compile_seconds=round(result.compile_seconds, 3), io_in_pool=io_in_pool,
+            instructions=instructions,
+            instructions_per_mac=(instructions / macs) if instructions and macs else None,
+            macs=macs, latency_ratio_vs_reference=ratio, memory=memory, outputs=outputs,
+        )
+
+
+def _host_code_bytes(binary: Path, name: str) -> int:
+    """Bytes of machine code of the model's functions in the host binary."""
+    from elftools.elf.elffile import ELFFile
+
+    total = 0
+    with open(binary, "rb") as f:
+        elf = ELFFile(f)
+        symtab = elf.get_section_by_name(".symtab")
+        if symtab is None:
+            return 0
+        for sym in symtab.iter_symbols():
+            if sym["st_info"]["type"] == "STT_FUNC" and f"tvmgen_{name}" in sym.name:
+                total += sym["st_size"]
+    return total
+
+
+def _run_qemu(board_name: str, result: CompileResult, harness: Path,
+              tmp: Path) -> tuple[str, int | None, int, dict[str, Any]]:
+    from . import boards, elfreport, qemu
+
+    board = boards.get_board(board_name)
+    sources, includes = mlf_sources(result.mlf_dir, "baremetal")
+    elf = qemu.build_firmware(board, [*sources, harness], includes, {}, tmp / "fw")
+    run = qemu.run_firmware(board, elf)
+    if run.fault:
+        raise UtvmError(f"the firmware crashed on {board_name}: {run.fault}")
+    stdout = run.stdout
+    ticks = parse_cycles(stdout)
+    instructions = board.ticks_to_instructions(ticks) if ticks is not None else None
+    symbols = elfreport.model_symbols(elf, f"tvmgen_{result.name}", board)
+    report = elfreport.memory_report(elf, board)
+    check = elfreport.constants_in_flash(elf, board, prefix=f"tvmgen_{result.name}")
+    memory = {
+        "flash_code_bytes": symbols.code_bytes, "flash_constants_bytes": symbols.constants_bytes,
+        "ram_pool_bytes": symbols.pool_bytes, "ram_stack_bytes": report.ram_stack,
+        "ram_other_bytes": report.ram_other, "constants_in_flash": check.ok,
+        "image": report.as_dict(),
+    }
+    return stdout, instructions, symbols.code_bytes, memory
+
+
+def parse_cycles(stdout: str) -> int | None:
+    import re
+
+    m = re.search(r"^UTVM_CYCLES (\d+)", stdout, re.M)
+    return int(m.group(1)) if m else None

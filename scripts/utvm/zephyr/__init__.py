@@ -1,0 +1,1 @@
+"""Zephyr integration: the logic behind ``west tvm`` (build, run, report) and build-time helpers."""

@@ -1,0 +1,81 @@
+"""The seven MLPerf Tiny reference models: compiled, built for the host, compared with TFLite Micro."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from utvm.run.runner import RunReport, run_model
+
+INT8 = ["kws_ref_model", "vww_96_int8", "pretrainedResnet_quant", "ad01_int8"]
+FLOAT = ["vww_96_float", "pretrainedResnet", "ad01_fp32"]
+
+_CACHE: dict[str, tuple[RunReport, Path]] = {}
+
+
+def run_cached(models_dir: Path, tmp_root: Path, name: str) -> tuple[RunReport, Path]:
+    if name not in _CACHE:
+        work = tmp_root / name
+        work.mkdir()
+        report = run_model(models_dir / f"{name}.tflite", "host", workdir=work)
+        _CACHE[name] = (report, work)
+    return _CACHE[name]
+
+
+@pytest.fixture(scope="session")
+def tmp_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("models")
+
+
+@pytest.mark.parametrize("name", INT8)
+def test_int8_bit_exact_with_tflite_micro(models_dir: Path, tmp_root: Path, name: str) -> None:
+    report, _ = run_cached(models_dir, tmp_root, name)
+    assert report.outputs_match_reference
+    assert report.max_abs_diff == 0
+
+
+@pytest.mark.parametrize("name", FLOAT)
+def test_float_within_1e5_relative(models_dir: Path, tmp_root: Path, name: str) -> None:
+    report, _ = run_cached(models_dir, tmp_root, name)
+    assert report.outputs_match_reference
+    assert report.max_rel_diff <= 1e-5
+
+
+@pytest.mark.parametrize("name", INT8)
+def test_int8_weights_stay_int8(models_dir: Path, tmp_root: Path, name: str) -> None:
+    report, work = run_cached(models_dir, tmp_root, name)
+    consts = (work / "mlf" / "codegen" / "host" / "src").glob("*_lib2.c")
+    text = next(consts).read_text()
+    assert "const float" not in text
+    assert "const int8_t" in text
+
+
+@pytest.mark.parametrize("name", ["kws_ref_model", "ad01_fp32"])
+def test_host_binary_uses_no_heap(models_dir: Path, tmp_root: Path, name: str) -> None:
+    _, work = run_cached(models_dir, tmp_root, name)
+    out = subprocess.run(["nm", "-u", str(work / "model_host")], capture_output=True, text=True, check=True).stdout
+    undefined = {line.split()[-1].split("@")[0] for line in out.splitlines() if line.strip()}
+    assert not undefined & {"malloc", "free", "calloc", "realloc"}, undefined
+
+
+@pytest.mark.parametrize("name", INT8 + FLOAT)
+def test_generated_c_is_warning_clean_for_host_and_cortex_m4(models_dir: Path, tmp_root: Path, name: str) -> None:
+    _, work = run_cached(models_dir, tmp_root, name)
+    mlf = work / "mlf"
+    sources = sorted((mlf / "codegen" / "host" / "src").glob("*.c"))
+    sources += sorted((mlf / "runtime" / "src").glob("*.c"))
+    flags = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-c",
+             f"-I{mlf / 'codegen' / 'host' / 'include'}", f"-I{mlf / 'runtime' / 'include'}"]
+    compilers = [["gcc", "-O1"]]
+    if shutil.which("arm-none-eabi-gcc"):
+        compilers.append(["arm-none-eabi-gcc", "-O1", "-mcpu=cortex-m4", "-mthumb"])
+    for cc in compilers:
+        for src in sources:
+            proc = subprocess.run([*cc, *flags, str(src), "-o", str(work / (src.stem + ".o"))],
+                                  capture_output=True, text=True)
+            assert proc.returncode == 0, f"{cc[0]} {src.name}: {proc.stderr[:2000]}"
+    if len(compilers) == 1:
+        pytest.skip("arm-none-eabi-gcc is not installed (apt-get install gcc-arm-none-eabi)")

@@ -1,0 +1,54 @@
+"""Make broken variants of a real .tflite model by patching fields of its flatbuffer in place."""
+
+from __future__ import annotations
+
+import struct
+
+import tflite
+
+
+def _model(data: bytes) -> tflite.Model:
+    return tflite.Model.GetRootAsModel(data, 0)
+
+
+def _field_pos(table: object, vtable_offset: int) -> int:
+    tab = table._tab  # type: ignore[attr-defined]
+    off = tab.Offset(vtable_offset)
+    if not off:
+        raise ValueError("field not present in this model")
+    return tab.Pos + off
+
+
+def set_operator_code(data: bytes, op_code_index: int, builtin: int) -> bytes:
+    """Turn operator code ``op_code_index`` into another builtin operator."""
+    buf = bytearray(data)
+    oc = _model(data).OperatorCodes(op_code_index)
+    try:
+        buf[_field_pos(oc, 4)] = min(builtin, 127)  # deprecated_builtin_code (int8)
+    except ValueError:
+        pass
+    try:
+        struct.pack_into("<i", buf, _field_pos(oc, 10), builtin)  # builtin_code (int32)
+    except ValueError:
+        pass
+    return bytes(buf)
+
+
+def set_tensor_type(data: bytes, tensor_index: int, tensor_type: int) -> bytes:
+    buf = bytearray(data)
+    t = _model(data).Subgraphs(0).Tensors(tensor_index)
+    buf[_field_pos(t, 6)] = tensor_type
+    return bytes(buf)
+
+
+def set_shape_signature(data: bytes, tensor_index: int, dim: int, value: int) -> bytes:
+    buf = bytearray(data)
+    t = _model(data).Subgraphs(0).Tensors(tensor_index)
+    tab = t._tab
+    vec = tab.Vector(tab.Offset(18))
+    struct.pack_into("<i", buf, vec + 4 * dim, value)
+    return bytes(buf)
+
+
+def input_tensor_index(data: bytes) -> int:
+    return int(_model(data).Subgraphs(0).Inputs(0))
