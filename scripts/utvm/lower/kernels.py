@@ -73,26 +73,56 @@ def _float_clamp(x: tirx.PrimExpr, act: str) -> tirx.PrimExpr:
 
 @dataclass
 class _Requant:
-    """Per-channel (or per-tensor) multiplier and shift, as kernel args or immediates."""
+    """Bias and requantization of an int8 layer: kernel args, and per output channel ``o``
+    the expressions (bias, multiplier, shift)."""
 
     args: list[KernelArg]
-    at: Callable[[tirx.PrimExpr], tuple[tirx.PrimExpr | int, tirx.PrimExpr | int]]
+    at: Callable[[tirx.PrimExpr], tuple[tirx.PrimExpr, tirx.PrimExpr | int, tirx.PrimExpr | int]]
 
 
-def _requant_params(scales: np.ndarray, channels: int) -> _Requant:
-    pairs = [fp.quantize_multiplier(float(s)) for s in scales]
-    mults = np.array([m for m, _ in pairs], dtype=np.int32)
-    shifts = np.array([s for _, s in pairs], dtype=np.int32)
-    if np.all(mults == mults[0]) and np.all(shifts == shifts[0]):
-        m0, s0 = int(mults[0]), int(shifts[0])
-        return _Requant([], lambda o: (m0, s0))
-    if mults.size != channels:
+#: bits of a packed bias word that hold the right shift (see _bias_requant)
+SHIFT_BITS = 5
+
+
+def _bias_requant(folded: np.ndarray, scales: np.ndarray, channels: int) -> _Requant:
+    """Constants of a layer's bias and per-channel requantization, kept small for flash.
+
+    Per-tensor values become immediates. Per-channel multipliers are an int32 array; per-channel
+    right shifts (0..31) are packed into the low bits of the bias words when every bias fits
+    in the remaining bits, otherwise they are a separate int8 array.
+    """
+    if folded.size != channels:
+        raise UtvmError(f"bias of {folded.size} values for {channels} channels")
+    pairs = [fp.quantize_multiplier(float(v)) for v in scales]
+    mults = np.array([m for m, _ in pairs], dtype=np.int64)
+    shifts = np.array([sh for _, sh in pairs], dtype=np.int64)
+    if mults.size not in (1, channels):
         raise UtvmError(f"per-channel scales ({mults.size}) do not match {channels} channels")
-    mp = te.placeholder((channels,), I32, name="mult")
+    bp = te.placeholder((channels,), I32, name="bias")
+    args: list[KernelArg] = []
+    uniform_m = bool(np.all(mults == mults[0]))
+    uniform_s = bool(np.all(shifts == shifts[0]))
+    if uniform_m:
+        m_at: Callable[[tirx.PrimExpr], tirx.PrimExpr | int] = lambda o: int(mults[0])  # noqa: E731
+    else:
+        mp = te.placeholder((channels,), I32, name="mult")
+        args.append(KernelArg(mp, constant=mults.astype(np.int32), role="mult"))
+        m_at = lambda o: mp[o]  # noqa: E731
+    limit = 1 << (31 - SHIFT_BITS)
+    packable = bool(np.all(shifts <= 0) and np.all(-shifts < (1 << SHIFT_BITS))
+                    and np.all(folded < limit) and np.all(folded >= -limit))
+    if uniform_s:
+        args.insert(0, KernelArg(bp, constant=folded.astype(np.int32), role="bias"))
+        return _Requant(args, lambda o: (bp[o], m_at(o), int(shifts[0])))
+    if packable:
+        words = (folded << SHIFT_BITS) | (-shifts)
+        args.insert(0, KernelArg(bp, constant=words.astype(np.int32), role="bias_shift"))
+        mask = (1 << SHIFT_BITS) - 1
+        return _Requant(args, lambda o: (bp[o] >> SHIFT_BITS, m_at(o), _c(0) - (bp[o] & mask)))
     sp = te.placeholder((channels,), "int8", name="shift")
-    args = [KernelArg(mp, constant=mults, role="mult"),
-            KernelArg(sp, constant=shifts.astype(np.int8), role="shift")]
-    return _Requant(args, lambda o: (mp[o], sp[o].astype(I32)))
+    args.insert(0, KernelArg(bp, constant=folded.astype(np.int32), role="bias"))
+    args.append(KernelArg(sp, constant=shifts.astype(np.int8), role="shift"))
+    return _Requant(args, lambda o: (bp[o], m_at(o), sp[o].astype(I32)))
 
 
 def _effective_scales(x: Tensor, w: Tensor, y: Tensor, in_double: bool) -> np.ndarray:
@@ -175,9 +205,7 @@ def conv2d(g: Graph, op: Operator) -> KernelDef:
         folded = (bias - zx * wsum).astype(np.int64)
         if np.any(folded > 2**31 - 1) or np.any(folded < -(2**31)):
             raise UtvmError(f"{op.source}: folded bias overflows int32")
-        B = te.placeholder((cout,), I32, name="bias")
-        args.append(KernelArg(B, constant=folded.astype(np.int32), role="bias"))
-        rq = _requant_params(_effective_scales(x, w, y, True), cout)
+        rq = _bias_requant(folded, _effective_scales(x, w, y, True), cout)
         args += rq.args
         lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
         P, pad_name = _pad(X, op.attrs["padding"], _c(zx, "int8"))
@@ -196,8 +224,8 @@ def conv2d(g: Graph, op: Operator) -> KernelDef:
         acc = te.compute((n, oh, ow, cout), acc_f, name="acc")
 
         def out_f(bb, i, j, o):  # type: ignore[no-untyped-def]
-            m, s = rq.at(o)
-            v = fp.multiply_by_quantized_multiplier(acc[bb, i, j, o] + B[o], m, s) + zy
+            bias_o, m, s = rq.at(o)
+            v = fp.multiply_by_quantized_multiplier(acc[bb, i, j, o] + bias_o, m, s) + zy
             return _clamp(v, lo, hi).astype("int8")
 
         out = te.compute((n, oh, ow, cout), out_f, name="out")
@@ -256,15 +284,13 @@ def fully_connected(g: Graph, op: Operator) -> KernelDef:
             folded = bias
             acc = te.compute((batch, units), lambda i, o: te.sum(
                 (X[i, k].astype(I32) - zx) * (W[o, k].astype(I32) - zw), axis=k), name="acc")
-        B = te.placeholder((units,), I32, name="bias")
-        args.append(KernelArg(B, constant=folded.astype(np.int32), role="bias"))
-        rq = _requant_params(_effective_scales(x, w, y, w.quant.per_channel), units)
+        rq = _bias_requant(folded, _effective_scales(x, w, y, w.quant.per_channel), units)
         args += rq.args
         lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
 
         def out_f(i, o):  # type: ignore[no-untyped-def]
-            m, s = rq.at(o)
-            v = fp.multiply_by_quantized_multiplier(acc[i, o] + B[o], m, s) + zy
+            bias_o, m, s = rq.at(o)
+            v = fp.multiply_by_quantized_multiplier(acc[i, o] + bias_o, m, s) + zy
             return _clamp(v, lo, hi).astype("int8")
 
         out = te.compute((batch, units), out_f, name="out")
