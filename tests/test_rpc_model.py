@@ -106,3 +106,16 @@ def test_kws_profile_on_qemu(mlf: Path, tmp_path: Path) -> None:
     )
     js = prof.to_json()
     assert set(js) == {"total_cycles", "operators"}
+
+
+def test_kws_matches_tflite_micro_on_qemu(mlf: Path, tmp_path: Path) -> None:
+    from utvm.run.qemu import find_tools
+
+    try:
+        find_tools(qemu=True)
+    except UtvmError as exc:
+        pytest.skip(f"needs the Arm toolchain and QEMU: {exc}")
+    result, _ = run_over_rpc(mlf, "mps2/an385", seed=11, work_dir=tmp_path)
+    expected = _tflm_outputs([t.array for t in result.inputs], len(result.outputs))
+    for got, want in zip(result.outputs, expected):
+        np.testing.assert_array_equal(got.array.reshape(want.shape), want)
