@@ -21,6 +21,7 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", type=Path, help="MLF directory to write (default: build/<name>)")
     p.add_argument("--io-in-pool", action="store_true",
                    help="place inputs and outputs inside the workspace pool (least RAM)")
+    p.add_argument("--cpu", help="CPU the C is compiled for, e.g. cortex-m4 (selects kernel variants)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
 
 
@@ -42,7 +43,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
     name = args.name or c_identifier(args.model.stem)
     out = args.output or Path("build") / name
-    result = compile_model(args.model, out, CompileOptions(name=args.name, io_in_pool=args.io_in_pool),
+    result = compile_model(args.model, out, CompileOptions(name=args.name, io_in_pool=args.io_in_pool, cpu=args.cpu),
                            progress=(lambda _: None) if args.json else _progress)
     mem = result.module_memory
     summary = {"model": str(args.model), "name": result.name, "mlf": str(result.mlf_dir),

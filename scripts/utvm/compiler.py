@@ -25,6 +25,8 @@ class CompileOptions:
     name: str | None = None
     io_in_pool: bool = False
     target: str = "c"
+    #: the CPU the C will be compiled for (e.g. cortex-m4); None: any
+    cpu: str | None = None
 
 
 @dataclass
@@ -68,7 +70,7 @@ def compile_model(model: Path, out_dir: Path, options: CompileOptions | None = N
     graph = load_model(model)
     graph.name = name
     progress(f"lowering {len(graph.ops)} operators with TVM")
-    lowered = lower_graph(graph, f"tvmgen_{name}")
+    lowered = lower_graph(graph, f"tvmgen_{name}", options.cpu)
     progress("planning memory")
     plan = plan_memory(lowered, options.io_in_pool)
     problems = plan.check()
@@ -76,7 +78,8 @@ def compile_model(model: Path, out_dir: Path, options: CompileOptions | None = N
         raise UtvmError(f"internal error: invalid memory plan: {problems[0]}")
     progress("emitting the AOT executor")
     sources = emit(name, lowered, plan, options.io_in_pool)
-    meta = metadata(name, lowered.graph, lowered, plan, sources, options.io_in_pool, options.target)
+    target = options.target + (f" -mcpu={options.cpu}" if options.cpu else "")
+    meta = metadata(name, lowered.graph, lowered, plan, sources, options.io_in_pool, target)
 
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)

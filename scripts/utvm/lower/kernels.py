@@ -176,6 +176,17 @@ def _reduction_schedule(acc_name: str, out_name: str, pad_name: str | None,
     return apply
 
 
+def dot4(a: tirx.PrimExpr, b: tirx.PrimExpr) -> tirx.PrimExpr:
+    """Dot product of the four int8 lanes of two int32 words (utvm/kernels.h: SMUAD/SMLAD
+    on Cortex-M with the DSP extension, plain C elsewhere)."""
+    return tirx.call_pure_extern(I32, "utvm_dot4_s8", a, b)
+
+
+def _packed_int8(v: int) -> int:
+    """The int32 word whose four int8 lanes all hold v."""
+    return int(np.full(4, v, dtype=np.int8).view(np.int32)[0])
+
+
 def _pad(x: te.Tensor, pad: tuple[int, int, int, int], value: tirx.PrimExpr) -> tuple[te.Tensor, str | None]:
     top, left, bottom, right = pad
     if not any(pad):
@@ -194,7 +205,7 @@ def _pad(x: te.Tensor, pad: tuple[int, int, int, int], value: tirx.PrimExpr) -> 
 # convolutions
 
 
-def conv2d(g: Graph, op: Operator) -> KernelDef:
+def conv2d(g: Graph, op: Operator, packed: bool = True) -> KernelDef:
     depthwise = op.kind == "depthwise_conv2d"
     x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
     b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 else None
@@ -234,13 +245,26 @@ def conv2d(g: Graph, op: Operator) -> KernelDef:
         rq = _bias_requant(folded, _effective_scales(x, w, y, True), cout)
         args += rq.args
         lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
-        P, pad_name = _pad(X, op.attrs["padding"], _c(zx, "int8"))
-
         if depthwise:
+            P, pad_name = _pad(X, op.attrs["padding"], _c(zx, "int8"))
+
             def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
                 return te.sum(P[bb, i * sh + ry * dh, j * sw + rx * dw, o // mult].astype(I32)
                               * W[0, ry, rx, o].astype(I32), axis=[ry, rx])
+        elif packed and cin % 4 == 0:
+            # four channels per step: the same bytes read as int32 words (activations and
+            # weights are 4-byte aligned), dot products of packed int8 lanes
+            X4 = te.placeholder((n, h, wd, cin // 4), I32, name="x")
+            W4 = te.placeholder((cout, kh, kw, cin // 4), I32, name="w")
+            args[0], args[1] = KernelArg(X4, tensor=x.name), KernelArg(W4, tensor=w.name)
+            P, pad_name = _pad(X4, op.attrs["padding"], _c(_packed_int8(zx)))
+            rc = te.reduce_axis((0, cin // 4), "rc")
+
+            def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
+                return te.sum(dot4(P[bb, i * sh + ry * dh, j * sw + rx * dw, rc], W4[o, ry, rx, rc]),
+                              axis=[ry, rx, rc])
         else:
+            P, pad_name = _pad(X, op.attrs["padding"], _c(zx, "int8"))
             rc = te.reduce_axis((0, cin), "rc")
 
             def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
@@ -282,7 +306,7 @@ def conv2d(g: Graph, op: Operator) -> KernelDef:
     return KernelDef(args, out, y.name, _reduction_schedule("acc", "out", pad_name, 4))
 
 
-def fully_connected(g: Graph, op: Operator) -> KernelDef:
+def fully_connected(g: Graph, op: Operator, packed: bool = True) -> KernelDef:
     x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
     b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 else None
     y = g.tensors[op.outputs[0]]
@@ -302,7 +326,15 @@ def fully_connected(g: Graph, op: Operator) -> KernelDef:
         ys, zy = y.quant.scalar()
         zw = int(w.quant.zero_point.reshape(-1)[0])
         bias = (b.data.astype(np.int64) if b is not None and b.data is not None else np.zeros(units, np.int64))
-        if zw == 0:
+        if packed and zw == 0 and depth % 4 == 0:
+            folded = bias - zx * w.data.astype(np.int64).sum(axis=1)
+            X4 = te.placeholder((batch, depth // 4), I32, name="x")
+            W4 = te.placeholder((units, depth // 4), I32, name="w")
+            args = [KernelArg(X4, tensor=x.name), KernelArg(W4, tensor=w.name)]
+            k4 = te.reduce_axis((0, depth // 4), "k")
+            acc = te.compute((batch, units), lambda i, o: te.sum(dot4(X4[i, k4], W4[o, k4]), axis=k4),
+                             name="acc")
+        elif zw == 0:
             folded = bias - zx * w.data.astype(np.int64).sum(axis=1)
             acc = te.compute((batch, units), lambda i, o: te.sum(
                 X[i, k].astype(I32) * W[o, k].astype(I32), axis=k), name="acc")
@@ -513,7 +545,13 @@ def relu(g: Graph, op: Operator) -> KernelDef:
     return KernelDef([KernelArg(X, tensor=x.name)], out, y.name)
 
 
-BUILDERS: dict[str, Callable[[Graph, Operator], KernelDef]] = {
+#: operators whose builders take ``packed``: four int8 lanes per int32 word (utvm_dot4_s8)
+PACKED_KINDS = ("conv2d", "fully_connected")
+
+#: CPUs without the DSP extension, where utvm_dot4_s8 is slower than one byte at a time
+NO_DSP_CPUS = ("cortex-m0", "cortex-m0plus", "cortex-m1", "cortex-m3", "cortex-m23")
+
+BUILDERS: dict[str, Callable[..., KernelDef]] = {
     "conv2d": conv2d,
     "depthwise_conv2d": conv2d,
     "fully_connected": fully_connected,

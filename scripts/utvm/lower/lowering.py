@@ -11,7 +11,7 @@ from tvm import te
 
 from ..errors import UtvmError
 from ..ir import Graph, Tensor
-from .kernels import BUILDERS, KernelArg
+from .kernels import BUILDERS, NO_DSP_CPUS, PACKED_KINDS, KernelArg
 from .pipeline import PIPELINE_NAME
 
 #: operators that only change the view of a buffer: no kernel, the output aliases the input
@@ -42,8 +42,11 @@ def _sanitize(s: str) -> str:
     return re.sub(r"[^0-9A-Za-z_]", "_", s)
 
 
-def lower_graph(graph: Graph, prefix: str) -> Lowered:
-    """Build every kernel, compile them with TVM's C target into one source file."""
+def lower_graph(graph: Graph, prefix: str, cpu: str | None = None) -> Lowered:
+    """Build every kernel, compile them with TVM's C target into one source file.
+
+    ``cpu`` (e.g. cortex-m4) selects kernel variants; None means any CPU with 32-bit words."""
+    packed = (cpu or "").lower() not in NO_DSP_CPUS
     funcs: dict[str, tvm.tirx.PrimFunc] = {}
     calls: list[KernelCall] = []
     aliases: dict[str, str] = {}
@@ -55,7 +58,7 @@ def lower_graph(graph: Graph, prefix: str) -> Lowered:
         builder = BUILDERS.get(op.kind)
         if builder is None:
             raise UtvmError(f"{op.source}: no kernel for operator '{op.kind}'")
-        kdef = builder(graph, op)
+        kdef = builder(graph, op, packed) if op.kind in PACKED_KINDS else builder(graph, op)
         symbol = f"{prefix}_{op.kind}_{index}"
         arg_names: list[str] = []
         for arg in kdef.args:
@@ -122,6 +125,8 @@ def finish_source(src: str) -> str:
     """
     src = _ENTRY_RE.sub("\n", src)
     src = src.replace("void* __tvm_ffi__library_ctx = NULL;\n", "")
+    if "utvm_dot4_s8" in src:
+        src = src.replace("#include <math.h>\n", '#include <math.h>\n#include "utvm/kernels.h"\n', 1)
     return _warning_clean(src)
 
 

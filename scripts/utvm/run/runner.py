@@ -107,7 +107,12 @@ def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = 
     model = Path(model)
     with tempfile.TemporaryDirectory(prefix="utvm-run-") as tmp_s:
         tmp = Path(workdir) if workdir else Path(tmp_s)
-        result = compile_model(model, tmp / "mlf", CompileOptions(io_in_pool=io_in_pool),
+        cpu = None
+        if board != HOST_BOARD:
+            from .boards import get_board
+
+            cpu = get_board(board).cpu
+        result = compile_model(model, tmp / "mlf", CompileOptions(io_in_pool=io_in_pool, cpu=cpu),
                                progress=progress or (lambda _: None))
         g = result.graph
         x = load_inputs(inputs, result) if inputs else random_inputs(g)
