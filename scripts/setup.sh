@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
 command -v arm-none-eabi-gcc >/dev/null || need+=(gcc-arm-none-eabi)
-[ -e /usr/lib/picolibc/arm-none-eabi/picolibc.specs ] || [ -n "$(ls /usr/lib/picolibc/arm-none-eabi/ 2>/dev/null)" ] || need+=(picolibc-arm-none-eabi)
+[ -e /usr/lib/picolibc/arm-none-eabi/picolibc.specs ] || need+=(picolibc-arm-none-eabi)
 command -v qemu-system-arm >/dev/null || need+=(qemu-system-arm)
 command -v cmake >/dev/null || need+=(cmake)
 if [ ${#need[@]} -gt 0 ]; then

@@ -79,3 +79,14 @@ def test_generated_c_is_warning_clean_for_host_and_cortex_m4(models_dir: Path, t
             assert proc.returncode == 0, f"{cc[0]} {src.name}: {proc.stderr[:2000]}"
     if len(compilers) == 1:
         pytest.skip("arm-none-eabi-gcc is not installed (apt-get install gcc-arm-none-eabi)")
+
+
+@pytest.mark.parametrize("name", ["kws_ref_model", "ad01_int8"])
+def test_io_in_pool_runs_in_the_least_ram(models_dir: Path, tmp_path: Path, name: str) -> None:
+    """Inputs and outputs inside the pool: same outputs, no I/O bytes outside it, and the pool
+    no larger than the largest operator's input + output (shared/models/README.md)."""
+    lower_bound = {"kws_ref_model": 16000, "ad01_int8": 768}[name]
+    report = run_model(models_dir / f"{name}.tflite", "host", io_in_pool=True, workdir=tmp_path)
+    assert report.outputs_match_reference and report.max_abs_diff == 0
+    assert report.io_bytes == 0
+    assert report.workspace_bytes <= 1.1 * lower_bound

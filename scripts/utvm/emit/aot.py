@@ -307,13 +307,17 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
         L.append(f"  inputs[{i}] = in->{io[n]};")
     for i, n in enumerate(g.outputs):
         L.append(f"  outputs[{i}] = out->{io[n]};")
-    L.append(f"  return (utvm_check_io(inputs, {n_in}u) && utvm_check_io(outputs, {n_out}u)) ? UTVM_OK : UTVM_ERR_ARGUMENT;")
+    L.append(f"  return (utvm_check_io(inputs, {n_in}u, 3u) && utvm_check_io(outputs, {n_out}u, 0u)) ? UTVM_OK"
+             " : UTVM_ERR_ARGUMENT;")
     L.append("}")
     L.append("")
     # tiny local helper placed before use
     L.insert(L.index(f"static int32_t {prefix}_check(struct {prefix}_inputs* in, struct {prefix}_outputs* out,"),
-             "static int utvm_check_io(void** ptrs, uint32_t n) {\n  uint32_t i;\n  for (i = 0; i < n; ++i) {\n"
-             "    if (ptrs[i] == NULL) {\n      return 0;\n    }\n  }\n  return 1;\n}\n")
+             "/* Inputs must be 4-byte aligned: kernels may read them four int8 lanes at a time. */\n"
+             "static int utvm_check_io(void** ptrs, uint32_t n, uintptr_t align_mask) {\n  uint32_t i;\n"
+             "  for (i = 0; i < n; ++i) {\n"
+             "    if (ptrs[i] == NULL || ((uintptr_t)ptrs[i] & align_mask) != 0u) {\n      return 0;\n    }\n"
+             "  }\n  return 1;\n}\n")
     L += [
         f"int32_t {prefix}_run(struct {prefix}_inputs* in, struct {prefix}_outputs* out) {{",
         f"  void* inputs[{max(n_in, 1)}];",
