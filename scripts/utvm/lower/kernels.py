@@ -187,6 +187,43 @@ def _packed_int8(v: int) -> int:
     return int(np.full(4, v, dtype=np.int8).view(np.int32)[0])
 
 
+#: output channels computed together by the packed int8 kernels (each input word is loaded
+#: and sign-extended once for all of them)
+CHANNEL_BLOCK = 4
+#: at most this many dot products unrolled in one blocked loop body (code size)
+UNROLL_BUDGET = 64
+
+
+def _blocked_schedule(pad_name: str | None, keep_axes: int,
+                      channels: int) -> Callable[[tvm.s_tir.Schedule], None]:
+    """Schedule of a packed int8 kernel: CHANNEL_BLOCK output channels accumulate side by
+    side in the innermost loop, the requantization follows per block."""
+
+    def apply(sch: tvm.s_tir.Schedule) -> None:
+        if pad_name:
+            sch.compute_inline(sch.get_sblock(pad_name))
+        acc = sch.get_sblock("acc")
+        loops = sch.get_loops(acc)
+        spatial, reduce = loops[:keep_axes], loops[keep_axes:]
+        oo, oi = sch.split(spatial[-1], factors=[None, CHANNEL_BLOCK])
+        sch.reorder(oo, *reduce, oi)
+        sch.reverse_compute_at(sch.get_sblock("out"), oo)
+        sch.decompose_reduction(acc, reduce[0])
+        sch.unroll(oi)
+        reduce = sch.get_loops(acc)[keep_axes: keep_axes + len(reduce)]
+        extents = [int(sch.get(loop).extent) for loop in reduce]
+        body = CHANNEL_BLOCK
+        for loop, extent in zip(reversed(reduce), reversed(extents)):  # innermost first
+            if extent > FULL_UNROLL or body * extent > UNROLL_BUDGET:
+                break
+            sch.unroll(loop)
+            body *= extent
+
+    if channels % CHANNEL_BLOCK:
+        return _reduction_schedule("acc", "out", pad_name, keep_axes)
+    return apply
+
+
 def _pad(x: te.Tensor, pad: tuple[int, int, int, int], value: tirx.PrimExpr) -> tuple[te.Tensor, str | None]:
     top, left, bottom, right = pad
     if not any(pad):
@@ -303,6 +340,9 @@ def conv2d(g: Graph, op: Operator, packed: bool = True) -> KernelDef:
             out = te.compute((n, oh, ow, cout),
                              lambda bb, i, j, o: _float_clamp(acc[bb, i, j, o], op.attrs["activation"]),
                              name="out")
+    if quant and packed and not depthwise and cin % 4 == 0 and kh * kw == 1:
+        # pointwise: block output channels; wider windows do better fully unrolled per channel
+        return KernelDef(args, out, y.name, _blocked_schedule(pad_name, 4, cout))
     return KernelDef(args, out, y.name, _reduction_schedule("acc", "out", pad_name, 4))
 
 
@@ -362,6 +402,8 @@ def fully_connected(g: Graph, op: Operator, packed: bool = True) -> KernelDef:
         else:
             out = te.compute((batch, units), lambda i, o: _float_clamp(acc[i, o], op.attrs["activation"]),
                              name="out")
+    if x.dtype == "int8" and packed and depth % 4 == 0 and zw == 0:
+        return KernelDef(args, out, y.name, _blocked_schedule(None, 2, units))
     return KernelDef(args, out, y.name, _reduction_schedule("acc", "out", None, 2))
 
 
