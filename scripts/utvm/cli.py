@@ -22,7 +22,19 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--io-in-pool", action="store_true",
                    help="place inputs and outputs inside the workspace pool (least RAM)")
     p.add_argument("--cpu", help="CPU the C is compiled for, e.g. cortex-m4 (selects kernel variants)")
+    _add_constants_argument(p)
+    p.add_argument("--constants-target", choices=("host", "arm"),
+                   help="with --constants object: the object's ELF format (default: arm with --cpu, else host)")
+    p.add_argument("--export", choices=("static-lib",),
+                   help="static-lib: also build DIR/lib/lib<name>.a and its headers with --cc")
+    p.add_argument("--cc", default="cc", help="C compiler for --export static-lib (default: cc)")
+    p.add_argument("--cflags", default="", help="flags for --cc, e.g. \"-mcpu=cortex-m4 -mthumb -O2\"")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
+
+
+def _add_constants_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--constants", choices=("c", "object"), default="c",
+                   help="c: weights as C arrays (<name>_lib2.c); object: a relocatable ELF object")
 
 
 def add_run_arguments(p: argparse.ArgumentParser) -> None:
@@ -34,6 +46,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", type=Path, help="write the first output to this .npy file")
     p.add_argument("--io-in-pool", action="store_true", help="inputs and outputs inside the pool")
     p.add_argument("--repeats", type=int, default=1, help="runs to time (median is reported)")
+    _add_constants_argument(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -43,7 +56,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
     name = args.name or c_identifier(args.model.stem)
     out = args.output or Path("build") / name
-    result = compile_model(args.model, out, CompileOptions(name=args.name, io_in_pool=args.io_in_pool, cpu=args.cpu),
+    options = CompileOptions(name=args.name, io_in_pool=args.io_in_pool, cpu=args.cpu,
+                             constants=args.constants, constants_target=args.constants_target,
+                             export=args.export, cc=args.cc, cflags=args.cflags)
+    result = compile_model(args.model, out, options,
                            progress=(lambda _: None) if args.json else _progress)
     mem = result.module_memory
     summary = {"model": str(args.model), "name": result.name, "mlf": str(result.mlf_dir),
@@ -75,7 +91,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         get_board(args.board)
     report = run_model(args.model, args.board, args.input, args.io_in_pool, args.repeats,
-                       progress=None if args.json else _progress)
+                       progress=None if args.json else _progress, constants=getattr(args, "constants", "c"))
     if args.output:
         np.save(args.output, report.outputs[0])
     if args.json:

@@ -17,6 +17,7 @@ from .importer import c_identifier, load_model
 from .ir import Graph
 from .lower.lowering import Lowered, lower_graph
 from .package.mlf import metadata, write_mlf, write_tar
+from .package.staticlib import build_static_lib
 from .plan.memory import MemoryPlan, plan_memory
 
 
@@ -27,6 +28,14 @@ class CompileOptions:
     target: str = "c"
     #: the CPU the C will be compiled for (e.g. cortex-m4); None: any
     cpu: str | None = None
+    #: "c": constants as C arrays (<name>_lib2.c); "object": a relocatable ELF object
+    constants: str = "c"
+    #: with constants="object": "host" (x86-64) or "arm"; None: "arm" when cpu is set
+    constants_target: str | None = None
+    #: None, or "static-lib": also build lib/lib<name>.a with ``cc`` and ``cflags``
+    export: str | None = None
+    cc: str = "cc"
+    cflags: str = ""
 
 
 @dataclass
@@ -61,6 +70,15 @@ def compile_model(model: Path, out_dir: Path, options: CompileOptions | None = N
     directory beside ``out_dir`` and renamed into place at the end.
     """
     options = options or CompileOptions()
+    if options.constants not in ("c", "object"):
+        raise UtvmError(f"--constants must be 'c' or 'object', not '{options.constants}'")
+    if options.export not in (None, "static-lib"):
+        raise UtvmError(f"--export must be 'static-lib', not '{options.export}'")
+    if options.export == "static-lib" and shutil.which(options.cc) is None:
+        raise UtvmError(f"C compiler '{options.cc}' not found on PATH (needed by --export static-lib)")
+    constants_target = options.constants_target or ("arm" if options.cpu else "host")
+    if constants_target not in ("host", "arm"):
+        raise UtvmError(f"--constants-target must be 'host' or 'arm', not '{constants_target}'")
     start = time.monotonic()
     model = Path(model)
     name = c_identifier(options.name or model.stem)
@@ -77,7 +95,7 @@ def compile_model(model: Path, out_dir: Path, options: CompileOptions | None = N
     if problems:
         raise UtvmError(f"internal error: invalid memory plan: {problems[0]}")
     progress("emitting the AOT executor")
-    sources = emit(name, lowered, plan, options.io_in_pool)
+    sources = emit(name, lowered, plan, options.io_in_pool, constants_c=options.constants == "c")
     target = options.target + (f" -mcpu={options.cpu}" if options.cpu else "")
     meta = metadata(name, lowered.graph, lowered, plan, sources, options.io_in_pool, target)
 
@@ -88,7 +106,11 @@ def compile_model(model: Path, out_dir: Path, options: CompileOptions | None = N
     try:
         stage = tmp / "mlf"
         stage.mkdir()
-        write_mlf(stage, name, lowered.graph, lowered, plan, sources, meta)
+        write_mlf(stage, name, lowered.graph, lowered, plan, sources, meta,
+                  constants_object_target=constants_target if options.constants == "object" else None)
+        if options.export == "static-lib":
+            progress(f"building lib{name}.a with {options.cc}")
+            build_static_lib(stage, name, options.cc, options.cflags)
         write_tar(stage, tmp / "mlf.tar")
         if out_dir.exists():
             shutil.rmtree(out_dir)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -25,6 +25,8 @@ class EmittedSources:
     constants: str     # <name>_lib2.c
     constants_bytes: int
     io_names: dict[str, str]  # graph tensor -> C field name
+    #: (symbol, raw little-endian bytes) of every constant, in <name>_lib2.c order
+    constant_data: list[tuple[str, bytes]] = field(default_factory=list)
 
 
 def c_field_names(names: list[str]) -> dict[str, str]:
@@ -57,7 +59,10 @@ def _format_array(data: np.ndarray) -> str:
     return "\n".join(lines)
 
 
-def emit(name: str, lowered: Lowered, plan: MemoryPlan, io_in_pool: bool) -> EmittedSources:
+def emit(name: str, lowered: Lowered, plan: MemoryPlan, io_in_pool: bool,
+         constants_c: bool = True) -> EmittedSources:
+    """Sources of a compiled model; ``constants_c=False`` skips the C text of the constants
+    (``constants`` is then empty; ``constant_data`` always holds the raw bytes)."""
     g = lowered.graph
     prefix = f"tvmgen_{name}"
     io = c_field_names(g.inputs + g.outputs)
@@ -76,6 +81,7 @@ def emit(name: str, lowered: Lowered, plan: MemoryPlan, io_in_pool: bool) -> Emi
         "",
     ]
     const_decls: list[str] = []
+    constant_data: list[tuple[str, bytes]] = []
     constants_bytes = 0
     for call in lowered.calls:
         for arg in call.args:
@@ -88,15 +94,19 @@ def emit(name: str, lowered: Lowered, plan: MemoryPlan, io_in_pool: bool) -> Emi
             assert t.data is not None
             data = np.ascontiguousarray(t.data.astype(t.dtype))
             constants_bytes += data.nbytes
-            const_lines.append(f"/* {t.name[:100]} {t.dtype}{list(t.shape)} */")
-            const_lines.append(f"const {ctype} {sym}[{max(data.size, 1)}] UTVM_CONST_ATTR = {{")
-            const_lines.append(_format_array(data) if data.size else "  0,")
-            const_lines.append("};")
+            constant_data.append((sym, data.astype(data.dtype.newbyteorder("<")).tobytes()))
+            if constants_c:
+                const_lines.append(f"/* {t.name[:100]} {t.dtype}{list(t.shape)} */")
+                const_lines.append(f"const {ctype} {sym}[{max(data.size, 1)}] UTVM_CONST_ATTR = {{")
+                const_lines.append(_format_array(data) if data.size else "  0,")
+                const_lines.append("};")
             const_decls.append(f"extern const {ctype} {sym}[{max(data.size, 1)}];")
 
     header = _header(name, g, plan, io, io_in_pool)
     executor = _executor(name, lowered, plan, io, const_syms, const_decls, io_in_pool)
-    return EmittedSources(header, executor, "\n".join(const_lines) + "\n", constants_bytes, io)
+    constants_text = "\n".join(const_lines) + "\n" if constants_c else ""
+    return EmittedSources(header, executor, constants_text, constants_bytes, io,
+                          constant_data)
 
 
 def _quant_macros(upper: str, field: str, t: Tensor) -> list[str]:

@@ -14,6 +14,7 @@ from ..ir import Graph
 from ..lower.lowering import Lowered
 from ..paths import crt_dir
 from ..plan.memory import MemoryPlan
+from .constobj import write_constants_object
 
 MLF_VERSION = 7
 
@@ -73,15 +74,24 @@ def metadata(name: str, graph: Graph, lowered: Lowered, plan: MemoryPlan, source
 
 
 def write_mlf(directory: Path, name: str, graph: Graph, lowered: Lowered, plan: MemoryPlan,
-              sources: EmittedSources, meta: dict[str, Any]) -> None:
-    """Fill ``directory`` (which must exist and be empty) with the MLF layout."""
+              sources: EmittedSources, meta: dict[str, Any],
+              constants_object_target: str | None = None) -> None:
+    """Fill ``directory`` (which must exist and be empty) with the MLF layout.
+
+    With ``constants_object_target`` (``host`` or ``arm``) the constants are written as
+    ``codegen/host/lib/<name>_constants_<arch>.o`` instead of ``<name>_lib2.c``.
+    """
     src = directory / "codegen" / "host" / "src"
     inc = directory / "codegen" / "host" / "include"
     src.mkdir(parents=True)
     inc.mkdir(parents=True)
     (src / f"{name}_lib0.c").write_text(lowered.c_source)
     (src / f"{name}_lib1.c").write_text(sources.executor)
-    (src / f"{name}_lib2.c").write_text(sources.constants)
+    if constants_object_target is None:
+        (src / f"{name}_lib2.c").write_text(sources.constants)
+    else:
+        write_constants_object(directory / "codegen" / "host" / "lib", name, sources.constant_data,
+                               constants_object_target)
     (inc / f"tvmgen_{name}.h").write_text(sources.header)
     (directory / "src").mkdir()
     (directory / "src" / f"{name}.graph.txt").write_text(graph.text())

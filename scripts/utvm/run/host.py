@@ -10,8 +10,13 @@ from ..errors import UtvmError
 
 
 def mlf_sources(mlf: Path, port: str) -> tuple[list[Path], list[Path]]:
-    """(C sources, include dirs) to build the MLF with one platform port."""
+    """(C sources and prebuilt objects, include dirs) to build the MLF with one platform port.
+
+    The objects (``codegen/host/lib/*.o``, the constants with ``--constants object``) are
+    only linked.
+    """
     sources = sorted((mlf / "codegen" / "host" / "src").glob("*.c"))
+    sources += sorted((mlf / "codegen" / "host" / "lib").glob("*.o"))
     sources += sorted((mlf / "runtime" / "src").glob("*.c"))
     sources += sorted((mlf / "runtime" / "ports" / port).glob("*.c"))
     includes = [mlf / "codegen" / "host" / "include", mlf / "runtime" / "include"]

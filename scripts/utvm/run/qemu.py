@@ -170,6 +170,8 @@ def build_firmware(
 ) -> Path:
     """Compile ``sources`` for ``board`` and link them with picolibc; return the ELF path.
 
+    Entries of ``sources`` ending in ``.o`` or ``.a`` are prebuilt: linked, not compiled.
+
     ``defines`` are added after the board's own (``UTVM_FPGAIO_COUNTER_ADDR``) and may
     override them. Objects, ``<name>.elf``, ``<name>.map`` and ``build.log`` go to
     ``out_dir``. Raises UtvmError with the first compiler error on failure.
@@ -206,6 +208,10 @@ def build_firmware(
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         return obj, cmd, proc
 
+    # Prebuilt objects and archives (``.o``, e.g. the constants of ``--constants object``;
+    # ``.a``, e.g. ``--export static-lib``) are only linked, after the compiled sources.
+    prebuilt = [Path(s) for s in sources if Path(s).suffix in (".o", ".a")]
+    sources = [s for s in sources if Path(s).suffix not in (".o", ".a")]
     workers = jobs if jobs is not None else min(len(sources), os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         results = list(pool.map(compile_one, range(len(sources)), sources))
@@ -232,7 +238,7 @@ def build_firmware(
         *target,
         *_PICOLIBC_FLAGS,
         *(cflags_extra or []),
-        *[str(o) for o in objects],
+        *[str(o) for o in [*objects, *prebuilt]],
         *linker_flags(board, stack_size),
         f"-Wl,-Map={map_file}",
         "-o",

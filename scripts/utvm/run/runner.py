@@ -103,7 +103,7 @@ def load_inputs(paths: list[Path], result: CompileResult) -> list[np.ndarray]:
 
 def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = None,
               io_in_pool: bool = False, repeats: int = 1, workdir: Path | None = None,
-              progress: Any = None) -> RunReport:
+              progress: Any = None, constants: str = "c") -> RunReport:
     model = Path(model)
     with tempfile.TemporaryDirectory(prefix="utvm-run-") as tmp_s:
         tmp = Path(workdir) if workdir else Path(tmp_s)
@@ -112,7 +112,9 @@ def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = 
             from .boards import get_board
 
             cpu = get_board(board).cpu
-        result = compile_model(model, tmp / "mlf", CompileOptions(io_in_pool=io_in_pool, cpu=cpu),
+        options = CompileOptions(io_in_pool=io_in_pool, cpu=cpu, constants=constants,
+                                 constants_target="host" if board == HOST_BOARD else "arm")
+        result = compile_model(model, tmp / "mlf", options,
                                progress=progress or (lambda _: None))
         g = result.graph
         x = load_inputs(inputs, result) if inputs else random_inputs(g)

@@ -1,0 +1,124 @@
+"""Issue 6: ``--export static-lib`` and ``--constants object``."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from utvm.compiler import CompileOptions, compile_model
+from utvm.package.constobj import constants_object, layout
+from utvm.package.staticlib import archiver_for
+from utvm.run.runner import HOST_BOARD, compare, run_model
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL = "kws_ref_model.tflite"
+
+
+def _arm_tools_missing() -> str | None:
+    for tool in ("arm-none-eabi-gcc", "arm-none-eabi-ar", "qemu-system-arm"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (Debian: gcc-arm-none-eabi, binutils-arm-none-eabi, qemu-system-arm)"
+    try:
+        from utvm.run.qemu import find_tools
+
+        find_tools(qemu=True)
+    except Exception as exc:  # noqa: BLE001 - any missing piece is a skip reason
+        return str(exc)
+    return None
+
+
+needs_arm = pytest.mark.skipif(_arm_tools_missing() is not None, reason=_arm_tools_missing() or "")
+
+
+def test_archiver_for() -> None:
+    if shutil.which("arm-none-eabi-ar"):
+        assert archiver_for("arm-none-eabi-gcc") == "arm-none-eabi-ar"
+    assert archiver_for("does-not-exist-gcc") == "ar"
+
+
+def test_constants_object_layout() -> None:
+    blob, syms = layout([("a", b"\x01" * 3), ("b", b"\x02" * 20), ("c", b"")])
+    assert [(n, off) for n, off, _ in syms] == [("a", 0), ("b", 16), ("c", 48)]
+    assert [size for _, _, size in syms] == [3, 20, 4]
+    assert blob[16:36] == b"\x02" * 20
+    for target, magic in (("host", b"\x7fELF\x02"), ("arm", b"\x7fELF\x01")):
+        assert constants_object([("a", b"x")], target).startswith(magic)
+
+
+@needs_arm
+def test_static_lib_links_and_runs_on_qemu(models_dir: Path, tmp_path: Path) -> None:
+    from utvm.run import qemu
+    from utvm.run.boards import get_board
+    from utvm.run.harness import parse_harness_output, write_harness
+    from utvm.run.reference import random_inputs, run_reference
+
+    board = get_board("mps2/an386")
+    model = models_dir / MODEL
+    result = compile_model(model, tmp_path / "kws", CompileOptions(
+        name="kws", cpu=board.cpu, export="static-lib", cc="arm-none-eabi-gcc",
+        cflags=" ".join([*board.gcc_flags, "-O2"])))
+    lib = result.mlf_dir / "lib"
+    assert (lib / "libkws.a").is_file()
+    assert (lib / "include" / "tvmgen_kws.h").is_file()
+    assert (lib / "include" / "utvm" / "model.h").is_file()
+    members = subprocess.run(["arm-none-eabi-ar", "t", str(lib / "libkws.a")], capture_output=True,
+                             text=True, check=True).stdout
+    assert "platform" not in members  # the firmware provides the port
+
+    g = result.graph
+    x = random_inputs(g)
+    harness = write_harness(tmp_path, "kws", x, [g.tensors[n].nbytes for n in g.outputs])
+    port = ROOT / "lib" / "crt" / "ports" / "baremetal" / "platform_baremetal.c"
+    elf = qemu.build_firmware(board, [harness, port, lib / "libkws.a"], [lib / "include"], {},
+                              tmp_path / "fw")
+    run = qemu.run_firmware(board, elf)
+    assert run.fault is None, run.stdout
+    outputs, _, status = parse_harness_output(run.stdout, [g.tensors[n].dtype for n in g.outputs],
+                                              [g.tensors[n].shape for n in g.outputs])
+    assert status == 0
+    ref, _ = run_reference(model, x, len(g.outputs), 1)
+    ok, max_abs, _ = compare(outputs, ref)
+    assert ok, f"max abs diff {max_abs}"
+
+
+def test_constants_object_host(models_dir: Path, tmp_path: Path) -> None:
+    if shutil.which("cc") is None:
+        pytest.skip("no host C compiler 'cc'")
+    model = models_dir / MODEL
+    result = compile_model(model, tmp_path / "m", CompileOptions(name="m", constants="object"))
+    src = result.mlf_dir / "codegen" / "host"
+    assert not (src / "src" / "m_lib2.c").exists()
+    assert (src / "lib" / "m_constants_x86_64.o").is_file()
+    obj = run_model(model, HOST_BOARD, constants="object")
+    arrays = run_model(model, HOST_BOARD)
+    assert obj.outputs_match_reference
+    assert all(np.array_equal(a, b) for a, b in zip(obj.outputs, arrays.outputs))
+    assert obj.constants_bytes == arrays.constants_bytes
+
+
+@needs_arm
+def test_constants_object_qemu(models_dir: Path) -> None:
+    report = run_model(models_dir / MODEL, "mps2/an385", constants="object")
+    assert report.outputs_match_reference, report.max_abs_diff
+    assert report.memory["constants_in_flash"] is True
+    assert report.memory["flash_constants_bytes"] >= report.constants_bytes
+
+
+def test_static_lib_missing_compiler(models_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "utvm", "compile", str(models_dir / MODEL), "-o", str(out),
+         "--export", "static-lib", "--cc", "does-not-exist-gcc"],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "scripts")},
+        cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and "does-not-exist-gcc" in lines[0]
+    assert not out.exists() and not out.with_name("out.tar").exists()
+    assert [p.name for p in tmp_path.iterdir()] == []
