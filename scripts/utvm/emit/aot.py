@@ -13,7 +13,6 @@ from ..plan.memory import MemoryPlan, resolve_alias
 
 _C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t",
             "float32": "float"}
-_DL_CODES = {"int8": (0, 8), "uint8": (1, 8), "int16": (0, 16), "int32": (0, 32), "float32": (2, 32)}
 _UTVM_DTYPES = {"int8": "UTVM_DTYPE_INT8", "uint8": "UTVM_DTYPE_UINT8", "int16": "UTVM_DTYPE_INT16",
                 "int32": "UTVM_DTYPE_INT32", "float32": "UTVM_DTYPE_FLOAT32"}
 
@@ -304,10 +303,14 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
         L.append("      return UTVM_ERR_KERNEL;")
         L.append("    }")
         L.append("  }")
-    # model outputs that are not produced by a kernel (an alias of an input, say): copy
     L += ["  return UTVM_OK;", "}", ""]
 
     n_in, n_out = len(g.inputs), len(g.outputs)
+    L.append("/* Inputs must be 4-byte aligned: kernels may read them four int8 lanes at a time. */\n"
+             "static int utvm_check_io(void** ptrs, uint32_t n, uintptr_t align_mask) {\n  uint32_t i;\n"
+             "  for (i = 0; i < n; ++i) {\n"
+             "    if (ptrs[i] == NULL || ((uintptr_t)ptrs[i] & align_mask) != 0u) {\n      return 0;\n    }\n"
+             "  }\n  return 1;\n}\n")
     L.append(f"static int32_t {prefix}_check(struct {prefix}_inputs* in, struct {prefix}_outputs* out,")
     L.append(f"{' ' * (len(prefix) + 20)}void** inputs, void** outputs) {{")
     L.append("  if (in == NULL || out == NULL) {")
@@ -321,13 +324,6 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
              " : UTVM_ERR_ARGUMENT;")
     L.append("}")
     L.append("")
-    # tiny local helper placed before use
-    L.insert(L.index(f"static int32_t {prefix}_check(struct {prefix}_inputs* in, struct {prefix}_outputs* out,"),
-             "/* Inputs must be 4-byte aligned: kernels may read them four int8 lanes at a time. */\n"
-             "static int utvm_check_io(void** ptrs, uint32_t n, uintptr_t align_mask) {\n  uint32_t i;\n"
-             "  for (i = 0; i < n; ++i) {\n"
-             "    if (ptrs[i] == NULL || ((uintptr_t)ptrs[i] & align_mask) != 0u) {\n      return 0;\n    }\n"
-             "  }\n  return 1;\n}\n")
     L += [
         f"int32_t {prefix}_run(struct {prefix}_inputs* in, struct {prefix}_outputs* out) {{",
         f"  void* inputs[{max(n_in, 1)}];",

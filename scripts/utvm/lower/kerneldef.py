@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import tvm
@@ -26,4 +26,3 @@ class KernelDef:
     output: te.Tensor
     output_tensor: str
     schedule: Callable[[tvm.s_tir.Schedule], None] | None = None
-    extra_outputs: list[te.Tensor] = field(default_factory=list)
