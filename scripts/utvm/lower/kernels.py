@@ -256,6 +256,7 @@ def conv2d(g: Graph, op: Operator, packed: bool = True) -> KernelDef:
     dh, dw = op.attrs["dilation"]
     mult = op.attrs.get("depth_multiplier", 1)
     quant = x.dtype == "int8"
+    lanes = quant and packed and not depthwise and cin % 4 == 0  # four channels per int32 word
 
     X = te.placeholder(x.shape, x.dtype, name="x")
     W = te.placeholder(w.shape, w.dtype, name="w")
@@ -288,7 +289,7 @@ def conv2d(g: Graph, op: Operator, packed: bool = True) -> KernelDef:
             def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
                 return te.sum(P[bb, i * sh + ry * dh, j * sw + rx * dw, o // mult].astype(I32)
                               * W[0, ry, rx, o].astype(I32), axis=[ry, rx])
-        elif packed and cin % 4 == 0:
+        elif lanes:
             # four channels per step: the same bytes read as int32 words (activations and
             # weights are 4-byte aligned), dot products of packed int8 lanes
             X4 = te.placeholder((n, h, wd, cin // 4), I32, name="x")
@@ -340,7 +341,7 @@ def conv2d(g: Graph, op: Operator, packed: bool = True) -> KernelDef:
             out = te.compute((n, oh, ow, cout),
                              lambda bb, i, j, o: _float_clamp(acc[bb, i, j, o], op.attrs["activation"]),
                              name="out")
-    if quant and packed and not depthwise and cin % 4 == 0 and kh * kw == 1:
+    if lanes and kh * kw == 1:
         # pointwise: block output channels; wider windows do better fully unrolled per channel
         return KernelDef(args, out, y.name, _blocked_schedule(pad_name, 4, cout))
     return KernelDef(args, out, y.name, _reduction_schedule("acc", "out", pad_name, 4))
@@ -360,13 +361,15 @@ def fully_connected(g: Graph, op: Operator, packed: bool = True) -> KernelDef:
     W = te.placeholder(w.shape, w.dtype, name="w")
     args = [KernelArg(X, tensor=x.name), KernelArg(W, tensor=w.name)]
     k = te.reduce_axis((0, depth), "k")
+    lanes = False  # four inputs per int32 word (int8 only)
     if x.dtype == "int8":
         assert x.quant and w.quant and y.quant
         _, zx = x.quant.scalar()
         ys, zy = y.quant.scalar()
         zw = int(w.quant.zero_point.reshape(-1)[0])
         bias = (b.data.astype(np.int64) if b is not None and b.data is not None else np.zeros(units, np.int64))
-        if packed and zw == 0 and depth % 4 == 0:
+        lanes = packed and zw == 0 and depth % 4 == 0
+        if lanes:
             folded = bias - zx * w.data.astype(np.int64).sum(axis=1)
             X4 = te.placeholder((batch, depth // 4), I32, name="x")
             W4 = te.placeholder((units, depth // 4), I32, name="w")
@@ -402,7 +405,7 @@ def fully_connected(g: Graph, op: Operator, packed: bool = True) -> KernelDef:
         else:
             out = te.compute((batch, units), lambda i, o: _float_clamp(acc[i, o], op.attrs["activation"]),
                              name="out")
-    if x.dtype == "int8" and packed and depth % 4 == 0 and zw == 0:
+    if lanes:
         return KernelDef(args, out, y.name, _blocked_schedule(None, 2, units))
     return KernelDef(args, out, y.name, _reduction_schedule("acc", "out", None, 2))
 
