@@ -8,9 +8,11 @@ beside TFLite Micro's arena and its instructions per MAC on the same emulated CP
 (DESIGN.md section 5). Also draws each model's memory plan (plot_memory_plan.py).
 
     python3 benchmarks/bench_boards.py [--boards mps2/an385,mps3/an547] [--models kws_ref_model,...]
+                                       [--offload cmsis-nn [--cmsis-nn-dir DIR]]
 
 Writes benchmarks/results/boards.md, boards.json and memory_plan_<model>.png; prints the table;
-progress goes to stderr. Not a test: figures only.
+progress goes to stderr. With --offload M: boards_M.md and boards_M.json (the operators M
+supports run in M's library), no plots. Not a test: figures only.
 """
 
 from __future__ import annotations
@@ -52,16 +54,17 @@ def tflm_figures(model: str, board: str) -> dict[str, Any]:
             "tflm_cmsis_ipm": TFLM_M4_CMSIS_NN.get(model)}
 
 
-def bench_one(model_path: Path, board: str, workdir: Path) -> dict[str, Any]:
+def bench_one(model_path: Path, board: str, workdir: Path, offload: tuple[str, ...] = (),
+              cmsis_nn_dir: Path | None = None) -> dict[str, Any]:
     name = model_path.stem
     start = time.monotonic()
-    r = run_model(model_path, board, workdir=workdir)
+    r = run_model(model_path, board, workdir=workdir, offload=offload, cmsis_nn_dir=cmsis_nn_dir)
     mem = r.memory
     flash_code = int(mem.get("flash_code_bytes", r.code_bytes))
     flash_constants = int(mem.get("flash_constants_bytes", r.constants_bytes))
     pool = int(mem.get("ram_pool_bytes", r.workspace_bytes))
     return {
-        "model": name, "board": board, "cpu": get_board(board).cpu,
+        "model": name, "board": board, "cpu": get_board(board).cpu, "offloaded": r.offloaded,
         "match": r.outputs_match_reference, "max_abs_diff": r.max_abs_diff,
         "instructions": r.instructions, "macs": r.macs,
         "instructions_per_mac": round(r.instructions_per_mac, 3) if r.instructions_per_mac else None,
@@ -134,7 +137,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models-dir", type=Path, default=ROOT.parent / "shared" / "models")
     ap.add_argument("--out-dir", type=Path, default=ROOT / "benchmarks" / "results")
     ap.add_argument("--no-plots", action="store_true", help="skip the memory-plan PNGs")
+    ap.add_argument("--offload", action="append", default=[], help="external module (e.g. cmsis-nn)")
+    ap.add_argument("--cmsis-nn-dir", type=Path, help="CMSIS-NN sources (default: $CMSIS_NN_DIR)")
     args = ap.parse_args(argv)
+    offload = tuple(args.offload)
+    suffix = "".join(f"_{m}" for m in offload)
+    if offload:
+        args.no_plots = True
     for board in args.boards:
         if board not in BOARDS:
             ap.error(f"unknown board {board!r} (choose from {', '.join(BOARD_NAMES)})")
@@ -152,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{len(rows) + 1}/{total}] {model} on {board} ...", file=sys.stderr, flush=True)
             with tempfile.TemporaryDirectory(prefix="utvm-bench-") as tmp:
                 try:
-                    row = bench_one(path, board, Path(tmp))
+                    row = bench_one(path, board, Path(tmp), offload, args.cmsis_nn_dir)
                 except UtvmError as exc:
                     print(f"    error: {exc}", file=sys.stderr, flush=True)
                     rows.append({"model": model, "board": board, "cpu": get_board(board).cpu, "error": str(exc)})
@@ -170,10 +179,11 @@ def main(argv: list[str] | None = None) -> int:
 
     table = markdown(rows)
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    (args.out_dir / "boards.md").write_text("# int8 models on the emulated boards\n\n" + table)
-    (args.out_dir / "boards.json").write_text(json.dumps(rows, indent=2) + "\n")
+    title = "# int8 models on the emulated boards" + (f" (--offload {', '.join(offload)})" if offload else "")
+    (args.out_dir / f"boards{suffix}.md").write_text(title + "\n\n" + table)
+    (args.out_dir / f"boards{suffix}.json").write_text(json.dumps(rows, indent=2) + "\n")
     print(table)
-    print(f"wrote {args.out_dir / 'boards.md'} and boards.json in {time.monotonic() - t0:.0f} s", file=sys.stderr)
+    print(f"wrote {args.out_dir / f'boards{suffix}.md'} and .json in {time.monotonic() - t0:.0f} s", file=sys.stderr)
     failed = [r for r in rows if "error" in r or not r.get("match")]
     return 1 if failed else 0
 

@@ -15,6 +15,13 @@
 #                                       needed in Zephyr, where the module builds the runtime
 #                 [TEST_DATA]           also generate tvmgen_<name>_testdata.h: one input and
 #                                       the output TFLite Micro computes for it
+#                 [OFFLOAD <module>...] external modules that take the operators they support
+#                                       (plain-c, cmsis-nn); in Zephyr also chosen with
+#                                       CONFIG_TVM_OFFLOAD_PLAIN_C / CONFIG_TVM_OFFLOAD_CMSIS_NN.
+#                                       cmsis-nn reads CMSIS-NN's sources from Zephyr's
+#                                       cmsis-nn module (CONFIG_CMSIS_NN builds the library),
+#                                       outside Zephyr from CMSIS_NN_DIR, and the caller links
+#                                       a CMSIS-NN library (e.g. CMSIS-NN's own CMake project)
 #                 [OPTIONS <arg>...])   more arguments for `utvm compile`
 #
 # The compiler runs as a custom command whose outputs are the generated files. It depends on
@@ -115,7 +122,7 @@ endfunction()
 
 function(tvm_add_model)
   cmake_parse_arguments(PARSE_ARGV 0 TVM "TEST_DATA"
-    "NAME;MODEL;TARGET;OUTPUT_DIR;CPU;POOL_SECTION;RUNTIME" "OPTIONS")
+    "NAME;MODEL;TARGET;OUTPUT_DIR;CPU;POOL_SECTION;RUNTIME" "OPTIONS;OFFLOAD")
   if(TVM_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "tvm_add_model: unknown arguments: ${TVM_UNPARSED_ARGUMENTS}")
   endif()
@@ -173,13 +180,53 @@ function(tvm_add_model)
   endif()
   list(APPEND args ${TVM_OPTIONS})
 
+  # External modules: `utvm compile --offload <m>` writes codegen/<m>/src/<name>_<m>.c, the
+  # glue between the executor and the module's library.
+  set(offload ${TVM_OFFLOAD})
+  if(zephyr AND CONFIG_TVM_OFFLOAD_PLAIN_C)
+    list(APPEND offload plain-c)
+  endif()
+  if(zephyr AND CONFIG_TVM_OFFLOAD_CMSIS_NN)
+    list(APPEND offload cmsis-nn)
+  endif()
+  list(REMOVE_DUPLICATES offload)
+  set(glue_sources "")
+  set(offload_includes "")
+  foreach(module IN LISTS offload)
+    if(NOT module MATCHES "^(plain-c|cmsis-nn)$")
+      message(FATAL_ERROR "tvm_add_model: unknown OFFLOAD module '${module}' (plain-c, cmsis-nn)")
+    endif()
+    string(REPLACE "-" "_" module_c "${module}")
+    list(APPEND args --offload ${module})
+    list(APPEND glue_sources "${dir}/codegen/${module_c}/src/${name}_${module_c}.c")
+  endforeach()
+  if("cmsis-nn" IN_LIST offload)
+    if(zephyr)
+      set(cmsis_nn_dir "${ZEPHYR_CMSIS_NN_MODULE_DIR}")
+    else()
+      set(cmsis_nn_dir "${CMSIS_NN_DIR}")
+    endif()
+    if(NOT cmsis_nn_dir OR NOT EXISTS "${cmsis_nn_dir}/Include/arm_nnfunctions.h")
+      message(FATAL_ERROR "tvm_add_model: OFFLOAD cmsis-nn needs CMSIS-NN's sources: in Zephyr the "
+                          "cmsis-nn module (west.yml), elsewhere -DCMSIS_NN_DIR=<CMSIS-NN checkout>")
+    endif()
+    list(APPEND args --cmsis-nn-dir "${cmsis_nn_dir}")
+    list(APPEND offload_includes "${cmsis_nn_dir}/Include")
+  endif()
+  if("plain-c" IN_LIST offload AND NOT zephyr)
+    # In Zephyr the module builds lib/ext/plain_c (CONFIG_TVM_OFFLOAD_PLAIN_C).
+    file(GLOB plain_c_sources "${TVM_ROOT}/lib/ext/plain_c/src/*.c")
+    target_sources(${TVM_TARGET} PRIVATE ${plain_c_sources})
+    list(APPEND offload_includes "${TVM_ROOT}/lib/ext/plain_c/include")
+  endif()
+
   # The stamp of the options: the command line, one argument per line.
   string(REPLACE ";" "\n" cmdline "${python};${args}")
   _tvm_write_if_changed("${dir}.cmdline" "${cmdline}\n")
 
   set(src "${dir}/codegen/host/src")
   set(inc "${dir}/codegen/host/include")
-  set(sources "${src}/${name}_lib0.c" "${src}/${name}_lib1.c" "${src}/${name}_lib2.c")
+  set(sources "${src}/${name}_lib0.c" "${src}/${name}_lib1.c" "${src}/${name}_lib2.c" ${glue_sources})
   set(outputs "${dir}/.tvm-done" ${sources} "${inc}/tvmgen_${name}.h" "${dir}/metadata.json")
 
   file(GLOB_RECURSE compiler_sources "${TVM_ROOT}/scripts/utvm/*.py")
@@ -243,7 +290,7 @@ function(tvm_add_model)
 
   add_custom_target(tvm_${name} DEPENDS ${outputs} ${headers})
   target_sources(${TVM_TARGET} PRIVATE ${all_sources} ${headers})
-  target_include_directories(${TVM_TARGET} PRIVATE "${inc}")
+  target_include_directories(${TVM_TARGET} PRIVATE "${inc}" ${offload_includes})
   if(TVM_TEST_DATA)
     target_include_directories(${TVM_TARGET} PRIVATE "${testdata_dir}")
   endif()

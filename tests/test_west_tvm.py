@@ -232,6 +232,12 @@ def test_model_name() -> None:
     assert zbuild.model_name(Path("3d.tflite")) == "m_3d"
 
 
+def test_offload_cmake_args() -> None:
+    assert zbuild.offload_cmake_args([]) == []
+    assert zbuild.offload_cmake_args(["plain-c", "cmsis-nn", "plain-c"]) == [
+        "-DCONFIG_TVM_OFFLOAD_PLAIN_C=y", "-DCONFIG_CMSIS_NN=y", "-DCONFIG_TVM_OFFLOAD_CMSIS_NN=y"]
+
+
 def test_regions_from_config(tmp_path: Path) -> None:
     cfg = tmp_path / ".config"
     cfg.write_text('CONFIG_BOARD="mps2"\nCONFIG_BOARD_TARGET="mps2/an385"\nCONFIG_XIP=y\n'
@@ -322,6 +328,19 @@ def test_compile(compiled_kws: Path) -> None:
     assert "TVMGEN_KWS_WORKSPACE_SIZE" in header
     assert sorted(p.name for p in (compiled_kws / "codegen/host/src").glob("*.c")) == [
         "kws_lib0.c", "kws_lib1.c", "kws_lib2.c"]
+
+
+def test_compile_with_offload(workspace: Path, tmp_path: Path) -> None:
+    """west tvm compile passes --offload on: the glue and the module's library are in the MLF."""
+    reason = _compiler_missing()
+    if reason:
+        pytest.skip(reason)
+    out = tmp_path / "kws"
+    r = west(workspace, "tvm", "compile", str(KWS), "--name", "kws", "-o", str(out), "--offload", "plain-c")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "offloaded        1 to plain-c" in r.stdout
+    assert (out / "codegen/plain_c/src/kws_plain_c.c").is_file()
+    assert "tvmgen_kws_plain_c_avg_pool2d" in (out / "codegen/host/src/kws_lib1.c").read_text()
 
 
 def test_compile_errors_are_one_line(workspace: Path, tmp_path: Path) -> None:

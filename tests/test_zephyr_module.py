@@ -223,6 +223,22 @@ config THREAD_STACK_INFO
 \tbool
 config INIT_STACKS
 \tbool
+menuconfig CMSIS_NN
+\tbool "CMSIS-NN"
+if CMSIS_NN
+config CMSIS_NN_BASICMATH
+\tbool "Basic math"
+config CMSIS_NN_CONVOLUTION
+\tbool "Convolution"
+config CMSIS_NN_FULLYCONNECTED
+\tbool "Fully connected"
+config CMSIS_NN_NNSUPPORT
+\tbool "NN support"
+config CMSIS_NN_POOLING
+\tbool "Pooling"
+config CMSIS_NN_SOFTMAX
+\tbool "Softmax"
+endif
 source "{repo}/Kconfig"
 """
 
@@ -255,7 +271,9 @@ config $(module)_LOG_LEVEL
 \tdefault 3
 """
 
-_STUB_SYMBOLS = {"LOG", "ASSERT", "THREAD_STACK_INFO", "INIT_STACKS"}
+_STUB_SYMBOLS = {"LOG", "ASSERT", "THREAD_STACK_INFO", "INIT_STACKS", "CMSIS_NN", "CMSIS_NN_BASICMATH",
+                 "CMSIS_NN_CONVOLUTION", "CMSIS_NN_FULLYCONNECTED", "CMSIS_NN_NNSUPPORT", "CMSIS_NN_POOLING",
+                 "CMSIS_NN_SOFTMAX"}
 
 
 @pytest.fixture()
@@ -301,6 +319,13 @@ def test_kconfig_defaults(kconfig) -> None:
     assert syms["TVM_POOL_SECTION"].str_value == ".noinit.tvm_pool"
     syms["TVM_STACK_CHECK"].set_value("y")
     assert syms["THREAD_STACK_INFO"].str_value == "y"
+    # CMSIS-NN offload needs Zephyr's cmsis-nn module and turns on the parts the glue calls.
+    assert syms["TVM_OFFLOAD_CMSIS_NN"].visibility == 0
+    syms["CMSIS_NN"].set_value("y")
+    syms["TVM_OFFLOAD_CMSIS_NN"].set_value("y")
+    assert syms["TVM_OFFLOAD_CMSIS_NN"].str_value == "y"
+    for part in ("CONVOLUTION", "FULLYCONNECTED", "POOLING", "SOFTMAX", "BASICMATH", "NNSUPPORT"):
+        assert syms[f"CMSIS_NN_{part}"].str_value == "y", part
     assert syms["TVM_LOG_LINE_SIZE"].str_value == "128"
 
 
@@ -566,6 +591,39 @@ def test_cmake_rebuild_runs_the_compiler_only_when_needed(cmake_project: Path) -
     r = _run([_cmake(), "--build", str(cmake_project)])
     assert r.returncode == 0, r.stdout + r.stderr
     assert "utvm: compiling model" not in r.stdout
+
+
+def test_cmake_offload_plain_c(tmp_path: Path) -> None:
+    """OFFLOAD plain-c: the glue source is part of the build, the in-repo module's library is
+    linked, and the program still prints PASS (TFLite Micro's output)."""
+    reason = _compiler_missing()
+    if reason:
+        pytest.skip(reason)
+    model = MODELS / "kws_ref_model.tflite"
+    if not model.is_file():
+        pytest.skip(f"{model} is not there (shared/ beside the repository)")
+    build = tmp_path / "build"
+    r = _run([_cmake(), "-S", str(REPO / "tests/cmake"), "-B", str(build), f"-DTVM_TEST_MODEL={model}",
+              "-DTVM_TEST_NAME=kws", "-DTVM_TEST_OFFLOAD=plain-c", f"-DPython3_EXECUTABLE={sys.executable}"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = _run([_cmake(), "--build", str(build)])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "kws_plain_c.c" in (build / "tvm_vars.txt").read_text()
+    r = _run([str(build / "model_host")])
+    assert r.returncode == 0 and r.stdout.rstrip().endswith("PASS"), r.stdout + r.stderr
+    assert "utvm_plainc_avgpool_s8" in _run(["nm", str(build / "model_host")]).stdout
+
+
+def test_cmake_offload_errors(tmp_path: Path) -> None:
+    reason = _compiler_missing()
+    if reason:
+        pytest.skip(reason)
+    model = MODELS / "ad01_int8.tflite"
+    for offload, message in (("nope", "unknown OFFLOAD module 'nope'"), ("cmsis-nn", "CMSIS_NN_DIR")):
+        r = _run([_cmake(), "-S", str(REPO / "tests/cmake"), "-B", str(tmp_path / offload),
+                  f"-DTVM_TEST_MODEL={model}", f"-DTVM_TEST_OFFLOAD={offload}",
+                  f"-DPython3_EXECUTABLE={sys.executable}"])
+        assert r.returncode != 0 and message in r.stderr, r.stderr
 
 
 # --------------------------------------------------------------------------- Zephyr

@@ -126,12 +126,14 @@ class Tvm(WestCommand):
             self.wrn("--input is not used on Zephyr boards: the sample runs the input it "
                      "embeds (and checks TFLite Micro's output for it)")
         model = getattr(args, "model", None)
+        cmake_args = ["-DTVM_OPTIONS=--io-in-pool"] if getattr(args, "io_in_pool", False) else []
+        cmake_args += zbuild.offload_cmake_args(getattr(args, "offload", None) or [])
+        if getattr(args, "cmsis_nn_dir", None):
+            self.wrn("--cmsis-nn-dir is not used on Zephyr boards: Zephyr's cmsis-nn module is")
         req = zbuild.BuildRequest(
             board=board, build_dir=args.zephyr_build_dir,
             model=Path(model) if model else None, name=getattr(args, "name", None),
-            target="run",
-            cmake_args=["-DTVM_OPTIONS=--io-in-pool"] if getattr(args, "io_in_pool", False)
-            else [])
+            target="run", cmake_args=cmake_args)
         self._zephyr_build(req, "run")
 
     def _report(self, args: argparse.Namespace) -> None:

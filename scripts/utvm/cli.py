@@ -29,7 +29,28 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
                    help="static-lib: also build DIR/lib/lib<name>.a and its headers with --cc")
     p.add_argument("--cc", default="cc", help="C compiler for --export static-lib (default: cc)")
     p.add_argument("--cflags", default="", help="flags for --cc, e.g. \"-mcpu=cortex-m4 -mthumb -O2\"")
+    add_offload_arguments(p)
     p.add_argument("--json", action="store_true", help="print a JSON summary")
+
+
+def add_offload_arguments(p: argparse.ArgumentParser) -> None:
+    from .external import module_names
+
+    p.add_argument("--offload", action="append", default=[], metavar="MODULE",
+                   help=f"let an external module take the operators it supports ({', '.join(module_names())}); "
+                        "repeat for several, the first named has priority")
+    p.add_argument("--cmsis-nn-dir", type=Path, metavar="DIR",
+                   help="CMSIS-NN sources for --offload cmsis-nn (default: $CMSIS_NN_DIR)")
+
+
+def offload_compile_args(args: argparse.Namespace) -> list[str]:
+    """The --offload / --cmsis-nn-dir options of ``args`` as ``utvm compile`` arguments."""
+    out: list[str] = []
+    for name in getattr(args, "offload", None) or []:
+        out += ["--offload", name]
+    if getattr(args, "cmsis_nn_dir", None):
+        out += ["--cmsis-nn-dir", str(args.cmsis_nn_dir)]
+    return out
 
 
 def _add_constants_argument(p: argparse.ArgumentParser) -> None:
@@ -47,6 +68,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--io-in-pool", action="store_true", help="inputs and outputs inside the pool")
     p.add_argument("--repeats", type=int, default=1, help="runs to time (median is reported)")
     _add_constants_argument(p)
+    add_offload_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -58,19 +80,23 @@ def cmd_compile(args: argparse.Namespace) -> int:
     out = args.output or Path("build") / name
     options = CompileOptions(name=args.name, io_in_pool=args.io_in_pool, cpu=args.cpu,
                              constants=args.constants, constants_target=args.constants_target,
-                             export=args.export, cc=args.cc, cflags=args.cflags)
+                             export=args.export, cc=args.cc, cflags=args.cflags,
+                             offload=tuple(args.offload), cmsis_nn_dir=args.cmsis_nn_dir)
     result = compile_model(args.model, out, options,
                            progress=(lambda _: None) if args.json else _progress)
     mem = result.module_memory
     summary = {"model": str(args.model), "name": result.name, "mlf": str(result.mlf_dir),
                "tar": str(result.tar_path), "workspace_bytes": mem["workspace_size_bytes"],
                "io_bytes": mem["io_size_bytes"], "constants_bytes": mem["constants_size_bytes"],
-               "kernels": len(result.lowered.calls), "compile_seconds": round(result.compile_seconds, 3)}
+               "kernels": len(result.lowered.calls), "compile_seconds": round(result.compile_seconds, 3),
+               "offloaded": {m: sum(1 for c in result.lowered.calls if c.module == m) for m in args.offload}}
     if args.json:
         print(json.dumps(summary))
     else:
         for k in ("workspace_bytes", "io_bytes", "constants_bytes", "kernels"):
             print(f"  {k:<16} {summary[k]}")
+        for m, n in summary["offloaded"].items():
+            print(f"  {'offloaded':<16} {n} to {m}")
     return 0
 
 
@@ -91,7 +117,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         get_board(args.board)
     report = run_model(args.model, args.board, args.input, args.io_in_pool, args.repeats,
-                       progress=None if args.json else _progress, constants=getattr(args, "constants", "c"))
+                       progress=None if args.json else _progress, constants=getattr(args, "constants", "c"),
+                       offload=tuple(args.offload), cmsis_nn_dir=args.cmsis_nn_dir)
     if args.output:
         np.save(args.output, report.outputs[0])
     if args.json:
@@ -103,6 +130,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 ("workspace bytes", report.workspace_bytes), ("io bytes", report.io_bytes),
                 ("constants bytes", report.constants_bytes), ("code bytes", report.code_bytes),
                 ("compile seconds", f"{report.compile_seconds:.1f}")]
+        rows += [("offloaded", f"{n} operators to {m}") for m, n in report.offloaded.items()]
         if report.instructions is not None:
             rows.append(("instructions", report.instructions))
             if report.instructions_per_mac:

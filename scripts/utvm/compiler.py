@@ -13,10 +13,11 @@ from typing import Any
 
 from .emit.aot import EmittedSources, emit
 from .errors import UtvmError
+from .external import OffloadOptions, create_modules
 from .importer import c_identifier, load_model
 from .ir import Graph
 from .lower.lowering import Lowered, lower_graph
-from .package.mlf import metadata, write_mlf, write_tar
+from .package.mlf import called_functions, external_layout, metadata, write_mlf, write_tar
 from .package.staticlib import build_static_lib
 from .plan.memory import MemoryPlan, plan_memory
 
@@ -36,6 +37,10 @@ class CompileOptions:
     export: str | None = None
     cc: str = "cc"
     cflags: str = ""
+    #: external modules that take the operators they support, first come first served
+    offload: tuple[str, ...] = ()
+    #: CMSIS-NN sources for --offload cmsis-nn; None: $CMSIS_NN_DIR
+    cmsis_nn_dir: Path | None = None
 
 
 @dataclass
@@ -79,6 +84,8 @@ def compile_model(model: Path, out_dir: Path, options: CompileOptions | None = N
     constants_target = options.constants_target or ("arm" if options.cpu else "host")
     if constants_target not in ("host", "arm"):
         raise UtvmError(f"--constants-target must be 'host' or 'arm', not '{constants_target}'")
+    cmsis_nn_dir = options.cmsis_nn_dir or (Path(os.environ["CMSIS_NN_DIR"]) if os.environ.get("CMSIS_NN_DIR") else None)
+    modules = create_modules(options.offload, OffloadOptions(cpu=options.cpu, cmsis_nn_dir=cmsis_nn_dir))
     start = time.monotonic()
     model = Path(model)
     name = c_identifier(options.name or model.stem)
@@ -88,16 +95,21 @@ def compile_model(model: Path, out_dir: Path, options: CompileOptions | None = N
     graph = load_model(model)
     graph.name = name
     progress(f"lowering {len(graph.ops)} operators with TVM")
-    lowered = lower_graph(graph, f"tvmgen_{name}", options.cpu)
+    lowered = lower_graph(graph, f"tvmgen_{name}", options.cpu, modules)
+    for m in modules:
+        taken = sum(1 for c in lowered.calls if c.module == m.name)
+        progress(f"{m.name}: {taken} of {len(lowered.calls)} operators offloaded")
     progress("planning memory")
     plan = plan_memory(lowered, options.io_in_pool)
     problems = plan.check()
     if problems:
         raise UtvmError(f"internal error: invalid memory plan: {problems[0]}")
     progress("emitting the AOT executor")
-    sources = emit(name, lowered, plan, options.io_in_pool, constants_c=options.constants == "c")
+    sources = emit(name, lowered, plan, options.io_in_pool, constants_c=options.constants == "c", modules=modules)
+    libraries = {m.name: m.library(called_functions(sources.glue[m.c_name])) for m in modules}
     target = options.target + (f" -mcpu={options.cpu}" if options.cpu else "")
-    meta = metadata(name, lowered.graph, lowered, plan, sources, options.io_in_pool, target)
+    meta = metadata(name, lowered.graph, lowered, plan, sources, options.io_in_pool, target,
+                    external_layout(name, modules, libraries, lowered))
 
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -107,7 +119,8 @@ def compile_model(model: Path, out_dir: Path, options: CompileOptions | None = N
         stage = tmp / "mlf"
         stage.mkdir()
         write_mlf(stage, name, lowered.graph, lowered, plan, sources, meta,
-                  constants_object_target=constants_target if options.constants == "object" else None)
+                  constants_object_target=constants_target if options.constants == "object" else None,
+                  modules=modules, libraries=libraries)
         if options.export == "static-lib":
             progress(f"building lib{name}.a with {options.cc}")
             build_static_lib(stage, name, options.cc, options.cflags)

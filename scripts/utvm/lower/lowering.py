@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -10,7 +11,8 @@ import tvm
 from tvm import te
 
 from ..errors import UtvmError
-from ..ir import Graph, Tensor
+from ..external.base import ExternalArg, ExternalKernel, ExternalModule
+from ..ir import Graph, Operator, Tensor
 from .kernels import BUILDERS, NO_DSP_CPUS, PACKED_KINDS, KernelArg
 from .pipeline import PIPELINE_NAME
 
@@ -27,6 +29,9 @@ class KernelCall:
     op_name: str            # for profiles: kind and position in the source model
     args: list[str]         # tensor names, parameters in order, output last
     scratch_bytes: int = 0  # TVMBackendAllocWorkspace bytes the kernel asks for
+    #: set when an external module took the operator: the module's name and its glue
+    module: str = ""
+    external: ExternalKernel | None = None
 
 
 @dataclass
@@ -42,10 +47,13 @@ def _sanitize(s: str) -> str:
     return re.sub(r"[^0-9A-Za-z_]", "_", s)
 
 
-def lower_graph(graph: Graph, prefix: str, cpu: str | None = None) -> Lowered:
+def lower_graph(graph: Graph, prefix: str, cpu: str | None = None,
+                offload: Sequence[ExternalModule] = ()) -> Lowered:
     """Build every kernel, compile them with TVM's C target into one source file.
 
-    ``cpu`` (e.g. cortex-m4) selects kernel variants; None means any CPU with 32-bit words."""
+    ``cpu`` (e.g. cortex-m4) selects kernel variants; None means any CPU with 32-bit words.
+    Each operator is first offered to the ``offload`` modules in order; the first that claims
+    it supplies a glue function instead of a TVM kernel."""
     packed = (cpu or "").lower() not in NO_DSP_CPUS
     funcs: dict[str, tvm.tirx.PrimFunc] = {}
     calls: list[KernelCall] = []
@@ -54,6 +62,14 @@ def lower_graph(graph: Graph, prefix: str, cpu: str | None = None) -> Lowered:
     for index, op in enumerate(graph.ops):
         if op.kind in ALIAS_KINDS:
             aliases[op.outputs[0]] = op.inputs[0]
+            continue
+        external = _offload(graph, op, offload)
+        if external is not None:
+            module, kernel = external
+            symbol = f"{prefix}_{module.c_name}_{op.kind}_{index}"
+            names = [_bind_arg(tensors, arg, symbol) for arg in (*kernel.args, kernel.output)]
+            calls.append(KernelCall(symbol, index, f"{op.kind}_{index}", names, module=module.name,
+                                    external=kernel))
             continue
         builder = BUILDERS.get(op.kind)
         if builder is None:
@@ -72,6 +88,11 @@ def lower_graph(graph: Graph, prefix: str, cpu: str | None = None) -> Lowered:
         func = sch.mod["main"]
         funcs[symbol] = func.with_attr("global_symbol", symbol)
         calls.append(KernelCall(symbol, index, f"{op.kind}_{index}", arg_names))
+    for module in offload:
+        module.finalize([c.external for c in calls if c.module == module.name and c.external is not None])
+    for call in calls:
+        if call.external is not None:
+            call.scratch_bytes = call.external.scratch_bytes
     lowered_graph = Graph(graph.name, tensors, graph.ops, graph.inputs, graph.outputs)
     if not funcs:
         return Lowered(lowered_graph, calls, aliases)
@@ -80,7 +101,8 @@ def lower_graph(graph: Graph, prefix: str, cpu: str | None = None) -> Lowered:
         lib = tvm.compile(mod, target=tvm.target.Target("c"), tir_pipeline=PIPELINE_NAME)
     source = finish_source(lib.mod.inspect_source())
     for call in calls:
-        call.scratch_bytes = _scratch_bytes(source, call.symbol)
+        if call.external is None:
+            call.scratch_bytes = _scratch_bytes(source, call.symbol)
     return Lowered(lowered_graph, calls, aliases, source, mod.script())
 
 
@@ -103,7 +125,17 @@ def _decompose_reductions(sch: tvm.s_tir.Schedule) -> None:
             sch.decompose_reduction(block, loops[len(loops) - n_reduce])
 
 
-def _bind_arg(tensors: dict[str, Tensor], arg: KernelArg, symbol: str) -> str:
+def _offload(graph: Graph, op: Operator,
+             modules: Sequence[ExternalModule]) -> tuple[ExternalModule, ExternalKernel] | None:
+    """(module, glue) of the first module that claims ``op``, or None."""
+    for module in modules:
+        kernel = module.claim(graph, op)
+        if kernel is not None:
+            return module, kernel
+    return None
+
+
+def _bind_arg(tensors: dict[str, Tensor], arg: KernelArg | ExternalArg, symbol: str) -> str:
     if arg.tensor:
         return arg.tensor
     assert arg.constant is not None

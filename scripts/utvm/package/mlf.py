@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 import shutil
 import tarfile
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..emit.aot import EmittedSources
+from ..errors import UtvmError
+from ..external.base import ExternalModule, LibraryFiles
 from ..ir import Graph
 from ..lower.lowering import Lowered
 from ..paths import crt_dir
@@ -33,8 +38,36 @@ def _io_entry(graph: Graph, names: list[str], fields: dict[str, str]) -> dict[st
     return out
 
 
+def called_functions(c_source: str) -> set[str]:
+    """Names of the functions a C source calls (and declares): what a module's library must
+    provide for its glue."""
+    return set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", c_source))
+
+
+def external_layout(name: str, modules: Sequence[ExternalModule], libraries: dict[str, LibraryFiles],
+                    lowered: Lowered) -> dict[str, Any]:
+    """metadata.json's "external_modules": where each module's glue and library are in the MLF
+    (paths relative to the MLF root) and which operators it took."""
+    out: dict[str, Any] = {}
+    for m in modules:
+        lib = libraries[m.name]
+        base = f"codegen/{m.c_name}"
+        out[m.name] = {
+            "directory": base,
+            "glue_sources": [f"{base}/src/{name}_{m.c_name}.c"],
+            "library_sources": [f"{base}/lib/{s}" for s in lib.sources],
+            "include_dirs": [f"{base}/lib/{d}" for d in lib.include_dirs],
+            "operators": [
+                {"operator": c.op_name, "function_name": c.symbol, "calls": c.external.function,
+                 "workspace_size_bytes": c.scratch_bytes}
+                for c in lowered.calls if c.module == m.name and c.external is not None
+            ],
+        }
+    return out
+
+
 def metadata(name: str, graph: Graph, lowered: Lowered, plan: MemoryPlan, sources: EmittedSources,
-             io_in_pool: bool, target: str) -> dict[str, Any]:
+             io_in_pool: bool, target: str, external: dict[str, Any] | None = None) -> dict[str, Any]:
     io_bytes = 0 if io_in_pool else sum(graph.tensors[n].nbytes for n in graph.inputs + graph.outputs)
     return {
         "version": MLF_VERSION,
@@ -57,7 +90,8 @@ def metadata(name: str, graph: Graph, lowered: Lowered, plan: MemoryPlan, source
                             "outputs": _io_entry(graph, graph.outputs, sources.io_names),
                         }],
                         "operator_functions": [
-                            {"function_name": f"__tvm_ffi_{c.symbol}", "operator": c.op_name,
+                            {"function_name": c.symbol if c.external else f"__tvm_ffi_{c.symbol}",
+                             "operator": c.op_name, **({"external_module": c.module} if c.module else {}),
                              "workspace": [{"device": 1, "workspace_size_bytes": c.scratch_bytes}]}
                             for c in lowered.calls
                         ],
@@ -68,6 +102,7 @@ def metadata(name: str, graph: Graph, lowered: Lowered, plan: MemoryPlan, source
                      "first": b.first, "last": b.last}
                     for b in plan.buffers
                 ],
+                "external_modules": external or {},
             }
         },
     }
@@ -75,7 +110,8 @@ def metadata(name: str, graph: Graph, lowered: Lowered, plan: MemoryPlan, source
 
 def write_mlf(directory: Path, name: str, graph: Graph, lowered: Lowered, plan: MemoryPlan,
               sources: EmittedSources, meta: dict[str, Any],
-              constants_object_target: str | None = None) -> None:
+              constants_object_target: str | None = None,
+              modules: Sequence[ExternalModule] = (), libraries: dict[str, LibraryFiles] | None = None) -> None:
     """Fill ``directory`` (which must exist and be empty) with the MLF layout.
 
     With ``constants_object_target`` (``host`` or ``arm``) the constants are written as
@@ -93,6 +129,15 @@ def write_mlf(directory: Path, name: str, graph: Graph, lowered: Lowered, plan: 
         write_constants_object(directory / "codegen" / "host" / "lib", name, sources.constant_data,
                                constants_object_target)
     (inc / f"tvmgen_{name}.h").write_text(sources.header)
+    for m in modules:
+        base = directory / "codegen" / m.c_name
+        (base / "src").mkdir(parents=True)
+        (base / "src" / f"{name}_{m.c_name}.c").write_text(sources.glue[m.c_name])
+        lib = (libraries or {})[m.name]
+        for rel in (*lib.sources, *lib.headers):
+            dest = base / "lib" / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(lib.root / rel, dest)
     (directory / "src").mkdir()
     (directory / "src" / f"{name}.graph.txt").write_text(graph.text())
     (directory / "src" / f"{name}.tir").write_text(lowered.tir_text)
@@ -108,3 +153,42 @@ def write_tar(directory: Path, tar_path: Path) -> None:
     with tarfile.open(tar_path, "w") as tar:
         for path in sorted(directory.rglob("*")):
             tar.add(path, arcname=str(path.relative_to(directory)), recursive=False)
+
+
+@dataclass
+class ModelSources:
+    """What a build of a compiled model compiles and links (the runtime aside)."""
+
+    sources: list[Path]       # kernels, executor, constants C, external glue and libraries
+    objects: list[Path]       # prebuilt objects (the constants of --constants object)
+    include_dirs: list[Path]
+
+
+def model_sources(mlf: Path) -> ModelSources:
+    """The C sources, objects and include directories of the model in an MLF directory."""
+    mlf = Path(mlf)
+    host = mlf / "codegen" / "host"
+    sources = sorted((host / "src").glob("*.c"))
+    objects = sorted((host / "lib").glob("*.o"))
+    includes = [host / "include"]
+    for module, layout in _external_modules(mlf).items():
+        for rel in (*layout.get("glue_sources", []), *layout.get("library_sources", [])):
+            if not (mlf / rel).is_file():
+                raise UtvmError(f"{mlf}: external module {module}: {rel} is missing")
+            sources.append(mlf / rel)
+        includes += [mlf / rel for rel in layout.get("include_dirs", [])]
+    return ModelSources(sources, objects, includes)
+
+
+def _external_modules(mlf: Path) -> dict[str, Any]:
+    meta_path = mlf / "metadata.json"
+    if not meta_path.is_file():
+        return {}
+    try:
+        modules = json.loads(meta_path.read_text())["modules"]
+    except (ValueError, KeyError) as exc:
+        raise UtvmError(f"{meta_path}: not valid MLF metadata ({exc})") from None
+    out: dict[str, Any] = {}
+    for entry in modules.values():
+        out.update(entry.get("external_modules", {}))
+    return out

@@ -1,7 +1,7 @@
 """``--export static-lib``: the compiled model as ``lib/lib<N>.a`` plus its headers.
 
 The archive holds the kernels, the AOT executor, the constants (C or the constants
-object) and the portable runtime core (``runtime/src``), NOT a platform port: the firmware
+object), the glue and library of every external module and the portable runtime core (``runtime/src``), NOT a platform port: the firmware
 that links the archive provides ``utvm_platform_*`` (e.g. ``runtime/ports/baremetal``).
 """
 
@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 from ..errors import UtvmError
+from .mlf import model_sources
 
 #: runtime headers an application needs next to ``tvmgen_<N>.h``
 PUBLIC_HEADERS = ("model.h", "crt.h", "platform.h")
@@ -49,10 +50,10 @@ def build_static_lib(mlf: Path, name: str, cc: str, cflags: str = "") -> Path:
         flags = shlex.split(cflags)
     except ValueError as exc:
         raise UtvmError(f"--cflags: {exc}") from None
-    sources = sorted((mlf / "codegen" / "host" / "src").glob("*.c"))
-    sources += sorted((mlf / "runtime" / "src").glob("*.c"))
-    prebuilt = sorted((mlf / "codegen" / "host" / "lib").glob("*.o"))
-    includes = [mlf / "codegen" / "host" / "include", mlf / "runtime" / "include"]
+    model = model_sources(mlf)
+    sources = [*model.sources, *sorted((mlf / "runtime" / "src").glob("*.c"))]
+    prebuilt = model.objects
+    includes = [*model.include_dirs, mlf / "runtime" / "include"]
     out = mlf / "lib"
     obj_dir = out / "obj"
     obj_dir.mkdir(parents=True)

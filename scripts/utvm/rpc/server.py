@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from utvm.errors import UtvmError
+from utvm.package.mlf import model_sources
 from utvm.rpc.client import RpcClient, RpcError
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -97,8 +98,9 @@ def mlf_server_sources(
     name = mlf_model_name(mlf_dir)
     crt = _crt_root(mlf_dir)
     port = "host" if is_host_board(board) else "baremetal"
-    codegen = sorted((mlf_dir / "codegen" / "host" / "src").glob("*.c"))
-    if not codegen:
+    model = model_sources(mlf_dir)
+    codegen = [*model.sources, *model.objects]
+    if not model.sources:
         raise UtvmError(f"{mlf_dir}: no codegen/host/src/*.c")
     runtime = sorted((crt / "src").glob("*.c"))
     if not any(p.name == "rpc_server.c" for p in runtime):
@@ -116,7 +118,7 @@ def mlf_server_sources(
         defines["UTVM_RPC_IO_BUF_SIZE"] = f"{max(io, _ALIGN)}u"
     return ServerSources(
         sources=(*codegen, *runtime, *ports, table),
-        include_dirs=(mlf_dir / "codegen" / "host" / "include", crt / "include"),
+        include_dirs=(*model.include_dirs, crt / "include"),
         defines=defines,
     )
 

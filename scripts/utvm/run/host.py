@@ -7,20 +7,20 @@ import subprocess
 from pathlib import Path
 
 from ..errors import UtvmError
+from ..package.mlf import model_sources
 
 
 def mlf_sources(mlf: Path, port: str) -> tuple[list[Path], list[Path]]:
     """(C sources and prebuilt objects, include dirs) to build the MLF with one platform port.
 
     The objects (``codegen/host/lib/*.o``, the constants with ``--constants object``) are
-    only linked.
+    only linked. External modules' glue and library sources are included.
     """
-    sources = sorted((mlf / "codegen" / "host" / "src").glob("*.c"))
-    sources += sorted((mlf / "codegen" / "host" / "lib").glob("*.o"))
+    model = model_sources(mlf)
+    sources = [*model.sources, *model.objects]
     sources += sorted((mlf / "runtime" / "src").glob("*.c"))
     sources += sorted((mlf / "runtime" / "ports" / port).glob("*.c"))
-    includes = [mlf / "codegen" / "host" / "include", mlf / "runtime" / "include"]
-    return sources, includes
+    return sources, [*model.include_dirs, mlf / "runtime" / "include"]
 
 
 HOST_CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror"]

@@ -38,6 +38,8 @@ class RunReport:
     macs: int = 0
     latency_ratio_vs_reference: float | None = None
     memory: dict[str, Any] = field(default_factory=dict)
+    #: external module -> operators it took (--offload)
+    offloaded: dict[str, int] = field(default_factory=dict)
     outputs: list[np.ndarray] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -103,7 +105,8 @@ def load_inputs(paths: list[Path], result: CompileResult) -> list[np.ndarray]:
 
 def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = None,
               io_in_pool: bool = False, repeats: int = 1, workdir: Path | None = None,
-              progress: Any = None, constants: str = "c") -> RunReport:
+              progress: Any = None, constants: str = "c", offload: tuple[str, ...] = (),
+              cmsis_nn_dir: Path | None = None) -> RunReport:
     model = Path(model)
     with tempfile.TemporaryDirectory(prefix="utvm-run-") as tmp_s:
         tmp = Path(workdir) if workdir else Path(tmp_s)
@@ -113,7 +116,8 @@ def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = 
 
             cpu = get_board(board).cpu
         options = CompileOptions(io_in_pool=io_in_pool, cpu=cpu, constants=constants,
-                                 constants_target="host" if board == HOST_BOARD else "arm")
+                                 constants_target="host" if board == HOST_BOARD else "arm",
+                                 offload=offload, cmsis_nn_dir=cmsis_nn_dir)
         result = compile_model(model, tmp / "mlf", options,
                                progress=progress or (lambda _: None))
         g = result.graph
@@ -148,7 +152,9 @@ def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = 
             compile_seconds=round(result.compile_seconds, 3), io_in_pool=io_in_pool,
             instructions=instructions,
             instructions_per_mac=(instructions / macs) if instructions and macs else None,
-            macs=macs, latency_ratio_vs_reference=ratio, memory=memory, outputs=outputs,
+            macs=macs, latency_ratio_vs_reference=ratio, memory=memory,
+            offloaded={m: sum(1 for c in result.lowered.calls if c.module == m) for m in offload},
+            outputs=outputs,
         )
 
 

@@ -79,6 +79,18 @@ def cmake_defines(req: BuildRequest) -> list[str]:
     return defines
 
 
+def offload_cmake_args(modules: Sequence[str]) -> list[str]:
+    """Kconfig settings (as CMake -D) that make a Zephyr build offload to ``modules``: the
+    CONFIG_TVM_OFFLOAD_<M> symbol, and Zephyr's cmsis-nn library for cmsis-nn."""
+    out: list[str] = []
+    for name in dict.fromkeys(modules):
+        symbol = re.sub(r"[^0-9A-Za-z]", "_", name).upper()
+        if name == "cmsis-nn":
+            out.append("-DCONFIG_CMSIS_NN=y")
+        out.append(f"-DCONFIG_TVM_OFFLOAD_{symbol}=y")
+    return out
+
+
 def _check_app(req: BuildRequest) -> Path:
     app = req.app.expanduser().resolve()
     if not (app / "CMakeLists.txt").is_file():
