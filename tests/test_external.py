@@ -139,6 +139,25 @@ def test_plain_c_run_cli(models_dir: Path, tmp_path: Path) -> None:
     assert data["offloaded"] == {"plain-c": 1} and data["outputs_match_reference"]
 
 
+def test_rpc_paths_compile_with_the_run_options() -> None:
+    """run --rpc and profile compile with the board's CPU and the same --offload and
+    --constants options as run (none of them is silently dropped)."""
+    import argparse
+
+    from utvm.rpc.commands import compile_args
+
+    args = argparse.Namespace(board="mps2/an386", offload=["plain-c"], cmsis_nn_dir=Path("/x"), constants="object")
+    assert compile_args(args) == ["--cpu", "cortex-m4", "--constants", "object", "--constants-target", "arm",
+                                  "--offload", "plain-c", "--cmsis-nn-dir", "/x"]
+    assert compile_args(argparse.Namespace(board="host")) == []
+
+
+def test_plain_c_through_the_rpc_server(models_dir: Path, tmp_path: Path) -> None:
+    r = _cli("run", str(models_dir / KWS), "--rpc", "--offload", "plain-c", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["matches_tflite_micro"] is True
+
+
 @needs_arm
 def test_static_lib_carries_the_external_module(models_dir: Path, tmp_path: Path) -> None:
     """--export static-lib with an offloaded operator: the archive holds the glue and the

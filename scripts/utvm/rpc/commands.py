@@ -24,6 +24,7 @@ import numpy as np
 
 from utvm.errors import UtvmError
 from utvm.rpc.runner import ProfileResult, RpcRunResult, profile, run_over_rpc
+from utvm.rpc.server import is_host_board
 
 
 def add_rpc_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -69,6 +70,9 @@ def add_profile_parser(
         "--name", default=None, help="model name (default: from the file name)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    from utvm.cli import add_offload_arguments
+
+    add_offload_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument(
         "--work-dir", type=Path, default=None, help="keep build files here"
@@ -84,8 +88,25 @@ def _model_name(model: Path, name: str | None) -> str:
     return stem if stem and not stem[0].isdigit() else f"m_{stem}"
 
 
-def compiled_mlf(model: Path, name: str | None, work: Path) -> Path:
-    """An MLF directory for ``model``: itself if already compiled, else ``utvm compile``."""
+def compile_args(args: argparse.Namespace) -> list[str]:
+    """``utvm compile`` options that follow from the run or profile options: the board's CPU,
+    external modules, constants as an object."""
+    from utvm.cli import offload_compile_args
+
+    out: list[str] = []
+    board = getattr(args, "board", "host") or "host"
+    if not is_host_board(board):
+        from utvm.run.boards import get_board
+
+        out += ["--cpu", get_board(board).cpu]
+    if getattr(args, "constants", "c") == "object":
+        out += ["--constants", "object", "--constants-target", "host" if is_host_board(board) else "arm"]
+    return out + offload_compile_args(args)
+
+
+def compiled_mlf(model: Path, name: str | None, work: Path, extra: list[str] | None = None) -> Path:
+    """An MLF directory for ``model``: itself if already compiled, else ``utvm compile``
+    (with ``extra`` options)."""
     model = Path(model)
     if model.is_dir() and (model / "metadata.json").is_file():
         return model
@@ -100,6 +121,7 @@ def compiled_mlf(model: Path, name: str | None, work: Path) -> Path:
         str(model),
         "--name",
         _model_name(model, name),
+        *(extra or []),
     ]
     proc = subprocess.run(
         [*cmd, "-o", str(out)], capture_output=True, text=True, check=False
@@ -145,7 +167,7 @@ def cmd_run_rpc(args: argparse.Namespace) -> int:
     mlf = (
         None
         if args.device and not model.exists()
-        else compiled_mlf(model, getattr(args, "name", None), work)
+        else compiled_mlf(model, getattr(args, "name", None), work, compile_args(args))
     )
     result, _ = run_over_rpc(
         mlf,
@@ -179,7 +201,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     mlf = (
         None
         if args.device and not model.exists()
-        else compiled_mlf(model, args.name, work)
+        else compiled_mlf(model, args.name, work, compile_args(args))
     )
     prof: ProfileResult = profile(
         mlf,
