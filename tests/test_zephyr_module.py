@@ -166,6 +166,9 @@ def test_sample_and_testcase_yaml() -> None:
     for name, test in sample["tests"].items():
         assert name.startswith("sample.")
         del test
+    # the external-module variants switch on the Kconfig options tvm_add_model() reads
+    assert "CONFIG_TVM_OFFLOAD_CMSIS_NN=y" in sample["tests"]["sample.tvm.utvm_inference.cmsis_nn"]["extra_configs"]
+    assert "CONFIG_TVM_OFFLOAD_PLAIN_C=y" in sample["tests"]["sample.tvm.utvm_inference.plain_c"]["extra_configs"]
     common = sample["common"]
     assert common["harness"] == "console"
     assert set(common["integration_platforms"]) == {"qemu_cortex_m3", "mps2/an385", "native_sim"}
@@ -193,6 +196,8 @@ def test_west_manifest_declares_the_extension() -> None:
     validate(data)  # west's own manifest schema
     manifest = data["manifest"]
     assert manifest["self"]["path"] == "utvm"
+    allow = manifest["projects"][0]["import"]["name-allowlist"]
+    assert {"cmsis-nn", "cmsis-dsp"} <= set(allow)  # CONFIG_TVM_OFFLOAD_CMSIS_NN
     commands_file = REPO / manifest["self"]["west-commands"]
     commands = yaml.safe_load(commands_file.read_text())["west-commands"]
     assert commands[0]["commands"][0]["name"] == "tvm"
