@@ -60,6 +60,34 @@ def test_registry_has_the_builtin_modules() -> None:
         create_modules(["nope"], OffloadOptions())
 
 
+def test_a_module_registered_from_outside(models_dir: Path, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The registry is open: a module declared outside utvm (here: plain-c's library under
+    another name, with one pattern whose handler declines) is usable by name, and what it
+    declines stays with TVM."""
+    import utvm.external
+    from utvm.external import Pattern, register
+    from utvm.external.plain_c import PlainC
+
+    monkeypatch.setattr(utvm.external, "_REGISTRY", dict(utvm.external._REGISTRY))
+
+    class Picky(PlainC):
+        name = "picky"
+        patterns = (Pattern("conv2d", "int8", "decline"), Pattern("avg_pool2d", "int8", "average_pool"))
+
+        def decline(self, graph, op):  # type: ignore[no-untyped-def]
+            return None
+
+    register(Picky)
+    assert "picky" in module_names()
+    result = compile_model(models_dir / KWS, tmp_path / "m", CompileOptions(name="m", offload=("picky",)))
+    taken = {c.op_name.rsplit("_", 1)[0] for c in result.lowered.calls if c.module == "picky"}
+    assert taken == {"avg_pool2d"}
+    assert any(c.op_name.startswith("conv2d") and c.external is None for c in result.lowered.calls)
+    assert (result.mlf_dir / "codegen/picky/src/m_picky.c").is_file()
+
+
+
 @pytest.mark.parametrize("args, message", [
     (["--offload", "nope"], "unknown --offload module 'nope'"),
     (["--offload", "cmsis-nn"], "--offload cmsis-nn needs the CMSIS-NN sources"),

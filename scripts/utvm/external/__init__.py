@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import UtvmError
-from .base import ExternalArg, ExternalKernel, ExternalModule, LibraryFiles, OffloadOptions
+from .base import ExternalArg, ExternalKernel, ExternalModule, LibraryFiles, OffloadOptions, Pattern
 
 _REGISTRY: dict[str, type[ExternalModule]] = {}
 
@@ -48,5 +48,5 @@ def _register_builtin() -> None:
 
 _register_builtin()
 
-__all__ = ["ExternalArg", "ExternalKernel", "ExternalModule", "LibraryFiles", "OffloadOptions",
+__all__ = ["ExternalArg", "ExternalKernel", "ExternalModule", "LibraryFiles", "OffloadOptions", "Pattern",
            "create_modules", "module_names", "register"]

@@ -73,13 +73,29 @@ class OffloadOptions:
     cmsis_nn_dir: Path | None = None
 
 
+@dataclass(frozen=True)
+class Pattern:
+    """An operator shape a module takes: the operator kind (utvm's: conv2d, depthwise_conv2d,
+    fully_connected, avg_pool2d, max_pool2d, softmax, add, ...) with the element type of its
+    first input, and the module method that builds the glue. The method may still decline
+    (return None) for attributes the library does not support; TVM then lowers the operator.
+    """
+
+    kind: str
+    dtype: str
+    handler: str
+
+
 class ExternalModule(ABC):
-    """One external library. Subclasses set ``name`` and implement ``claim`` and ``library``."""
+    """One external library. Subclasses set ``name`` and ``patterns`` and implement one
+    handler per pattern and ``library``."""
 
     #: the name users give to --offload
     name: str = ""
     #: one-line description for --help and errors
     summary: str = ""
+    #: the operators this module takes
+    patterns: tuple[Pattern, ...] = ()
 
     def __init__(self, options: OffloadOptions) -> None:
         self.options = options
@@ -89,9 +105,16 @@ class ExternalModule(ABC):
         """The name as a C identifier and MLF directory (cmsis-nn -> cmsis_nn)."""
         return self.name.replace("-", "_")
 
-    @abstractmethod
     def claim(self, graph: Graph, op: Operator) -> ExternalKernel | None:
-        """The glue for ``op`` if this module takes it, else None (TVM lowers it)."""
+        """The glue for ``op`` if one of the module's patterns matches and its handler
+        accepts the operator, else None (TVM lowers it)."""
+        dtype = graph.tensors[op.inputs[0]].dtype if op.inputs else ""
+        for pattern in self.patterns:
+            if pattern.kind == op.kind and pattern.dtype == dtype:
+                kernel: ExternalKernel | None = getattr(self, pattern.handler)(graph, op)
+                if kernel is not None:
+                    return kernel
+        return None
 
     @abstractmethod
     def library(self, used_functions: set[str]) -> LibraryFiles:

@@ -26,7 +26,7 @@ from ..errors import UtvmError
 from ..ir import Graph, Operator, Tensor
 from ..lower import fixedpoint as fp
 from ..lower.kernels import activation_range_int8
-from .base import ExternalArg, ExternalKernel, ExternalModule, LibraryFiles, OffloadOptions
+from .base import ExternalArg, ExternalKernel, ExternalModule, LibraryFiles, OffloadOptions, Pattern
 
 #: CPUs whose CMSIS-NN build uses Helium (MVE) or the DSP extension; others get plain C
 MVE_CPUS = ("cortex-m55", "cortex-m85")
@@ -54,6 +54,15 @@ def _int8_quant(*tensors: Tensor) -> bool:
 class CmsisNN(ExternalModule):
     name = "cmsis-nn"
     summary = "Arm CMSIS-NN kernels (needs --cmsis-nn-dir, or Zephyr's cmsis-nn module)"
+    patterns = (
+        Pattern("conv2d", "int8", "conv"),              # arm_convolve_wrapper_s8
+        Pattern("depthwise_conv2d", "int8", "conv"),    # arm_depthwise_conv_wrapper_s8
+        Pattern("fully_connected", "int8", "fully_connected"),  # arm_fully_connected[_per_channel]_s8
+        Pattern("avg_pool2d", "int8", "pool"),          # arm_avgpool_s8
+        Pattern("max_pool2d", "int8", "pool"),          # arm_max_pool_s8
+        Pattern("softmax", "int8", "softmax"),          # arm_softmax_s8
+        Pattern("add", "int8", "add"),                  # arm_elementwise_add_s8
+    )
 
     def __init__(self, options: OffloadOptions) -> None:
         super().__init__(options)
@@ -71,19 +80,7 @@ class CmsisNN(ExternalModule):
     # ------------------------------------------------------------------------------------
     # patterns
 
-    def claim(self, graph: Graph, op: Operator) -> ExternalKernel | None:
-        handler = {
-            "conv2d": self._conv,
-            "depthwise_conv2d": self._conv,
-            "fully_connected": self._fully_connected,
-            "avg_pool2d": self._pool,
-            "max_pool2d": self._pool,
-            "softmax": self._softmax,
-            "add": self._add,
-        }.get(op.kind)
-        return handler(graph, op) if handler else None
-
-    def _conv(self, g: Graph, op: Operator) -> ExternalKernel | None:
+    def conv(self, g: Graph, op: Operator) -> ExternalKernel | None:
         depthwise = op.kind == "depthwise_conv2d"
         x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
         b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 else None
@@ -149,7 +146,7 @@ class CmsisNN(ExternalModule):
             output=ExternalArg("int8_t*", "output", tensor=y.name),
             body=body, function=fn, size_query=query)
 
-    def _fully_connected(self, g: Graph, op: Operator) -> ExternalKernel | None:
+    def fully_connected(self, g: Graph, op: Operator) -> ExternalKernel | None:
         x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
         b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 else None
         if not _int8_quant(x, w, y) or w.data is None or len(w.shape) != 2:
@@ -209,7 +206,7 @@ class CmsisNN(ExternalModule):
         return ExternalKernel(args=args, output=ExternalArg("int8_t*", "output", tensor=y.name),
                               body=body, function=fn)
 
-    def _pool(self, g: Graph, op: Operator) -> ExternalKernel | None:
+    def pool(self, g: Graph, op: Operator) -> ExternalKernel | None:
         x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
         if not _int8_quant(x, y) or len(x.shape) != 4 or x.shape[0] != 1:
             return None
@@ -239,7 +236,7 @@ class CmsisNN(ExternalModule):
                               output=ExternalArg("int8_t*", "output", tensor=y.name),
                               body=body, function=fn, size_query=query)
 
-    def _softmax(self, g: Graph, op: Operator) -> ExternalKernel | None:
+    def softmax(self, g: Graph, op: Operator) -> ExternalKernel | None:
         x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
         if not _int8_quant(x, y):
             return None
@@ -257,7 +254,7 @@ class CmsisNN(ExternalModule):
                   f"{p.input_left_shift}, {p.diff_min}, output);", "return 0;"],
             function="arm_softmax_s8")
 
-    def _add(self, g: Graph, op: Operator) -> ExternalKernel | None:
+    def add(self, g: Graph, op: Operator) -> ExternalKernel | None:
         a, b, y = (g.tensors[n] for n in (*op.inputs[:2], op.outputs[0]))
         if not _int8_quant(a, b, y) or a.shape != b.shape or a.is_constant or b.is_constant:
             return None

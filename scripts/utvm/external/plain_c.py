@@ -9,16 +9,15 @@ from __future__ import annotations
 from ..ir import Graph, Operator
 from ..lower.kernels import activation_range_int8
 from ..paths import ext_lib_dir
-from .base import ExternalArg, ExternalKernel, ExternalModule, LibraryFiles
+from .base import ExternalArg, ExternalKernel, ExternalModule, LibraryFiles, Pattern
 
 
 class PlainC(ExternalModule):
     name = "plain-c"
     summary = "utvm's own plain-C kernels (int8 average pooling), in lib/ext/plain_c"
+    patterns = (Pattern("avg_pool2d", "int8", "average_pool"),)
 
-    def claim(self, graph: Graph, op: Operator) -> ExternalKernel | None:
-        if op.kind != "avg_pool2d":
-            return None
+    def average_pool(self, graph: Graph, op: Operator) -> ExternalKernel | None:
         x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
         if x.dtype != "int8" or y.dtype != "int8" or y.quant is None or len(x.shape) != 4:
             return None
