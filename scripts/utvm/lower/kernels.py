@@ -37,6 +37,17 @@ def _clamp(x: tirx.PrimExpr, lo: tirx.PrimExpr | int | float, hi: tirx.PrimExpr 
     return te.max(te.min(x, hi), lo)
 
 
+def _clamp_s8(x: tirx.PrimExpr, lo: int, hi: int) -> tirx.PrimExpr:
+    """An int32 value clamped to [lo, hi] within the int8 range, as int8: saturation to
+    int8 (one SSAT, utvm/kernels.h) and the activation bounds that remain."""
+    v = tirx.call_pure_extern(I32, "utvm_sat_s8", x)
+    if hi < 127:
+        v = te.min(v, hi)
+    if lo > -128:
+        v = te.max(v, lo)
+    return v.astype("int8")
+
+
 # ---------------------------------------------------------------------------------------
 # quantization helpers
 
@@ -78,18 +89,64 @@ class _Requant:
 
     args: list[KernelArg]
     at: Callable[[tirx.PrimExpr], tuple[tirx.PrimExpr, tirx.PrimExpr | int, tirx.PrimExpr | int]]
+    #: every (acc + bias) * 2**left_shift stays below 2**30 in magnitude: cheap requantization
+    small: bool = False
+    #: every shift is <= 0 (a right shift only)
+    right_only: bool = False
+    #: every shift is < 0 (a right shift by at least one)
+    right_positive: bool = False
+
+    def apply(self, acc: tirx.PrimExpr, o: tirx.PrimExpr) -> tirx.PrimExpr:
+        """MultiplyByQuantizedMultiplier(acc + bias[o], multiplier[o], shift[o])."""
+        bias_o, m, s = self.at(o)
+        x = acc + bias_o
+        if not self.small:
+            return fp.multiply_by_quantized_multiplier(x, m, s)
+        if isinstance(s, int):
+            a = x * (1 << s) if s > 0 else x
+            right: tirx.PrimExpr | int = max(-s, 0)
+        elif self.right_only:
+            a, right = x, _c(0) - s
+        else:
+            a, right = x << tirx.max(s, _c(0)), tirx.max(_c(0) - s, _c(0))
+        high = tirx.call_pure_extern(I32, "utvm_srdhm_small", a, fp.c32(m))
+        return _rounding_divide_by_pot_small(high, right, self.right_positive)
+
+
+def _rounding_divide_by_pot_small(x: tirx.PrimExpr, e: tirx.PrimExpr | int, positive: bool = False) -> tirx.PrimExpr:
+    """gemmlowp RoundingDivideByPOT(x, e) for |x| < 2**30 (x + 2**(e-1) cannot overflow):
+    floor((x + 2**(e-1) - (x < 0)) / 2**e), which rounds half away from zero as gemmlowp does.
+    ``positive``: e >= 1 for sure."""
+    if isinstance(e, int):
+        if e == 0:
+            return x
+        return (x + (_c(1 << (e - 1)) + (x >> _c(31)))) >> _c(e)
+    if positive:
+        return (x + ((_c(1) << e >> _c(1)) + (x >> _c(31)))) >> e
+    mask = (_c(1) << e) - _c(1)
+    # the offset is 2**(e-1) - (x < 0) for e >= 1 and must be 0 for e == 0: masked by 2**e - 1
+    offset = ((_c(1) << e >> _c(1)) + (x >> _c(31))) & mask
+    return (x + offset) >> e
+
+
+def _acc_bound(weights_abs_sum: np.ndarray, bias: np.ndarray) -> int:
+    """Largest |acc + folded bias| of a layer: sum((x - zx) * w) + bias with |x - zx| <= 255
+    (padding contributes zx - zx = 0)."""
+    return int(np.max(255 * weights_abs_sum.astype(np.int64) + np.abs(bias.astype(np.int64))))
 
 
 #: bits of a packed bias word that hold the right shift (see _bias_requant)
 SHIFT_BITS = 5
 
 
-def _bias_requant(folded: np.ndarray, scales: np.ndarray, channels: int) -> _Requant:
+def _bias_requant(folded: np.ndarray, scales: np.ndarray, channels: int, bound: int | None = None) -> _Requant:
     """Constants of a layer's bias and per-channel requantization, kept small for flash.
 
     Per-tensor values become immediates. Per-channel multipliers are an int32 array; per-channel
     right shifts (0..31) are packed into the low bits of the bias words when every bias fits
     in the remaining bits, otherwise they are a separate int8 array.
+
+    ``bound`` (see :func:`_acc_bound`), when known, enables the cheaper requantization.
     """
     if folded.size != channels:
         raise UtvmError(f"bias of {folded.size} values for {channels} channels")
@@ -108,21 +165,23 @@ def _bias_requant(folded: np.ndarray, scales: np.ndarray, channels: int) -> _Req
         mp = te.placeholder((channels,), I32, name="mult")
         args.append(KernelArg(mp, constant=mults.astype(np.int32), role="mult"))
         m_at = lambda o: mp[o]  # noqa: E731
+    small = bound is not None and bound << max(int(shifts.max()), 0) < (1 << 30)
     limit = 1 << (31 - SHIFT_BITS)
     packable = bool(np.all(shifts <= 0) and np.all(-shifts < (1 << SHIFT_BITS))
                     and np.all(folded < limit) and np.all(folded >= -limit))
     if uniform_s:
         args.insert(0, KernelArg(bp, constant=folded.astype(np.int32), role="bias"))
-        return _Requant(args, lambda o: (bp[o], m_at(o), int(shifts[0])))
+        return _Requant(args, lambda o: (bp[o], m_at(o), int(shifts[0])), small)
     if packable:
         words = (folded << SHIFT_BITS) | (-shifts)
         args.insert(0, KernelArg(bp, constant=words.astype(np.int32), role="bias_shift"))
         mask = (1 << SHIFT_BITS) - 1
-        return _Requant(args, lambda o: (bp[o] >> SHIFT_BITS, m_at(o), _c(0) - (bp[o] & mask)))
+        return _Requant(args, lambda o: (bp[o] >> SHIFT_BITS, m_at(o), _c(0) - (bp[o] & mask)), small, True,
+                        bool(np.all(shifts < 0)))
     sp = te.placeholder((channels,), "int8", name="shift")
     args.insert(0, KernelArg(bp, constant=folded.astype(np.int32), role="bias"))
     args.append(KernelArg(sp, constant=shifts.astype(np.int8), role="shift"))
-    return _Requant(args, lambda o: (bp[o], m_at(o), sp[o].astype(I32)))
+    return _Requant(args, lambda o: (bp[o], m_at(o), sp[o].astype(I32)), small)
 
 
 def _effective_scales(x: Tensor, w: Tensor, y: Tensor, in_double: bool) -> np.ndarray:
@@ -172,14 +231,51 @@ def _reduction_schedule(acc_name: str, out_name: str, pad_name: str | None,
         sch.decompose_reduction(acc, loops[keep_axes])
         if unroll:
             _unroll_reduction(sch, sch.get_loops(acc)[keep_axes:])
+        _fuse_accumulate(sch, acc)
 
     return apply
 
 
 def dot4(a: tirx.PrimExpr, b: tirx.PrimExpr) -> tirx.PrimExpr:
-    """Dot product of the four int8 lanes of two int32 words (utvm/kernels.h: SMUAD/SMLAD
-    on Cortex-M with the DSP extension, plain C elsewhere)."""
+    """Dot product of the four int8 lanes of two int32 words (utvm/kernels.h: SMLAD on
+    Cortex-M with the DSP extension, plain C elsewhere)."""
     return tirx.call_pure_extern(I32, "utvm_dot4_s8", a, b)
+
+
+def dot16(a: tirx.PrimExpr, b: tirx.PrimExpr) -> tirx.PrimExpr:
+    """Dot product of the 16 int8 lanes of four consecutive int32 words starting at the two
+    word loads ``a`` and ``b``. Only a marker: :func:`_fuse_accumulate` turns the reduction
+    step into ``utvm_dot16_acc_s8(acc, &a, &b)`` (one Helium VMLADAVA on Cortex-M55)."""
+    return tirx.call_pure_extern(I32, "utvm_dot16_s8", a, b)
+
+
+#: extern dot products -> (accumulating form in utvm/kernels.h, operands passed by address)
+_ACC_FORMS = {"utvm_dot4_s8": ("utvm_dot4_acc_s8", False), "utvm_dot16_s8": ("utvm_dot16_acc_s8", True)}
+
+
+def _fuse_accumulate(sch: tvm.s_tir.Schedule, block: tvm.s_tir.SBlockRV) -> None:
+    """Rewrite the update ``acc = acc + f(a, b)`` of ``block`` into ``acc = f_acc(acc, a, b)``
+    for the dot products of :data:`_ACC_FORMS`: the multiply-accumulate instructions then add
+    into the accumulator themselves (TE reductions only express ``acc + value``)."""
+    stmt = sch.get(block)
+    body = stmt.body
+    matched = isinstance(body, tirx.BufferStore) and isinstance(body.value, tvm.ir.prim.expr.Add)
+    if matched:
+        lhs, call = body.value.a, body.value.b
+        matched = (isinstance(lhs, tvm.ir.expr.TensorLoad) and lhs.source.same_as(body.buffer)
+                   and isinstance(call, tvm.ir.expr.Call) and len(call.args) == 3
+                   and isinstance(call.args[0], tvm.ir.expr.StringImm) and call.args[0].value in _ACC_FORMS)
+    if not matched:
+        if "utvm_dot16_s8" in str(body):  # a marker only, no such C function
+            raise UtvmError(f"internal: block {stmt.name_hint} keeps a utvm_dot16_s8 marker")
+        return
+    fname, by_address = _ACC_FORMS[call.args[0].value]
+    operands = [tirx.address_of(a) if by_address else a for a in call.args[1:]]
+    value = tirx.call_pure_extern(I32, fname, lhs, *operands)
+    new = tvm.s_tir.SBlock(stmt.iter_vars, stmt.reads, stmt.writes, stmt.name_hint,
+                           tirx.BufferStore(body.buffer, value, body.indices), stmt.init,
+                           stmt.alloc_buffers, stmt.match_buffers, stmt.annotations)
+    sch.state.replace(sch.get_sref(block), new, {stmt: new})
 
 
 def _packed_int8(v: int) -> int:
@@ -218,6 +314,7 @@ def _blocked_schedule(pad_name: str | None, keep_axes: int,
                 break
             sch.unroll(loop)
             body *= extent
+        _fuse_accumulate(sch, acc)
 
     if channels % CHANNEL_BLOCK:
         return _reduction_schedule("acc", "out", pad_name, keep_axes)
@@ -242,7 +339,12 @@ def _pad(x: te.Tensor, pad: tuple[int, int, int, int], value: tirx.PrimExpr) -> 
 # convolutions
 
 
-def conv2d(g: Graph, op: Operator, packed: bool = True) -> KernelDef:
+def _wide(packed: bool | int) -> bool:
+    """True when ``packed`` (see :func:`packed_lanes`) asks for 16-lane vector dot products."""
+    return not isinstance(packed, bool) and packed >= VECTOR_LANES
+
+
+def conv2d(g: Graph, op: Operator, packed: bool | int = True) -> KernelDef:
     depthwise = op.kind == "depthwise_conv2d"
     x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
     b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 else None
@@ -280,7 +382,8 @@ def conv2d(g: Graph, op: Operator, packed: bool = True) -> KernelDef:
         folded = (bias - zx * wsum).astype(np.int64)
         if np.any(folded > 2**31 - 1) or np.any(folded < -(2**31)):
             raise UtvmError(f"{op.source}: folded bias overflows int32")
-        rq = _bias_requant(folded, _effective_scales(x, w, y, True), cout)
+        wabs = np.abs(wdata).sum(axis=(0, 1, 2) if depthwise else (1, 2, 3))
+        rq = _bias_requant(folded, _effective_scales(x, w, y, True), cout, _acc_bound(wabs, bias))
         args += rq.args
         lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
         if depthwise:
@@ -296,11 +399,19 @@ def conv2d(g: Graph, op: Operator, packed: bool = True) -> KernelDef:
             W4 = te.placeholder((cout, kh, kw, cin // 4), I32, name="w")
             args[0], args[1] = KernelArg(X4, tensor=x.name), KernelArg(W4, tensor=w.name)
             P, pad_name = _pad(X4, op.attrs["padding"], _c(_packed_int8(zx)))
-            rc = te.reduce_axis((0, cin // 4), "rc")
+            if pad_name is None and _wide(packed) and cin % VECTOR_LANES == 0:
+                # 16 channels per step (Helium): the extern reads four words from each address
+                rc = te.reduce_axis((0, cin // VECTOR_LANES), "rc")
 
-            def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
-                return te.sum(dot4(P[bb, i * sh + ry * dh, j * sw + rx * dw, rc], W4[o, ry, rx, rc]),
-                              axis=[ry, rx, rc])
+                def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
+                    return te.sum(dot16(X4[bb, i * sh + ry * dh, j * sw + rx * dw, rc * 4], W4[o, ry, rx, rc * 4]),
+                                  axis=[ry, rx, rc])
+            else:
+                rc = te.reduce_axis((0, cin // 4), "rc")
+
+                def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
+                    return te.sum(dot4(P[bb, i * sh + ry * dh, j * sw + rx * dw, rc], W4[o, ry, rx, rc]),
+                                  axis=[ry, rx, rc])
         else:
             P, pad_name = _pad(X, op.attrs["padding"], _c(zx, "int8"))
             rc = te.reduce_axis((0, cin), "rc")
@@ -312,9 +423,7 @@ def conv2d(g: Graph, op: Operator, packed: bool = True) -> KernelDef:
         acc = te.compute((n, oh, ow, cout), acc_f, name="acc")
 
         def out_f(bb, i, j, o):  # type: ignore[no-untyped-def]
-            bias_o, m, s = rq.at(o)
-            v = fp.multiply_by_quantized_multiplier(acc[bb, i, j, o] + bias_o, m, s) + zy
-            return _clamp(v, lo, hi).astype("int8")
+            return _clamp_s8(rq.apply(acc[bb, i, j, o], o) + zy, lo, hi)
 
         out = te.compute((n, oh, ow, cout), out_f, name="out")
     else:
@@ -341,13 +450,15 @@ def conv2d(g: Graph, op: Operator, packed: bool = True) -> KernelDef:
             out = te.compute((n, oh, ow, cout),
                              lambda bb, i, j, o: _float_clamp(acc[bb, i, j, o], op.attrs["activation"]),
                              name="out")
-    if lanes and kh * kw == 1:
-        # pointwise: block output channels; wider windows do better fully unrolled per channel
+    if quant and (depthwise or kh * kw == 1 or cin == 1):
+        # pointwise (and single input channel): block output channels, each input value is
+        # loaded once for all of them; depthwise: the padding tests and the loop are shared by
+        # the block; wider windows do better fully unrolled per channel
         return KernelDef(args, out, y.name, _blocked_schedule(pad_name, 4, cout))
     return KernelDef(args, out, y.name, _reduction_schedule("acc", "out", pad_name, 4))
 
 
-def fully_connected(g: Graph, op: Operator, packed: bool = True) -> KernelDef:
+def fully_connected(g: Graph, op: Operator, packed: bool | int = True) -> KernelDef:
     x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
     b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 else None
     y = g.tensors[op.outputs[0]]
@@ -374,9 +485,14 @@ def fully_connected(g: Graph, op: Operator, packed: bool = True) -> KernelDef:
             X4 = te.placeholder((batch, depth // 4), I32, name="x")
             W4 = te.placeholder((units, depth // 4), I32, name="w")
             args = [KernelArg(X4, tensor=x.name), KernelArg(W4, tensor=w.name)]
-            k4 = te.reduce_axis((0, depth // 4), "k")
-            acc = te.compute((batch, units), lambda i, o: te.sum(dot4(X4[i, k4], W4[o, k4]), axis=k4),
-                             name="acc")
+            if _wide(packed) and depth % VECTOR_LANES == 0:
+                k16 = te.reduce_axis((0, depth // VECTOR_LANES), "k")
+                acc = te.compute((batch, units), lambda i, o: te.sum(dot16(X4[i, k16 * 4], W4[o, k16 * 4]),
+                                                                     axis=k16), name="acc")
+            else:
+                k4 = te.reduce_axis((0, depth // 4), "k")
+                acc = te.compute((batch, units), lambda i, o: te.sum(dot4(X4[i, k4], W4[o, k4]), axis=k4),
+                                 name="acc")
         elif zw == 0:
             folded = bias - zx * w.data.astype(np.int64).sum(axis=1)
             acc = te.compute((batch, units), lambda i, o: te.sum(
@@ -385,14 +501,13 @@ def fully_connected(g: Graph, op: Operator, packed: bool = True) -> KernelDef:
             folded = bias
             acc = te.compute((batch, units), lambda i, o: te.sum(
                 (X[i, k].astype(I32) - zx) * (W[o, k].astype(I32) - zw), axis=k), name="acc")
-        rq = _bias_requant(folded, _effective_scales(x, w, y, w.quant.per_channel), units)
+        bound = _acc_bound(np.abs(w.data.astype(np.int64)).sum(axis=1), bias) if zw == 0 else None
+        rq = _bias_requant(folded, _effective_scales(x, w, y, w.quant.per_channel), units, bound)
         args += rq.args
         lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
 
         def out_f(i, o):  # type: ignore[no-untyped-def]
-            bias_o, m, s = rq.at(o)
-            v = fp.multiply_by_quantized_multiplier(acc[i, o] + bias_o, m, s) + zy
-            return _clamp(v, lo, hi).astype("int8")
+            return _clamp_s8(rq.apply(acc[i, o], o) + zy, lo, hi)
 
         out = te.compute((batch, units), out_f, name="out")
     else:
@@ -595,6 +710,21 @@ PACKED_KINDS = ("conv2d", "fully_connected")
 
 #: CPUs without the DSP extension, where utvm_dot4_s8 is slower than one byte at a time
 NO_DSP_CPUS = ("cortex-m0", "cortex-m0plus", "cortex-m1", "cortex-m3", "cortex-m23")
+
+#: CPUs with Helium (MVE): 16 int8 lanes per vector multiply-accumulate (utvm_dot16_acc_s8)
+MVE_CPUS = ("cortex-m52", "cortex-m55", "cortex-m85")
+
+#: int8 lanes of one Helium vector
+VECTOR_LANES = 16
+
+
+def packed_lanes(cpu: str | None) -> int:
+    """The ``packed`` argument of the builders for ``cpu`` (None: any CPU with 32-bit words):
+    0 bytes one at a time, 4 lanes per int32 word, 16 lanes per Helium vector."""
+    name = (cpu or "").lower()
+    if name in NO_DSP_CPUS:
+        return 0
+    return VECTOR_LANES if name in MVE_CPUS else 4
 
 BUILDERS: dict[str, Callable[..., KernelDef]] = {
     "conv2d": conv2d,

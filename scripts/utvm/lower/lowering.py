@@ -13,7 +13,7 @@ from tvm import te
 from ..errors import UtvmError
 from ..external.base import ExternalArg, ExternalKernel, ExternalModule
 from ..ir import Graph, Operator, Tensor
-from .kernels import BUILDERS, NO_DSP_CPUS, PACKED_KINDS, KernelArg
+from .kernels import BUILDERS, PACKED_KINDS, KernelArg, packed_lanes
 from .pipeline import PIPELINE_NAME
 
 #: operators that only change the view of a buffer: no kernel, the output aliases the input
@@ -54,7 +54,7 @@ def lower_graph(graph: Graph, prefix: str, cpu: str | None = None,
     ``cpu`` (e.g. cortex-m4) selects kernel variants; None means any CPU with 32-bit words.
     Each operator is first offered to the ``offload`` modules in order; the first that claims
     it supplies a glue function instead of a TVM kernel."""
-    packed = (cpu or "").lower() not in NO_DSP_CPUS
+    packed = packed_lanes(cpu)
     funcs: dict[str, tvm.tirx.PrimFunc] = {}
     calls: list[KernelCall] = []
     aliases: dict[str, str] = {}
@@ -157,7 +157,7 @@ def finish_source(src: str) -> str:
     """
     src = _ENTRY_RE.sub("\n", src)
     src = src.replace("void* __tvm_ffi__library_ctx = NULL;\n", "")
-    if "utvm_dot4_s8" in src:
+    if re.search(r"\butvm_\w+\(", src):  # helpers of utvm/kernels.h
         src = src.replace("#include <math.h>\n", '#include <math.h>\n#include "utvm/kernels.h"\n', 1)
     return _warning_clean(src)
 
