@@ -90,3 +90,16 @@ def test_io_in_pool_runs_in_the_least_ram(models_dir: Path, tmp_path: Path, name
     assert report.outputs_match_reference and report.max_abs_diff == 0
     assert report.io_bytes == 0
     assert report.workspace_bytes <= 1.1 * lower_bound
+
+
+@pytest.mark.parametrize("io_in_pool", [False, True])
+def test_output_that_is_a_reshaped_input_gets_its_own_buffer(tmp_path: Path, io_in_pool: bool) -> None:
+    """A model whose output is a RESHAPE of its input: no kernel would write the output, so
+    the importer adds a copy; the run matches TFLite Micro."""
+    from tflite_builder import reshape_model
+
+    model = tmp_path / "reshape.tflite"
+    model.write_bytes(reshape_model())
+    report = run_model(model, "host", io_in_pool=io_in_pool)
+    assert report.outputs_match_reference and report.max_abs_diff == 0
+    assert report.outputs[0].shape == (1, 24)

@@ -151,6 +151,7 @@ class _Importer:
         name = Path(self.path).stem
         graph = Graph(name=name, tensors=self.tensors, ops=ops, inputs=inputs, outputs=outputs)
         _check_hybrid(self.path, graph)
+        _own_output_buffers(graph)
         return graph
 
     # -- helpers for converters -------------------------------------------------------------
@@ -269,6 +270,42 @@ _CONVERTERS: dict[str, Callable[..., None]] = {
     "RELU": _unary("relu"),
     "RELU6": _unary("relu6"),
 }
+
+
+def _own_output_buffers(graph: Graph) -> None:
+    """Give every model output bytes of its own. A RESHAPE only renames its input's bytes, so
+    an output that is (a reshape of) a model input, a constant or an earlier output would
+    share them; such an output is computed by a copy instead (an identity transpose) and the
+    tensor it was becomes an internal one."""
+    alias = {op.outputs[0]: op.inputs[0] for op in graph.ops if op.kind == "reshape"}
+
+    def root(name: str) -> str:
+        while name in alias:
+            name = alias[name]
+        return name
+
+    claimed = {root(i) for i in graph.inputs}
+    for out in list(graph.outputs):
+        r = root(out)
+        if r not in claimed and not graph.tensors[r].is_constant:
+            claimed.add(r)
+            continue
+        t = graph.tensors[out]
+        other = f"{out}:copy" if out in graph.inputs else f"{out}:shared"
+        while other in graph.tensors:
+            other += "_"
+        if out in graph.inputs:  # the input keeps its name, the output is the copy
+            src, dst = out, other
+            graph.outputs = [dst if n == out else n for n in graph.outputs]
+        else:  # the output keeps its name, what it was is renamed
+            src, dst = other, out
+            graph.tensors[src] = Tensor(src, t.shape, t.dtype, t.quant, t.data)
+            for op in graph.ops:
+                op.inputs = [src if n == out else n for n in op.inputs]
+                op.outputs = [src if n == out else n for n in op.outputs]
+        graph.tensors[dst] = Tensor(dst, t.shape, t.dtype, t.quant)
+        graph.ops.append(Operator("transpose", [src], [dst], {"perm": tuple(range(len(t.shape)))},
+                                  source=f"output:{out}"))
 
 
 def _check_hybrid(path: Path, graph: Graph) -> None:
