@@ -13,7 +13,12 @@ import tvm
 from tvm import tirx
 
 from utvm.lower import fixedpoint as fp
-from utvm.lower.kernels import _rounding_divide_by_pot_small, packed_lanes
+from utvm.lower.kernels import (
+    _dw4_weight_order,
+    _interleave_rows,
+    _rounding_divide_by_pot_small,
+    packed_lanes,
+)
 
 INCLUDE = Path(__file__).resolve().parents[1] / "lib" / "crt" / "include"
 
@@ -48,6 +53,61 @@ int main(void) {
     if (utvm_srdhm_small(x, m) != (int32_t)p) bad |= 4;
     e = (int32_t)(next() % 400u) - 200;
     if (utvm_sat_s8(e) != (e < -128 ? -128 : (e > 127 ? 127 : e))) bad |= 8;
+    {
+      /* utvm_mac4_s8 / utvm_mac4_pad_s8: n words against four interleaved weight rows */
+      int32_t xs[5], ws[20], z[5], got[4], gotp[4], want[4], wantz[4], c, n = 1 + (int)(next() % 5u);
+      for (k = 0; k < 5; ++k) { xs[k] = (int32_t)next(); z[k] = (int32_t)next(); }
+      for (k = 0; k < 20; ++k) ws[k] = (int32_t)next();
+      for (c = 0; c < 4; ++c) {
+        got[c] = gotp[c] = want[c] = wantz[c] = (int32_t)(next() >> 12);
+        for (k = 0; k < n; ++k) {
+          int l;
+          for (l = 0; l < 4; ++l) {
+            want[c] += lane(xs[k], l) * lane(ws[4 * k + c], l);
+            wantz[c] += lane(z[k], l) * lane(ws[4 * k + c], l);
+          }
+        }
+      }
+      utvm_mac4_s8(got, xs, ws, n);
+      utvm_mac4_pad_s8(gotp, 0, xs, z, ws, n);
+      for (c = 0; c < 4; ++c) if (got[c] != want[c] || gotp[c] != wantz[c]) bad |= 16;
+    }
+    {
+      /* depthwise pairs and single taps, four channels per word */
+      int32_t xa = (int32_t)next(), xb = (int32_t)next(), wv[2], w1, r1[4], r2[4], r3[4], r4[4], c;
+      int8_t* wp = (int8_t*)wv;
+      wv[0] = (int32_t)next();
+      wv[1] = (int32_t)next();
+      w1 = (int32_t)next();
+      for (c = 0; c < 4; ++c) r1[c] = r2[c] = r3[c] = r4[c] = (int32_t)(next() >> 12);
+      utvm_dw4_pair_s8(r1, xa, xb, wp);
+      utvm_dw4_pair_at_s8(r2, &xa, &xb, wp);
+      utvm_dw4_tap_s8(r3, xa, (int8_t*)&w1);
+      utvm_dw4_tap_at_s8(r4, &xa, (int8_t*)&w1);
+      for (c = 0; c < 4; ++c) {
+        /* pair weights: (a0, a1, b0, b1), (a2, a3, b2, b3) */
+        int32_t wa = wp[4 * (c / 2) + c % 2], wb = wp[4 * (c / 2) + 2 + c % 2];
+        int32_t start = r1[c] - lane(xa, c) * wa - lane(xb, c) * wb;
+        if (r2[c] != r1[c]) bad |= 32;
+        if (r3[c] != start + lane(xa, c) * lane(w1, c) || r4[c] != r3[c]) bad |= 32;
+      }
+    }
+    {
+      /* one word of four taps against four channels; unaligned reads */
+      int8_t bytes[8];
+      int32_t wv[4], r1[4], r2[4], want[4], c, off = (int32_t)(next() % 4u), xv;
+      for (k = 0; k < 8; ++k) bytes[k] = (int8_t)next();
+      for (k = 0; k < 4; ++k) wv[k] = (int32_t)next();
+      xv = utvm_ldw_s8(bytes + off);
+      for (k = 0; k < 4; ++k) if (lane(xv, k) != bytes[off + k]) bad |= 64;
+      for (c = 0; c < 4; ++c) {
+        r1[c] = r2[c] = want[c] = (int32_t)(next() >> 12);
+        for (k = 0; k < 4; ++k) want[c] += bytes[off + k] * lane(wv[c], k);
+      }
+      utvm_mac4_word_s8(r1, xv, (int8_t*)wv);
+      utvm_mac4_word_at_s8(r2, bytes + off, (int8_t*)wv);
+      for (c = 0; c < 4; ++c) if (r1[c] != want[c] || r2[c] != want[c]) bad |= 64;
+    }
   }
   printf("%d\n", bad);
   return bad;
@@ -103,3 +163,32 @@ def test_rounding_divide_by_pot_small(positive: bool) -> None:
             as_int = _rounding_divide_by_pot_small(tirx.const(int(x), "int32"), e)
             assert _fold(as_expr) == want, (x, e)
             assert _fold(as_int) == want, (x, e)
+
+
+def test_requant_output_formula() -> None:
+    """_Requant.output_s8: ((y >> (e - 1)) + 1 + 2 * zy) >> 1 with y = x - (x < 0) is
+    RoundingDivideByPOT(x, e) + zy for e >= 1."""
+    rng = np.random.default_rng(3)
+    xs = np.concatenate([rng.integers(-(1 << 30) + 1, 1 << 30, 2000), np.arange(-70, 70)]).astype(np.int64)
+    for e in range(1, 32):
+        for zy in (-128, -5, 0, 17, 127):
+            y = xs + (xs >> 31)
+            got = ((y >> (e - 1)) + 1 + 2 * zy) >> 1
+            want = fp.np_rounding_divide_by_pot(xs, np.int64(e)) + zy
+            assert np.array_equal(got, want), (e, zy)
+
+
+def test_dead_channel_requant() -> None:
+    """A channel without weights is requantized from 4v with multiplier 2**30 and shift -1: v."""
+    v = np.arange(-255, 256, dtype=np.int64)
+    assert np.array_equal(fp.np_multiply_by_quantized_multiplier(4 * v, 1 << 30, -1), v)
+
+
+def test_weight_orders() -> None:
+    w = np.arange(8 * 3 * 3 * 8, dtype=np.int64).reshape(8, 3, 3, 8)
+    r = _interleave_rows(w).reshape(2, 3, 3, 2, 4, 4)  # block, ry, rx, word, row, byte
+    assert r[1, 2, 0, 1, 3, 2] == w[7, 2, 0, 6]
+    assert sorted(_interleave_rows(w).reshape(-1)) == sorted(w.reshape(-1))
+    for taps in (1, 2, 9, 25):
+        pos = _dw4_weight_order(taps)
+        assert sorted(pos.reshape(-1)) == list(range(4 * taps))

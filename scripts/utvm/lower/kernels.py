@@ -95,9 +95,33 @@ class _Requant:
     right_only: bool = False
     #: every shift is < 0 (a right shift by at least one)
     right_positive: bool = False
+    #: the third value of ``at`` is the right shift minus one (right_positive packed shifts)
+    right_minus_one: bool = False
+
+    def output_s8(self, acc: tirx.PrimExpr, o: tirx.PrimExpr, zy: int, lo: int, hi: int) -> tirx.PrimExpr:
+        """The int8 output: MultiplyByQuantizedMultiplier(acc + bias[o], ...) + zy, clamped.
+
+        With the cheap requantization and a right shift e >= 1, the rounding division by
+        2**e and the output zero point take four instructions: y = x - (x < 0), then
+        ((y >> (e - 1)) + 1 + 2 * zy) >> 1 (exact: see _rounding_divide_by_pot_small), the last
+        shift folded into the saturation (SSAT's shifted operand)."""
+        bias_o, m, s = self.at(o)
+        if self.small and (self.right_minus_one or (isinstance(s, int) and s < 0)):
+            right_m1: tirx.PrimExpr | int = s if self.right_minus_one else -s - 1
+            high = tirx.call_pure_extern(I32, "utvm_srdhm_small", acc + bias_o, fp.c32(m))
+            y = high + (high >> _c(31))
+            q = y if isinstance(right_m1, int) and right_m1 == 0 else y >> fp.c32(right_m1)
+            v = tirx.call_pure_extern(I32, "utvm_sat_s8", (q + _c(1 + 2 * zy)) >> _c(1))
+            if hi < 127:
+                v = te.min(v, hi)
+            if lo > -128:
+                v = te.max(v, lo)
+            return v.astype("int8")
+        return _clamp_s8(self.apply(acc, o) + zy, lo, hi)
 
     def apply(self, acc: tirx.PrimExpr, o: tirx.PrimExpr) -> tirx.PrimExpr:
         """MultiplyByQuantizedMultiplier(acc + bias[o], multiplier[o], shift[o])."""
+        assert not self.right_minus_one
         bias_o, m, s = self.at(o)
         x = acc + bias_o
         if not self.small:
@@ -129,24 +153,28 @@ def _rounding_divide_by_pot_small(x: tirx.PrimExpr, e: tirx.PrimExpr | int, posi
     return (x + offset) >> e
 
 
-def _acc_bound(weights_abs_sum: np.ndarray, bias: np.ndarray) -> int:
-    """Largest |acc + folded bias| of a layer: sum((x - zx) * w) + bias with |x - zx| <= 255
-    (padding contributes zx - zx = 0)."""
-    return int(np.max(255 * weights_abs_sum.astype(np.int64) + np.abs(bias.astype(np.int64))))
+def _acc_bound(weights_abs_sum: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """Largest |acc + folded bias| per output channel: sum((x - zx) * w) + bias with
+    |x - zx| <= 255 (padding contributes zx - zx = 0)."""
+    return 255 * weights_abs_sum.astype(np.int64) + np.abs(bias.astype(np.int64))
 
 
 #: bits of a packed bias word that hold the right shift (see _bias_requant)
 SHIFT_BITS = 5
 
 
-def _bias_requant(folded: np.ndarray, scales: np.ndarray, channels: int, bound: int | None = None) -> _Requant:
+def _bias_requant(folded: np.ndarray, scales: np.ndarray, channels: int, bound: np.ndarray | None = None,
+                  dead: np.ndarray | None = None) -> _Requant:
     """Constants of a layer's bias and per-channel requantization, kept small for flash.
 
     Per-tensor values become immediates. Per-channel multipliers are an int32 array; per-channel
     right shifts (0..31) are packed into the low bits of the bias words when every bias fits
     in the remaining bits, otherwise they are a separate int8 array.
 
-    ``bound`` (see :func:`_acc_bound`), when known, enables the cheaper requantization.
+    ``bound`` (per channel, see :func:`_acc_bound`), when known, enables the cheaper
+    requantization. ``dead`` marks the channels whose weights are all zero: their output is
+    a constant, requantized from a small bias instead (pruned channels often have biases
+    near 2**30, which would rule the cheaper requantization out for the whole layer).
     """
     if folded.size != channels:
         raise UtvmError(f"bias of {folded.size} values for {channels} channels")
@@ -155,6 +183,12 @@ def _bias_requant(folded: np.ndarray, scales: np.ndarray, channels: int, bound: 
     shifts = np.array([sh for _, sh in pairs], dtype=np.int64)
     if mults.size not in (1, channels):
         raise UtvmError(f"per-channel scales ({mults.size}) do not match {channels} channels")
+    if bound is not None and dead is not None and mults.size == channels and np.any(dead):
+        # acc is 0: the output is clamp(v + zy) with v the requantized bias; v clipped to
+        # +-255 gives the same clamped output for any zero point, and v = MBQM(4v, 2**30, -1)
+        v = np.clip(fp.np_multiply_by_quantized_multiplier(folded[dead], mults[dead], shifts[dead]), -255, 255)
+        folded, mults, shifts, bound = folded.copy(), mults.copy(), shifts.copy(), bound.copy()
+        folded[dead], mults[dead], shifts[dead], bound[dead] = 4 * v, 1 << 30, -1, np.abs(4 * v)
     bp = te.placeholder((channels,), I32, name="bias")
     args: list[KernelArg] = []
     uniform_m = bool(np.all(mults == mults[0]))
@@ -165,7 +199,7 @@ def _bias_requant(folded: np.ndarray, scales: np.ndarray, channels: int, bound: 
         mp = te.placeholder((channels,), I32, name="mult")
         args.append(KernelArg(mp, constant=mults.astype(np.int32), role="mult"))
         m_at = lambda o: mp[o]  # noqa: E731
-    small = bound is not None and bound << max(int(shifts.max()), 0) < (1 << 30)
+    small = bound is not None and bool(np.all((bound << np.maximum(shifts, 0)) < (1 << 30)))
     limit = 1 << (31 - SHIFT_BITS)
     packable = bool(np.all(shifts <= 0) and np.all(-shifts < (1 << SHIFT_BITS))
                     and np.all(folded < limit) and np.all(folded >= -limit))
@@ -173,9 +207,15 @@ def _bias_requant(folded: np.ndarray, scales: np.ndarray, channels: int, bound: 
         args.insert(0, KernelArg(bp, constant=folded.astype(np.int32), role="bias"))
         return _Requant(args, lambda o: (bp[o], m_at(o), int(shifts[0])), small)
     if packable:
+        mask = (1 << SHIFT_BITS) - 1
+        if small and np.all(shifts < 0):
+            # right shifts >= 1 stored minus one (see _Requant.output_s8)
+            words = (folded << SHIFT_BITS) | (-shifts - 1)
+            args.insert(0, KernelArg(bp, constant=words.astype(np.int32), role="bias_shift"))
+            return _Requant(args, lambda o: (bp[o] >> SHIFT_BITS, m_at(o), bp[o] & mask), small, True, True,
+                            right_minus_one=True)
         words = (folded << SHIFT_BITS) | (-shifts)
         args.insert(0, KernelArg(bp, constant=words.astype(np.int32), role="bias_shift"))
-        mask = (1 << SHIFT_BITS) - 1
         return _Requant(args, lambda o: (bp[o] >> SHIFT_BITS, m_at(o), _c(0) - (bp[o] & mask)), small, True,
                         bool(np.all(shifts < 0)))
     sp = te.placeholder((channels,), "int8", name="shift")
@@ -321,6 +361,71 @@ def _blocked_schedule(pad_name: str | None, keep_axes: int,
     return apply
 
 
+def _interleave_rows(w: np.ndarray) -> np.ndarray:
+    """int8 weights (rows, ..., depth) with depth % 4 == 0 and rows % CHANNEL_BLOCK == 0,
+    reordered for utvm_mac4_s8: per block of CHANNEL_BLOCK rows, word k of each row in turn
+    (the same bytes, another order)."""
+    rows, depth = w.shape[0], w.shape[-1]
+    mid = w.shape[1:-1]
+    blocks = w.reshape(rows // CHANNEL_BLOCK, CHANNEL_BLOCK, *mid, depth // 4, 4)
+    order = (0, *range(2, 2 + len(mid) + 1), 1, 3 + len(mid))
+    return np.ascontiguousarray(blocks.transpose(order)).reshape(w.shape)
+
+
+#: builds the statement (or call) replacing a blocked reduction: from the iteration variables
+#: of the block (spatial axes with the channel block last, then the reduction axes), the
+#: accumulator buffer and the parameters by name
+MakeCall = Callable[[list[tirx.Var], tirx.Buffer, dict[str, tirx.Buffer]], "tirx.PrimExpr | tirx.Stmt"]
+
+
+def _mac4_schedule(pad_name: str | None, keep_axes: int, make_call: MakeCall,
+                   inner_axes: int = 1) -> Callable[[tvm.s_tir.Schedule], None]:
+    """Schedule of a packed int8 kernel whose innermost ``inner_axes`` reduction axes, for
+    CHANNEL_BLOCK output channels, are replaced by helper calls (utvm/kernels.h) that
+    ``make_call`` builds: e.g. one utvm_mac4_s8 call for the input words of one kernel tap.
+    The remaining (kernel-window) reduction loops are unrolled."""
+
+    def apply(sch: tvm.s_tir.Schedule) -> None:
+        if pad_name:
+            sch.compute_inline(sch.get_sblock(pad_name))
+        acc = sch.get_sblock("acc")
+        loops = sch.get_loops(acc)
+        spatial, reduce = loops[:keep_axes], loops[keep_axes:]
+        oo, oi = sch.split(spatial[-1], factors=[None, CHANNEL_BLOCK])
+        sch.reorder(oo, *reduce, oi)
+        out = sch.get_sblock("out")
+        sch.reverse_compute_at(out, oo)
+        sch.decompose_reduction(acc, reduce[0])
+        sch.unroll(sch.get_loops(out)[-1])
+        loops = sch.get_loops(acc)
+        outer = sch.blockize(loops[len(loops) - 1 - inner_axes])  # the helper's loops, the channel block
+        for loop in sch.get_loops(outer)[keep_axes:]:  # the kernel window
+            extent = sch.get(loop).extent
+            if isinstance(extent, tirx.IntImm) and int(extent) <= FULL_UNROLL:
+                sch.unroll(loop)
+        stmt = sch.get(outer)
+        params = {region.source.name: region.source for region in stmt.reads}
+        call = make_call([iv.var for iv in stmt.iter_vars], stmt.writes[0].source, params)
+        body = call if isinstance(call, tirx.Stmt) else tirx.Evaluate(call)
+        new = tvm.s_tir.SBlock(stmt.iter_vars, stmt.reads, stmt.writes, stmt.name_hint, body,
+                               None, stmt.alloc_buffers, stmt.match_buffers, stmt.annotations)
+        sch.state.replace(sch.get_sref(outer), new, {stmt: new})
+
+    return apply
+
+
+def _pad_from(x: te.Tensor, pad: tuple[int, int, int, int], fill: te.Tensor) -> tuple[te.Tensor, str]:
+    """``x`` (NHWC) padded with ``fill[c]`` in channel c."""
+    top, left, bottom, right = pad
+    n, h, w, c = x.shape
+
+    def f(b: tirx.PrimExpr, i: tirx.PrimExpr, j: tirx.PrimExpr, k: tirx.PrimExpr) -> tirx.PrimExpr:
+        inside = tirx.all(i >= top, i < h + top, j >= left, j < w + left)
+        return tirx.if_then_else(inside, x[b, i - top, j - left, k], fill[k])
+
+    return te.compute((n, h + top + bottom, w + left + right, c), f, name="pad"), "pad"
+
+
 def _pad(x: te.Tensor, pad: tuple[int, int, int, int], value: tirx.PrimExpr) -> tuple[te.Tensor, str | None]:
     top, left, bottom, right = pad
     if not any(pad):
@@ -359,6 +464,8 @@ def conv2d(g: Graph, op: Operator, packed: bool | int = True) -> KernelDef:
     mult = op.attrs.get("depth_multiplier", 1)
     quant = x.dtype == "int8"
     lanes = quant and packed and not depthwise and cin % 4 == 0  # four channels per int32 word
+    # utvm_mac4_s8 blocks (not with Helium, which has its own wider dot products)
+    mac4 = bool(lanes) and not _wide(packed) and cout % CHANNEL_BLOCK == 0 and w.data is not None
 
     X = te.placeholder(x.shape, x.dtype, name="x")
     W = te.placeholder(w.shape, w.dtype, name="w")
@@ -383,9 +490,14 @@ def conv2d(g: Graph, op: Operator, packed: bool | int = True) -> KernelDef:
         if np.any(folded > 2**31 - 1) or np.any(folded < -(2**31)):
             raise UtvmError(f"{op.source}: folded bias overflows int32")
         wabs = np.abs(wdata).sum(axis=(0, 1, 2) if depthwise else (1, 2, 3))
-        rq = _bias_requant(folded, _effective_scales(x, w, y, True), cout, _acc_bound(wabs, bias))
+        rq = _bias_requant(folded, _effective_scales(x, w, y, True), cout, _acc_bound(wabs, bias), wabs == 0)
         args += rq.args
         lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
+        if (not depthwise and packed and not _wide(packed) and cin == 1 and kw == 4 and dw == 1 and wd >= 4
+                and cout % CHANNEL_BLOCK == 0 and max(op.attrs["padding"][1], op.attrs["padding"][3]) < 4):
+            return _conv_rows4(op, X, wdata, zx, args, rq, (oh, ow), zy, lo, hi, y.name)
+        if depthwise and packed and not _wide(packed) and mult == 1 and cin % CHANNEL_BLOCK == 0:
+            return _depthwise_dw4(op, X, wdata, zx, args, rq, (oh, ow), zy, lo, hi, y.name)
         if depthwise:
             P, pad_name = _pad(X, op.attrs["padding"], _c(zx, "int8"))
 
@@ -399,6 +511,8 @@ def conv2d(g: Graph, op: Operator, packed: bool | int = True) -> KernelDef:
             W4 = te.placeholder((cout, kh, kw, cin // 4), I32, name="w")
             args[0], args[1] = KernelArg(X4, tensor=x.name), KernelArg(W4, tensor=w.name)
             P, pad_name = _pad(X4, op.attrs["padding"], _c(_packed_int8(zx)))
+            if mac4:
+                return _conv_mac4(op, X4, P, pad_name, w.data, zx, args, rq, (oh, ow), zy, lo, hi, y.name)
             if pad_name is None and _wide(packed) and cin % VECTOR_LANES == 0:
                 # 16 channels per step (Helium): the extern reads four words from each address
                 rc = te.reduce_axis((0, cin // VECTOR_LANES), "rc")
@@ -423,7 +537,7 @@ def conv2d(g: Graph, op: Operator, packed: bool | int = True) -> KernelDef:
         acc = te.compute((n, oh, ow, cout), acc_f, name="acc")
 
         def out_f(bb, i, j, o):  # type: ignore[no-untyped-def]
-            return _clamp_s8(rq.apply(acc[bb, i, j, o], o) + zy, lo, hi)
+            return rq.output_s8(acc[bb, i, j, o], o, zy, lo, hi)
 
         out = te.compute((n, oh, ow, cout), out_f, name="out")
     else:
@@ -458,6 +572,254 @@ def conv2d(g: Graph, op: Operator, packed: bool | int = True) -> KernelDef:
     return KernelDef(args, out, y.name, _reduction_schedule("acc", "out", pad_name, 4))
 
 
+def _conv_mac4(op: Operator, X4: te.Tensor, P: te.Tensor, pad_name: str | None, wdata: np.ndarray, zx: int,
+               args: list[KernelArg], rq: _Requant, out_hw: tuple[int, int], zy: int, lo: int, hi: int,
+               y_name: str) -> KernelDef:
+    """A packed int8 convolution (cin % 4 == 0) made of utvm_mac4_s8 calls: per output pixel,
+    block of CHANNEL_BLOCK output channels and kernel tap, the cin / 4 input words of the tap.
+    The weights are reordered for the call; a tap in the padding reads cin / 4 words of the
+    packed input zero point (a small constant) instead of the input."""
+    n, h, wd, cin4 = (int(v) for v in X4.shape)
+    cout, kh, kw, _ = wdata.shape
+    oh, ow = out_hw
+    sh, sw = op.attrs["strides"]
+    dh, dw = op.attrs["dilation"]
+    top, left, _, _ = op.attrs["padding"]
+    W4 = te.placeholder((cout // CHANNEL_BLOCK, kh, kw, cin4, CHANNEL_BLOCK), I32, name="w")
+    args = [args[0], KernelArg(W4, constant=_interleave_rows(wdata), role="w"), *args[2:]]
+    if pad_name:
+        # the padding reads the zero point words (the call points there for a tap in the padding)
+        ZP = te.placeholder((cin4,), I32, name="zp")
+        args.append(KernelArg(ZP, constant=np.full(cin4, _packed_int8(zx), dtype=np.int32), role="zp"))
+        P, pad_name = _pad_from(X4, op.attrs["padding"], ZP)
+    ry = te.reduce_axis((0, kh), "ry")
+    rx = te.reduce_axis((0, kw), "rx")
+    rc = te.reduce_axis((0, cin4), "rc")
+
+    def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
+        return te.sum(dot4(P[bb, i * sh + ry * dh, j * sw + rx * dw, rc],
+                           W4[o // CHANNEL_BLOCK, ry, rx, rc, o % CHANNEL_BLOCK]), axis=[ry, rx, rc])
+
+    acc = te.compute((n, oh, ow, cout), acc_f, name="acc")
+    out = te.compute((n, oh, ow, cout), lambda bb, i, j, o: rq.output_s8(acc[bb, i, j, o], o, zy, lo, hi),
+                     name="out")
+
+    def make_call(ivs: list[tirx.Var], acc_buf: tirx.Buffer, params: dict[str, tirx.Buffer]) -> tirx.PrimExpr:
+        bb, i, j, oo, vy, vx = ivs[:6]
+        ih = i * sh + vy * dh - top
+        iw = j * sw + vx * dw - left
+        acc_addr = tirx.address_of(acc_buf[bb, i, j, oo * CHANNEL_BLOCK])
+        xaddr = tirx.address_of(params["x"][bb, ih, iw, 0])
+        waddr = tirx.address_of(params["w"][oo, vy, vx, 0, 0])
+        if pad_name:
+            inside = tirx.all(ih >= 0, ih < h, iw >= 0, iw < wd).astype(I32)
+            return tirx.call_extern(I32, "utvm_mac4_pad_s8", acc_addr, inside, xaddr,
+                                    tirx.address_of(params["zp"][0]), waddr, _c(cin4))
+        return tirx.call_extern(I32, "utvm_mac4_s8", acc_addr, xaddr, waddr, _c(cin4))
+
+    return KernelDef(args, out, y_name, _mac4_schedule(pad_name, 4, make_call))
+
+
+Window = tuple[int, int, int, int, int, int, int, int, int, int]
+
+
+def _pad_sides(window: Window, out_hw: tuple[int, int]) -> tuple[bool, bool, bool, bool]:
+    """Which sides of the input (top, bottom, left, right) some kernel tap can fall beyond;
+    ``window``: (kh, kw, sh, sw, dh, dw, top, left, h, w)."""
+    kh, kw, sh, sw, dh, dw, top, left, h, wd = window
+    oh, ow = out_hw
+    return (top > 0, (oh - 1) * sh + (kh - 1) * dh - top >= h,
+            left > 0, (ow - 1) * sw + (kw - 1) * dw - left >= wd)
+
+
+def _window_conds(ih: tirx.PrimExpr, iw: tirx.PrimExpr, h: int, w: int,
+                  sides: tuple[bool, bool, bool, bool]) -> list[tirx.PrimExpr]:
+    """The tests that input position (ih, iw) is inside, on the sides that need them."""
+    conds = []
+    for need, cond in zip(sides, (ih >= 0, ih < h, iw >= 0, iw < w)):
+        if need:
+            conds.append(cond)
+    return conds
+
+
+def _interior_or_border(i: tirx.PrimExpr, j: tirx.PrimExpr, window: Window, sides: tuple[bool, bool, bool, bool],
+                        body: Callable[[bool], tirx.Stmt]) -> tirx.Stmt:
+    """``body(False)`` (no padding tests) for an output pixel (i, j) whose whole window lies
+    inside the input, else ``body(True)``: one test per pixel instead of one per tap."""
+    if not any(sides):
+        return body(False)
+    kh, kw, sh, sw, dh, dw, top, left, h, wd = window
+    inside = _window_conds(i * sh - top, j * sw - left, h, wd, (sides[0], False, sides[2], False))
+    inside += _window_conds(i * sh + (kh - 1) * dh - top, j * sw + (kw - 1) * dw - left, h, wd,
+                            (False, sides[1], False, sides[3]))
+    return tirx.IfThenElse(tirx.all(*inside), body(False), body(True))
+
+
+def _conv_rows4(op: Operator, X: te.Tensor, wdata: np.ndarray, zx: int, args: list[KernelArg], rq: _Requant,
+                out_hw: tuple[int, int], zy: int, lo: int, hi: int, y_name: str) -> KernelDef:
+    """An int8 convolution with one input channel and four taps per kernel row (e.g. the
+    first layer of KWS): each kernel row of a window is one input word (four bytes, any
+    alignment), dotted with four output channels at once (utvm_mac4_word_s8). In a border
+    window the word is completed with the input zero point. Weights reordered (same bytes):
+    per block of four channels and kernel row, one word per channel."""
+    n, h, wd, _ = (int(v) for v in X.shape)
+    cout, kh, kw, _ = wdata.shape
+    oh, ow = out_hw
+    sh, sw = op.attrs["strides"]
+    dh, _ = op.attrs["dilation"]
+    top, left, _, _ = op.attrs["padding"]
+    blocks = cout // CHANNEL_BLOCK
+    reordered = wdata.reshape(blocks, CHANNEL_BLOCK, kh, kw).transpose(0, 2, 1, 3)
+    W8 = te.placeholder((cout * kh * kw,), "int8", name="w")
+    args = [args[0], KernelArg(W8, constant=np.ascontiguousarray(reordered).reshape(-1).astype(np.int8), role="w"),
+            *args[2:]]
+    P, pad_name = _pad(X, op.attrs["padding"], _c(zx, "int8"))
+    ry = te.reduce_axis((0, kh), "ry")
+    rx = te.reduce_axis((0, kw), "rx")
+    row_words = CHANNEL_BLOCK * kw
+
+    def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
+        widx = ((o // CHANNEL_BLOCK) * kh + ry) * row_words + (o % CHANNEL_BLOCK) * kw + rx
+        return te.sum(P[bb, i * sh + ry * dh, j * sw + rx, 0].astype(I32) * W8[widx].astype(I32), axis=[ry, rx])
+
+    acc = te.compute((n, oh, ow, cout), acc_f, name="acc")
+    out = te.compute((n, oh, ow, cout), lambda bb, i, j, o: rq.output_s8(acc[bb, i, j, o], o, zy, lo, hi), name="out")
+    window = (kh, kw, sh, sw, dh, 1, top, left, h, wd)
+    sides = _pad_sides(window, out_hw)
+    zword = _packed_int8(zx)
+    u32 = "uint32"
+
+    def make_call(ivs: list[tirx.Var], acc_buf: tirx.Buffer, params: dict[str, tirx.Buffer]) -> tirx.Stmt:
+        bb, i, j, oo = ivs[:4]
+        x = params["x"]
+        iw = j * sw - left
+        acc_addr = tirx.address_of(acc_buf[bb, i, j, oo * CHANNEL_BLOCK])
+
+        def rows(checked: bool) -> tirx.Stmt:
+            calls = []
+            for r in range(kh):
+                ih = i * sh + r * dh - top
+                w_addr = tirx.address_of(params["w"][(oo * kh + r) * row_words])
+                if not checked:
+                    calls.append(tirx.Evaluate(tirx.call_extern(I32, "utvm_mac4_word_at_s8", acc_addr,
+                                                                tirx.address_of(x[bb, ih, iw, 0]), w_addr)))
+                    continue
+                base = tirx.min(tirx.max(iw, _c(0)), _c(wd - kw)) if sides[2] or sides[3] else iw
+                word = tirx.call_extern(I32, "utvm_ldw_s8", tirx.address_of(x[bb, ih, base, 0]))
+                if sides[2] or sides[3]:
+                    # bytes left of column 0 or right of the last column: the zero point
+                    sl = (tirx.max(_c(0) - iw, _c(0)) * 8).astype(u32)
+                    sr = (tirx.max(iw - (wd - kw), _c(0)) * 8).astype(u32)
+                    ones = tirx.const(0xFFFFFFFF, u32)
+                    keep = (ones << sl) >> sr
+                    shifted = (word.astype(u32) << sl) >> sr
+                    word = (shifted | (tirx.const(zword & 0xFFFFFFFF, u32) & ~keep)).astype(I32)
+                conds = _window_conds(ih, _c(0), h, wd, (sides[0], sides[1], False, False))
+                if conds:
+                    word = tirx.if_then_else(tirx.all(*conds), word, _c(zword))
+                calls.append(tirx.Evaluate(tirx.call_extern(I32, "utvm_mac4_word_s8", acc_addr, word, w_addr)))
+            return tirx.SeqStmt(calls) if len(calls) > 1 else calls[0]
+
+        return _interior_or_border(i, j, window, sides, rows)
+
+    return KernelDef(args, out, y_name, _mac4_schedule(pad_name, 4, make_call, inner_axes=2))
+
+
+def _dw4_weight_order(taps: int) -> np.ndarray:
+    """Byte position, within a block of CHANNEL_BLOCK channels, of the weight of (tap, lane):
+    pairs of taps (a, b) as the two words (a0, a1, b0, b1), (a2, a3, b2, b3) that
+    utvm_dw4_pair_s8 reads, then an odd last tap as one word (utvm_dw4_tap_s8)."""
+    pos = np.zeros((taps, CHANNEL_BLOCK), dtype=np.int64)
+    for t in range(taps):
+        for c in range(CHANNEL_BLOCK):
+            if t < taps - taps % 2:
+                pos[t, c] = 8 * (t // 2) + 4 * (c // 2) + 2 * (t % 2) + c % 2
+            else:
+                pos[t, c] = 8 * (t // 2) + c
+    return pos
+
+
+def _depthwise_dw4(op: Operator, X: te.Tensor, wdata: np.ndarray, zx: int, args: list[KernelArg], rq: _Requant,
+                   out_hw: tuple[int, int], zy: int, lo: int, hi: int, y_name: str) -> KernelDef:
+    """An int8 depthwise convolution (multiplier 1, channels % 4 == 0) on four channels per
+    int32 word: per output pixel and block of four channels, the kernel taps two by two with
+    utvm_dw4_pair_s8 (one SMLAD per channel and pair), an odd last tap with utvm_dw4_tap_s8.
+    Taps in the padding read the packed input zero point. The weights are reordered (same
+    bytes) for the pairs."""
+    n, h, wd, c = (int(v) for v in X.shape)
+    _, kh, kw, _ = wdata.shape
+    oh, ow = out_hw
+    sh, sw = op.attrs["strides"]
+    dh, dw = op.attrs["dilation"]
+    top, left, _, _ = op.attrs["padding"]
+    taps = kh * kw
+    pos = _dw4_weight_order(taps)
+    flat = wdata.reshape(taps, c // CHANNEL_BLOCK, CHANNEL_BLOCK).transpose(1, 0, 2)  # block, tap, lane
+    reordered = np.zeros((c // CHANNEL_BLOCK, taps * CHANNEL_BLOCK), dtype=np.int8)
+    reordered[:, pos.reshape(-1)] = flat.reshape(c // CHANNEL_BLOCK, -1)
+    X4 = te.placeholder((n, h, wd, c // CHANNEL_BLOCK), I32, name="x")
+    W8 = te.placeholder((c // CHANNEL_BLOCK * taps * CHANNEL_BLOCK,), "int8", name="w")
+    args = [KernelArg(X4, tensor=args[0].tensor), KernelArg(W8, constant=reordered.reshape(-1), role="w"), *args[2:]]
+    zword = _packed_int8(zx)
+    P, pad_name = _pad(X4, op.attrs["padding"], _c(zword))
+    ry = te.reduce_axis((0, kh), "ry")
+    rx = te.reduce_axis((0, kw), "rx")
+    paired = taps - taps % 2
+    window = (kh, kw, sh, sw, dh, dw, top, left, h, wd)
+    pad_sides = _pad_sides(window, out_hw)
+
+    def w_index(o: tirx.PrimExpr, t: tirx.PrimExpr) -> tirx.PrimExpr:
+        lane = o % CHANNEL_BLOCK
+        in_pair = 8 * (t // 2) + 4 * (lane // 2) + 2 * (t % 2) + lane % 2
+        return (o // CHANNEL_BLOCK) * (taps * CHANNEL_BLOCK) + tirx.Select(t < paired, in_pair, 8 * (t // 2) + lane)
+
+    def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
+        word = P[bb, i * sh + ry * dh, j * sw + rx * dw, o // CHANNEL_BLOCK]
+        lane = (word << (_c(24) - (o % CHANNEL_BLOCK) * 8)) >> _c(24)
+        return te.sum(lane * W8[w_index(o, ry * kw + rx)].astype(I32), axis=[ry, rx])
+
+    acc = te.compute((n, oh, ow, c), acc_f, name="acc")
+    out = te.compute((n, oh, ow, c), lambda bb, i, j, o: rq.output_s8(acc[bb, i, j, o], o, zy, lo, hi), name="out")
+
+    def make_call(ivs: list[tirx.Var], acc_buf: tirx.Buffer, params: dict[str, tirx.Buffer]) -> tirx.Stmt:
+        bb, i, j, oo = ivs[:4]
+        x4 = params["x"]
+
+        def word(t: int) -> tirx.PrimExpr:
+            ih = i * sh + (t // kw) * dh - top
+            iw = j * sw + (t % kw) * dw - left
+            conds = _window_conds(ih, iw, h, wd, pad_sides)
+            load = x4[bb, ih, iw, oo]
+            return tirx.if_then_else(tirx.all(*conds), load, _c(zword)) if conds else load
+
+        def at(t: int) -> tirx.PrimExpr:
+            return tirx.address_of(x4[bb, i * sh + (t // kw) * dh - top, j * sw + (t % kw) * dw - left, oo])
+
+        def taps_seq(checked: bool) -> tirx.Stmt:
+            acc_addr = tirx.address_of(acc_buf[bb, i, j, oo * CHANNEL_BLOCK])
+            base = oo * (taps * CHANNEL_BLOCK)
+            calls = []
+            for t in range(0, paired, 2):
+                w_addr = tirx.address_of(params["w"][base + 8 * (t // 2)])
+                if checked:
+                    call = tirx.call_extern(I32, "utvm_dw4_pair_s8", acc_addr, word(t), word(t + 1), w_addr)
+                else:
+                    call = tirx.call_extern(I32, "utvm_dw4_pair_at_s8", acc_addr, at(t), at(t + 1), w_addr)
+                calls.append(tirx.Evaluate(call))
+            if taps % 2:
+                w_addr = tirx.address_of(params["w"][base + 8 * (taps // 2)])
+                if checked:
+                    call = tirx.call_extern(I32, "utvm_dw4_tap_s8", acc_addr, word(taps - 1), w_addr)
+                else:
+                    call = tirx.call_extern(I32, "utvm_dw4_tap_at_s8", acc_addr, at(taps - 1), w_addr)
+                calls.append(tirx.Evaluate(call))
+            return tirx.SeqStmt(calls) if len(calls) > 1 else calls[0]
+
+        return _interior_or_border(i, j, window, pad_sides, taps_seq)
+
+    return KernelDef(args, out, y_name, _mac4_schedule(pad_name, 4, make_call, inner_axes=2))
+
+
 def fully_connected(g: Graph, op: Operator, packed: bool | int = True) -> KernelDef:
     x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
     b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 else None
@@ -473,6 +835,7 @@ def fully_connected(g: Graph, op: Operator, packed: bool | int = True) -> Kernel
     args = [KernelArg(X, tensor=x.name), KernelArg(W, tensor=w.name)]
     k = te.reduce_axis((0, depth), "k")
     lanes = False  # four inputs per int32 word (int8 only)
+    mac4 = False  # utvm_mac4_s8 calls (see _conv_mac4)
     if x.dtype == "int8":
         assert x.quant and w.quant and y.quant
         _, zx = x.quant.scalar()
@@ -489,6 +852,14 @@ def fully_connected(g: Graph, op: Operator, packed: bool | int = True) -> Kernel
                 k16 = te.reduce_axis((0, depth // VECTOR_LANES), "k")
                 acc = te.compute((batch, units), lambda i, o: te.sum(dot16(X4[i, k16 * 4], W4[o, k16 * 4]),
                                                                      axis=k16), name="acc")
+            elif not _wide(packed) and units % CHANNEL_BLOCK == 0:
+                # utvm_mac4_s8 per block of units, on reordered weights
+                mac4 = True
+                W4 = te.placeholder((units // CHANNEL_BLOCK, depth // 4, CHANNEL_BLOCK), I32, name="w")
+                args[1] = KernelArg(W4, constant=_interleave_rows(w.data), role="w")
+                k4 = te.reduce_axis((0, depth // 4), "k")
+                acc = te.compute((batch, units), lambda i, o: te.sum(
+                    dot4(X4[i, k4], W4[o // CHANNEL_BLOCK, k4, o % CHANNEL_BLOCK]), axis=k4), name="acc")
             else:
                 k4 = te.reduce_axis((0, depth // 4), "k")
                 acc = te.compute((batch, units), lambda i, o: te.sum(dot4(X4[i, k4], W4[o, k4]), axis=k4),
@@ -501,13 +872,14 @@ def fully_connected(g: Graph, op: Operator, packed: bool | int = True) -> Kernel
             folded = bias
             acc = te.compute((batch, units), lambda i, o: te.sum(
                 (X[i, k].astype(I32) - zx) * (W[o, k].astype(I32) - zw), axis=k), name="acc")
-        bound = _acc_bound(np.abs(w.data.astype(np.int64)).sum(axis=1), bias) if zw == 0 else None
-        rq = _bias_requant(folded, _effective_scales(x, w, y, w.quant.per_channel), units, bound)
+        wabs = np.abs(w.data.astype(np.int64)).sum(axis=1)
+        bound = _acc_bound(wabs, bias) if zw == 0 else None
+        rq = _bias_requant(folded, _effective_scales(x, w, y, w.quant.per_channel), units, bound, wabs == 0)
         args += rq.args
         lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
 
         def out_f(i, o):  # type: ignore[no-untyped-def]
-            return _clamp_s8(rq.apply(acc[i, o], o) + zy, lo, hi)
+            return rq.output_s8(acc[i, o], o, zy, lo, hi)
 
         out = te.compute((batch, units), out_f, name="out")
     else:
@@ -520,6 +892,14 @@ def fully_connected(g: Graph, op: Operator, packed: bool | int = True) -> Kernel
         else:
             out = te.compute((batch, units), lambda i, o: _float_clamp(acc[i, o], op.attrs["activation"]),
                              name="out")
+    if mac4:
+        def make_call(ivs: list[tirx.Var], acc_buf: tirx.Buffer, params: dict[str, tirx.Buffer]) -> tirx.PrimExpr:
+            i, oo = ivs[:2]
+            return tirx.call_extern(I32, "utvm_mac4_s8", tirx.address_of(acc_buf[i, oo * CHANNEL_BLOCK]),
+                                    tirx.address_of(params["x"][i, 0]), tirx.address_of(params["w"][oo, 0, 0]),
+                                    _c(depth // 4))
+
+        return KernelDef(args, out, y.name, _mac4_schedule(None, 2, make_call))
     if lanes:
         return KernelDef(args, out, y.name, _blocked_schedule(None, 2, units))
     return KernelDef(args, out, y.name, _reduction_schedule("acc", "out", None, 2))
@@ -706,7 +1086,7 @@ def relu(g: Graph, op: Operator) -> KernelDef:
 
 
 #: operators whose builders take ``packed``: four int8 lanes per int32 word (utvm_dot4_s8)
-PACKED_KINDS = ("conv2d", "fully_connected")
+PACKED_KINDS = ("conv2d", "depthwise_conv2d", "fully_connected")
 
 #: CPUs without the DSP extension, where utvm_dot4_s8 is slower than one byte at a time
 NO_DSP_CPUS = ("cortex-m0", "cortex-m0plus", "cortex-m1", "cortex-m3", "cortex-m23")

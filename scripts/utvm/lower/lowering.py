@@ -199,7 +199,7 @@ def _scratch_bytes(source: str, symbol: str) -> int:
 
 
 def _function_body(source: str, name: str) -> str:
-    start = source.find(f"{name}(void* self_handle")
+    start = source.rfind(f"{name}(void* self_handle")  # the definition, after the prototype
     start = source.find("{", source.find(")", start)) if start >= 0 else -1
     if start < 0:
         return ""

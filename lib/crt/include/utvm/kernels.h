@@ -12,6 +12,32 @@
  *   (four int32 words each). With Helium (MVE, Cortex-M55) one vector load per operand and
  *   one VMLADAVA; elsewhere four utvm_dot4_acc_s8.
  *
+ * - utvm_mac4_s8(acc, x, w, n): acc[c] += the dot product of the n words at x with row c of
+ *   the weights, for the four rows c = 0..3 stored interleaved word by word (w[4 * k + c] is
+ *   word k of row c). Each input word is loaded and sign-extended once for the four rows;
+ *   with the DSP extension an assembly loop (LDRD for two weight words, 21 instructions for
+ *   16 multiply-accumulates). Returns 0.
+ * - utvm_mac4_pad_s8(acc, inside, x, z, w, n): the same on x, or on the n words at z (the
+ *   packed input zero point) when inside is 0 (a kernel tap in the padding).
+ *
+ *
+ * Depthwise convolutions, four channels per int32 word (channel c in lane c):
+ *
+ * - utvm_dw4_pair_s8(acc, xa, xb, w): acc[c] += lane c of xa * weight c of tap a + lane c of
+ *   xb * weight c of tap b, for two kernel taps a and b. The eight weights are two words
+ *   reordered so that one SMLAD serves a channel for both taps: w[0] = (a0, a1, b0, b1),
+ *   w[1] = (a2, a3, b2, b3) as int8 lanes.
+ * - utvm_dw4_tap_s8(acc, x, w): acc[c] += lane c of x * lane c of the weight word w[0] (an odd
+ *   last tap).
+ * - utvm_dw4_pair_at_s8(acc, pa, pb, w), utvm_dw4_tap_at_s8(acc, p, w): the same with the input
+ *   words read from pa, pb, p (inside the assembly with DSP: the compiler cannot hoist the
+ *   loads of all taps and run out of registers).
+ *
+ * - utvm_mac4_word_s8(acc, x, w), utvm_mac4_word_at_s8(acc, p, w): acc[c] += the dot product of
+ *   the word x (or the four bytes at p, any alignment) with the weight word c at w, c = 0..3
+ *   (a convolution with one input channel and four taps per kernel row).
+ * - utvm_ldw_s8(p): the four bytes at p as a word (any alignment).
+ *
  * Requantization (gemmlowp / TFLite arithmetic, bit-exact):
  *
  * - utvm_srdhm_small(a, m): SaturatingRoundingDoublingHighMul(a, m) for |a| < 2**30 (then
@@ -31,6 +57,13 @@
 #if (defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32) || (defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT)
 #include <arm_acle.h>
 #endif
+
+/* the four bytes at p (any alignment) as one little-endian word */
+static inline int32_t utvm_ldw_s8(int8_t* p) {
+  int32_t v;
+  __builtin_memcpy(&v, p, 4);
+  return v;
+}
 
 #if defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32
 
@@ -53,6 +86,202 @@ static inline int32_t utvm_srdhm_small(int32_t a, int32_t m) {
   return r;
 }
 
+/* one step of utvm_mac4_s8: input word k, weight words 4k..4k+3 */
+#define UTVM_MAC4_STEP                           \
+  "ldr %[xv], [%[x]], #4\n\t"                    \
+  "ldrd %[w0], %[w1], [%[w]], #8\n\t"            \
+  "sxtb16 %[xe], %[xv]\n\t"                      \
+  "sxtb16 %[xv], %[xv], ror #8\n\t"              \
+  "sxtb16 %[t], %[w0]\n\t"                       \
+  "sxtb16 %[w0], %[w0], ror #8\n\t"              \
+  "smlad %[a0], %[xe], %[t], %[a0]\n\t"          \
+  "smlad %[a0], %[xv], %[w0], %[a0]\n\t"         \
+  "sxtb16 %[t], %[w1]\n\t"                       \
+  "sxtb16 %[w1], %[w1], ror #8\n\t"              \
+  "smlad %[a1], %[xe], %[t], %[a1]\n\t"          \
+  "smlad %[a1], %[xv], %[w1], %[a1]\n\t"         \
+  "ldrd %[w0], %[w1], [%[w]], #8\n\t"            \
+  "sxtb16 %[t], %[w0]\n\t"                       \
+  "sxtb16 %[w0], %[w0], ror #8\n\t"              \
+  "smlad %[a2], %[xe], %[t], %[a2]\n\t"          \
+  "smlad %[a2], %[xv], %[w0], %[a2]\n\t"         \
+  "sxtb16 %[t], %[w1]\n\t"                       \
+  "sxtb16 %[w1], %[w1], ror #8\n\t"              \
+  "smlad %[a3], %[xe], %[t], %[a3]\n\t"          \
+  "smlad %[a3], %[xv], %[w1], %[a3]\n\t"
+
+#define UTVM_MAC4_OPERANDS                                                                   \
+  : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [w] "+r"(w),     \
+    [n] "+r"(n), [xv] "=&r"(xv), [xe] "=&r"(xe), [w0] "=&r"(w0), [w1] "=&r"(w1), [t] "=&r"(t) \
+  :                                                                                          \
+  : "cc", "memory"
+
+static inline __attribute__((always_inline)) int32_t utvm_mac4_s8(int32_t* acc, int32_t* x, int32_t* w,
+                                                                  int32_t n) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  int32_t xv, xe, w0, w1, t;
+  if (n & 1) {
+    __asm__(UTVM_MAC4_STEP UTVM_MAC4_OPERANDS);
+  }
+  n >>= 1;
+  if (n > 0) {
+    __asm__("1:\n\t" UTVM_MAC4_STEP UTVM_MAC4_STEP
+            "subs %[n], %[n], #1\n\t"
+            "bne 1b\n\t" UTVM_MAC4_OPERANDS);
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+  return 0;
+}
+
+static inline int32_t utvm_dw4_pair_s8(int32_t* acc, int32_t xa, int32_t xb, int8_t* w) {
+  int32_t lo, hi, wlo, whi;
+  __builtin_memcpy(&wlo, w, 4);
+  __builtin_memcpy(&whi, w + 4, 4);
+  /* lo = (a0, a1, b0, b1), hi = (a2, a3, b2, b3): the same lanes of both taps side by side */
+  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(lo) : "r"(xa), "r"(xb));
+  __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(hi) : "r"(xb), "r"(xa));
+  acc[0] = __smlad(__sxtb16(lo), __sxtb16(wlo), acc[0]);
+  acc[1] = __smlad(utvm_sxtb16_ror8(lo), utvm_sxtb16_ror8(wlo), acc[1]);
+  acc[2] = __smlad(__sxtb16(hi), __sxtb16(whi), acc[2]);
+  acc[3] = __smlad(utvm_sxtb16_ror8(hi), utvm_sxtb16_ror8(whi), acc[3]);
+  return 0;
+}
+
+typedef int32_t __attribute__((may_alias)) utvm_word_t;
+typedef int64_t __attribute__((may_alias, aligned(4))) utvm_dword_t;
+typedef int32_t __attribute__((may_alias, aligned(1))) utvm_uword_t;
+
+/* utvm_dw4_pair_s8 with the two input words read from xa and xb (an interior pixel): the
+ * loads inside the assembly, so that the compiler does not hoist them all and spill */
+static inline __attribute__((always_inline)) int32_t utvm_dw4_pair_at_s8(int32_t* acc, int32_t* xa, int32_t* xb,
+                                                                         int8_t* w) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  int32_t va, vb, lo, wl, wh, t;
+  __asm__(
+      "ldr %[va], %[ma]\n\t"
+      "ldr %[vb], %[mb]\n\t"
+      "ldrd %[wl], %[wh], %[mw]\n\t"
+      "pkhbt %[lo], %[va], %[vb], lsl #16\n\t"
+      "pkhtb %[vb], %[vb], %[va], asr #16\n\t"
+      "sxtb16 %[va], %[lo]\n\t"
+      "sxtb16 %[t], %[wl]\n\t"
+      "smlad %[a0], %[va], %[t], %[a0]\n\t"
+      "sxtb16 %[lo], %[lo], ror #8\n\t"
+      "sxtb16 %[wl], %[wl], ror #8\n\t"
+      "smlad %[a1], %[lo], %[wl], %[a1]\n\t"
+      "sxtb16 %[va], %[vb]\n\t"
+      "sxtb16 %[t], %[wh]\n\t"
+      "smlad %[a2], %[va], %[t], %[a2]\n\t"
+      "sxtb16 %[vb], %[vb], ror #8\n\t"
+      "sxtb16 %[wh], %[wh], ror #8\n\t"
+      "smlad %[a3], %[vb], %[wh], %[a3]\n\t"
+      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [va] "=&r"(va), [vb] "=&r"(vb),
+        [lo] "=&r"(lo), [wl] "=&r"(wl), [wh] "=&r"(wh), [t] "=&r"(t)
+      : [ma] "m"(*(const utvm_word_t*)xa), [mb] "m"(*(const utvm_word_t*)xb),
+        [mw] "m"(*(const utvm_dword_t*)w));
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+  return 0;
+}
+
+/* utvm_dw4_tap_s8 with the input word read from x */
+static inline __attribute__((always_inline)) int32_t utvm_dw4_tap_at_s8(int32_t* acc, int32_t* x, int8_t* w) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  int32_t v, wv, e, f;
+  __asm__(
+      "ldr %[v], %[mx]\n\t"
+      "ldr %[wv], %[mw]\n\t"
+      "sxtb16 %[e], %[v]\n\t"
+      "sxtb16 %[f], %[wv]\n\t"
+      "smlabb %[a0], %[e], %[f], %[a0]\n\t"
+      "smlatt %[a2], %[e], %[f], %[a2]\n\t"
+      "sxtb16 %[v], %[v], ror #8\n\t"
+      "sxtb16 %[wv], %[wv], ror #8\n\t"
+      "smlabb %[a1], %[v], %[wv], %[a1]\n\t"
+      "smlatt %[a3], %[v], %[wv], %[a3]\n\t"
+      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [v] "=&r"(v), [wv] "=&r"(wv), [e] "=&r"(e),
+        [f] "=&r"(f)
+      : [mx] "m"(*(const utvm_word_t*)x), [mw] "m"(*(const utvm_word_t*)w));
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+  return 0;
+}
+
+/* the four channels of one input word: weight words w[0..3] (one per output channel) */
+#define UTVM_MAC4_WORD_ASM                       \
+  "sxtb16 %[xe], %[xv]\n\t"                      \
+  "sxtb16 %[xv], %[xv], ror #8\n\t"              \
+  "ldrd %[w0], %[w1], %[m01]\n\t"                \
+  "sxtb16 %[t], %[w0]\n\t"                       \
+  "sxtb16 %[w0], %[w0], ror #8\n\t"              \
+  "smlad %[a0], %[xe], %[t], %[a0]\n\t"          \
+  "smlad %[a0], %[xv], %[w0], %[a0]\n\t"         \
+  "sxtb16 %[t], %[w1]\n\t"                       \
+  "sxtb16 %[w1], %[w1], ror #8\n\t"              \
+  "smlad %[a1], %[xe], %[t], %[a1]\n\t"          \
+  "smlad %[a1], %[xv], %[w1], %[a1]\n\t"         \
+  "ldrd %[w0], %[w1], %[m23]\n\t"                \
+  "sxtb16 %[t], %[w0]\n\t"                       \
+  "sxtb16 %[w0], %[w0], ror #8\n\t"              \
+  "smlad %[a2], %[xe], %[t], %[a2]\n\t"          \
+  "smlad %[a2], %[xv], %[w0], %[a2]\n\t"         \
+  "sxtb16 %[t], %[w1]\n\t"                       \
+  "sxtb16 %[w1], %[w1], ror #8\n\t"              \
+  "smlad %[a3], %[xe], %[t], %[a3]\n\t"          \
+  "smlad %[a3], %[xv], %[w1], %[a3]\n\t"
+
+#define UTVM_MAC4_WORD_OPERANDS                                                                        \
+  [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [xv] "=&r"(xv), [xe] "=&r"(xe), [w0] "=&r"(w0), \
+      [w1] "=&r"(w1), [t] "=&r"(t)
+
+static inline __attribute__((always_inline)) int32_t utvm_mac4_word_s8(int32_t* acc, int32_t x, int8_t* w) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  int32_t xv, xe, w0, w1, t;
+  __asm__("mov %[xv], %[x]\n\t" UTVM_MAC4_WORD_ASM
+          : UTVM_MAC4_WORD_OPERANDS
+          : [x] "r"(x), [m01] "m"(*(const utvm_dword_t*)w), [m23] "m"(*(const utvm_dword_t*)(w + 8)));
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+  return 0;
+}
+
+static inline __attribute__((always_inline)) int32_t utvm_mac4_word_at_s8(int32_t* acc, int8_t* x, int8_t* w) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  int32_t xv, xe, w0, w1, t;
+  __asm__("ldr %[xv], %[mx]\n\t" UTVM_MAC4_WORD_ASM
+          : UTVM_MAC4_WORD_OPERANDS
+          : [mx] "m"(*(const utvm_uword_t*)x), [m01] "m"(*(const utvm_dword_t*)w),
+            [m23] "m"(*(const utvm_dword_t*)(w + 8)));
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+  return 0;
+}
+
+static inline int32_t utvm_dw4_tap_s8(int32_t* acc, int32_t x, int8_t* w) {
+  int32_t wv, xe, xo, we, wo;
+  __builtin_memcpy(&wv, w, 4);
+  xe = __sxtb16(x);
+  xo = utvm_sxtb16_ror8(x);
+  we = __sxtb16(wv);
+  wo = utvm_sxtb16_ror8(wv);
+  acc[0] = __smlabb(xe, we, acc[0]);
+  acc[1] = __smlabb(xo, wo, acc[1]);
+  acc[2] = __smlatt(xe, we, acc[2]);
+  acc[3] = __smlatt(xo, wo, acc[3]);
+  return 0;
+}
+
 #else
 
 #define UTVM_LANE_S8(x, k) ((int32_t)(int8_t)(uint8_t)((uint32_t)(x) >> (8 * (k))))
@@ -70,6 +299,58 @@ static inline int32_t utvm_srdhm_small(int32_t a, int32_t m) {
 #endif
 
 static inline int32_t utvm_dot4_s8(int32_t a, int32_t b) { return utvm_dot4_acc_s8(0, a, b); }
+
+#if !(defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32)
+static inline int32_t utvm_dw4_pair_s8(int32_t* acc, int32_t xa, int32_t xb, int8_t* w) {
+  int c;
+  for (c = 0; c < 4; ++c) {
+    int8_t* wc = w + 4 * (c >> 1) + (c & 1);
+    acc[c] += UTVM_LANE_S8(xa, c) * wc[0] + UTVM_LANE_S8(xb, c) * wc[2];
+  }
+  return 0;
+}
+
+static inline int32_t utvm_dw4_tap_s8(int32_t* acc, int32_t x, int8_t* w) {
+  int c;
+  for (c = 0; c < 4; ++c) acc[c] += UTVM_LANE_S8(x, c) * w[c];
+  return 0;
+}
+
+static inline int32_t utvm_dw4_pair_at_s8(int32_t* acc, int32_t* xa, int32_t* xb, int8_t* w) {
+  return utvm_dw4_pair_s8(acc, *xa, *xb, w);
+}
+
+static inline int32_t utvm_dw4_tap_at_s8(int32_t* acc, int32_t* x, int8_t* w) { return utvm_dw4_tap_s8(acc, *x, w); }
+
+static inline int32_t utvm_mac4_word_s8(int32_t* acc, int32_t x, int8_t* w) {
+  int c, k;
+  for (c = 0; c < 4; ++c)
+    for (k = 0; k < 4; ++k) acc[c] += UTVM_LANE_S8(x, k) * w[4 * c + k];
+  return 0;
+}
+
+static inline int32_t utvm_mac4_word_at_s8(int32_t* acc, int8_t* x, int8_t* w) {
+  return utvm_mac4_word_s8(acc, utvm_ldw_s8(x), w);
+}
+
+static inline int32_t utvm_mac4_s8(int32_t* acc, int32_t* x, int32_t* w, int32_t n) {
+  int32_t k;
+  for (k = 0; k < n; ++k) {
+    acc[0] = utvm_dot4_acc_s8(acc[0], x[k], w[4 * k]);
+    acc[1] = utvm_dot4_acc_s8(acc[1], x[k], w[4 * k + 1]);
+    acc[2] = utvm_dot4_acc_s8(acc[2], x[k], w[4 * k + 2]);
+    acc[3] = utvm_dot4_acc_s8(acc[3], x[k], w[4 * k + 3]);
+  }
+  return 0;
+}
+#endif
+
+/* utvm_mac4_s8 on x when inside is nonzero, on z (the input zero point, n words) when the
+ * kernel tap lies in the padding */
+static inline int32_t utvm_mac4_pad_s8(int32_t* acc, int32_t inside, int32_t* x, int32_t* z, int32_t* w,
+                                       int32_t n) {
+  return utvm_mac4_s8(acc, inside ? x : z, w, n);
+}
 
 /* x clamped to [-128, 127] (SSAT on Armv7-M and later) */
 static inline int32_t utvm_sat_s8(int32_t x) {
