@@ -12,12 +12,15 @@ from tvm import te
 
 @dataclass
 class KernelArg:
-    """A kernel parameter: a graph tensor, or a constant created by the lowering."""
+    """A kernel parameter: a graph tensor, a constant created by the lowering, or (``scratch``)
+    a temporary buffer of the placeholder's shape that the memory planner places in the pool,
+    live only during this kernel's call (instead of TVM's own workspace or stack allocation)."""
 
     placeholder: te.Tensor
     tensor: str = ""                       # graph tensor name
     constant: np.ndarray | None = None     # new constant (folded bias, requantization table)
     role: str = ""                         # short name used for new constant symbols
+    scratch: bool = False
 
 
 @dataclass

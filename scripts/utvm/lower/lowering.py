@@ -13,7 +13,8 @@ from tvm import te
 from ..errors import UtvmError
 from ..external.base import ExternalArg, ExternalKernel, ExternalModule
 from ..ir import Graph, Operator, Tensor
-from .kernels import BUILDERS, PACKED_KINDS, KernelArg, packed_lanes
+from .helium import helium_kernel
+from .kernels import BUILDERS, PACKED_KINDS, VECTOR_LANES, KernelArg, packed_lanes
 from .pipeline import PIPELINE_NAME
 
 #: operators that only change the view of a buffer: no kernel, the output aliases the input
@@ -74,7 +75,9 @@ def lower_graph(graph: Graph, prefix: str, cpu: str | None = None,
         builder = BUILDERS.get(op.kind)
         if builder is None:
             raise UtvmError(f"{op.source}: no kernel for operator '{op.kind}'")
-        kdef = builder(graph, op, packed) if op.kind in PACKED_KINDS else builder(graph, op)
+        kdef = helium_kernel(graph, op) if packed >= VECTOR_LANES else None
+        if kdef is None:
+            kdef = builder(graph, op, packed) if op.kind in PACKED_KINDS else builder(graph, op)
         symbol = f"{prefix}_{op.kind}_{index}"
         arg_names: list[str] = []
         for arg in kdef.args:
@@ -138,8 +141,12 @@ def _offload(graph: Graph, op: Operator,
 def _bind_arg(tensors: dict[str, Tensor], arg: KernelArg | ExternalArg, symbol: str) -> str:
     if arg.tensor:
         return arg.tensor
-    assert arg.constant is not None
     name = f"{symbol}_{arg.role}"
+    if isinstance(arg, KernelArg) and arg.scratch:
+        shape = tuple(int(d) for d in arg.placeholder.shape)
+        tensors[name] = Tensor(name=name, shape=shape, dtype=str(arg.placeholder.dtype))
+        return name
+    assert arg.constant is not None
     data = np.ascontiguousarray(arg.constant)
     tensors[name] = Tensor(name=name, shape=tuple(data.shape), dtype=str(data.dtype), data=data)
     return name
@@ -157,8 +164,9 @@ def finish_source(src: str) -> str:
     """
     src = _ENTRY_RE.sub("\n", src)
     src = src.replace("void* __tvm_ffi__library_ctx = NULL;\n", "")
-    if re.search(r"\butvm_\w+\(", src):  # helpers of utvm/kernels.h
-        src = src.replace("#include <math.h>\n", '#include <math.h>\n#include "utvm/kernels.h"\n', 1)
+    if re.search(r"\butvm_\w+\(", src):  # helpers of utvm/kernels.h (and kernels_mve.h)
+        mve = '#include "utvm/kernels_mve.h"\n' if re.search(r"\butvm_mve_\w+\(", src) else ""
+        src = src.replace("#include <math.h>\n", '#include <math.h>\n#include "utvm/kernels.h"\n' + mve, 1)
     return _warning_clean(src)
 
 

@@ -1,0 +1,450 @@
+/*
+ * int8 convolution helpers for Helium (MVE: Cortex-M52, M55, M85) that utvm's generated
+ * kernels call (header-only, C99). Each helper does a whole inner loop; the generated code
+ * keeps the loops over output rows and pixel groups. With __ARM_FEATURE_MVE they use vector
+ * instructions, elsewhere plain C with the same results (the arithmetic is TFLite's,
+ * bit-exact).
+ *
+ * Requantization ("rq", utvm_mve_rq_t): per channel o,
+ *   y = clamp(MultiplyByQuantizedMultiplier(acc + bias[o], mult[o], shift[o]) + zy, lo, hi)
+ * (shifts in TFLite's convention: > 0 left, < 0 right), stored as compactly as the generic
+ * kernels store it: the folded biases are an int32 array; the multipliers an int32 array
+ * (UTVM_MVE_RQ_MULT) or one value m0; the shifts one value s0, or right shifts 0..31 in the
+ * low 5 bits of the bias words (UTVM_MVE_RQ_PACKED: bias << 5 | -shift), or an int8 array
+ * (UTVM_MVE_RQ_SHIFT8). The generated code passes the unused pointers as the bias pointer.
+ * Vector form: VQRDMULH is gemmlowp's SaturatingRoundingDoublingHighMul; the rounding right
+ * shift of gemmlowp (ties away from zero) is VRSHL after subtracting one from negative values
+ * (only where the shift is not zero).
+ *
+ * - utvm_mve_copy_s8(dst, src, n) / utvm_mve_fill_s8(dst, v, n): n bytes copied / set.
+ * - utvm_mve_im2col_s8(...): the kh x kw x c input patch of one output pixel, contiguous, the
+ *   taps outside the input filled with the input zero point.
+ * - utvm_mve_gemm_s8(...): np (1..4) pixels x cout channels: dot products of k int8 values
+ *   (pixel rows with a stride, filter rows contiguous), requantized and stored; one pixel
+ *   (fully connected layers) four channels at a time.
+ * - utvm_mve_dw3x3_row_s8(...): one output row of a 3x3 depthwise convolution, all channels
+ *   (a multiple of 4), four pixels at a time sharing the filter loads (the last ones one at
+ *   a time); the input rows that
+ *   the window leaves (padding) are first copied with the zero point around them into
+ *   ``pad`` (3 x ((ow - 1) * sw + 2 * dw + 1) x c bytes of scratch).
+ */
+#ifndef UTVM_KERNELS_MVE_H_
+#define UTVM_KERNELS_MVE_H_
+
+#include <stdint.h>
+
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+#include <arm_mve.h>
+#define UTVM_MVE_VECTOR 1
+#endif
+
+#define UTVM_MVE_RQ_MULT 1   /* per-channel multipliers (int32 array) */
+#define UTVM_MVE_RQ_PACKED 2 /* per-channel right shifts in the low 5 bits of the bias words */
+#define UTVM_MVE_RQ_SHIFT8 4 /* per-channel shifts (int8 array) */
+#define UTVM_MVE_RQ_LEFT 8   /* some shift is a left shift */
+#define UTVM_MVE_RQ_SHIFT_BITS 5
+
+typedef struct {
+  const int32_t* bias;  /* folded biases (or bias_shift words) */
+  const int32_t* mult;  /* with UTVM_MVE_RQ_MULT */
+  const int8_t* shift;  /* with UTVM_MVE_RQ_SHIFT8 */
+  int32_t m0, s0, mode, zy, lo, hi;
+} utvm_mve_rq_t;
+
+static inline int32_t utvm_mve_rq_bias(const utvm_mve_rq_t* q, int32_t o) {
+  int32_t b = q->bias[o];
+  return (q->mode & UTVM_MVE_RQ_PACKED) ? b >> UTVM_MVE_RQ_SHIFT_BITS : b;
+}
+
+static inline int32_t utvm_mve_rq_mult(const utvm_mve_rq_t* q, int32_t o) {
+  return (q->mode & UTVM_MVE_RQ_MULT) ? q->mult[o] : q->m0;
+}
+
+static inline int32_t utvm_mve_rq_shift(const utvm_mve_rq_t* q, int32_t o) {
+  if (q->mode & UTVM_MVE_RQ_PACKED) return -(q->bias[o] & ((1 << UTVM_MVE_RQ_SHIFT_BITS) - 1));
+  return (q->mode & UTVM_MVE_RQ_SHIFT8) ? (int32_t)q->shift[o] : q->s0;
+}
+
+/* TFLite MultiplyByQuantizedMultiplier, one value (plain C, for the fallbacks) */
+static inline int32_t utvm_mve_mbqm(int32_t x, int32_t m, int32_t shift) {
+  int32_t left = shift > 0 ? shift : 0;
+  int32_t right = shift > 0 ? 0 : -shift;
+  int64_t ab = (int64_t)(int32_t)((uint32_t)x << left) * m;
+  int64_t nudge = ab >= 0 ? ((int64_t)1 << 30) : 1 - ((int64_t)1 << 30);
+  int64_t q = (ab + nudge) / ((int64_t)1 << 31);
+  int32_t high = q > INT32_MAX ? INT32_MAX : (int32_t)q;
+  int32_t mask = (int32_t)(((int64_t)1 << right) - 1);
+  int32_t threshold = (mask >> 1) + (high < 0 ? 1 : 0);
+  return (high >> right) + ((high & mask) > threshold ? 1 : 0);
+}
+
+static inline int8_t utvm_mve_clamp_s8(int32_t v, int32_t lo, int32_t hi) {
+  return (int8_t)(v < lo ? lo : (v > hi ? hi : v));
+}
+
+/* the requantized int8 value of accumulator acc (without bias) of channel o (plain C) */
+static inline int8_t utvm_mve_requant1(const utvm_mve_rq_t* q, int32_t acc, int32_t o) {
+  int32_t v = utvm_mve_mbqm(acc + utvm_mve_rq_bias(q, o), utvm_mve_rq_mult(q, o), utvm_mve_rq_shift(q, o));
+  return utvm_mve_clamp_s8(v + q->zy, q->lo, q->hi);
+}
+
+#ifdef UTVM_MVE_VECTOR
+/* biases, multipliers and shifts of channels o..o+3; with p != 0 only the lanes of the
+ * predicate p are read (the others are 0) */
+static inline int32x4_t utvm_mve_ld32(const int32_t* a, mve_pred16_t p) {
+  return p ? vldrwq_z_s32(a, p) : vldrwq_s32(a);
+}
+
+static inline int32x4_t utvm_mve_rq_bias4(const utvm_mve_rq_t* q, int32_t o, mve_pred16_t p) {
+  int32x4_t b = utvm_mve_ld32(q->bias + o, p);
+  return (q->mode & UTVM_MVE_RQ_PACKED) ? vshrq_n_s32(b, UTVM_MVE_RQ_SHIFT_BITS) : b;
+}
+
+static inline int32x4_t utvm_mve_rq_mult4(const utvm_mve_rq_t* q, int32_t o, mve_pred16_t p) {
+  return (q->mode & UTVM_MVE_RQ_MULT) ? utvm_mve_ld32(q->mult + o, p) : vdupq_n_s32(q->m0);
+}
+
+static inline int32x4_t utvm_mve_rq_shift4(const utvm_mve_rq_t* q, int32_t o, mve_pred16_t p) {
+  if (q->mode & UTVM_MVE_RQ_PACKED) {
+    int32x4_t low = vandq_s32(utvm_mve_ld32(q->bias + o, p), vdupq_n_s32((1 << UTVM_MVE_RQ_SHIFT_BITS) - 1));
+    return vnegq_s32(low);
+  }
+  if (q->mode & UTVM_MVE_RQ_SHIFT8) return p ? vldrbq_z_s32(q->shift + o, p) : vldrbq_s32(q->shift + o);
+  return vdupq_n_s32(q->s0);
+}
+
+/* requantized lanes (accumulators with the bias): lane i with multiplier m[i], shift sh[i] */
+static inline int32x4_t utvm_mve_rq_apply4(const utvm_mve_rq_t* q, int32x4_t v, int32x4_t m, int32x4_t sh) {
+  if (q->mode & UTVM_MVE_RQ_LEFT) {
+    v = vshlq_s32(v, vmaxq_s32(sh, vdupq_n_s32(0)));
+    sh = vminq_s32(sh, vdupq_n_s32(0));
+  }
+  v = vqrdmulhq_s32(v, m);
+  /* minus one for negative values when shifting right: gemmlowp rounds ties away from 0 */
+  v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, sh), 31));
+  v = vrshlq_s32(v, sh);
+  v = vaddq_n_s32(v, q->zy);
+  return vminq_s32(vmaxq_s32(v, vdupq_n_s32(q->lo)), vdupq_n_s32(q->hi));
+}
+
+/* acc + a * b lane by lane (MVE multiplies vectors by vectors without accumulating) */
+static inline int32x4_t utvm_mve_mla(int32x4_t acc, int32x4_t a, int32x4_t b) {
+  return vaddq_s32(acc, vmulq_s32(a, b));
+}
+#endif
+
+static inline void utvm_mve_copy_s8(int8_t* dst, const int8_t* src, int32_t n) {
+#ifdef UTVM_MVE_VECTOR
+  for (; n > 0; n -= 16, dst += 16, src += 16) {
+    mve_pred16_t p = vctp8q((uint32_t)n);
+    vstrbq_p_s8(dst, vldrbq_z_s8(src, p), p);
+  }
+#else
+  for (int32_t i = 0; i < n; ++i) dst[i] = src[i];
+#endif
+}
+
+static inline void utvm_mve_fill_s8(int8_t* dst, int32_t v, int32_t n) {
+#ifdef UTVM_MVE_VECTOR
+  int8x16_t vv = vdupq_n_s8((int8_t)v);
+  for (; n > 0; n -= 16, dst += 16) vstrbq_p_s8(dst, vv, vctp8q((uint32_t)n));
+#else
+  for (int32_t i = 0; i < n; ++i) dst[i] = (int8_t)v;
+#endif
+}
+
+/* col[(ry * kw + rx) * c + ch] = x[iy0 + ry * dh][ix0 + rx * dw][ch] (x: h x w x c), or zx
+ * outside the input */
+static inline void utvm_mve_im2col_impl(int8_t* col, const int8_t* x, int32_t h, int32_t w, int32_t c,
+                                      int32_t iy0, int32_t ix0, int32_t kh, int32_t kw, int32_t dh,
+                                      int32_t dw, int32_t zx) {
+  int32_t row_bytes = kw * c;
+  int32_t whole = dw == 1 && ix0 >= 0 && ix0 + kw <= w;
+  for (int32_t ry = 0; ry < kh; ++ry, col += row_bytes) {
+    int32_t iy = iy0 + ry * dh;
+    if (iy < 0 || iy >= h) {
+      utvm_mve_fill_s8(col, zx, row_bytes);
+      continue;
+    }
+    const int8_t* row = x + iy * w * c;
+    if (whole) {
+      utvm_mve_copy_s8(col, row + ix0 * c, row_bytes);
+      continue;
+    }
+    for (int32_t rx = 0; rx < kw; ++rx) {
+      int32_t ix = ix0 + rx * dw;
+      if (ix < 0 || ix >= w) {
+        utvm_mve_fill_s8(col + rx * c, zx, c);
+      } else {
+        utvm_mve_copy_s8(col + rx * c, row + ix * c, c);
+      }
+    }
+  }
+}
+
+/* out[p * out_stride + o] for p < np (1..4), o < cout:
+ *   requant(sum_j col[p * col_stride + j] * w[o * k + j], o)  (j < k) */
+static inline void utvm_mve_gemm_impl(int8_t* out, int32_t np, int32_t out_stride, const int8_t* col,
+                                      int32_t col_stride, const int8_t* w, int32_t k, int32_t cout,
+                                      utvm_mve_rq_t rq) {
+  /* a copy: the stores to out (int8_t) would otherwise make the compiler reload the fields */
+  const utvm_mve_rq_t* q = &rq;
+#ifdef UTVM_MVE_VECTOR
+  int32_t full = k & ~15;
+  int32_t tail = k - full;
+  mve_pred16_t ptail = vctp8q((uint32_t)tail);
+  if (np == 1) {
+    /* four channels at a time: one input load for four filter rows, one vector requantization */
+    for (int32_t o = 0; o < cout; o += 4) {
+      mve_pred16_t pc = o + 4 <= cout ? 0 : vctp32q((uint32_t)(cout - o));
+      const int8_t* w0 = w + o * k;
+      const int8_t* w1 = o + 1 < cout ? w0 + k : w0;
+      const int8_t* w2 = o + 2 < cout ? w0 + 2 * k : w0;
+      const int8_t* w3 = o + 3 < cout ? w0 + 3 * k : w0;
+      const int8_t* xp = col;
+      int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+      for (int32_t j = full >> 4; j > 0; --j) {
+        int8x16_t xv = vldrbq_s8(xp);
+        a0 = vmladavaq_s8(a0, xv, vldrbq_s8(w0));
+        a1 = vmladavaq_s8(a1, xv, vldrbq_s8(w1));
+        a2 = vmladavaq_s8(a2, xv, vldrbq_s8(w2));
+        a3 = vmladavaq_s8(a3, xv, vldrbq_s8(w3));
+        xp += 16;
+        w0 += 16;
+        w1 += 16;
+        w2 += 16;
+        w3 += 16;
+      }
+      if (tail) {
+        int8x16_t xv = vldrbq_z_s8(xp, ptail);
+        a0 = vmladavaq_s8(a0, xv, vldrbq_z_s8(w0, ptail));
+        a1 = vmladavaq_s8(a1, xv, vldrbq_z_s8(w1, ptail));
+        a2 = vmladavaq_s8(a2, xv, vldrbq_z_s8(w2, ptail));
+        a3 = vmladavaq_s8(a3, xv, vldrbq_z_s8(w3, ptail));
+      }
+      int32x4_t v = vdupq_n_s32(a0);
+      v = vsetq_lane_s32(a1, v, 1);
+      v = vsetq_lane_s32(a2, v, 2);
+      v = vsetq_lane_s32(a3, v, 3);
+      v = vaddq_s32(v, utvm_mve_rq_bias4(q, o, pc));
+      v = utvm_mve_rq_apply4(q, v, utvm_mve_rq_mult4(q, o, pc), utvm_mve_rq_shift4(q, o, pc));
+      if (pc) {
+        vstrbq_p_s32(out + o, v, pc);
+      } else {
+        vstrbq_s32(out + o, v);
+      }
+    }
+    return;
+  }
+  const int8_t* c0 = col;
+  const int8_t* c1 = col + col_stride;
+  const int8_t* c2 = np > 2 ? col + 2 * col_stride : col;
+  const int8_t* c3 = np > 3 ? col + 3 * col_stride : col;
+  mve_pred16_t pout = vctp32q((uint32_t)np);
+  uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)out_stride);
+  int32x4_t vlo = vdupq_n_s32(q->lo);
+  int32x4_t vhi = vdupq_n_s32(q->hi);
+  int32_t left = q->mode & UTVM_MVE_RQ_LEFT;
+  for (int32_t o = 0; o < cout; ++o) {
+    const int8_t* wp = w + o * k;
+    int32_t a0 = utvm_mve_rq_bias(q, o);
+    int32_t a1 = a0, a2 = a0, a3 = a0;
+    const int8_t* p0 = c0;
+    const int8_t* p1 = c1;
+    const int8_t* p2 = c2;
+    const int8_t* p3 = c3;
+    /* pointers stepped by the loads (post-increment addressing, no address arithmetic) */
+    for (int32_t j = full >> 4; j > 0; --j) {
+      int8x16_t wv = vldrbq_s8(wp);
+      a0 = vmladavaq_s8(a0, vldrbq_s8(p0), wv);
+      a1 = vmladavaq_s8(a1, vldrbq_s8(p1), wv);
+      a2 = vmladavaq_s8(a2, vldrbq_s8(p2), wv);
+      a3 = vmladavaq_s8(a3, vldrbq_s8(p3), wv);
+      wp += 16;
+      p0 += 16;
+      p1 += 16;
+      p2 += 16;
+      p3 += 16;
+    }
+    if (tail) {
+      int8x16_t wv = vldrbq_z_s8(wp, ptail);
+      a0 = vmladavaq_s8(a0, vldrbq_z_s8(p0, ptail), wv);
+      a1 = vmladavaq_s8(a1, vldrbq_z_s8(p1, ptail), wv);
+      a2 = vmladavaq_s8(a2, vldrbq_z_s8(p2, ptail), wv);
+      a3 = vmladavaq_s8(a3, vldrbq_z_s8(p3, ptail), wv);
+    }
+    int32x4_t v = vdupq_n_s32(a0);
+    v = vsetq_lane_s32(a1, v, 1);
+    v = vsetq_lane_s32(a2, v, 2);
+    v = vsetq_lane_s32(a3, v, 3);
+    int32_t shift = utvm_mve_rq_shift(q, o);
+    if (left && shift > 0) v = vshlq_r_s32(v, shift);
+    v = vqrdmulhq_n_s32(v, utvm_mve_rq_mult(q, o));
+    int32_t right = shift < 0 ? shift : 0;
+    v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, vdupq_n_s32(right)), 31));
+    v = vrshlq_n_s32(v, right);
+    v = vaddq_n_s32(v, q->zy);
+    v = vminq_s32(vmaxq_s32(v, vlo), vhi);
+    vstrbq_scatter_offset_p_s32(out + o, offsets, v, pout);
+  }
+#else
+  for (int32_t p = 0; p < np; ++p) {
+    const int8_t* cp = col + p * col_stride;
+    for (int32_t o = 0; o < cout; ++o) {
+      const int8_t* wp = w + o * k;
+      int32_t acc = 0;
+      for (int32_t j = 0; j < k; ++j) acc += cp[j] * wp[j];
+      out[p * out_stride + o] = utvm_mve_requant1(q, acc, o);
+    }
+  }
+#endif
+}
+
+/* The three input rows of one output row of a 3x3 depthwise convolution, as pointers to the
+ * input column of the first tap of pixel 0: into x when the row is inside the input and no
+ * column is padding, else into pad (3 x pw x c bytes), the row copied there between zx. */
+static inline void utvm_mve_dw_rows(const int8_t* rows[3], const int8_t* x, int32_t h, int32_t w, int32_t c,
+                                    int32_t iy0, int32_t dh, int32_t pw, int32_t pad_left, int8_t* pad,
+                                    int32_t zx) {
+  int32_t inside = pad_left == 0 && pw <= w;
+  int32_t nl = pad_left < pw ? pad_left : pw;          /* padding columns on the left */
+  int32_t nx = w < pw - nl ? w : pw - nl;              /* input columns */
+  for (int32_t ry = 0; ry < 3; ++ry) {
+    int32_t iy = iy0 + ry * dh;
+    int8_t* dst = pad + ry * pw * c;
+    if (iy < 0 || iy >= h) {
+      utvm_mve_fill_s8(dst, zx, pw * c);
+      rows[ry] = dst;
+    } else if (inside) {
+      rows[ry] = x + iy * w * c;
+    } else {
+      utvm_mve_fill_s8(dst, zx, nl * c);
+      utvm_mve_copy_s8(dst + nl * c, x + iy * w * c, nx * c);
+      utvm_mve_fill_s8(dst + (nl + nx) * c, zx, (pw - nl - nx) * c);
+      rows[ry] = dst;
+    }
+  }
+}
+
+/* One output row of a 3x3 depthwise convolution (depth multiplier 1):
+ *   out[ox * c + ch] for ox < ow, ch < c (a multiple of 4),
+ * input x: h x w x c, the row's taps start at input row iy0, column ox * sw - pad_left;
+ * dilation dh, dw; wt: 3 x 3 x c; taps outside the input count as the zero point zx
+ * (the biases are folded with zx); pad: scratch (see above). */
+static inline void utvm_mve_dw3x3_row_impl(int8_t* out, const int8_t* x, int32_t h, int32_t w, int32_t c,
+                                           int32_t iy0, int32_t ow, int32_t sw, int32_t pad_left, int32_t dh,
+                                           int32_t dw, const int8_t* wt, int8_t* pad, int32_t zx,
+                                           utvm_mve_rq_t rq) {
+  const utvm_mve_rq_t* q = &rq; /* a copy, see utvm_mve_gemm_impl */
+  int32_t pw = (ow - 1) * sw + 2 * dw + 1;
+  const int8_t* rows[3];
+  utvm_mve_dw_rows(rows, x, h, w, c, iy0, dh, pw, pad_left, pad, zx);
+  int32_t step = sw * c; /* bytes from one pixel's window to the next */
+  int32_t d = dw * c;    /* bytes from one tap to the next */
+#ifdef UTVM_MVE_VECTOR
+  const mve_pred16_t all = 0; /* no predicate: whole vectors */
+  int32_t ox = 0;
+  /* groups of four pixels; when two or three remain (and ow >= 4), a last group ending at the
+   * last pixel (recomputing some of the previous group: cheaper than single pixels) */
+  int32_t groups_end = ow >= 4 && ow % 4 >= 2 ? ow : ow & ~3;
+  {
+    for (; ox < groups_end; ox += 4) {
+      if (ox + 4 > ow) ox = ow - 4;
+      for (int32_t ch = 0; ch < c; ch += 4) {
+        const int8_t* wp = wt + ch;
+        int32x4_t a0 = utvm_mve_rq_bias4(q, ch, all);
+        int32x4_t a1 = a0, a2 = a0, a3 = a0;
+        for (int32_t ry = 0; ry < 3; ++ry) {
+          const int8_t* p0 = rows[ry] + ox * step + ch;
+          const int8_t* p1 = p0 + step;
+          const int8_t* p2 = p1 + step;
+          const int8_t* p3 = p2 + step;
+          /* one tap after the other (the empty asm orders them): gcc would otherwise load
+           * the taps first and spill, with 8 vector registers */
+#define UTVM_MVE_TAP4()                                                 \
+  do {                                                                  \
+    int32x4_t wv = vldrbq_s32(wp);                                      \
+    a0 = utvm_mve_mla(a0, vldrbq_s32(p0), wv);                          \
+    a1 = utvm_mve_mla(a1, vldrbq_s32(p1), wv);                          \
+    a2 = utvm_mve_mla(a2, vldrbq_s32(p2), wv);                          \
+    a3 = utvm_mve_mla(a3, vldrbq_s32(p3), wv);                          \
+    wp += c;                                                            \
+    p0 += d;                                                            \
+    p1 += d;                                                            \
+    p2 += d;                                                            \
+    p3 += d;                                                            \
+    __asm__("" : "+w"(a0), "+w"(a1), "+w"(a2), "+w"(a3), "+r"(wp),      \
+            "+r"(p0), "+r"(p1), "+r"(p2), "+r"(p3));                    \
+  } while (0)
+          UTVM_MVE_TAP4();
+          UTVM_MVE_TAP4();
+          UTVM_MVE_TAP4();
+#undef UTVM_MVE_TAP4
+        }
+        int32x4_t m = utvm_mve_rq_mult4(q, ch, all);
+        int32x4_t sh = utvm_mve_rq_shift4(q, ch, all);
+        int8_t* op = out + ox * c + ch;
+        vstrbq_s32(op, utvm_mve_rq_apply4(q, a0, m, sh));
+        vstrbq_s32(op + c, utvm_mve_rq_apply4(q, a1, m, sh));
+        vstrbq_s32(op + 2 * c, utvm_mve_rq_apply4(q, a2, m, sh));
+        vstrbq_s32(op + 3 * c, utvm_mve_rq_apply4(q, a3, m, sh));
+      }
+    }
+  }
+  /* the remaining pixels one at a time */
+  for (ox = groups_end; ox < ow; ++ox) {
+    for (int32_t ch = 0; ch < c; ch += 4) {
+      const int8_t* wp = wt + ch;
+      int32x4_t acc = utvm_mve_rq_bias4(q, ch, all);
+      for (int32_t ry = 0; ry < 3; ++ry) {
+        const int8_t* p = rows[ry] + ox * step + ch;
+        for (int32_t rx = 0; rx < 3; ++rx, wp += c, p += d) acc = utvm_mve_mla(acc, vldrbq_s32(p), vldrbq_s32(wp));
+      }
+      int32x4_t v = utvm_mve_rq_apply4(q, acc, utvm_mve_rq_mult4(q, ch, all), utvm_mve_rq_shift4(q, ch, all));
+      vstrbq_s32(out + ox * c + ch, v);
+    }
+  }
+#else
+  for (int32_t ox = 0; ox < ow; ++ox) {
+    for (int32_t ch = 0; ch < c; ++ch) {
+      int32_t acc = 0;
+      for (int32_t ry = 0; ry < 3; ++ry) {
+        for (int32_t rx = 0; rx < 3; ++rx) acc += rows[ry][ox * step + rx * d + ch] * wt[(ry * 3 + rx) * c + ch];
+      }
+      out[ox * c + ch] = utvm_mve_requant1(q, acc, ch);
+    }
+  }
+#endif
+}
+
+/* The entry points the generated kernels call: TVM declares them as int32_t functions of
+ * void* and int32_t arguments, so they are defined with exactly these types. The
+ * requantization arguments (see above): bias, mult, shift, m0, s0, mode, zy, lo, hi. */
+
+static inline int32_t utvm_mve_im2col_s8(void* col, void* x, int32_t h, int32_t w, int32_t c, int32_t iy0,
+                                         int32_t ix0, int32_t kh, int32_t kw, int32_t dh, int32_t dw,
+                                         int32_t zx) {
+  utvm_mve_im2col_impl((int8_t*)col, (const int8_t*)x, h, w, c, iy0, ix0, kh, kw, dh, dw, zx);
+  return 0;
+}
+
+static inline int32_t utvm_mve_gemm_s8(void* out, int32_t np, int32_t out_stride, void* col, int32_t col_stride,
+                                       void* w, int32_t k, int32_t cout, void* bias, void* mult, void* shift,
+                                       int32_t m0, int32_t s0, int32_t mode, int32_t zy, int32_t lo, int32_t hi) {
+  utvm_mve_rq_t q = {(const int32_t*)bias, (const int32_t*)mult, (const int8_t*)shift, m0, s0, mode, zy, lo, hi};
+  utvm_mve_gemm_impl((int8_t*)out, np, out_stride, (const int8_t*)col, col_stride, (const int8_t*)w, k, cout, q);
+  return 0;
+}
+
+static inline int32_t utvm_mve_dw3x3_row_s8(void* out, void* x, int32_t h, int32_t w, int32_t c, int32_t iy0,
+                                            int32_t ow, int32_t sw, int32_t pad_left, int32_t dh, int32_t dw,
+                                            void* wt, void* pad, int32_t zx, void* bias, void* mult, void* shift,
+                                            int32_t m0, int32_t s0, int32_t mode, int32_t zy, int32_t lo,
+                                            int32_t hi) {
+  utvm_mve_rq_t q = {(const int32_t*)bias, (const int32_t*)mult, (const int8_t*)shift, m0, s0, mode, zy, lo, hi};
+  utvm_mve_dw3x3_row_impl((int8_t*)out, (const int8_t*)x, h, w, c, iy0, ow, sw, pad_left, dh, dw,
+                          (const int8_t*)wt, (int8_t*)pad, zx, q);
+  return 0;
+}
+
+#endif /* UTVM_KERNELS_MVE_H_ */
