@@ -15,6 +15,8 @@ from tvm import tirx
 from utvm.lower import fixedpoint as fp
 from utvm.lower.kernels import (
     _dw4_weight_order,
+    _flat_row_index,
+    _flat_row_weights,
     _interleave_rows,
     _rounding_divide_by_pot_small,
     packed_lanes,
@@ -51,6 +53,11 @@ int main(void) {
     p = (int64_t)x * m;
     p = (p + (p >= 0 ? (1 << 30) : (1 - (1 << 30)))) / ((int64_t)1 << 31);
     if (utvm_srdhm_small(x, m) != (int32_t)p) bad |= 4;
+    /* the doubled multiplier form, 2**30 <= m < 2**31 */
+    m = (int32_t)(next() >> 1) | 0x40000000;
+    p = (int64_t)x * m;
+    p = (p + (p >= 0 ? (1 << 30) : (1 - (1 << 30)))) / ((int64_t)1 << 31);
+    if (utvm_srdhm2_small(x, (int32_t)((uint32_t)m * 2u)) != (int32_t)p) bad |= 4;
     e = (int32_t)(next() % 400u) - 200;
     if (utvm_sat_s8(e) != (e < -128 ? -128 : (e > 127 ? 127 : e))) bad |= 8;
     {
@@ -107,6 +114,33 @@ int main(void) {
       utvm_mac4_word_s8(r1, xv, (int8_t*)wv);
       utvm_mac4_word_at_s8(r2, bytes + off, (int8_t*)wv);
       for (c = 0; c < 4; ++c) if (r1[c] != want[c] || r2[c] != want[c]) bad |= 64;
+    }
+    {
+      /* flat rows: n words at any alignment against four interleaved rows; one byte against
+         a word of four channel weights */
+      int8_t bytes[24];
+      int32_t ws[20], wl, got[4], want[4], c, l, off = (int32_t)(next() % 4u), n = 1 + (int)(next() % 5u);
+      int32_t xv = (int32_t)(int8_t)next();
+      for (k = 0; k < 24; ++k) bytes[k] = (int8_t)next();
+      for (k = 0; k < 20; ++k) ws[k] = (int32_t)next();
+      wl = (int32_t)next();
+      for (c = 0; c < 4; ++c) {
+        got[c] = want[c] = (int32_t)(next() >> 12);
+        for (k = 0; k < n; ++k)
+          for (l = 0; l < 4; ++l) want[c] += bytes[off + 4 * k + l] * lane(ws[4 * k + c], l);
+        want[c] += xv * lane(wl, c);
+      }
+      utvm_mac4_u_s8(got, bytes + off, (int8_t*)ws, n);
+      utvm_mac4_lane_s8(got, xv, (int8_t*)&wl);
+      for (c = 0; c < 4; ++c) if (got[c] != want[c]) bad |= 128;
+      /* the straight-line form for a word count known at compile time */
+      for (c = 0; c < 4; ++c) got[c] = want[c];
+      utvm_mac4_s8(got, ws, ws + 8, 2);
+      for (c = 0; c < 4; ++c) {
+        for (k = 0; k < 2; ++k)
+          for (l = 0; l < 4; ++l) want[c] += lane(ws[k], l) * lane(ws[8 + 4 * k + c], l);
+        if (got[c] != want[c]) bad |= 128;
+      }
     }
   }
   printf("%d\n", bad);
@@ -192,3 +226,20 @@ def test_weight_orders() -> None:
     for taps in (1, 2, 9, 25):
         pos = _dw4_weight_order(taps)
         assert sorted(pos.reshape(-1)) == list(range(4 * taps))
+
+
+def test_flat_row_weights() -> None:
+    """The weights of a convolution with three input channels, reordered for utvm_mac4_u_s8
+    (whole words of a kernel row) and utvm_mac4_lane_s8 (its last bytes): the same bytes, each
+    where _flat_row_index says."""
+    rng = np.random.default_rng(5)
+    for cout, kh, kw, cin in ((8, 3, 3, 3), (4, 2, 5, 3), (8, 3, 2, 2), (4, 1, 3, 6)):
+        w = rng.integers(-128, 128, (cout, kh, kw, cin))
+        r = _flat_row_weights(w)
+        assert sorted(r) == sorted(w.reshape(-1))
+        length = kw * cin
+        for o in range(cout):
+            for ry in range(kh):
+                for p in range(length):
+                    assert r[_fold(_flat_row_index(tirx.const(o, "int32"), ry, p, kh, length))] == \
+                        w[o, ry, p // cin, p % cin]

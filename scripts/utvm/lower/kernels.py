@@ -97,6 +97,17 @@ class _Requant:
     right_positive: bool = False
     #: the third value of ``at`` is the right shift minus one (right_positive packed shifts)
     right_minus_one: bool = False
+    #: (small only) every multiplier m is in [2**30, 2**31): the high product is one SMMLAR
+    #: (utvm_srdhm2_small), per-channel multipliers stored as 2 * m mod 2**32
+    doubled: bool = False
+
+    def _high(self, a: tirx.PrimExpr, m: tirx.PrimExpr | int) -> tirx.PrimExpr:
+        """SaturatingRoundingDoublingHighMul(a, m) for |a| < 2**30 (``m`` as ``at`` gives it)."""
+        if not self.doubled:
+            return tirx.call_pure_extern(I32, "utvm_srdhm_small", a, fp.c32(m))
+        if isinstance(m, int):
+            m = (2 * m) - (1 << 32)
+        return tirx.call_pure_extern(I32, "utvm_srdhm2_small", a, fp.c32(m))
 
     def output_s8(self, acc: tirx.PrimExpr, o: tirx.PrimExpr, zy: int, lo: int, hi: int) -> tirx.PrimExpr:
         """The int8 output: MultiplyByQuantizedMultiplier(acc + bias[o], ...) + zy, clamped.
@@ -108,7 +119,7 @@ class _Requant:
         bias_o, m, s = self.at(o)
         if self.small and (self.right_minus_one or (isinstance(s, int) and s < 0)):
             right_m1: tirx.PrimExpr | int = s if self.right_minus_one else -s - 1
-            high = tirx.call_pure_extern(I32, "utvm_srdhm_small", acc + bias_o, fp.c32(m))
+            high = self._high(acc + bias_o, m)
             y = high + (high >> _c(31))
             q = y if isinstance(right_m1, int) and right_m1 == 0 else y >> fp.c32(right_m1)
             v = tirx.call_pure_extern(I32, "utvm_sat_s8", (q + _c(1 + 2 * zy)) >> _c(1))
@@ -133,7 +144,7 @@ class _Requant:
             a, right = x, _c(0) - s
         else:
             a, right = x << tirx.max(s, _c(0)), tirx.max(_c(0) - s, _c(0))
-        high = tirx.call_pure_extern(I32, "utvm_srdhm_small", a, fp.c32(m))
+        high = self._high(a, m)
         return _rounding_divide_by_pot_small(high, right, self.right_positive)
 
 
@@ -164,7 +175,7 @@ SHIFT_BITS = 5
 
 
 def _bias_requant(folded: np.ndarray, scales: np.ndarray, channels: int, bound: np.ndarray | None = None,
-                  dead: np.ndarray | None = None) -> _Requant:
+                  dead: np.ndarray | None = None, dsp: bool = False) -> _Requant:
     """Constants of a layer's bias and per-channel requantization, kept small for flash.
 
     Per-tensor values become immediates. Per-channel multipliers are an int32 array; per-channel
@@ -175,6 +186,7 @@ def _bias_requant(folded: np.ndarray, scales: np.ndarray, channels: int, bound: 
     requantization. ``dead`` marks the channels whose weights are all zero: their output is
     a constant, requantized from a small bias instead (pruned channels often have biases
     near 2**30, which would rule the cheaper requantization out for the whole layer).
+    ``dsp``: the target has the DSP extension (SMMLAR), see :attr:`_Requant.doubled`.
     """
     if folded.size != channels:
         raise UtvmError(f"bias of {folded.size} values for {channels} channels")
@@ -191,19 +203,29 @@ def _bias_requant(folded: np.ndarray, scales: np.ndarray, channels: int, bound: 
         folded[dead], mults[dead], shifts[dead], bound[dead] = 4 * v, 1 << 30, -1, np.abs(4 * v)
     bp = te.placeholder((channels,), I32, name="bias")
     args: list[KernelArg] = []
+    limit = 1 << (31 - SHIFT_BITS)
+    packable = bool(np.all(shifts <= 0) and np.all(-shifts < (1 << SHIFT_BITS))
+                    and np.all(folded < limit) and np.all(folded >= -limit))
     uniform_m = bool(np.all(mults == mults[0]))
-    uniform_s = bool(np.all(shifts == shifts[0]))
+    small = bound is not None and bool(np.all((bound << np.maximum(shifts, 0)) < (1 << 30)))
+    doubled = dsp and small and bool(np.all((mults >= (1 << 30)) & (mults < (1 << 31))))
     if uniform_m:
         m_at: Callable[[tirx.PrimExpr], tirx.PrimExpr | int] = lambda o: int(mults[0])  # noqa: E731
     else:
         mp = te.placeholder((channels,), I32, name="mult")
-        args.append(KernelArg(mp, constant=mults.astype(np.int32), role="mult"))
+        stored = 2 * mults - (1 << 32) if doubled else mults
+        args.append(KernelArg(mp, constant=stored.astype(np.int32), role="mult"))
         m_at = lambda o: mp[o]  # noqa: E731
-    small = bound is not None and bool(np.all((bound << np.maximum(shifts, 0)) < (1 << 30)))
-    limit = 1 << (31 - SHIFT_BITS)
-    packable = bool(np.all(shifts <= 0) and np.all(-shifts < (1 << SHIFT_BITS))
-                    and np.all(folded < limit) and np.all(folded >= -limit))
-    if uniform_s:
+    rq = _bias_requant_at(bp, args, m_at, folded, shifts, small, packable)
+    rq.doubled = doubled
+    return rq
+
+
+def _bias_requant_at(bp: te.Tensor, args: list[KernelArg], m_at: Callable[[tirx.PrimExpr], tirx.PrimExpr | int],
+                     folded: np.ndarray, shifts: np.ndarray, small: bool, packable: bool) -> _Requant:
+    """The bias and shift part of :func:`_bias_requant`."""
+    channels = folded.size
+    if bool(np.all(shifts == shifts[0])):
         args.insert(0, KernelArg(bp, constant=folded.astype(np.int32), role="bias"))
         return _Requant(args, lambda o: (bp[o], m_at(o), int(shifts[0])), small)
     if packable:
@@ -414,6 +436,66 @@ def _mac4_schedule(pad_name: str | None, keep_axes: int, make_call: MakeCall,
     return apply
 
 
+_PRIM = tvm.ir.prim.expr
+_BINARY_NODES = tuple(getattr(_PRIM, name) for name in (
+    "Add", "Sub", "Mul", "RShift", "LShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "Min", "Max",
+    "FloorDiv", "FloorMod", "LT", "LE", "GT", "GE", "EQ", "NE", "And", "Or"))
+
+
+def _to_tir(e: tirx.PrimExpr, bufs: dict[str, tirx.Var]) -> tirx.PrimExpr:
+    """A TE expression (e.g. from :meth:`_Requant.output_s8`) with each read of a placeholder
+    turned into a read of the kernel parameter of the same name: for loop nests written
+    directly in TIR (:func:`_root_schedule`)."""
+    if isinstance(e, _BINARY_NODES):
+        return type(e)(_to_tir(e.a, bufs), _to_tir(e.b, bufs))
+    if isinstance(e, _PRIM.Cast):
+        return _PRIM.Cast(e.ty, _to_tir(e.value, bufs))
+    if isinstance(e, _PRIM.Select):
+        return _PRIM.Select(_to_tir(e.condition, bufs), _to_tir(e.true_value, bufs), _to_tir(e.false_value, bufs))
+    if isinstance(e, tvm.ir.expr.Call):
+        args = list(e.args)
+        if e.op.name == "te.tensor_load":
+            return bufs[args[0].op.name][tuple(_to_tir(a, bufs) for a in args[1:])]
+        return tvm.ir.expr.Call(e.op, [a if isinstance(a, tvm.ir.expr.StringImm) else _to_tir(a, bufs) for a in args],
+                                ret_ty=e.ty)
+    return e
+
+
+#: builds a kernel's whole body in TIR: from the parameters by name, the statement and the
+#: local buffers it allocates
+BuildBody = Callable[[dict[str, tirx.Var]], tuple[tirx.Stmt, list[tirx.Var]]]
+
+
+def _root_schedule(build: BuildBody) -> Callable[[tvm.s_tir.Schedule], None]:
+    """A kernel written directly as a TIR loop nest (the TE definition only gives the
+    signature and documents the arithmetic): the root block's body is replaced by ``build``'s.
+    For control flow that schedules cannot express, such as one interior-or-border test per
+    output pixel around the loop over channel blocks."""
+
+    def apply(sch: tvm.s_tir.Schedule) -> None:
+        bufs = {p.name: p for p in sch.mod["main"].params}
+        root = sch.get_sblock("root")
+        stmt = sch.get(root)
+        body, local = build(bufs)
+        new = tvm.s_tir.SBlock([], [], [], stmt.name_hint, body, None, local, [], stmt.annotations)
+        sch.state.replace(sch.get_sref(root), new, {stmt: new})
+
+    return apply
+
+
+def _loop(extent: int, name: str, body: Callable[[tirx.Var], tirx.Stmt],
+          kind: tirx.ForKind = tirx.ForKind.SERIAL) -> tirx.Stmt:
+    """``for name in range(extent): body(name)`` (the body alone for extent 1)."""
+    if extent == 1:
+        return body(_c(0))  # type: ignore[arg-type]
+    v = tirx.Var(name, I32)
+    return tirx.For(v, _c(0), _c(extent), kind, body(v))
+
+
+def _seq(stmts: list[tirx.Stmt]) -> tirx.Stmt:
+    return tirx.SeqStmt(stmts) if len(stmts) > 1 else stmts[0]
+
+
 def _pad_from(x: te.Tensor, pad: tuple[int, int, int, int], fill: te.Tensor) -> tuple[te.Tensor, str]:
     """``x`` (NHWC) padded with ``fill[c]`` in channel c."""
     top, left, bottom, right = pad
@@ -490,12 +572,16 @@ def conv2d(g: Graph, op: Operator, packed: bool | int = True) -> KernelDef:
         if np.any(folded > 2**31 - 1) or np.any(folded < -(2**31)):
             raise UtvmError(f"{op.source}: folded bias overflows int32")
         wabs = np.abs(wdata).sum(axis=(0, 1, 2) if depthwise else (1, 2, 3))
-        rq = _bias_requant(folded, _effective_scales(x, w, y, True), cout, _acc_bound(wabs, bias), wabs == 0)
+        rq = _bias_requant(folded, _effective_scales(x, w, y, True), cout, _acc_bound(wabs, bias), wabs == 0,
+                           bool(packed))
         args += rq.args
         lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
         if (not depthwise and packed and not _wide(packed) and cin == 1 and kw == 4 and dw == 1 and wd >= 4
                 and cout % CHANNEL_BLOCK == 0 and max(op.attrs["padding"][1], op.attrs["padding"][3]) < 4):
             return _conv_rows4(op, X, wdata, zx, args, rq, (oh, ow), zy, lo, hi, y.name)
+        if (not depthwise and packed and not _wide(packed) and cin % 4 and dw == 1 and kw * cin >= 4
+                and cout % CHANNEL_BLOCK == 0):
+            return _conv_rows_flat(op, X, wdata, zx, args, rq, (oh, ow), zy, lo, hi, y.name)
         if depthwise and packed and not _wide(packed) and mult == 1 and cin % CHANNEL_BLOCK == 0:
             return _depthwise_dw4(op, X, wdata, zx, args, rq, (oh, ow), zy, lo, hi, y.name)
         if depthwise:
@@ -725,6 +811,121 @@ def _conv_rows4(op: Operator, X: te.Tensor, wdata: np.ndarray, zx: int, args: li
     return KernelDef(args, out, y_name, _mac4_schedule(pad_name, 4, make_call, inner_axes=2))
 
 
+def _flat_row_weights(wdata: np.ndarray) -> np.ndarray:
+    """int8 weights (cout, kh, kw, cin), cout % CHANNEL_BLOCK == 0, reordered for
+    :func:`_conv_rows_flat` (the same bytes): per block of CHANNEL_BLOCK output channels and
+    kernel row of L = kw * cin bytes, the L // 4 words of the row interleaved by channel (as
+    utvm_mac4_s8 reads them), then per remaining byte one word of the four channels' weights."""
+    cout, kh, kw, cin = wdata.shape
+    length = kw * cin
+    nwords = length // 4
+    blocks = cout // CHANNEL_BLOCK
+    rows = wdata.reshape(blocks, CHANNEL_BLOCK, kh, length)
+    words = rows[..., :4 * nwords].reshape(blocks, CHANNEL_BLOCK, kh, nwords, 4).transpose(0, 2, 3, 1, 4)
+    tail = rows[..., 4 * nwords:].transpose(0, 2, 3, 1)  # block, row, byte, channel
+    return np.concatenate([words.reshape(blocks, kh, -1), tail.reshape(blocks, kh, -1)], axis=2).reshape(-1)
+
+
+def _flat_row_index(o: tirx.PrimExpr, r: tirx.PrimExpr | int, p: int, kh: int, length: int) -> tirx.PrimExpr:
+    """Position in :func:`_flat_row_weights` of the weight of output channel ``o``, kernel row
+    ``r``, byte ``p`` of the row."""
+    nwords = length // 4
+    base = ((o // CHANNEL_BLOCK) * kh + r) * (4 * length)
+    lane = o % CHANNEL_BLOCK
+    if p < 4 * nwords:
+        return base + 16 * (p // 4) + 4 * lane + p % 4
+    return base + 16 * nwords + 4 * (p - 4 * nwords) + lane
+
+
+def _conv_rows_flat(op: Operator, X: te.Tensor, wdata: np.ndarray, zx: int, args: list[KernelArg], rq: _Requant,
+                    out_hw: tuple[int, int], zy: int, lo: int, hi: int, y_name: str) -> KernelDef:
+    """An int8 convolution whose input channels do not fill words (e.g. the three of an RGB
+    image): the kw * cin bytes of a kernel row are contiguous in the input (NHWC, no dilation
+    along the width), a flat dot product with the row's weights. Per output pixel and block
+    of four output channels, each kernel row takes one utvm_mac4_u_s8 call for its whole words
+    (any alignment) and one utvm_mac4_lane_s8 per remaining byte. A window that crosses the
+    border takes the rows that do byte by byte, the input zero point in the padding."""
+    n, h, wd, cin = (int(v) for v in X.shape)
+    cout, kh, kw, _ = wdata.shape
+    oh, ow = out_hw
+    sh, sw = op.attrs["strides"]
+    dh, _ = op.attrs["dilation"]
+    top, left, _, _ = op.attrs["padding"]
+    length = kw * cin
+    nwords, rem = divmod(length, 4)
+    blocks = cout // CHANNEL_BLOCK
+    W8 = te.placeholder((wdata.size,), "int8", name="w")
+    args = [args[0], KernelArg(W8, constant=_flat_row_weights(wdata).astype(np.int8), role="w"), *args[2:]]
+    P, _ = _pad(X, op.attrs["padding"], _c(zx, "int8"))
+    ry = te.reduce_axis((0, kh), "ry")
+    rp = te.reduce_axis((0, length), "rp")
+
+    def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
+        nw = 4 * nwords
+        base = ((o // CHANNEL_BLOCK) * kh + ry) * (4 * length)
+        lane = o % CHANNEL_BLOCK
+        widx = base + tirx.Select(rp < nw, 16 * (rp // 4) + 4 * lane + rp % 4, 16 * nwords + 4 * (rp - nw) + lane)
+        return te.sum(P[bb, i * sh + ry * dh, j * sw + rp // cin, rp % cin].astype(I32) * W8[widx].astype(I32),
+                      axis=[ry, rp])
+
+    acc = te.compute((n, oh, ow, cout), acc_f, name="acc")
+    out = te.compute((n, oh, ow, cout), lambda bb, i, j, o: rq.output_s8(acc[bb, i, j, o], o, zy, lo, hi), name="out")
+    window = (kh, kw, sh, sw, dh, 1, top, left, h, wd)
+    sides = _pad_sides(window, out_hw)
+
+    def build(bufs: dict[str, tirx.Var]) -> tuple[tirx.Stmt, list[tirx.Var]]:
+        x8, w8, yb = bufs["x"], bufs["w"], bufs["out"]
+        acc4 = tirx.decl_buffer((CHANNEL_BLOCK,), I32, "acc")
+        acc_addr = tirx.address_of(acc4[0])
+
+        def pixel(bb: tirx.PrimExpr, i: tirx.PrimExpr, j: tirx.PrimExpr) -> tirx.Stmt:
+            iw = j * sw - left
+
+            def channel_blocks(checked: bool) -> tirx.Stmt:
+                def block(oo: tirx.Var) -> tirx.Stmt:
+                    o0 = oo * CHANNEL_BLOCK
+                    stmts: list[tirx.Stmt] = [tirx.BufferStore(acc4, _c(0), [k]) for k in range(CHANNEL_BLOCK)]
+                    for r in range(kh):
+                        ih = i * sh + r * dh - top
+                        fast: list[tirx.Stmt] = []
+                        if nwords:
+                            fast.append(tirx.Evaluate(tirx.call_extern(
+                                I32, "utvm_mac4_u_s8", acc_addr, tirx.address_of(x8[bb, ih, iw, 0]),
+                                tirx.address_of(w8[_flat_row_index(o0, r, 0, kh, length)]), _c(nwords))))
+                        for p in range(4 * nwords, length):
+                            xv = x8[bb, ih, iw + p // cin, p % cin].astype(I32)
+                            fast.append(tirx.Evaluate(tirx.call_extern(
+                                I32, "utvm_mac4_lane_s8", acc_addr, xv,
+                                tirx.address_of(w8[_flat_row_index(o0, r, p, kh, length)]))))
+                        row_conds = _window_conds(ih, iw, h, wd, (sides[0], sides[1], sides[2], False))
+                        row_conds += _window_conds(ih, iw + kw - 1, h, wd, (False, False, False, sides[3]))
+                        if not checked or not row_conds:
+                            stmts += fast
+                            continue
+                        slow: list[tirx.Stmt] = []
+                        for p in range(length):
+                            conds = _window_conds(ih, iw + p // cin, h, wd, sides)
+                            xv = tirx.if_then_else(tirx.all(*conds), x8[bb, ih, iw + p // cin, p % cin].astype(I32),
+                                                   _c(zx))
+                            for k in range(CHANNEL_BLOCK):
+                                wv = w8[_flat_row_index(o0 + k, r, p, kh, length)].astype(I32)
+                                slow.append(tirx.BufferStore(acc4, acc4[k] + xv * wv, [k]))
+                        stmts.append(tirx.IfThenElse(tirx.all(*row_conds), _seq(fast), _seq(slow)))
+                    for k in range(CHANNEL_BLOCK):
+                        value = rq.output_s8(acc4[k], o0 + k, zy, lo, hi)
+                        stmts.append(tirx.BufferStore(yb, _to_tir(value, bufs), [bb, i, j, o0 + k]))
+                    return _seq(stmts)
+
+                return _loop(blocks, "oo", block)
+
+            return _interior_or_border(i, j, window, sides, channel_blocks)
+
+        body = _loop(n, "b", lambda bb: _loop(oh, "i", lambda i: _loop(ow, "j", lambda j: pixel(bb, i, j))))
+        return body, [acc4]
+
+    return KernelDef(args, out, y_name, _root_schedule(build))
+
+
 def _dw4_weight_order(taps: int) -> np.ndarray:
     """Byte position, within a block of CHANNEL_BLOCK channels, of the weight of (tap, lane):
     pairs of taps (a, b) as the two words (a0, a1, b0, b1), (a2, a3, b2, b3) that
@@ -781,43 +982,56 @@ def _depthwise_dw4(op: Operator, X: te.Tensor, wdata: np.ndarray, zx: int, args:
     acc = te.compute((n, oh, ow, c), acc_f, name="acc")
     out = te.compute((n, oh, ow, c), lambda bb, i, j, o: rq.output_s8(acc[bb, i, j, o], o, zy, lo, hi), name="out")
 
-    def make_call(ivs: list[tirx.Var], acc_buf: tirx.Buffer, params: dict[str, tirx.Buffer]) -> tirx.Stmt:
-        bb, i, j, oo = ivs[:4]
-        x4 = params["x"]
+    blocks = c // CHANNEL_BLOCK
 
-        def word(t: int) -> tirx.PrimExpr:
-            ih = i * sh + (t // kw) * dh - top
-            iw = j * sw + (t % kw) * dw - left
-            conds = _window_conds(ih, iw, h, wd, pad_sides)
-            load = x4[bb, ih, iw, oo]
-            return tirx.if_then_else(tirx.all(*conds), load, _c(zword)) if conds else load
+    def build(bufs: dict[str, tirx.Var]) -> tuple[tirx.Stmt, list[tirx.Var]]:
+        x4, w8, yb = bufs["x"], bufs["w"], bufs["out"]
+        acc4 = tirx.decl_buffer((CHANNEL_BLOCK,), I32, "acc")  # in registers once inlined
+        acc_addr = tirx.address_of(acc4[0])
 
-        def at(t: int) -> tirx.PrimExpr:
-            return tirx.address_of(x4[bb, i * sh + (t // kw) * dh - top, j * sw + (t % kw) * dw - left, oo])
+        def pixel(bb: tirx.PrimExpr, i: tirx.PrimExpr, j: tirx.PrimExpr) -> tirx.Stmt:
+            def channel_blocks(checked: bool) -> tirx.Stmt:
+                def block(oo: tirx.Var) -> tirx.Stmt:
+                    def word(t: int) -> tirx.PrimExpr:
+                        ih = i * sh + (t // kw) * dh - top
+                        iw = j * sw + (t % kw) * dw - left
+                        conds = _window_conds(ih, iw, h, wd, pad_sides)
+                        load = x4[bb, ih, iw, oo]
+                        return tirx.if_then_else(tirx.all(*conds), load, _c(zword)) if conds else load
 
-        def taps_seq(checked: bool) -> tirx.Stmt:
-            acc_addr = tirx.address_of(acc_buf[bb, i, j, oo * CHANNEL_BLOCK])
-            base = oo * (taps * CHANNEL_BLOCK)
-            calls = []
-            for t in range(0, paired, 2):
-                w_addr = tirx.address_of(params["w"][base + 8 * (t // 2)])
-                if checked:
-                    call = tirx.call_extern(I32, "utvm_dw4_pair_s8", acc_addr, word(t), word(t + 1), w_addr)
-                else:
-                    call = tirx.call_extern(I32, "utvm_dw4_pair_at_s8", acc_addr, at(t), at(t + 1), w_addr)
-                calls.append(tirx.Evaluate(call))
-            if taps % 2:
-                w_addr = tirx.address_of(params["w"][base + 8 * (taps // 2)])
-                if checked:
-                    call = tirx.call_extern(I32, "utvm_dw4_tap_s8", acc_addr, word(taps - 1), w_addr)
-                else:
-                    call = tirx.call_extern(I32, "utvm_dw4_tap_at_s8", acc_addr, at(taps - 1), w_addr)
-                calls.append(tirx.Evaluate(call))
-            return tirx.SeqStmt(calls) if len(calls) > 1 else calls[0]
+                    def at(t: int) -> tirx.PrimExpr:
+                        return tirx.address_of(x4[bb, i * sh + (t // kw) * dh - top, j * sw + (t % kw) * dw - left, oo])
 
-        return _interior_or_border(i, j, window, pad_sides, taps_seq)
+                    base = oo * (taps * CHANNEL_BLOCK)
+                    stmts: list[tirx.Stmt] = [tirx.BufferStore(acc4, _c(0), [k]) for k in range(CHANNEL_BLOCK)]
+                    for t in range(0, paired, 2):
+                        w_addr = tirx.address_of(w8[base + 8 * (t // 2)])
+                        if checked:
+                            call = tirx.call_extern(I32, "utvm_dw4_pair_s8", acc_addr, word(t), word(t + 1), w_addr)
+                        else:
+                            call = tirx.call_extern(I32, "utvm_dw4_pair_at_s8", acc_addr, at(t), at(t + 1), w_addr)
+                        stmts.append(tirx.Evaluate(call))
+                    if taps % 2:
+                        w_addr = tirx.address_of(w8[base + 8 * (taps // 2)])
+                        if checked:
+                            call = tirx.call_extern(I32, "utvm_dw4_tap_s8", acc_addr, word(taps - 1), w_addr)
+                        else:
+                            call = tirx.call_extern(I32, "utvm_dw4_tap_at_s8", acc_addr, at(taps - 1), w_addr)
+                        stmts.append(tirx.Evaluate(call))
+                    for k in range(CHANNEL_BLOCK):
+                        o = oo * CHANNEL_BLOCK + k
+                        value = rq.output_s8(acc4[k], o, zy, lo, hi)
+                        stmts.append(tirx.BufferStore(yb, _to_tir(value, bufs), [bb, i, j, o]))
+                    return _seq(stmts)
 
-    return KernelDef(args, out, y_name, _mac4_schedule(pad_name, 4, make_call, inner_axes=2))
+                return _loop(blocks, "oo", block)
+
+            return _interior_or_border(i, j, window, pad_sides, channel_blocks)
+
+        body = _loop(n, "b", lambda bb: _loop(oh, "i", lambda i: _loop(ow, "j", lambda j: pixel(bb, i, j))))
+        return body, [acc4]
+
+    return KernelDef(args, out, y_name, _root_schedule(build))
 
 
 def fully_connected(g: Graph, op: Operator, packed: bool | int = True) -> KernelDef:
@@ -874,7 +1088,8 @@ def fully_connected(g: Graph, op: Operator, packed: bool | int = True) -> Kernel
                 (X[i, k].astype(I32) - zx) * (W[o, k].astype(I32) - zw), axis=k), name="acc")
         wabs = np.abs(w.data.astype(np.int64)).sum(axis=1)
         bound = _acc_bound(wabs, bias) if zw == 0 else None
-        rq = _bias_requant(folded, _effective_scales(x, w, y, w.quant.per_channel), units, bound, wabs == 0)
+        rq = _bias_requant(folded, _effective_scales(x, w, y, w.quant.per_channel), units, bound, wabs == 0,
+                           bool(packed))
         args += rq.args
         lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
 

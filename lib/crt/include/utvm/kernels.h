@@ -16,9 +16,13 @@
  *   the weights, for the four rows c = 0..3 stored interleaved word by word (w[4 * k + c] is
  *   word k of row c). Each input word is loaded and sign-extended once for the four rows;
  *   with the DSP extension an assembly loop (LDRD for two weight words, 21 instructions for
- *   16 multiply-accumulates). Returns 0.
+ *   16 multiply-accumulates; straight-line for n <= 2 known at compile time). Returns 0.
  * - utvm_mac4_pad_s8(acc, inside, x, z, w, n): the same on x, or on the n words at z (the
  *   packed input zero point) when inside is 0 (a kernel tap in the padding).
+ * - utvm_mac4_u_s8(acc, x, w, n): utvm_mac4_s8 on the 4n bytes at x, any alignment (the weights
+ *   aligned), e.g. a kernel row of a convolution with three input channels.
+ * - utvm_mac4_lane_s8(acc, x, w): acc[c] += x * w[c], c = 0..3, for one int8 value x (the weight
+ *   word w holds one weight per output channel).
  *
  *
  * Depthwise convolutions, four channels per int32 word (channel c in lane c):
@@ -42,6 +46,9 @@
  *
  * - utvm_srdhm_small(a, m): SaturatingRoundingDoublingHighMul(a, m) for |a| < 2**30 (then
  *   2a does not overflow and the rounded high word of 2a * m is the result: SMMULR with DSP).
+ * - utvm_srdhm2_small(a, m2): the same from m2 = 2 * m mod 2**32, for 2**30 <= m < 2**31: as
+ *   int32, m2 = 2m - 2**32, so the rounded high word of a * m2 plus a is the rounded high word
+ *   of 2a * m (one SMMLAR with DSP, accumulating a itself).
  * - utvm_sat_s8(x): x clamped to the int8 range (SSAT).
  */
 #ifndef UTVM_KERNELS_H_
@@ -86,6 +93,12 @@ static inline int32_t utvm_srdhm_small(int32_t a, int32_t m) {
   return r;
 }
 
+static inline int32_t utvm_srdhm2_small(int32_t a, int32_t m2) {
+  int32_t r;
+  __asm__("smmlar %0, %1, %2, %1" : "=r"(r) : "r"(a), "r"(m2));
+  return r;
+}
+
 /* one step of utvm_mac4_s8: input word k, weight words 4k..4k+3 */
 #define UTVM_MAC4_STEP                           \
   "ldr %[xv], [%[x]], #4\n\t"                    \
@@ -116,12 +129,25 @@ static inline int32_t utvm_srdhm_small(int32_t a, int32_t m) {
   :                                                                                          \
   : "cc", "memory"
 
+/* the same without the loop counter (one step, no loop) */
+#define UTVM_MAC4_STEP_OPERANDS                                                                \
+  : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [w] "+r"(w),     \
+    [xv] "=&r"(xv), [xe] "=&r"(xe), [w0] "=&r"(w0), [w1] "=&r"(w1), [t] "=&r"(t)             \
+  :                                                                                          \
+  : "memory"
+
 static inline __attribute__((always_inline)) int32_t utvm_mac4_s8(int32_t* acc, int32_t* x, int32_t* w,
                                                                   int32_t n) {
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
   int32_t xv, xe, w0, w1, t;
+  if (__builtin_constant_p(n) && n <= 2) {
+    /* a few words known at compile time: straight-line steps, no loop counter */
+    if (n >= 1) __asm__(UTVM_MAC4_STEP UTVM_MAC4_STEP_OPERANDS);
+    if (n >= 2) __asm__(UTVM_MAC4_STEP UTVM_MAC4_STEP_OPERANDS);
+    n = 0;
+  }
   if (n & 1) {
-    __asm__(UTVM_MAC4_STEP UTVM_MAC4_OPERANDS);
+    __asm__(UTVM_MAC4_STEP UTVM_MAC4_STEP_OPERANDS);
   }
   n >>= 1;
   if (n > 0) {
@@ -133,6 +159,24 @@ static inline __attribute__((always_inline)) int32_t utvm_mac4_s8(int32_t* acc, 
   acc[1] = a1;
   acc[2] = a2;
   acc[3] = a3;
+  return 0;
+}
+
+static inline __attribute__((always_inline)) int32_t utvm_mac4_u_s8(int32_t* acc, int8_t* x, int8_t* w,
+                                                                    int32_t n) {
+  /* the assembly reads x with LDR only, which allows any alignment on Armv7-M and later */
+  return utvm_mac4_s8(acc, (int32_t*)(void*)x, (int32_t*)(void*)w, n);
+}
+
+static inline int32_t utvm_mac4_lane_s8(int32_t* acc, int32_t x, int8_t* w) {
+  int32_t wv, we, wo;
+  __builtin_memcpy(&wv, w, 4);
+  we = __sxtb16(wv);
+  wo = utvm_sxtb16_ror8(wv);
+  acc[0] = __smlabb(x, we, acc[0]);
+  acc[1] = __smlabb(x, wo, acc[1]);
+  acc[2] = __smlabt(x, we, acc[2]);
+  acc[3] = __smlabt(x, wo, acc[3]);
   return 0;
 }
 
@@ -296,6 +340,10 @@ static inline int32_t utvm_srdhm_small(int32_t a, int32_t m) {
   return (int32_t)(((int64_t)a * m + ((int64_t)1 << 30)) >> 31);
 }
 
+static inline int32_t utvm_srdhm2_small(int32_t a, int32_t m2) {
+  return utvm_srdhm_small(a, (int32_t)((uint32_t)m2 >> 1));
+}
+
 #endif
 
 static inline int32_t utvm_dot4_s8(int32_t a, int32_t b) { return utvm_dot4_acc_s8(0, a, b); }
@@ -341,6 +389,23 @@ static inline int32_t utvm_mac4_s8(int32_t* acc, int32_t* x, int32_t* w, int32_t
     acc[2] = utvm_dot4_acc_s8(acc[2], x[k], w[4 * k + 2]);
     acc[3] = utvm_dot4_acc_s8(acc[3], x[k], w[4 * k + 3]);
   }
+  return 0;
+}
+#endif
+
+#if !(defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32)
+static inline int32_t utvm_mac4_u_s8(int32_t* acc, int8_t* x, int8_t* w, int32_t n) {
+  int32_t k, c;
+  for (k = 0; k < n; ++k) {
+    int32_t xv = utvm_ldw_s8(x + 4 * k);
+    for (c = 0; c < 4; ++c) acc[c] = utvm_dot4_acc_s8(acc[c], xv, utvm_ldw_s8(w + 16 * k + 4 * c));
+  }
+  return 0;
+}
+
+static inline int32_t utvm_mac4_lane_s8(int32_t* acc, int32_t x, int8_t* w) {
+  int c;
+  for (c = 0; c < 4; ++c) acc[c] += x * w[c];
   return 0;
 }
 #endif
