@@ -462,13 +462,15 @@ def pool2d_model(
     return m.finish([x], [y])
 
 
-def add_model(shape: Sequence[int] = (1, 4, 4, 8), dtype: str = "int8", activation: str = "NONE") -> bytes:
-    """ADD of two inputs of the same shape (int8: three different scales/zero points)."""
+def add_model(shape: Sequence[int] = (1, 4, 4, 8), dtype: str = "int8", activation: str = "NONE",
+              scales: Sequence[float] = (0.05, 0.08, 0.11), zero_points: Sequence[int] = (-10, 6, -2)) -> bytes:
+    """ADD of two inputs of the same shape (int8: the scales and zero points of a, b, output)."""
     m = ModelBuilder("add")
     if dtype == "int8":
-        a = m.add_tensor("a", shape, "int8", scale=0.05, zero_point=-10)
-        b = m.add_tensor("b", shape, "int8", scale=0.08, zero_point=6)
-        y = m.add_tensor("output", shape, "int8", scale=0.11, zero_point=-2)
+        (sa, sb, sy), (za, zb, zy) = scales, zero_points
+        a = m.add_tensor("a", shape, "int8", scale=sa, zero_point=za)
+        b = m.add_tensor("b", shape, "int8", scale=sb, zero_point=zb)
+        y = m.add_tensor("output", shape, "int8", scale=sy, zero_point=zy)
     else:
         a = m.add_tensor("a", shape, dtype)
         b = m.add_tensor("b", shape, dtype)

@@ -1196,6 +1196,17 @@ def pool2d(g: Graph, op: Operator) -> KernelDef:
 # elementwise
 
 
+def _scale_const(x: tirx.PrimExpr, m: int, shift: int, bound: int) -> tirx.PrimExpr:
+    """MultiplyByQuantizedMultiplier(x, m, shift) for constants m and shift, given |x| <= bound:
+    SMMULR and a branch-free rounding shift when x * 2**max(shift, 0) stays below 2**30, the
+    general form otherwise."""
+    if bound << max(shift, 0) >= 1 << 30:
+        return fp.multiply_by_quantized_multiplier(x, m, shift)
+    a = x * (1 << shift) if shift > 0 else x
+    high = tirx.call_pure_extern(I32, "utvm_srdhm_small", a, fp.c32(m))
+    return _rounding_divide_by_pot_small(high, max(-shift, 0))
+
+
 def add(g: Graph, op: Operator) -> KernelDef:
     a, b, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
     size = y.size
@@ -1214,13 +1225,16 @@ def add(g: Graph, op: Operator) -> KernelDef:
         my, shy = fp.quantize_multiplier(twice_max / ((1 << left_shift) * float(sy)))
         lo, hi = activation_range_int8(act, sy, zy)
 
+        # bounds of the three requantized values: 255 * 2**20 for the shifted inputs, their
+        # requantized sum at most twice that (each input multiplier is at most 1/2)
+        bound = 255 << left_shift
+
         def f(i):  # type: ignore[no-untyped-def]
             xa = (A[i].astype(I32) - za) * (1 << left_shift)
             xb = (B[i].astype(I32) - zb) * (1 << left_shift)
-            va = fp.multiply_by_quantized_multiplier(xa, ma, sha)
-            vb = fp.multiply_by_quantized_multiplier(xb, mb, shb)
-            v = fp.multiply_by_quantized_multiplier(va + vb, my, shy) + zy
-            return _clamp(v, lo, hi).astype("int8")
+            va = _scale_const(xa, ma, sha, bound)
+            vb = _scale_const(xb, mb, shb, bound)
+            return _clamp_s8(_scale_const(va + vb, my, shy, 2 * bound + 2) + zy, lo, hi)
     else:
         def f(i):  # type: ignore[no-untyped-def]
             return _float_clamp(A[i] + B[i], act)
