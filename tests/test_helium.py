@@ -4,7 +4,10 @@
 - which layers the Helium kernels take;
 - the generated C compiles with strict warnings for the host (plain-C fallbacks), Cortex-M4
   and Cortex-M55;
-- convolutions of several shapes are bit-exact with TFLite Micro on mps3/an547 (Cortex-M55).
+- convolutions of several shapes are bit-exact with TFLite Micro on mps3/an547 (Cortex-M55);
+- int8 ADD (utvm_mve_add_s8): the plain-C form on the host and the vector form on the
+  Cortex-M55 equal a numpy reference built from fixedpoint.py's steps, for random scales, zero
+  points, activations and sizes (tails); ADD layers are bit-exact with TFLite Micro.
 """
 
 from __future__ import annotations
@@ -17,13 +20,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tflite_builder import conv2d_model
+from tflite_builder import ModelBuilder, conv2d_model
 from utvm.compiler import CompileOptions, compile_model
 from utvm.errors import UtvmError
 from utvm.importer import load_model
 from utvm.lower import fixedpoint as fp
+from utvm.lower.fixedpoint import add_params
 from utvm.lower.helium import helium_kernel
+from utvm.lower.kernels import activation_range_int8
 from utvm.run import qemu
+from utvm.run.boards import get_board
 from utvm.run.runner import run_model
 
 INCLUDE = Path(__file__).resolve().parents[1] / "lib" / "crt" / "include"
@@ -169,3 +175,192 @@ def test_packed_shift_width_matches_the_header() -> None:
     header = (Path(__file__).resolve().parents[1] / "lib/crt/include/utvm/kernels_mve.h").read_text()
     (bits,) = re.findall(r"#define UTVM_MVE_RQ_SHIFT_BITS (\d+)", header)
     assert int(bits) == SHIFT_BITS
+    from utvm.lower.fixedpoint import ADD_LEFT_SHIFT
+
+    (left,) = re.findall(r"#define UTVM_MVE_ADD_LEFT_SHIFT (\d+)", header)
+    assert int(left) == ADD_LEFT_SHIFT
+
+
+
+# ---------------------------------------------------------------------------------------------
+# int8 ADD
+# ---------------------------------------------------------------------------------------------
+
+ACTIVATIONS = {"NONE": "none", "RELU": "relu", "RELU6": "relu6", "RELU_N1_TO_1": "relu_n1_to_1"}
+
+
+def _np_add(a: np.ndarray, b: np.ndarray, za: int, zb: int, zy: int, params: tuple[int, ...], lo: int,
+            hi: int) -> np.ndarray:
+    """TFLite's int8 ADD from fixedpoint.py's numpy steps (shifts <= 0: SmallerThanOneExp)."""
+    ma, sha, mb, shb, my, shy = params
+    va = fp.np_multiply_by_quantized_multiplier((a.astype(np.int64) - za) << 20, ma, sha)
+    vb = fp.np_multiply_by_quantized_multiplier((b.astype(np.int64) - zb) << 20, mb, shb)
+    v = fp.np_multiply_by_quantized_multiplier(va + vb, my, shy) + zy
+    return np.clip(v, lo, hi)
+
+
+def _add_cases(seed: int, count: int) -> list[dict[str, object]]:
+    """Random ADD layers: scales over 6 decades (input shifts down to -20 and more), the
+    corner cases (equal scales, ratio 2, ratio 1e-9: multiplier 0), zero points with the
+    extremes, every activation, sizes with tails of 0..15 elements."""
+    rng = np.random.default_rng(seed)
+    cases = []
+    for i in range(count):
+        sa, sb = 10.0 ** rng.uniform(-4, 0, 2)
+        if i % 6 == 1:
+            sb = sa
+        elif i % 6 == 2:
+            sb = sa * 2
+        elif i == 3:
+            sb = sa * 1e-9
+        sy = max(sa, sb) * 10.0 ** rng.uniform(-0.5, 1.5)
+        if i == 5:
+            sy = max(sa, sb) * 1e-7  # output multiplier > 1: a left shift (plain C only)
+        za, zb, zy = (int(v) for v in rng.integers(-128, 128, 3))
+        if i % 4 == 0:
+            za, zb, zy = -128, 127, -128
+        act = list(ACTIVATIONS)[i % 4]
+        n = int(rng.integers(1, 80)) if i % 3 else 16 * int(rng.integers(1, 6))
+        a = rng.integers(-128, 128, n)
+        b = rng.integers(-128, 128, n)
+        a[:4] = [-128, 127, -128, za][:n] if n >= 4 else a[:4]
+        b[:4] = [-128, -128, 127, zb][:n] if n >= 4 else b[:4]
+        lo, hi = activation_range_int8(ACTIVATIONS[act], sy, zy)
+        params = add_params(sa, sb, sy)
+        cases.append(dict(a=a, b=b, za=za, zb=zb, zy=zy, params=params, lo=lo, hi=hi))
+    return cases
+
+
+def _add_program(cases: list[dict[str, object]]) -> str:
+    """C that prints utvm_mve_add_s8's outputs of every case, one per line."""
+    lines = ['#include <stdio.h>', '#include "utvm/kernels_mve.h"']
+    calls = []
+    for i, c in enumerate(cases):
+        a, b = c["a"], c["b"]
+        assert isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+        lines.append(f"static int8_t a{i}[] = {{{', '.join(map(str, a))}}};")
+        lines.append(f"static int8_t b{i}[] = {{{', '.join(map(str, b))}}};")
+        lines.append(f"static int8_t y{i}[{a.size}];")
+        ma, sha, mb, shb, my, shy = c["params"]  # type: ignore[misc]
+        calls.append(f"  utvm_mve_add_s8(y{i}, a{i}, b{i}, {a.size}, {c['za']}, {ma}, {sha}, {c['zb']}, {mb}, "
+                     f"{shb}, {my}, {shy}, {c['zy']}, {c['lo']}, {c['hi']});\n"
+                     f"  for (int i = 0; i < {a.size}; ++i) printf(\"%d\\n\", y{i}[i]);")
+    lines.append("int main(void) {")
+    lines.extend(calls)
+    lines.append("  return 0;\n}\n")
+    return "\n".join(lines)
+
+
+def _check_add_outputs(cases: list[dict[str, object]], stdout: str) -> None:
+    got = [int(v) for v in stdout.split()]
+    want = np.concatenate([_np_add(c["a"], c["b"], c["za"], c["zb"], c["zy"], c["params"],  # type: ignore[arg-type]
+                                   c["lo"], c["hi"]) for c in cases])  # type: ignore[arg-type]
+    assert np.array_equal(np.array(got), want)
+
+
+def test_add_params_shapes() -> None:
+    """The larger-scale input has multiplier 2**30 and shift 0 (the vector form relies on it);
+    the other one a right shift."""
+    for sa, sb in [(0.1, 0.04), (0.04, 0.1), (0.3, 0.3), (0.2, 0.1), (0.5, 0.4999999999)]:
+        ma, sha, mb, shb, _, shy = add_params(sa, sb, 0.07)
+        big = (ma, sha) if sa >= sb else (mb, shb)
+        small = (mb, shb) if sa >= sb else (ma, sha)
+        assert big == (1 << 30, 0)
+        assert small == (1 << 30, 0) or small[1] < 0
+        assert shy < 0
+
+
+def test_add_fallback_matches_numpy(tmp_path: Path) -> None:
+    if shutil.which("gcc") is None:
+        pytest.skip("no host gcc")
+    cases = _add_cases(2, 40)
+    src = tmp_path / "add.c"
+    src.write_text(_add_program(cases))
+    exe = tmp_path / "add"
+    subprocess.run(["gcc", *STRICT, f"-I{INCLUDE}", str(src), "-o", str(exe)], check=True)
+    _check_add_outputs(cases, subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout)
+
+
+@pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+def test_add_vector_matches_numpy_on_cortex_m55(tmp_path: Path) -> None:
+    cases = _add_cases(3, 40)
+    src = tmp_path / "add.c"
+    src.write_text(_add_program(cases))
+    board = get_board("mps3/an547")
+    elf = qemu.build_firmware(board, [src], [INCLUDE], {}, tmp_path / "fw")
+    run = qemu.run_firmware(board, elf)
+    assert run.exit_code == 0 and run.fault is None
+    _check_add_outputs(cases, run.stdout)
+
+
+def _add_model(path: Path, shape: tuple[int, ...], sa: float, za: int, sb: float, zb: int, sy: float, zy: int,
+               activation: str = "NONE") -> Path:
+    m = ModelBuilder("add")
+    a = m.add_tensor("a", shape, "int8", scale=sa, zero_point=za)
+    b = m.add_tensor("b", shape, "int8", scale=sb, zero_point=zb)
+    y = m.add_tensor("output", shape, "int8", scale=sy, zero_point=zy)
+    m.add_operator("ADD", [a, b], [y], {"fused_activation_function": activation})
+    path.write_bytes(m.finish([a, b], [y]))
+    return path
+
+
+ADD_CASES = {
+    # ResNet-like: a ReLU add, the second input of the larger scale, 16 elements per step
+    "add_resnet": ((1, 4, 4, 16), 0.039, -128, 0.104, 4, 0.051, -128, "RELU"),
+    # 105 elements: 6 steps and a tail of 9 (4, 4, 1 under a predicate)
+    "add_tail": ((1, 3, 5, 7), 0.09, 100, 0.02, -5, 0.07, 3, "NONE"),
+    "add_equal_scales": ((1, 2, 3, 5), 0.05, 127, 0.05, -128, 0.1, 0, "RELU6"),
+    "add_three": ((1, 1, 1, 3), 0.5, 0, 0.0004, 17, 0.3, -20, "NONE"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADD_CASES))
+def test_add_kernel_taken(tmp_path: Path, name: str) -> None:
+    g = load_model(_add_model(tmp_path / "m.tflite", *ADD_CASES[name]))  # type: ignore[arg-type]
+    kdef = helium_kernel(g, g.ops[0])
+    assert kdef is not None
+    assert all(a.constant is None and not a.scratch for a in kdef.args)
+
+
+def test_float_add_left_to_generic(tmp_path: Path) -> None:
+    m = ModelBuilder("add")
+    a = m.add_tensor("a", (1, 4), "float32")
+    b = m.add_tensor("b", (1, 4), "float32")
+    y = m.add_tensor("output", (1, 4), "float32")
+    m.add_operator("ADD", [a, b], [y], {"fused_activation_function": "NONE"})
+    path = tmp_path / "f.tflite"
+    path.write_bytes(m.finish([a, b], [y]))
+    g = load_model(path)
+    assert helium_kernel(g, g.ops[0]) is None
+
+
+def test_add_generated_c_compiles_strictly(tmp_path: Path) -> None:
+    compilers = _compilers()
+    if not compilers:
+        pytest.skip("no C compiler")
+    out = tmp_path / "out"
+    compile_model(_add_model(tmp_path / "m.tflite", *ADD_CASES["add_tail"]), out,  # type: ignore[arg-type]
+                  CompileOptions(cpu="cortex-m55"))
+    src = next((out / "codegen" / "host" / "src").glob("*_lib0.c"))
+    assert "utvm_mve_add_s8" in src.read_text()
+    for cc, flags in compilers:
+        subprocess.run([cc, *STRICT, *flags, f"-I{out / 'runtime' / 'include'}", "-c", str(src), "-o",
+                        str(tmp_path / "k.o")], check=True)
+
+
+@pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+@pytest.mark.parametrize("name", sorted(ADD_CASES))
+def test_add_bit_exact_on_cortex_m55(tmp_path: Path, name: str) -> None:
+    shape = ADD_CASES[name][0]
+    model = _add_model(tmp_path / f"{name}.tflite", *ADD_CASES[name])  # type: ignore[arg-type]
+    rng = np.random.default_rng(4)
+    inputs = []
+    for k, first in enumerate(([-128, 127, -128, 127], [-128, -128, 127, 127])):
+        x = rng.integers(-128, 128, int(np.prod(shape))).astype(np.int8)
+        x[:4] = first[:x.size] if x.size >= 4 else x[:4]
+        path = tmp_path / f"in{k}.npy"
+        np.save(path, x.reshape(shape))
+        inputs.append(path)
+    report = run_model(model, "mps3/an547", inputs=inputs, workdir=tmp_path / "work")
+    assert report.outputs_match_reference
+    assert report.max_abs_diff == 0

@@ -260,11 +260,8 @@ class CmsisNN(ExternalModule):
             return None
         assert a.quant and b.quant and y.quant
         (sa, za), (sb, zb), (sy, zy) = a.quant.scalar(), b.quant.scalar(), y.quant.scalar()
-        left_shift = 20  # TFLite's choice for int8
-        twice_max = 2.0 * max(float(sa), float(sb))
-        ma, sha = fp.quantize_multiplier(float(sa) / twice_max)
-        mb, shb = fp.quantize_multiplier(float(sb) / twice_max)
-        my, shy = fp.quantize_multiplier(twice_max / ((1 << left_shift) * float(sy)))
+        left_shift = fp.ADD_LEFT_SHIFT
+        ma, sha, mb, shb, my, shy = fp.add_params(sa, sb, sy)
         lo, hi = activation_range_int8(op.attrs["activation"], sy, zy)
         return ExternalKernel(
             args=[ExternalArg("const int8_t*", "input1", tensor=a.name),

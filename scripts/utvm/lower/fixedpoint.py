@@ -125,6 +125,21 @@ class SoftmaxParams:
     diff_min: int
 
 
+#: TFLite's left shift of the int8 ADD inputs before they are rescaled to a common scale
+ADD_LEFT_SHIFT = 20
+
+
+def add_params(sa: float, sb: float, sy: float) -> tuple[int, int, int, int, int, int]:
+    """TFLite's int8 ADD multipliers and shifts (ma, sha, mb, shb, my, shy): the inputs, shifted
+    left by ADD_LEFT_SHIFT, are scaled by scale / (2 * max(scale_a, scale_b)), their sum by
+    2 * max / (2**ADD_LEFT_SHIFT * scale_y)."""
+    twice_max = 2.0 * max(float(sa), float(sb))
+    ma, sha = quantize_multiplier(float(sa) / twice_max)
+    mb, shb = quantize_multiplier(float(sb) / twice_max)
+    my, shy = quantize_multiplier(twice_max / ((1 << ADD_LEFT_SHIFT) * float(sy)))
+    return ma, sha, mb, shb, my, shy
+
+
 def softmax_params(input_scale: float, beta: float, single_rounding: bool = False) -> SoftmaxParams:
     """TFLM SoftmaxPrepare for int8: scale and beta as float32, 5 scaled-diff integer bits."""
     k_scaled_diff_integer_bits = 5

@@ -17,7 +17,9 @@ inner loop with Helium instructions; plain C with the same results elsewhere):
   units at a time (one input load for four filter rows, vector requantization);
 - 3x3 depthwise convolutions with a multiple of 4 channels: ``utvm_mve_dw3x3_row_s8`` per
   output row, four pixels x four channels per step sharing the filter loads, the padded input
-  rows copied first.
+  rows copied first;
+- int8 additions of two tensors of the same shape: one ``utvm_mve_add_s8`` call for the whole
+  tensor, 16 elements per step (widened to four int32x4, VQRDMULH and rounding shifts).
 
 The arithmetic is TFLite's (bias folded with the input zero point, per-channel
 MultiplyByQuantizedMultiplier, output zero point, activation clamp), bit-exact. The
@@ -53,6 +55,8 @@ def helium_kernel(graph: Graph, op: Operator) -> KernelDef | None:
         return _depthwise3x3(graph, op)
     if op.kind == "fully_connected":
         return _fully_connected(graph, op)
+    if op.kind == "add":
+        return _add(graph, op)
     return None
 
 
@@ -297,3 +301,29 @@ def _depthwise3x3(g: Graph, op: Operator) -> KernelDef | None:
         return tirx.For(oy, 0, oh, tirx.ForKind.SERIAL, row)
 
     return _extern(y, args, body)
+
+
+def _add(g: Graph, op: Operator) -> KernelDef | None:
+    a, b, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    if a.dtype != "int8" or b.dtype != "int8" or y.dtype != "int8":
+        return None
+    if a.quant is None or b.quant is None or y.quant is None:
+        return None
+    if a.quant.per_channel or b.quant.per_channel or y.quant.per_channel:
+        return None
+    if a.shape != b.shape or a.size != y.size:
+        return None
+    sa, za = a.quant.scalar()
+    sb, zb = b.quant.scalar()
+    sy, zy = y.quant.scalar()
+    ma, sha, mb, shb, my, shy = fp.add_params(float(sa), float(sb), float(sy))
+    lo, hi = activation_range_int8(op.attrs["activation"], sy, zy)
+    size = y.size
+    A = te.placeholder((size,), "int8", name="a")
+    B = te.placeholder((size,), "int8", name="b")
+
+    def body(ins, outs):  # type: ignore[no-untyped-def]
+        return _call("utvm_mve_add_s8", outs[0].access_ptr("w"), ins[0].access_ptr("r"), ins[1].access_ptr("r"),
+                     size, za, ma, sha, zb, mb, shb, my, shy, zy, lo, hi)
+
+    return _extern(y, [KernelArg(A, tensor=a.name), KernelArg(B, tensor=b.name)], body)

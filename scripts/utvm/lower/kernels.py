@@ -1218,11 +1218,8 @@ def add(g: Graph, op: Operator) -> KernelDef:
         sa, za = a.quant.scalar()
         sb, zb = b.quant.scalar()
         sy, zy = y.quant.scalar()
-        left_shift = 20
-        twice_max = 2.0 * max(float(sa), float(sb))
-        ma, sha = fp.quantize_multiplier(float(sa) / twice_max)
-        mb, shb = fp.quantize_multiplier(float(sb) / twice_max)
-        my, shy = fp.quantize_multiplier(twice_max / ((1 << left_shift) * float(sy)))
+        left_shift = fp.ADD_LEFT_SHIFT
+        ma, sha, mb, shb, my, shy = fp.add_params(sa, sb, sy)
         lo, hi = activation_range_int8(act, sy, zy)
 
         # bounds of the three requantized values: 255 * 2**20 for the shifted inputs, their
