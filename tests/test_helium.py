@@ -88,6 +88,10 @@ CASES = {
     "pointwise_s2": dict(input_shape=(1, 6, 6, 8), out_channels=8, kernel=(1, 1), stride=(2, 2), seed=5),
     "pointwise_per_tensor": dict(input_shape=(1, 3, 3, 32), out_channels=16, kernel=(1, 1), per_channel=False,
                                  seed=6),
+    # k >= 64: blocks of four channels (a partial last block, tails of k and of the pixels)
+    "pointwise_deep": dict(input_shape=(1, 3, 3, 72), out_channels=10, kernel=(1, 1), seed=12, activation="RELU"),
+    "pointwise_deep_per_tensor": dict(input_shape=(1, 5, 3, 64), out_channels=7, kernel=(1, 1),
+                                      per_channel=False, seed=13),
     "dw3x3_same": dict(input_shape=(1, 7, 5, 20), depthwise=True, activation="RELU", seed=7),
     "dw3x3_s2_same": dict(input_shape=(1, 9, 8, 8), depthwise=True, stride=(2, 2), seed=8),
     "dw3x3_valid": dict(input_shape=(1, 6, 6, 12), depthwise=True, padding="VALID", seed=9),

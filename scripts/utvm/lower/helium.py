@@ -12,7 +12,8 @@ inner loop with Helium instructions; plain C with the same results elsewhere):
   pixels are gathered (``utvm_mve_im2col_s8``, the padding filled with the input zero point;
   skipped for pointwise stride-1 layers, whose pixels are already contiguous rows), then
   ``utvm_mve_gemm_s8`` computes the four pixels of every output channel with one filter load
-  and four VMLADAVA per 16 products, and requantizes the four results in one vector;
+  and four VMLADAVA per 16 products, and requantizes the results as vectors (with k >= 64
+  blocks of four channels: one vector per pixel; else the four pixels of one channel);
 - fully connected layers: ``utvm_mve_gemm_s8`` on up to four batch rows; one row is done four
   units at a time (one input load for four filter rows, vector requantization);
 - 3x3 depthwise convolutions with a multiple of 4 channels: ``utvm_mve_dw3x3_row_s8`` per

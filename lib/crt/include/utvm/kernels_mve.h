@@ -21,7 +21,9 @@
  *   taps outside the input filled with the input zero point.
  * - utvm_mve_gemm_s8(...): np (1..4) pixels x cout channels: dot products of k int8 values
  *   (pixel rows with a stride, filter rows contiguous), requantized and stored; one pixel
- *   (fully connected layers) four channels at a time.
+ *   (fully connected layers) four channels at a time; several pixels with k >= 64 in blocks of
+ *   four channels (each pixel's four results requantized as one vector), with smaller k one
+ *   channel at a time (the pixels' four results in one vector).
  * - utvm_mve_dw3x3_row_s8(...): one output row of a 3x3 depthwise convolution, all channels
  *   (a multiple of 4), four pixels at a time sharing the filter loads (the last ones one at
  *   a time); the input rows that
@@ -184,6 +186,110 @@ static inline void utvm_mve_im2col_impl(int8_t* col, const int8_t* x, int32_t h,
   }
 }
 
+#ifdef UTVM_MVE_VECTOR
+/* The np = 1..4 pixel form of utvm_mve_gemm_impl for k >= 64 (full = k rounded down to 16,
+ * tail = k % 16; inlined twice, with and without a tail): four channels at a time, the dot
+ * products of the four pixels with each channel (one filter load and four VMLADAVA per 16
+ * products, the first 16 without accumulating) written to a 4 x 4 block whose rows (one
+ * pixel, four channels) are
+ * then requantized as vectors and stored contiguously. The filter pointer runs on from one
+ * channel to the next (the rows are contiguous). */
+__attribute__((always_inline)) static inline void utvm_mve_gemm4_block(
+    int8_t* out, int32_t np, int32_t out_stride, const int8_t* col, int32_t col_stride, const int8_t* w,
+    int32_t full, int32_t tail, int32_t cout, const utvm_mve_rq_t* q) {
+  const int8_t* c1 = col + col_stride;
+  const int8_t* c2 = np > 2 ? c1 + col_stride : col;
+  const int8_t* c3 = np > 3 ? c2 + col_stride : col;
+  mve_pred16_t ptail = vctp8q((uint32_t)tail);
+  int32_t rest = (full >> 4) - 1; /* loop iterations after the first 16 products */
+  const int8_t* rows[4] = {col, c1, c2, c3};
+  int32_t blk[16];
+  int32x4_t zy = vdupq_n_s32(q->zy), lo = vdupq_n_s32(q->lo), hi = vdupq_n_s32(q->hi), zero = vdupq_n_s32(0);
+  const int8_t* wp = w;
+  for (int32_t o = 0; o < cout; o += 4) {
+    int32_t nc = cout - o < 4 ? cout - o : 4;
+    int32_t* b = blk;
+    for (int32_t j = 0; j < nc; ++j, ++b) {
+      const int8_t* p0 = rows[0];
+      const int8_t* p1 = rows[1];
+      const int8_t* p2 = rows[2];
+      const int8_t* p3 = rows[3];
+      int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+      if (full) {
+        int8x16_t wv = vldrbq_s8(wp);
+        a0 = vmladavq_s8(vldrbq_s8(p0), wv);
+        a1 = vmladavq_s8(vldrbq_s8(p1), wv);
+        a2 = vmladavq_s8(vldrbq_s8(p2), wv);
+        a3 = vmladavq_s8(vldrbq_s8(p3), wv);
+        wp += 16;
+        p0 += 16;
+        p1 += 16;
+        p2 += 16;
+        p3 += 16;
+        /* pointers stepped by the loads (post-increment addressing, no address arithmetic) */
+        for (int32_t i = rest; i > 0; --i) {
+          wv = vldrbq_s8(wp);
+          a0 = vmladavaq_s8(a0, vldrbq_s8(p0), wv);
+          a1 = vmladavaq_s8(a1, vldrbq_s8(p1), wv);
+          a2 = vmladavaq_s8(a2, vldrbq_s8(p2), wv);
+          a3 = vmladavaq_s8(a3, vldrbq_s8(p3), wv);
+          wp += 16;
+          p0 += 16;
+          p1 += 16;
+          p2 += 16;
+          p3 += 16;
+        }
+      }
+      if (tail) {
+        int8x16_t wv = vldrbq_z_s8(wp, ptail);
+        a0 = vmladavaq_s8(a0, vldrbq_z_s8(p0, ptail), wv);
+        a1 = vmladavaq_s8(a1, vldrbq_z_s8(p1, ptail), wv);
+        a2 = vmladavaq_s8(a2, vldrbq_z_s8(p2, ptail), wv);
+        a3 = vmladavaq_s8(a3, vldrbq_z_s8(p3, ptail), wv);
+        wp += tail;
+      }
+      b[0] = a0;
+      b[4] = a1;
+      b[8] = a2;
+      b[12] = a3;
+    }
+    /* the channels' constants once per block; per pixel the same instructions whatever the
+     * mode (a left shift by max(shift, 0): by 0 without left shifts) */
+    mve_pred16_t pc = vctp32q((uint32_t)nc);
+    int32x4_t bias = utvm_mve_rq_bias4(q, o, pc);
+    int32x4_t m = utvm_mve_rq_mult4(q, o, pc);
+    int32x4_t sh = utvm_mve_rq_shift4(q, o, pc);
+    int32x4_t sl = vmaxq_s32(sh, zero);
+    int32x4_t sr = vminq_s32(sh, zero);
+    int8_t* op = out + o;
+    const int32_t* bp = blk;
+    for (int32_t p = 0; p < np; ++p, op += out_stride, bp += 4) {
+      int32x4_t v = vshlq_s32(vaddq_s32(vldrwq_s32(bp), bias), sl);
+      v = vqrdmulhq_s32(v, m);
+      v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, sr), 31));
+      v = vaddq_s32(vrshlq_s32(v, sr), zy);
+      vstrbq_p_s32(op, vminq_s32(vmaxq_s32(v, lo), hi), pc);
+    }
+  }
+}
+
+/* the two forms of utvm_mve_gemm4_block, separate functions: inlined into
+ * utvm_mve_gemm_impl beside its other paths, the compiler spills the block's registers */
+__attribute__((noinline)) static void utvm_mve_gemm4_block_tail(int8_t* out, int32_t np, int32_t out_stride,
+                                                                const int8_t* col, int32_t col_stride,
+                                                                const int8_t* w, int32_t full, int32_t tail,
+                                                                int32_t cout, utvm_mve_rq_t rq) {
+  utvm_mve_gemm4_block(out, np, out_stride, col, col_stride, w, full, tail, cout, &rq);
+}
+
+__attribute__((noinline)) static void utvm_mve_gemm4_block_full(int8_t* out, int32_t np, int32_t out_stride,
+                                                                const int8_t* col, int32_t col_stride,
+                                                                const int8_t* w, int32_t full, int32_t cout,
+                                                                utvm_mve_rq_t rq) {
+  utvm_mve_gemm4_block(out, np, out_stride, col, col_stride, w, full, 0, cout, &rq);
+}
+#endif
+
 /* out[p * out_stride + o] for p < np (1..4), o < cout:
  *   requant(sum_j col[p * col_stride + j] * w[o * k + j], o)  (j < k) */
 static inline void utvm_mve_gemm_impl(int8_t* out, int32_t np, int32_t out_stride, const int8_t* col,
@@ -235,6 +341,17 @@ static inline void utvm_mve_gemm_impl(int8_t* out, int32_t np, int32_t out_strid
       } else {
         vstrbq_s32(out + o, v);
       }
+    }
+    return;
+  }
+  /* deep dot products (k >= 64): four channels per block, vector requantization per pixel
+   * (utvm_mve_gemm4_block); shallower ones (the requantization a larger share): one channel
+   * at a time, its four pixels requantized in one vector and scattered */
+  if (k >= 64) {
+    if (tail) {
+      utvm_mve_gemm4_block_tail(out, np, out_stride, col, col_stride, w, full, tail, cout, rq);
+    } else {
+      utvm_mve_gemm4_block_full(out, np, out_stride, col, col_stride, w, full, cout, rq);
     }
     return;
   }
