@@ -157,6 +157,31 @@ static inline void utvm_mve_fill_s8(int8_t* dst, int32_t v, int32_t n) {
 #endif
 }
 
+/* One 16-lane step of four pixels' dot products with the same 16 weights: the weight and
+ * pixel pointers advance by 16 (post-increment addressing). The _TAIL form reads the last
+ * k % 16 lanes under predicate p and leaves the pointers. */
+#define UTVM_MVE_MAC4_STEP(a0, a1, a2, a3, wp, p0, p1, p2, p3) \
+  do { \
+    int8x16_t utvm_wv_ = vldrbq_s8(wp); \
+    (a0) = vmladavaq_s8((a0), vldrbq_s8(p0), utvm_wv_); \
+    (a1) = vmladavaq_s8((a1), vldrbq_s8(p1), utvm_wv_); \
+    (a2) = vmladavaq_s8((a2), vldrbq_s8(p2), utvm_wv_); \
+    (a3) = vmladavaq_s8((a3), vldrbq_s8(p3), utvm_wv_); \
+    (wp) += 16; \
+    (p0) += 16; \
+    (p1) += 16; \
+    (p2) += 16; \
+    (p3) += 16; \
+  } while (0)
+#define UTVM_MVE_MAC4_TAIL(a0, a1, a2, a3, wp, p0, p1, p2, p3, p) \
+  do { \
+    int8x16_t utvm_wv_ = vldrbq_z_s8((wp), (p)); \
+    (a0) = vmladavaq_s8((a0), vldrbq_z_s8((p0), (p)), utvm_wv_); \
+    (a1) = vmladavaq_s8((a1), vldrbq_z_s8((p1), (p)), utvm_wv_); \
+    (a2) = vmladavaq_s8((a2), vldrbq_z_s8((p2), (p)), utvm_wv_); \
+    (a3) = vmladavaq_s8((a3), vldrbq_z_s8((p3), (p)), utvm_wv_); \
+  } while (0)
+
 /* col[(ry * kw + rx) * c + ch] = x[iy0 + ry * dh][ix0 + rx * dw][ch] (x: h x w x c), or zx
  * outside the input */
 static inline void utvm_mve_im2col_impl(int8_t* col, const int8_t* x, int32_t h, int32_t w, int32_t c,
@@ -228,24 +253,11 @@ __attribute__((always_inline)) static inline void utvm_mve_gemm4_block(
         p3 += 16;
         /* pointers stepped by the loads (post-increment addressing, no address arithmetic) */
         for (int32_t i = rest; i > 0; --i) {
-          wv = vldrbq_s8(wp);
-          a0 = vmladavaq_s8(a0, vldrbq_s8(p0), wv);
-          a1 = vmladavaq_s8(a1, vldrbq_s8(p1), wv);
-          a2 = vmladavaq_s8(a2, vldrbq_s8(p2), wv);
-          a3 = vmladavaq_s8(a3, vldrbq_s8(p3), wv);
-          wp += 16;
-          p0 += 16;
-          p1 += 16;
-          p2 += 16;
-          p3 += 16;
+          UTVM_MVE_MAC4_STEP(a0, a1, a2, a3, wp, p0, p1, p2, p3);
         }
       }
       if (tail) {
-        int8x16_t wv = vldrbq_z_s8(wp, ptail);
-        a0 = vmladavaq_s8(a0, vldrbq_z_s8(p0, ptail), wv);
-        a1 = vmladavaq_s8(a1, vldrbq_z_s8(p1, ptail), wv);
-        a2 = vmladavaq_s8(a2, vldrbq_z_s8(p2, ptail), wv);
-        a3 = vmladavaq_s8(a3, vldrbq_z_s8(p3, ptail), wv);
+        UTVM_MVE_MAC4_TAIL(a0, a1, a2, a3, wp, p0, p1, p2, p3, ptail);
         wp += tail;
       }
       b[0] = a0;
@@ -374,23 +386,10 @@ static inline void utvm_mve_gemm_impl(int8_t* out, int32_t np, int32_t out_strid
     const int8_t* p3 = c3;
     /* pointers stepped by the loads (post-increment addressing, no address arithmetic) */
     for (int32_t j = full >> 4; j > 0; --j) {
-      int8x16_t wv = vldrbq_s8(wp);
-      a0 = vmladavaq_s8(a0, vldrbq_s8(p0), wv);
-      a1 = vmladavaq_s8(a1, vldrbq_s8(p1), wv);
-      a2 = vmladavaq_s8(a2, vldrbq_s8(p2), wv);
-      a3 = vmladavaq_s8(a3, vldrbq_s8(p3), wv);
-      wp += 16;
-      p0 += 16;
-      p1 += 16;
-      p2 += 16;
-      p3 += 16;
+      UTVM_MVE_MAC4_STEP(a0, a1, a2, a3, wp, p0, p1, p2, p3);
     }
     if (tail) {
-      int8x16_t wv = vldrbq_z_s8(wp, ptail);
-      a0 = vmladavaq_s8(a0, vldrbq_z_s8(p0, ptail), wv);
-      a1 = vmladavaq_s8(a1, vldrbq_z_s8(p1, ptail), wv);
-      a2 = vmladavaq_s8(a2, vldrbq_z_s8(p2, ptail), wv);
-      a3 = vmladavaq_s8(a3, vldrbq_z_s8(p3, ptail), wv);
+      UTVM_MVE_MAC4_TAIL(a0, a1, a2, a3, wp, p0, p1, p2, p3, ptail);
     }
     int32x4_t v = vdupq_n_s32(a0);
     v = vsetq_lane_s32(a1, v, 1);
