@@ -25,6 +25,7 @@ import numpy as np
 from ..errors import UtvmError
 from ..ir import Graph, Operator, Tensor
 from ..lower import fixedpoint as fp
+from ..lower.kernels import _effective_scales as effective_scales
 from ..lower.kernels import activation_range_int8
 from .base import ExternalArg, ExternalKernel, ExternalModule, LibraryFiles, OffloadOptions, Pattern
 
@@ -94,10 +95,10 @@ class CmsisNN(ExternalModule):
         kh, kw = w.shape[1], w.shape[2]
         (sh, sw), (dh, dw) = op.attrs["strides"], op.attrs["dilation"]
         top, left = op.attrs["padding"][0], op.attrs["padding"][1]
-        xs, zx = x.quant.scalar()
+        _, zx = x.quant.scalar()
         ys, zy = y.quant.scalar()
         lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
-        scales = [fp.conv_real_multiplier(xs, float(s), ys, True) for s in w.quant.scale.reshape(-1)]
+        scales = list(effective_scales(x, w, y, True))
         if len(scales) == 1:
             scales *= cout
         pairs = [fp.quantize_multiplier(s) for s in scales]
@@ -160,11 +161,11 @@ class CmsisNN(ExternalModule):
         if x.size % depth:
             return None
         batches = x.size // depth
-        xs, zx = x.quant.scalar()
+        _, zx = x.quant.scalar()
         ys, zy = y.quant.scalar()
         lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
         per_channel = w.quant.per_channel
-        scales = [fp.conv_real_multiplier(xs, float(s), ys, per_channel) for s in w.quant.scale.reshape(-1)]
+        scales = list(effective_scales(x, w, y, per_channel))
         pairs = [fp.quantize_multiplier(s) for s in scales]
         bias = b.data.astype(np.int32) if b is not None and b.data is not None else np.zeros(units, np.int32)
         args = [ExternalArg("const int8_t*", "input", tensor=x.name),
