@@ -24,11 +24,14 @@
  *   (fully connected layers) four channels at a time; several pixels with k >= 64 in blocks of
  *   four channels (each pixel's four results requantized as one vector), with smaller k one
  *   channel at a time (the pixels' four results in one vector).
+ * - utvm_mve_conv_row_s8(...): one output row of a convolution read in place (cin a multiple
+ *   of 16, no scratch): per pixel four channels at a time, one input load and four filter
+ *   loads per 16 bytes of each window row (filters interleaved four channels at a time); the
+ *   taps in the padding multiply the zero point instead of an input load.
  * - utvm_mve_dw3x3_row_s8(...): one output row of a 3x3 depthwise convolution, all channels
  *   (a multiple of 4), four pixels at a time sharing the filter loads (the last ones one at
- *   a time); the input rows that
- *   the window leaves (padding) are first copied with the zero point around them into
- *   ``pad`` (3 x ((ow - 1) * sw + 2 * dw + 1) x c bytes of scratch).
+ *   a time), read in place (no scratch): a tap in the padding adds the zero point times its
+ *   weight (VMLA by a scalar) instead of an input load and multiply.
  * - utvm_mve_add_s8(...): TFLite's int8 ADD of two tensors of n elements (same shape),
  *   16 elements per step (4 x int32x4), the last n % 16 four at a time under a predicate.
  */
@@ -418,118 +421,348 @@ static inline void utvm_mve_gemm_impl(int8_t* out, int32_t np, int32_t out_strid
 #endif
 }
 
-/* The three input rows of one output row of a 3x3 depthwise convolution, as pointers to the
- * input column of the first tap of pixel 0: into x when the row is inside the input and no
- * column is padding, else into pad (3 x pw x c bytes), the row copied there between zx. */
-static inline void utvm_mve_dw_rows(const int8_t* rows[3], const int8_t* x, int32_t h, int32_t w, int32_t c,
-                                    int32_t iy0, int32_t dh, int32_t pw, int32_t pad_left, int8_t* pad,
-                                    int32_t zx) {
-  int32_t inside = pad_left == 0 && pw <= w;
-  int32_t nl = pad_left < pw ? pad_left : pw;          /* padding columns on the left */
-  int32_t nx = w < pw - nl ? w : pw - nl;              /* input columns */
-  for (int32_t ry = 0; ry < 3; ++ry) {
-    int32_t iy = iy0 + ry * dh;
-    int8_t* dst = pad + ry * pw * c;
-    if (iy < 0 || iy >= h) {
-      utvm_mve_fill_s8(dst, zx, pw * c);
-      rows[ry] = dst;
-    } else if (inside) {
-      rows[ry] = x + iy * w * c;
-    } else {
-      utvm_mve_fill_s8(dst, zx, nl * c);
-      utvm_mve_copy_s8(dst + nl * c, x + iy * w * c, nx * c);
-      utvm_mve_fill_s8(dst + (nl + nx) * c, zx, (pw - nl - nx) * c);
-      rows[ry] = dst;
-    }
+/* 3x3 depthwise convolution (depth multiplier 1), one output row at a time:
+ *   out[ox * c + ch] for ox < ow, ch < c (a multiple of 4),
+ * from x (h x w x c): the taps of pixel ox are input rows iy0 + ry * dh and columns
+ * ox * sw - pad_left + rx * dw (ry, rx < 3), weights wt (3 x 3 x c); the taps outside the input
+ * count as the zero point zx (the biases are folded with zx). Nothing is copied: a tap outside
+ * the input adds zx times its weight (one VMLA by the scalar zx: cheaper than the tap it
+ * replaces). Tap masks: bit ry * 3 + rx of a pixel, bit p * 3 + rx (column rx of pixel p) of a
+ * group of four pixels, set when the tap is inside the input. */
+
+/* bit rx: column ix0 + rx * dw inside the input (0 <= column < w) */
+static inline int32_t utvm_mve_dw_cols(int32_t w, int32_t ix0, int32_t dw) {
+  int32_t m = 0;
+  for (int32_t rx = 0; rx < 3; ++rx) {
+    int32_t ix = ix0 + rx * dw;
+    m |= (ix >= 0 && ix < w) << rx;
+  }
+  return m;
+}
+
+/* the 9-bit tap mask of a pixel: rows rv (bit ry: the row inside), columns cols */
+static inline int32_t utvm_mve_dw_taps(int32_t rv, int32_t cols) {
+  return ((rv & 1) ? cols : 0) | ((rv & 2) ? cols << 3 : 0) | ((rv & 4) ? cols << 6 : 0);
+}
+
+#ifdef UTVM_MVE_VECTOR
+/* Four pixels (columns step bytes apart), all channels: rows[ry] points to the first tap of
+ * pixel 0 in input row ry (not read when bit ry of rv is clear), cm is the 12-bit column mask
+ * of the group. Each tap loads the weights once for the four pixels; the masks are constants
+ * where it is called (interior, left border, right border), so the tests fold away. */
+__attribute__((always_inline)) static inline void utvm_mve_dw_group4(int8_t* out, const int8_t* const rows[3],
+                                                                     int32_t rv, int32_t cm, int32_t c,
+                                                                     int32_t step, int32_t d, const int8_t* wt,
+                                                                     int32_t zx, const utvm_mve_rq_t* q) {
+  for (int32_t ch = 0; ch < c; ch += 4) {
+    const int8_t* wp = wt + ch;
+    int32x4_t a0 = utvm_mve_rq_bias4(q, ch, 0);
+    int32x4_t a1 = a0, a2 = a0, a3 = a0;
+    /* one tap after the other (the empty asm orders them): gcc would otherwise load the taps
+     * first and spill, with 8 vector registers */
+#define UTVM_MVE_DW_TAP(rx)                                                                    \
+  do {                                                                                         \
+    int32x4_t wv = vldrbq_s32(wp);                                                             \
+    a0 = (cm & (1 << (rx))) ? utvm_mve_mla(a0, vldrbq_s32(p0), wv) : vmlaq_n_s32(a0, wv, zx);  \
+    a1 = (cm & (8 << (rx))) ? utvm_mve_mla(a1, vldrbq_s32(p1), wv) : vmlaq_n_s32(a1, wv, zx);  \
+    a2 = (cm & (64 << (rx))) ? utvm_mve_mla(a2, vldrbq_s32(p2), wv) : vmlaq_n_s32(a2, wv, zx); \
+    a3 = (cm & (512 << (rx))) ? utvm_mve_mla(a3, vldrbq_s32(p3), wv) : vmlaq_n_s32(a3, wv, zx); \
+    wp += c;                                                                                   \
+    p0 += d;                                                                                   \
+    p1 += d;                                                                                   \
+    p2 += d;                                                                                   \
+    p3 += d;                                                                                   \
+    __asm__("" : "+w"(a0), "+w"(a1), "+w"(a2), "+w"(a3), "+r"(wp), "+r"(p0), "+r"(p1), "+r"(p2), "+r"(p3)); \
+  } while (0)
+    /* a row outside the input: zx times the sum of its three weights */
+#define UTVM_MVE_DW_ROW(ry)                                                                    \
+  if (rv & (1 << (ry))) {                                                                      \
+    const int8_t* p0 = rows[ry] + ch;                                                          \
+    const int8_t* p1 = p0 + step;                                                              \
+    const int8_t* p2 = p1 + step;                                                              \
+    const int8_t* p3 = p2 + step;                                                              \
+    UTVM_MVE_DW_TAP(0);                                                                        \
+    UTVM_MVE_DW_TAP(1);                                                                        \
+    UTVM_MVE_DW_TAP(2);                                                                        \
+  } else {                                                                                     \
+    int32x4_t s = vaddq_s32(vaddq_s32(vldrbq_s32(wp), vldrbq_s32(wp + c)), vldrbq_s32(wp + 2 * c)); \
+    a0 = vmlaq_n_s32(a0, s, zx);                                                               \
+    a1 = vmlaq_n_s32(a1, s, zx);                                                               \
+    a2 = vmlaq_n_s32(a2, s, zx);                                                               \
+    a3 = vmlaq_n_s32(a3, s, zx);                                                               \
+    wp += 3 * c;                                                                               \
+  }
+    UTVM_MVE_DW_ROW(0)
+    UTVM_MVE_DW_ROW(1)
+    UTVM_MVE_DW_ROW(2)
+#undef UTVM_MVE_DW_ROW
+#undef UTVM_MVE_DW_TAP
+    int32x4_t m = utvm_mve_rq_mult4(q, ch, 0);
+    int32x4_t sh = utvm_mve_rq_shift4(q, ch, 0);
+    int8_t* op = out + ch;
+    vstrbq_s32(op, utvm_mve_rq_apply4(q, a0, m, sh));
+    vstrbq_s32(op + c, utvm_mve_rq_apply4(q, a1, m, sh));
+    vstrbq_s32(op + 2 * c, utvm_mve_rq_apply4(q, a2, m, sh));
+    vstrbq_s32(op + 3 * c, utvm_mve_rq_apply4(q, a3, m, sh));
   }
 }
 
-/* One output row of a 3x3 depthwise convolution (depth multiplier 1):
- *   out[ox * c + ch] for ox < ow, ch < c (a multiple of 4),
- * input x: h x w x c, the row's taps start at input row iy0, column ox * sw - pad_left;
- * dilation dh, dw; wt: 3 x 3 x c; taps outside the input count as the zero point zx
- * (the biases are folded with zx); pad: scratch (see above). */
+/* One pixel, all channels: rows as above, tm its 9-bit tap mask. */
+__attribute__((always_inline)) static inline void utvm_mve_dw_pixel(int8_t* out, const int8_t* const rows[3],
+                                                                    int32_t tm, int32_t c, int32_t d,
+                                                                    const int8_t* wt, int32_t zx,
+                                                                    const utvm_mve_rq_t* q) {
+  for (int32_t ch = 0; ch < c; ch += 4) {
+    const int8_t* wp = wt + ch;
+    int32x4_t acc = utvm_mve_rq_bias4(q, ch, 0);
+    /* the nine taps written out (a loop with the mask tests is not unrolled) */
+#define UTVM_MVE_DW_PTAP(ry, rx)                                                                     \
+  do {                                                                                               \
+    int32x4_t wv = vldrbq_s32(wp + ((ry) * 3 + (rx)) * c);                                           \
+    acc = (tm & (1 << ((ry) * 3 + (rx)))) ? utvm_mve_mla(acc, vldrbq_s32(rows[ry] + ch + (rx) * d), wv) \
+                                          : vmlaq_n_s32(acc, wv, zx);                                \
+  } while (0)
+    UTVM_MVE_DW_PTAP(0, 0);
+    UTVM_MVE_DW_PTAP(0, 1);
+    UTVM_MVE_DW_PTAP(0, 2);
+    UTVM_MVE_DW_PTAP(1, 0);
+    UTVM_MVE_DW_PTAP(1, 1);
+    UTVM_MVE_DW_PTAP(1, 2);
+    UTVM_MVE_DW_PTAP(2, 0);
+    UTVM_MVE_DW_PTAP(2, 1);
+    UTVM_MVE_DW_PTAP(2, 2);
+#undef UTVM_MVE_DW_PTAP
+    int32x4_t v = utvm_mve_rq_apply4(q, acc, utvm_mve_rq_mult4(q, ch, 0), utvm_mve_rq_shift4(q, ch, 0));
+    vstrbq_s32(out + ch, v);
+  }
+}
+#endif
+
 static inline void utvm_mve_dw3x3_row_impl(int8_t* out, const int8_t* x, int32_t h, int32_t w, int32_t c,
                                            int32_t iy0, int32_t ow, int32_t sw, int32_t pad_left, int32_t dh,
-                                           int32_t dw, const int8_t* wt, int8_t* pad, int32_t zx,
-                                           utvm_mve_rq_t rq) {
+                                           int32_t dw, const int8_t* wt, int32_t zx, utvm_mve_rq_t rq) {
   const utvm_mve_rq_t* q = &rq; /* a copy, see utvm_mve_gemm_impl */
-  int32_t pw = (ow - 1) * sw + 2 * dw + 1;
-  const int8_t* rows[3];
-  utvm_mve_dw_rows(rows, x, h, w, c, iy0, dh, pw, pad_left, pad, zx);
+#ifdef UTVM_MVE_VECTOR
   int32_t step = sw * c; /* bytes from one pixel's window to the next */
   int32_t d = dw * c;    /* bytes from one tap to the next */
-#ifdef UTVM_MVE_VECTOR
-  const mve_pred16_t all = 0; /* no predicate: whole vectors */
-  int32_t ox = 0;
+  /* the input rows: pointers to column -pad_left (pixel 0's first tap; only the taps inside the
+   * input are read), rv: bit ry set when row ry is inside */
+  const int8_t* rows[3];
+  int32_t rv = 0;
+  for (int32_t ry = 0; ry < 3; ++ry) {
+    int32_t iy = iy0 + ry * dh;
+    int32_t inside = iy >= 0 && iy < h;
+    rows[ry] = inside ? x + (iy * w - pad_left) * c : x;
+    rv |= inside << ry;
+  }
   /* groups of four pixels; when two or three remain (and ow >= 4), a last group ending at the
-   * last pixel (recomputing some of the previous group: cheaper than single pixels) */
+   * last pixel (recomputing some of the previous group: cheaper than single pixels). A group
+   * with all its columns inside the input, at the left border (its pixel 0 without the first
+   * column) or at the right border (its pixel 3 without the last column) is done as a group;
+   * other column patterns (narrow inputs, dilation) one pixel at a time. */
   int32_t groups_end = ow >= 4 && ow % 4 >= 2 ? ow : ow & ~3;
-  {
-    for (; ox < groups_end; ox += 4) {
-      if (ox + 4 > ow) ox = ow - 4;
-      for (int32_t ch = 0; ch < c; ch += 4) {
-        const int8_t* wp = wt + ch;
-        int32x4_t a0 = utvm_mve_rq_bias4(q, ch, all);
-        int32x4_t a1 = a0, a2 = a0, a3 = a0;
-        for (int32_t ry = 0; ry < 3; ++ry) {
-          const int8_t* p0 = rows[ry] + ox * step + ch;
-          const int8_t* p1 = p0 + step;
-          const int8_t* p2 = p1 + step;
-          const int8_t* p3 = p2 + step;
-          /* one tap after the other (the empty asm orders them): gcc would otherwise load
-           * the taps first and spill, with 8 vector registers */
-#define UTVM_MVE_TAP4()                                                 \
-  do {                                                                  \
-    int32x4_t wv = vldrbq_s32(wp);                                      \
-    a0 = utvm_mve_mla(a0, vldrbq_s32(p0), wv);                          \
-    a1 = utvm_mve_mla(a1, vldrbq_s32(p1), wv);                          \
-    a2 = utvm_mve_mla(a2, vldrbq_s32(p2), wv);                          \
-    a3 = utvm_mve_mla(a3, vldrbq_s32(p3), wv);                          \
-    wp += c;                                                            \
-    p0 += d;                                                            \
-    p1 += d;                                                            \
-    p2 += d;                                                            \
-    p3 += d;                                                            \
-    __asm__("" : "+w"(a0), "+w"(a1), "+w"(a2), "+w"(a3), "+r"(wp),      \
-            "+r"(p0), "+r"(p1), "+r"(p2), "+r"(p3));                    \
-  } while (0)
-          UTVM_MVE_TAP4();
-          UTVM_MVE_TAP4();
-          UTVM_MVE_TAP4();
-#undef UTVM_MVE_TAP4
-        }
-        int32x4_t m = utvm_mve_rq_mult4(q, ch, all);
-        int32x4_t sh = utvm_mve_rq_shift4(q, ch, all);
-        int8_t* op = out + ox * c + ch;
-        vstrbq_s32(op, utvm_mve_rq_apply4(q, a0, m, sh));
-        vstrbq_s32(op + c, utvm_mve_rq_apply4(q, a1, m, sh));
-        vstrbq_s32(op + 2 * c, utvm_mve_rq_apply4(q, a2, m, sh));
-        vstrbq_s32(op + 3 * c, utvm_mve_rq_apply4(q, a3, m, sh));
+  int32_t ox = 0;
+  while (ox < groups_end) {
+    int32_t gx = ox + 4 > ow ? ow - 4 : ox;
+    int32_t ix0 = gx * sw - pad_left;
+    if (ix0 >= 0 && ix0 + 3 * sw + 2 * dw < w) {
+      const int8_t* g[3] = {rows[0] + gx * step, rows[1] + gx * step, rows[2] + gx * step};
+      utvm_mve_dw_group4(out + gx * c, g, rv, 0xfff, c, step, d, wt, zx, q);
+      ox += 4;
+      continue;
+    }
+    int32_t cm = 0;
+    for (int32_t p = 0; p < 4; ++p) cm |= utvm_mve_dw_cols(w, ix0 + p * sw, dw) << (3 * p);
+    const int8_t* g[3] = {rows[0] + gx * step, rows[1] + gx * step, rows[2] + gx * step};
+    int8_t* op = out + gx * c;
+    if (cm == 0xffe) { /* left border: pixel 0 without its first column */
+      utvm_mve_dw_group4(op, g, rv, 0xffe, c, step, d, wt, zx, q);
+    } else if (cm == 0x7ff) { /* right border: pixel 3 without its last column */
+      utvm_mve_dw_group4(op, g, rv, 0x7ff, c, step, d, wt, zx, q);
+    } else {
+      for (int32_t p = 0; p < 4; ++p) {
+        const int8_t* pr[3] = {g[0] + p * step, g[1] + p * step, g[2] + p * step};
+        utvm_mve_dw_pixel(op + p * c, pr, utvm_mve_dw_taps(rv, (cm >> (3 * p)) & 7), c, d, wt, zx, q);
       }
     }
+    ox += 4;
   }
   /* the remaining pixels one at a time */
-  for (ox = groups_end; ox < ow; ++ox) {
-    for (int32_t ch = 0; ch < c; ch += 4) {
-      const int8_t* wp = wt + ch;
-      int32x4_t acc = utvm_mve_rq_bias4(q, ch, all);
-      for (int32_t ry = 0; ry < 3; ++ry) {
-        const int8_t* p = rows[ry] + ox * step + ch;
-        for (int32_t rx = 0; rx < 3; ++rx, wp += c, p += d) acc = utvm_mve_mla(acc, vldrbq_s32(p), vldrbq_s32(wp));
-      }
-      int32x4_t v = utvm_mve_rq_apply4(q, acc, utvm_mve_rq_mult4(q, ch, all), utvm_mve_rq_shift4(q, ch, all));
-      vstrbq_s32(out + ox * c + ch, v);
-    }
+  for (int32_t ox = groups_end; ox < ow; ++ox) {
+    int32_t tm = utvm_mve_dw_taps(rv, utvm_mve_dw_cols(w, ox * sw - pad_left, dw));
+    const int8_t* pr[3] = {rows[0] + ox * step, rows[1] + ox * step, rows[2] + ox * step};
+    utvm_mve_dw_pixel(out + ox * c, pr, tm, c, d, wt, zx, q);
   }
 #else
   for (int32_t ox = 0; ox < ow; ++ox) {
     for (int32_t ch = 0; ch < c; ++ch) {
       int32_t acc = 0;
       for (int32_t ry = 0; ry < 3; ++ry) {
-        for (int32_t rx = 0; rx < 3; ++rx) acc += rows[ry][ox * step + rx * d + ch] * wt[(ry * 3 + rx) * c + ch];
+        int32_t iy = iy0 + ry * dh;
+        for (int32_t rx = 0; rx < 3; ++rx) {
+          int32_t ix = ox * sw - pad_left + rx * dw;
+          int32_t v = iy >= 0 && iy < h && ix >= 0 && ix < w ? x[(iy * w + ix) * c + ch] : zx;
+          acc += v * wt[(ry * 3 + rx) * c + ch];
+        }
       }
       out[ox * c + ch] = utvm_mve_requant1(q, acc, ch);
+    }
+  }
+#endif
+}
+
+/* Convolution without patch copies (no scratch), one output row: for ox < ow, o < cout
+ *   out[ox * cout + o] = requant(sum_{ry, rx, ch} x[iy0 + ry * dh][ox * sw - pad_left + rx][ch] *
+ *                                w[o][ry][rx][ch], o)
+ * (x: h x w x cin, cin a multiple of 16; kh x kw windows, no column dilation), the taps outside
+ * the input counting as the zero point zx. The filters wt are stored four output channels at a
+ * time with their 16-byte steps interleaved: block b, step j holds w[4b + i][16j .. 16j + 15]
+ * for i = 0..3 (zeros for the channels past cout), so one pointer walks the four filter rows.
+ * Each window row (kw * cin contiguous input bytes) is a run of 16-byte steps, one input load
+ * and four filter loads each (as utvm_mve_gemm_s8 with one pixel); the columns of a window row
+ * outside the input, and the rows outside, multiply the zero point instead (no input load).
+ * Four channels at a time, their requantization constants loaded once for the row's pixels. */
+#ifdef UTVM_MVE_VECTOR
+/* acc[0..3] += dot products of len bytes (a multiple of 16) at xp with the four interleaved
+ * filter rows at *wq (advanced by 4 * len) */
+__attribute__((always_inline)) static inline void utvm_mve_conv_dot(int32_t* acc, const int8_t* xp, const int8_t** wq,
+                                                                    int32_t len) {
+  const int8_t* wp = *wq;
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  /* filter rows 1, 2, 3 at offsets, row 0 last with the pointer stepped by the load
+   * (post-increment addressing; the empty asm keeps gcc from indexing the pointers) */
+  for (int32_t n = len >> 4; n > 0; --n) {
+    int8x16_t xv = vldrbq_s8(xp);
+    xp += 16;
+    a1 = vmladavaq_s8(a1, xv, vldrbq_s8(wp + 16));
+    a2 = vmladavaq_s8(a2, xv, vldrbq_s8(wp + 32));
+    a3 = vmladavaq_s8(a3, xv, vldrbq_s8(wp + 48));
+    a0 = vmladavaq_s8(a0, xv, vldrbq_s8(wp));
+    wp += 64;
+    __asm__("" : "+r"(xp), "+r"(wp));
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+  *wq = wp;
+}
+
+/* the same for len bytes of the zero point zx (taps outside the input) */
+__attribute__((always_inline)) static inline void utvm_mve_conv_dot_zero(int32_t* acc, int32_t zx, const int8_t** wq,
+                                                                         int32_t len) {
+  const int8_t* wp = *wq;
+  int8x16_t zv = vdupq_n_s8((int8_t)zx);
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  for (int32_t n = len >> 4; n > 0; --n) {
+    a1 = vmladavaq_s8(a1, zv, vldrbq_s8(wp + 16));
+    a2 = vmladavaq_s8(a2, zv, vldrbq_s8(wp + 32));
+    a3 = vmladavaq_s8(a3, zv, vldrbq_s8(wp + 48));
+    a0 = vmladavaq_s8(a0, zv, vldrbq_s8(wp));
+    wp += 64;
+    __asm__("" : "+r"(wp));
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+  *wq = wp;
+}
+
+/* the requantized four channels of acc (+ bias) stored at out (the lanes of pc, or all) */
+__attribute__((always_inline)) static inline void utvm_mve_conv_store(int8_t* out, const int32_t* acc,
+                                                                      int32x4_t bias, int32x4_t m, int32x4_t sh,
+                                                                      mve_pred16_t pc, const utvm_mve_rq_t* q) {
+  int32x4_t v = vdupq_n_s32(acc[0]);
+  v = vsetq_lane_s32(acc[1], v, 1);
+  v = vsetq_lane_s32(acc[2], v, 2);
+  v = vsetq_lane_s32(acc[3], v, 3);
+  v = utvm_mve_rq_apply4(q, vaddq_s32(v, bias), m, sh);
+  if (pc) {
+    vstrbq_p_s32(out, v, pc);
+  } else {
+    vstrbq_s32(out, v);
+  }
+}
+#endif
+
+static inline void utvm_mve_conv_row_impl(int8_t* out, const int8_t* x, int32_t h, int32_t w, int32_t cin,
+                                          int32_t iy0, int32_t ow, int32_t sw, int32_t pad_left, int32_t kh,
+                                          int32_t kw, int32_t dh, const int8_t* wt, int32_t cout, int32_t zx,
+                                          utvm_mve_rq_t rq) {
+  const utvm_mve_rq_t* q = &rq; /* a copy, see utvm_mve_gemm_impl */
+  int32_t k = kh * kw * cin;
+  int32_t seg = kw * cin; /* bytes of one window row */
+#ifdef UTVM_MVE_VECTOR
+  int32_t row_step = dh * w * cin; /* from one window row to the next */
+  int32_t step = sw * cin;         /* from one pixel to the next */
+  /* the window rows inside the input: [ry_lo, ry_hi) */
+  int32_t ry_lo = 0, ry_hi = kh;
+  while (ry_lo < kh && iy0 + ry_lo * dh < 0) ++ry_lo;
+  while (ry_hi > ry_lo && iy0 + (ry_hi - 1) * dh >= h) --ry_hi;
+  /* the pixels with their whole window inside the input: [in_lo, in_hi) */
+  int32_t in_lo = (pad_left + sw - 1) / sw;
+  int32_t in_hi = w - kw + pad_left >= 0 ? (w - kw + pad_left) / sw + 1 : 0;
+  if (in_hi > ow) in_hi = ow;
+  if (ry_lo != 0 || ry_hi != kh || in_lo > in_hi) in_lo = in_hi = 0;
+  /* column 0 of window row 0 of pixel 0 (only the bytes inside the input are read) */
+  const int8_t* x0 = x + (iy0 * w - pad_left) * cin;
+  for (int32_t o = 0; o < cout; o += 4, wt += 4 * k) {
+    mve_pred16_t pc = o + 4 <= cout ? 0 : vctp32q((uint32_t)(cout - o));
+    int32x4_t bias = utvm_mve_rq_bias4(q, o, pc);
+    int32x4_t m = utvm_mve_rq_mult4(q, o, pc);
+    int32x4_t sh = utvm_mve_rq_shift4(q, o, pc);
+    int32_t ox = 0;
+    for (int32_t pass = 0; pass < 2; ++pass) {
+      /* the pixels at the borders: before in_lo (pass 0), from in_hi on (pass 1) */
+      for (int32_t end = pass ? ow : in_lo; ox < end; ++ox) {
+        int32_t ix0 = ox * sw - pad_left;
+        /* the window columns inside the input [rx_lo, rx_hi), as bytes of a window row */
+        int32_t rx_lo = ix0 < 0 ? -ix0 : 0;
+        int32_t rx_hi = w - ix0 < kw ? w - ix0 : kw;
+        if (rx_hi < rx_lo) rx_hi = rx_lo;
+        int32_t lo = rx_lo * cin, hi = rx_hi * cin;
+        const int8_t* wq = wt;
+        int32_t acc[4] = {0, 0, 0, 0};
+        const int8_t* xr = x0 + ox * step;
+        for (int32_t ry = 0; ry < kh; ++ry, xr += row_step) {
+          if (ry < ry_lo || ry >= ry_hi || lo == hi) {
+            utvm_mve_conv_dot_zero(acc, zx, &wq, seg);
+            continue;
+          }
+          if (lo) utvm_mve_conv_dot_zero(acc, zx, &wq, lo);
+          utvm_mve_conv_dot(acc, xr + lo, &wq, hi - lo);
+          if (hi < seg) utvm_mve_conv_dot_zero(acc, zx, &wq, seg - hi);
+        }
+        utvm_mve_conv_store(out + ox * cout + o, acc, bias, m, sh, pc, q);
+      }
+      if (pass) break;
+      /* the pixels with their whole window inside the input */
+      for (const int8_t* xp = x0 + ox * step; ox < in_hi; ++ox, xp += step) {
+        const int8_t* wq = wt;
+        int32_t acc[4] = {0, 0, 0, 0};
+        const int8_t* xr = xp;
+        for (int32_t ry = 0; ry < kh; ++ry, xr += row_step) utvm_mve_conv_dot(acc, xr, &wq, seg);
+        utvm_mve_conv_store(out + ox * cout + o, acc, bias, m, sh, pc, q);
+      }
+    }
+  }
+#else
+  for (int32_t ox = 0; ox < ow; ++ox) {
+    int32_t ix0 = ox * sw - pad_left;
+    for (int32_t o = 0; o < cout; ++o) {
+      const int8_t* wb = wt + (o >> 2) * 4 * k + (o & 3) * 16; /* step 0 of filter row o */
+      int32_t acc = 0;
+      for (int32_t ry = 0; ry < kh; ++ry) {
+        int32_t iy = iy0 + ry * dh;
+        for (int32_t j = 0; j < seg; ++j) {
+          int32_t ix = ix0 + j / cin;
+          int32_t jj = ry * seg + j; /* byte jj of the filter row: step jj / 16 */
+          int32_t v = iy >= 0 && iy < h && ix >= 0 && ix < w ? x[(iy * w + ix) * cin + j % cin] : zx;
+          acc += v * wb[(jj >> 4) * 64 + (jj & 15)];
+        }
+      }
+      out[ox * cout + o] = utvm_mve_requant1(q, acc, o);
     }
   }
 #endif
@@ -650,14 +883,25 @@ static inline int32_t utvm_mve_gemm_s8(void* out, int32_t np, int32_t out_stride
   return 0;
 }
 
+static inline int32_t utvm_mve_conv_row_s8(void* out, void* x, int32_t h, int32_t w, int32_t cin, int32_t iy0,
+                                           int32_t ow, int32_t sw, int32_t pad_left, int32_t kh, int32_t kw,
+                                           int32_t dh, void* wt, int32_t cout, int32_t zx, void* bias, void* mult,
+                                           void* shift, int32_t m0, int32_t s0, int32_t mode, int32_t zy, int32_t lo,
+                                           int32_t hi) {
+  utvm_mve_rq_t q = {(const int32_t*)bias, (const int32_t*)mult, (const int8_t*)shift, m0, s0, mode, zy, lo, hi};
+  utvm_mve_conv_row_impl((int8_t*)out, (const int8_t*)x, h, w, cin, iy0, ow, sw, pad_left, kh, kw, dh,
+                         (const int8_t*)wt, cout, zx, q);
+  return 0;
+}
+
 static inline int32_t utvm_mve_dw3x3_row_s8(void* out, void* x, int32_t h, int32_t w, int32_t c, int32_t iy0,
                                             int32_t ow, int32_t sw, int32_t pad_left, int32_t dh, int32_t dw,
-                                            void* wt, void* pad, int32_t zx, void* bias, void* mult, void* shift,
+                                            void* wt, int32_t zx, void* bias, void* mult, void* shift,
                                             int32_t m0, int32_t s0, int32_t mode, int32_t zy, int32_t lo,
                                             int32_t hi) {
   utvm_mve_rq_t q = {(const int32_t*)bias, (const int32_t*)mult, (const int8_t*)shift, m0, s0, mode, zy, lo, hi};
   utvm_mve_dw3x3_row_impl((int8_t*)out, (const int8_t*)x, h, w, c, iy0, ow, sw, pad_left, dh, dw,
-                          (const int8_t*)wt, (int8_t*)pad, zx, q);
+                          (const int8_t*)wt, zx, q);
   return 0;
 }
 
