@@ -46,7 +46,7 @@ from tvm import te, tirx
 from ..ir import Graph, Operator, Tensor
 from . import fixedpoint as fp
 from .kerneldef import KernelArg, KernelDef
-from .kernels import SHIFT_BITS, _effective_scales, activation_range_int8  # SHIFT_BITS: UTVM_MVE_RQ_SHIFT_BITS
+from .kernels import SHIFT_BITS, activation_range_int8, effective_scales  # SHIFT_BITS: UTVM_MVE_RQ_SHIFT_BITS
 
 I32 = "int32"
 #: output pixels per utvm_mve_gemm_s8 call (one int32 vector of results per channel)
@@ -122,7 +122,7 @@ def _requant(x: Tensor, w: Tensor, y: Tensor, b: Tensor | None, wsum: np.ndarray
     folded = bias - zx * wsum
     if np.any(folded > fp.INT32_MAX) or np.any(folded < fp.INT32_MIN):
         return None
-    pairs = [fp.quantize_multiplier(float(v)) for v in _effective_scales(x, w, y, in_double)]
+    pairs = [fp.quantize_multiplier(float(v)) for v in effective_scales(x, w, y, in_double)]
     if len(pairs) not in (1, cout):
         return None
     mults = np.array([m for m, _ in pairs], np.int64)

@@ -246,7 +246,7 @@ def _bias_requant_at(bp: te.Tensor, args: list[KernelArg], m_at: Callable[[tirx.
     return _Requant(args, lambda o: (bp[o], m_at(o), sp[o].astype(I32)), small)
 
 
-def _effective_scales(x: Tensor, w: Tensor, y: Tensor, in_double: bool) -> np.ndarray:
+def effective_scales(x: Tensor, w: Tensor, y: Tensor, in_double: bool) -> np.ndarray:
     """input_scale * filter_scale[c] / output_scale, computed as TFLite Micro does: in double
     for convolutions, with a float32 product for per-tensor fully connected layers."""
     assert x.quant is not None and w.quant is not None and y.quant is not None
@@ -572,7 +572,7 @@ def conv2d(g: Graph, op: Operator, packed: bool | int = True) -> KernelDef:
         if np.any(folded > 2**31 - 1) or np.any(folded < -(2**31)):
             raise UtvmError(f"{op.source}: folded bias overflows int32")
         wabs = np.abs(wdata).sum(axis=(0, 1, 2) if depthwise else (1, 2, 3))
-        rq = _bias_requant(folded, _effective_scales(x, w, y, True), cout, _acc_bound(wabs, bias), wabs == 0,
+        rq = _bias_requant(folded, effective_scales(x, w, y, True), cout, _acc_bound(wabs, bias), wabs == 0,
                            bool(packed))
         args += rq.args
         lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
@@ -1088,7 +1088,7 @@ def fully_connected(g: Graph, op: Operator, packed: bool | int = True) -> Kernel
                 (X[i, k].astype(I32) - zx) * (W[o, k].astype(I32) - zw), axis=k), name="acc")
         wabs = np.abs(w.data.astype(np.int64)).sum(axis=1)
         bound = _acc_bound(wabs, bias) if zw == 0 else None
-        rq = _bias_requant(folded, _effective_scales(x, w, y, w.quant.per_channel), units, bound, wabs == 0,
+        rq = _bias_requant(folded, effective_scales(x, w, y, w.quant.per_channel), units, bound, wabs == 0,
                            bool(packed))
         args += rq.args
         lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
