@@ -352,23 +352,33 @@ CHANNEL_BLOCK = 4
 UNROLL_BUDGET = 64
 
 
+def _block_channels(sch: tvm.s_tir.Schedule, pad_name: str | None,
+                    keep_axes: int) -> tuple[tvm.s_tir.SBlockRV, tvm.s_tir.LoopRV, int]:
+    """The common start of the blocked schedules: padding inlined, the output-channel axis split
+    into blocks of CHANNEL_BLOCK whose inner loop moves inside the reduction, the output computed
+    per block, the accumulators zeroed before the reduction. Returns the accumulator block, the
+    inner channel loop and the number of reduction axes."""
+    if pad_name:
+        sch.compute_inline(sch.get_sblock(pad_name))
+    acc = sch.get_sblock("acc")
+    loops = sch.get_loops(acc)
+    spatial, reduce = loops[:keep_axes], loops[keep_axes:]
+    oo, oi = sch.split(spatial[-1], factors=[None, CHANNEL_BLOCK])
+    sch.reorder(oo, *reduce, oi)
+    sch.reverse_compute_at(sch.get_sblock("out"), oo)
+    sch.decompose_reduction(acc, reduce[0])
+    return acc, oi, len(reduce)
+
+
 def _blocked_schedule(pad_name: str | None, keep_axes: int,
                       channels: int) -> Callable[[tvm.s_tir.Schedule], None]:
     """Schedule of a packed int8 kernel: CHANNEL_BLOCK output channels accumulate side by
     side in the innermost loop, the requantization follows per block."""
 
     def apply(sch: tvm.s_tir.Schedule) -> None:
-        if pad_name:
-            sch.compute_inline(sch.get_sblock(pad_name))
-        acc = sch.get_sblock("acc")
-        loops = sch.get_loops(acc)
-        spatial, reduce = loops[:keep_axes], loops[keep_axes:]
-        oo, oi = sch.split(spatial[-1], factors=[None, CHANNEL_BLOCK])
-        sch.reorder(oo, *reduce, oi)
-        sch.reverse_compute_at(sch.get_sblock("out"), oo)
-        sch.decompose_reduction(acc, reduce[0])
+        acc, oi, n_reduce = _block_channels(sch, pad_name, keep_axes)
         sch.unroll(oi)
-        reduce = sch.get_loops(acc)[keep_axes: keep_axes + len(reduce)]
+        reduce = sch.get_loops(acc)[keep_axes: keep_axes + n_reduce]
         extents = [int(sch.get(loop).extent) for loop in reduce]
         body = CHANNEL_BLOCK
         for loop, extent in zip(reversed(reduce), reversed(extents)):  # innermost first
@@ -408,16 +418,8 @@ def _mac4_schedule(pad_name: str | None, keep_axes: int, make_call: MakeCall,
     The remaining (kernel-window) reduction loops are unrolled."""
 
     def apply(sch: tvm.s_tir.Schedule) -> None:
-        if pad_name:
-            sch.compute_inline(sch.get_sblock(pad_name))
-        acc = sch.get_sblock("acc")
-        loops = sch.get_loops(acc)
-        spatial, reduce = loops[:keep_axes], loops[keep_axes:]
-        oo, oi = sch.split(spatial[-1], factors=[None, CHANNEL_BLOCK])
-        sch.reorder(oo, *reduce, oi)
+        acc, _, _ = _block_channels(sch, pad_name, keep_axes)
         out = sch.get_sblock("out")
-        sch.reverse_compute_at(out, oo)
-        sch.decompose_reduction(acc, reduce[0])
         sch.unroll(sch.get_loops(out)[-1])
         loops = sch.get_loops(acc)
         outer = sch.blockize(loops[len(loops) - 1 - inner_axes])  # the helper's loops, the channel block
@@ -490,6 +492,24 @@ def _loop(extent: int, name: str, body: Callable[[tirx.Var], tirx.Stmt],
         return body(_c(0))  # type: ignore[arg-type]
     v = tirx.Var(name, I32)
     return tirx.For(v, _c(0), _c(extent), kind, body(v))
+
+
+def _over_pixels(shape: tuple[int, int, int], pixel: Callable[[tirx.Var, tirx.Var, tirx.Var], tirx.Stmt]) -> tirx.Stmt:
+    """Loops over batch, output rows and output columns around ``pixel(b, i, j)``."""
+    n, oh, ow = shape
+    return _loop(n, "b", lambda bb: _loop(oh, "i", lambda i: _loop(ow, "j", lambda j: pixel(bb, i, j))))
+
+
+def _store_block(acc4: tirx.Buffer, rq: _Requant, o0: tirx.PrimExpr, out_q: tuple[int, int, int],
+                 yb: tirx.Var, bufs: dict[str, tirx.Var], pixel: tuple[tirx.PrimExpr, ...]) -> list[tirx.Stmt]:
+    """Requantize the CHANNEL_BLOCK accumulators of one block and store them at output channels
+    o0, o0 + 1, ... of ``pixel`` (b, i, j); ``out_q``: output zero point and clamp bounds."""
+    zy, lo, hi = out_q
+    stores = []
+    for k in range(CHANNEL_BLOCK):
+        value = rq.output_s8(acc4[k], o0 + k, zy, lo, hi)
+        stores.append(tirx.BufferStore(yb, _to_tir(value, bufs), [*pixel, o0 + k]))
+    return stores
 
 
 def _seq(stmts: list[tirx.Stmt]) -> tirx.Stmt:
@@ -911,17 +931,14 @@ def _conv_rows_flat(op: Operator, X: te.Tensor, wdata: np.ndarray, zx: int, args
                                 wv = w8[_flat_row_index(o0 + k, r, p, kh, length)].astype(I32)
                                 slow.append(tirx.BufferStore(acc4, acc4[k] + xv * wv, [k]))
                         stmts.append(tirx.IfThenElse(tirx.all(*row_conds), _seq(fast), _seq(slow)))
-                    for k in range(CHANNEL_BLOCK):
-                        value = rq.output_s8(acc4[k], o0 + k, zy, lo, hi)
-                        stmts.append(tirx.BufferStore(yb, _to_tir(value, bufs), [bb, i, j, o0 + k]))
+                    stmts += _store_block(acc4, rq, o0, (zy, lo, hi), yb, bufs, (bb, i, j))
                     return _seq(stmts)
 
                 return _loop(blocks, "oo", block)
 
             return _interior_or_border(i, j, window, sides, channel_blocks)
 
-        body = _loop(n, "b", lambda bb: _loop(oh, "i", lambda i: _loop(ow, "j", lambda j: pixel(bb, i, j))))
-        return body, [acc4]
+        return _over_pixels((n, oh, ow), pixel), [acc4]
 
     return KernelDef(args, out, y_name, _root_schedule(build))
 
@@ -1018,18 +1035,14 @@ def _depthwise_dw4(op: Operator, X: te.Tensor, wdata: np.ndarray, zx: int, args:
                         else:
                             call = tirx.call_extern(I32, "utvm_dw4_tap_at_s8", acc_addr, at(taps - 1), w_addr)
                         stmts.append(tirx.Evaluate(call))
-                    for k in range(CHANNEL_BLOCK):
-                        o = oo * CHANNEL_BLOCK + k
-                        value = rq.output_s8(acc4[k], o, zy, lo, hi)
-                        stmts.append(tirx.BufferStore(yb, _to_tir(value, bufs), [bb, i, j, o]))
+                    stmts += _store_block(acc4, rq, oo * CHANNEL_BLOCK, (zy, lo, hi), yb, bufs, (bb, i, j))
                     return _seq(stmts)
 
                 return _loop(blocks, "oo", block)
 
             return _interior_or_border(i, j, window, pad_sides, channel_blocks)
 
-        body = _loop(n, "b", lambda bb: _loop(oh, "i", lambda i: _loop(ow, "j", lambda j: pixel(bb, i, j))))
-        return body, [acc4]
+        return _over_pixels((n, oh, ow), pixel), [acc4]
 
     return KernelDef(args, out, y_name, _root_schedule(build))
 
