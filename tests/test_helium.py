@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from test_boards import _toolchain_problem
 from tflite_builder import ModelBuilder, conv2d_model
 from utvm.compiler import CompileOptions, compile_model
-from utvm.errors import UtvmError
 from utvm.importer import load_model
 from utvm.lower import fixedpoint as fp
 from utvm.lower.fixedpoint import add_params
@@ -34,14 +34,6 @@ from utvm.run.runner import run_model
 
 INCLUDE = Path(__file__).resolve().parents[1] / "lib" / "crt" / "include"
 STRICT = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror"]
-
-
-def _toolchain_problem() -> str | None:
-    try:
-        qemu.find_tools(qemu=True)
-    except UtvmError as exc:
-        return str(exc)
-    return None
 
 
 def test_fallback_requantization_matches_numpy(tmp_path: Path) -> None:

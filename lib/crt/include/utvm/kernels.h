@@ -136,6 +136,15 @@ static inline int32_t utvm_srdhm2_small(int32_t a, int32_t m2) {
   :                                                                                          \
   : "memory"
 
+/* the four accumulators of a channel block back to memory */
+#define UTVM_ACC4_STORE(acc) \
+  do { \
+    (acc)[0] = a0; \
+    (acc)[1] = a1; \
+    (acc)[2] = a2; \
+    (acc)[3] = a3; \
+  } while (0)
+
 static inline __attribute__((always_inline)) int32_t utvm_mac4_s8(int32_t* acc, int32_t* x, int32_t* w,
                                                                   int32_t n) {
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
@@ -155,10 +164,7 @@ static inline __attribute__((always_inline)) int32_t utvm_mac4_s8(int32_t* acc, 
             "subs %[n], %[n], #1\n\t"
             "bne 1b\n\t" UTVM_MAC4_OPERANDS);
   }
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
+  UTVM_ACC4_STORE(acc);
   return 0;
 }
 
@@ -226,10 +232,7 @@ static inline __attribute__((always_inline)) int32_t utvm_dw4_pair_at_s8(int32_t
         [lo] "=&r"(lo), [wl] "=&r"(wl), [wh] "=&r"(wh), [t] "=&r"(t)
       : [ma] "m"(*(const utvm_word_t*)xa), [mb] "m"(*(const utvm_word_t*)xb),
         [mw] "m"(*(const utvm_dword_t*)w));
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
+  UTVM_ACC4_STORE(acc);
   return 0;
 }
 
@@ -251,10 +254,7 @@ static inline __attribute__((always_inline)) int32_t utvm_dw4_tap_at_s8(int32_t*
       : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [v] "=&r"(v), [wv] "=&r"(wv), [e] "=&r"(e),
         [f] "=&r"(f)
       : [mx] "m"(*(const utvm_word_t*)x), [mw] "m"(*(const utvm_word_t*)w));
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
+  UTVM_ACC4_STORE(acc);
   return 0;
 }
 
@@ -291,10 +291,7 @@ static inline __attribute__((always_inline)) int32_t utvm_mac4_word_s8(int32_t* 
   __asm__("mov %[xv], %[x]\n\t" UTVM_MAC4_WORD_ASM
           : UTVM_MAC4_WORD_OPERANDS
           : [x] "r"(x), [m01] "m"(*(const utvm_dword_t*)w), [m23] "m"(*(const utvm_dword_t*)(w + 8)));
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
+  UTVM_ACC4_STORE(acc);
   return 0;
 }
 
@@ -305,10 +302,7 @@ static inline __attribute__((always_inline)) int32_t utvm_mac4_word_at_s8(int32_
           : UTVM_MAC4_WORD_OPERANDS
           : [mx] "m"(*(const utvm_uword_t*)x), [m01] "m"(*(const utvm_dword_t*)w),
             [m23] "m"(*(const utvm_dword_t*)(w + 8)));
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
+  UTVM_ACC4_STORE(acc);
   return 0;
 }
 
