@@ -140,6 +140,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0 if report.outputs_match_reference else 1
 
 
+def cmd_ops(args: argparse.Namespace) -> int:
+    from .ops import table
+
+    if args.json:
+        print(json.dumps(table.as_json(), indent=1))
+    elif args.markdown:
+        print(table.as_markdown(), end="")
+    else:
+        print(table.as_text(), end="")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="utvm", description="Compile ML models into C for microcontrollers with TVM.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -150,10 +162,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_arguments(run_parser)
     add_rpc_run_arguments(run_parser)
     add_profile_parser(sub)
+    ops_parser = sub.add_parser("ops", help="the supported operators (TFLite builtins, ONNX operators)")
+    fmt = ops_parser.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the table as JSON")
+    fmt.add_argument("--markdown", action="store_true", help="print docs/OPERATORS.md")
     return parser
 
 
-COMMANDS = {"compile": cmd_compile, "run": cmd_run}
+COMMANDS = {"compile": cmd_compile, "run": cmd_run, "ops": cmd_ops}
 
 
 def main(argv: list[str] | None = None) -> int:

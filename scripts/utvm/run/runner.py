@@ -49,19 +49,9 @@ class RunReport:
 
 
 def count_macs(result: CompileResult) -> int:
-    g = result.graph
-    macs = 0
-    for op in g.ops:
-        if op.kind in ("conv2d", "depthwise_conv2d", "fully_connected"):
-            w = g.tensors[op.inputs[1]]
-            y = g.tensors[op.outputs[0]]
-            if op.kind == "conv2d":
-                macs += y.size * w.shape[1] * w.shape[2] * w.shape[3]
-            elif op.kind == "depthwise_conv2d":
-                macs += y.size * w.shape[1] * w.shape[2]
-            else:
-                macs += y.size * w.shape[1]
-    return macs
+    from ..ops import macs
+
+    return sum(macs(result.graph, op) for op in result.graph.ops)
 
 
 def compare(outputs: list[np.ndarray], reference: list[np.ndarray]) -> tuple[bool, float, float]:
