@@ -21,6 +21,11 @@ def random_inputs(graph: Graph, seed: int = 0) -> list[np.ndarray]:
             out.append(rng.integers(-128, 128, size=t.shape, dtype=np.int8))
         elif t.dtype == "uint8":
             out.append(rng.integers(0, 256, size=t.shape, dtype=np.uint8))
+        elif t.dtype in ("int16", "int32"):
+            info = np.iinfo(t.dtype)
+            out.append(rng.integers(info.min, info.max, size=t.shape, endpoint=True, dtype=t.dtype))
+        elif t.dtype == "bool":
+            out.append(rng.integers(0, 2, size=t.shape).astype(np.bool_))
         else:
             out.append(rng.uniform(-1.0, 1.0, size=t.shape).astype(t.dtype))
     return out
