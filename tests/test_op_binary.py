@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from op_check import Case, check_cases, check_model, quant_params
+from op_check import Case, check_cases, quant_params
 from tflite_builder import ModelBuilder
 from utvm.ops.elementwise import broadcast_shape, plan
 
@@ -151,12 +151,63 @@ class Cases:
         self.cases.append(build)
 
 
+    def add_prelu(self, dtype: str, seed: int) -> None:
+        def build(m: ModelBuilder) -> tuple[list[int], list[int]]:
+            rng = np.random.default_rng(seed)
+            x_shape = tuple(int(d) for d in np.broadcast_shapes(*shapes(rng, seed % 100, max_rank=4)))
+            alpha_shape = operand_shape(rng, x_shape)
+            alpha_dtype = "int8" if dtype == "int16" else dtype
+            quant = dtype != "float32"
+            ins: list[int] = []
+            tag = f"prelu_{dtype}_{seed}"
+            x = self.tensor(m, f"{tag}_x", x_shape, dtype, rng, ins, quant=quant_params(rng, -3.0, 3.0, dtype) if quant else None)
+            alpha = self.tensor(m, f"{tag}_alpha", alpha_shape, alpha_dtype, rng, ins, constant=rng.random() < 0.7,
+                                quant=quant_params(rng, -0.5, 1.0) if quant else None)
+            qy = quant_params(rng, -2.0, 3.0, dtype) if quant else None
+            y = m.add_tensor(f"{tag}_y", x_shape, dtype, **({"scale": qy[0], "zero_point": qy[1]} if qy else {}))
+            m.add_operator("PRELU", [x, alpha], [y])
+            return ins, [y]
+        self.cases.append(build)
+
+    def add_select(self, dtype: str, seed: int) -> None:
+        def build(m: ModelBuilder) -> tuple[list[int], list[int]]:
+            rng = np.random.default_rng(seed)
+            c_shape, x_shape, y_shape = shapes(rng, seed, n=3)
+            out_shape = np.broadcast_shapes(c_shape, x_shape, y_shape)
+            q = quant_params(rng, -3.0, 3.0, dtype) if dtype != "float32" else None
+            ins: list[int] = []
+            tag = f"select_{dtype}_{seed}"
+            cond = self.tensor(m, f"{tag}_cond", c_shape, "bool", rng, ins, constant=rng.random() < 0.2)
+            x = self.tensor(m, f"{tag}_x", x_shape, dtype, rng, ins, quant=q)
+            y = self.tensor(m, f"{tag}_y", y_shape, dtype, rng, ins, constant=rng.random() < 0.3, quant=q)
+            out = m.add_tensor(f"{tag}_out", out_shape, dtype, **({"scale": q[0], "zero_point": q[1]} if q else {}))
+            m.add_operator("SELECT_V2", [cond, x, y], [out])
+            return ins, [out]
+        self.cases.append(build)
+
+
 @pytest.mark.parametrize("spec", SPECS, ids=[s.op for s in SPECS])
 def test_binary_operator_matches_tflite_micro(spec: Spec, tmp_path: Path) -> None:
     cases = Cases()
     for k, dtype in enumerate(spec.dtypes):
         for i in range(N_CASES):
             cases.add(spec, dtype, 100 * k + i)
+    cases.check(tmp_path)
+
+
+def test_prelu_matches_tflite_micro(tmp_path: Path) -> None:
+    cases = Cases()
+    for k, dtype in enumerate(("int8", "int16", "float32")):
+        for i in range(N_CASES):
+            cases.add_prelu(dtype, 100 * k + i)
+    cases.check(tmp_path)
+
+
+def test_select_v2_matches_tflite_micro(tmp_path: Path) -> None:
+    cases = Cases()
+    for k, dtype in enumerate(("int8", "int16", "float32")):
+        for i in range(N_CASES):
+            cases.add_select(dtype, 100 * k + i)
     cases.check(tmp_path)
 
 
