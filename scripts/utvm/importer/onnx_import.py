@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UtvmError
-from ..ir import Graph, Operator, Tensor
+from ..ir import Graph, Operator, Quant, Tensor
 from .tflite_import import count_list
 
 PLAIN = "plain"
@@ -92,6 +92,10 @@ class OnnxImporter:
         self.outputs: list[str] = []
         self.node_index = 0
         self.node: Any = None
+        #: quantization of the int8 values (outputs of QuantizeLinear and the QLinear operators)
+        self.qparams: dict[str, Quant] = {}
+        #: QuantizeLinear / DequantizeLinear are left alone until the QDQ groups are fused
+        self.qdq_fused = False
 
     # -- the pipeline ------------------------------------------------------------------------
     def run(self) -> Graph:
@@ -113,6 +117,10 @@ class OnnxImporter:
             self._check_input(i)
         self._prefold()
         self._infer_shapes()
+        from .onnx_qdq import fuse_qdq
+
+        fuse_qdq(self)
+        self.qdq_fused = True
 
         for node in g.node:
             for name in node.input:
@@ -124,7 +132,7 @@ class OnnxImporter:
         graph_inputs = []
         for i in inputs:
             shape = self.shapes[i.name]
-            self.tensors[i.name] = Tensor(i.name, shape, self.dtype(i.name))
+            self.tensors[i.name] = Tensor(i.name, shape, self.value_dtype(i.name))
             self.vals[i.name] = {PLAIN: i.name}
             graph_inputs.append(i.name)
 
@@ -134,10 +142,9 @@ class OnnxImporter:
                 self._fold(node)
                 continue
             for out in node.output:
-                if out and self.elem_types.get(out, 1) not in _DTYPES:
-                    raise UtvmError(f"{self.path}: {self._where()}: unsupported data type "
-                                    f"{_tensor_type_name(self.elem_types[out])} (output '{out}')")
-            source = onnx_ops().get(node.op_type)
+                if out:
+                    self.value_dtype(out)
+            source = onnx_ops().get(_op_name(node))
             if source is None:  # a Shape of a tensor without a static shape
                 raise UtvmError(f"{self.path}: dynamic shapes are not supported ({self._where()} "
                                 "cannot be evaluated at compile time)")
@@ -162,7 +169,7 @@ class OnnxImporter:
                 if node.domain in ("", "ai.onnx") and not any(a.type in (5, 10) for a in node.attribute):
                     const.update(o for o in node.output if o)  # evaluated at import time
                     continue
-            if node.domain not in ("", "ai.onnx") or node.op_type not in onnx_ops():
+            if _op_name(node) not in onnx_ops():
                 unsupported[_op_name(node)] += 1
         if unsupported:
             raise UtvmError(f"{self.path}: unsupported operators: {count_list(unsupported)} (see `utvm ops`)")
@@ -222,29 +229,40 @@ class OnnxImporter:
                         g.initializer.append(numpy_helper.from_array(np.asarray(self.consts[o]), o))
 
     def _infer_shapes(self) -> None:
+        """ONNX's strict shape inference; the outputs of onnxruntime's quantized contrib operators,
+        which it does not know, are given their shapes and the inference repeated."""
         import onnx
 
-        try:
-            inferred = onnx.shape_inference.infer_shapes(self.model, check_type=True, strict_mode=True,
-                                                         data_prop=True)
-        except Exception as exc:
-            first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-            raise UtvmError(f"{self.path}: invalid ONNX model: shape inference failed: {first}") from None
-        g = inferred.graph
-        for v in [*g.input, *g.value_info, *g.output]:
-            if not v.type.HasField("tensor_type"):
-                continue
-            tt = v.type.tensor_type
-            self.elem_types[v.name] = tt.elem_type
-            if tt.HasField("shape") and all(d.HasField("dim_value") for d in tt.shape.dim):
-                self.shapes[v.name] = tuple(int(d.dim_value) for d in tt.shape.dim)
-        for name, arr in self.consts.items():
-            self.shapes[name] = tuple(arr.shape)
+        from .onnx_qdq import contrib_value_infos
+
+        for _ in range(len(self.graph.node) + 1):
+            try:
+                inferred = onnx.shape_inference.infer_shapes(self.model, check_type=True, strict_mode=True,
+                                                             data_prop=True)
+            except Exception as exc:
+                first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+                raise UtvmError(f"{self.path}: invalid ONNX model: shape inference failed: {first}") from None
+            g = inferred.graph
+            for v in [*g.input, *g.value_info, *g.output]:
+                if not v.type.HasField("tensor_type"):
+                    continue
+                tt = v.type.tensor_type
+                self.elem_types[v.name] = tt.elem_type
+                if tt.HasField("shape") and all(d.HasField("dim_value") for d in tt.shape.dim):
+                    self.shapes[v.name] = tuple(int(d.dim_value) for d in tt.shape.dim)
+            for name, arr in self.consts.items():
+                self.shapes[name] = tuple(arr.shape)
+            added = contrib_value_infos(self)
+            if not added:
+                return
+            self.graph.value_info.extend(added)
 
     # -- constant folding --------------------------------------------------------------------
     def _foldable(self, node: Any) -> bool:
         if node.op_type == "Shape":
             return node.input[0] in self.shapes
+        if node.op_type in ("QuantizeLinear", "DequantizeLinear") and not self.qdq_fused:
+            return False  # the QDQ fusion looks at them first
         if any(a.type in (5, 10) for a in node.attribute):  # subgraphs
             return False
         return node.domain in ("", "ai.onnx") and all(not n or n in self.consts for n in node.input)
@@ -256,6 +274,10 @@ class OnnxImporter:
             start, end = int(attrs.get("start", 0)), attrs.get("end")
             picked = shape[start:] if end is None else shape[start:int(end)]
             self.consts[node.output[0]] = np.array(picked, dtype=np.int64)
+            return
+        if node.op_type == "DequantizeLinear":  # the reference evaluator lacks it before opset 19
+            self.consts[node.output[0]] = self._dequantize_const(node)
+            self.shapes[node.output[0]] = tuple(self.consts[node.output[0]].shape)
             return
         import onnx
         from onnx import helper, numpy_helper
@@ -274,6 +296,19 @@ class OnnxImporter:
             if name:
                 self.consts[name] = np.asarray(value)
                 self.shapes[name] = tuple(np.asarray(value).shape)
+
+    def _dequantize_const(self, node: Any) -> np.ndarray:
+        """(q - zero point) * scale of a constant, per tensor or along ``axis``, as float32."""
+        q = self.consts[node.input[0]].astype(np.float64)
+        scale = self.consts[node.input[1]].astype(np.float32).astype(np.float64)
+        zp = (self.consts[node.input[2]].astype(np.float64) if len(node.input) > 2 and node.input[2]
+              else np.zeros_like(scale))
+        if scale.size > 1:
+            axis = int(self.attrs(node).get("axis", 1))
+            shape = [1] * q.ndim
+            shape[axis if axis >= 0 else axis + q.ndim] = scale.size
+            scale, zp = scale.reshape(shape), zp.reshape(shape)
+        return ((q - zp) * scale).astype(np.float32)
 
     # -- helpers -----------------------------------------------------------------------------
     def _where(self) -> str:
@@ -316,27 +351,69 @@ class OnnxImporter:
             k += 1
         return name
 
-    def add_const(self, base: str, data: np.ndarray, dtype: str = "float32") -> str:
+    def add_const(self, base: str, data: np.ndarray, quant: Quant | None = None) -> str:
+        """A constant graph tensor: float32, or with ``quant`` an integer constant of the
+        array's own type (int8 weights, int32 biases); bool arrays stay bool."""
         name = self._unique(base)
-        data = np.ascontiguousarray(data.astype(dtype))
-        self.tensors[name] = Tensor(name, tuple(data.shape), dtype, data=data)
+        if quant is None and data.dtype != np.bool_:
+            data = np.ascontiguousarray(data.astype(np.float32))
+            self.tensors[name] = Tensor(name, tuple(data.shape), "float32", data=data)
+        else:
+            data = np.ascontiguousarray(data)
+            self.tensors[name] = Tensor(name, tuple(data.shape), str(data.dtype), quant=quant, data=data)
         return name
-
-    def dtype(self, value: str) -> str:
-        """utvm's element type of ONNX ``value``."""
-        if value in self.consts:
-            return "bool" if self.consts[value].dtype == np.bool_ else "float32"
-        return _DTYPES.get(self.elem_types.get(value, 1), "float32")
 
     def view(self, tensor: str, shape: tuple[int, ...]) -> str:
         """A tensor with ``tensor``'s bytes seen with another shape of the same size (a reshape)."""
         t = self.tensors[tensor]
         name = self._unique(f"{tensor}_view")
-        self.tensors[name] = Tensor(name, shape, t.dtype)
+        self.tensors[name] = Tensor(name, shape, t.dtype, quant=t.quant)
         op = Operator("reshape", [tensor], [name], {}, source=self._source())
         self.ops.append(op)
         self.producer[name] = op
         return name
+
+    def emit_temp(self, kind: str, inputs: list[str], like: str, quant: Quant | None,
+                  attrs: dict[str, Any] | None = None) -> str:
+        """An operator whose output is a graph tensor of no ONNX value: shaped like tensor
+        ``like``, with its dtype and the given quantization."""
+        t = self.tensors[like]
+        name = self._unique(f"{like}_{kind}")
+        self.tensors[name] = Tensor(name, t.shape, t.dtype, quant=quant)
+        op = Operator(kind, inputs, [name], attrs or {}, source=self._source())
+        self.ops.append(op)
+        self.producer[name] = op
+        return name
+
+    def quantized_input(self, value: str, scale: str, zero_point: str | None, what: str) -> Quant:
+        """The quantization of int8 ``value`` as an integer operator declares it; it must be the
+        one the value was produced with."""
+        q = self.scalar_quant(scale, zero_point, what)
+        have = self.qparams.get(value)
+        if have is None or value in self.consts:
+            raise self.fail(f"the {what} must be an int8 value computed by the model")
+        if have.scalar() != q.scalar():
+            raise self.fail(f"the {what}'s quantization {q.scalar()} differs from its producer's {have.scalar()}")
+        return q
+
+    def value_dtype(self, value: str) -> str:
+        """utvm's element type of an ONNX value: float32 (bool), or int8 for quantized values."""
+        elem = self.elem_types.get(value, 1)
+        if elem in _DTYPES:
+            return _DTYPES[elem]
+        if elem == 3 and value in self.qparams:
+            return "int8"
+        raise UtvmError(f"{self.path}: {self._where()}: unsupported data type {_tensor_type_name(elem)} "
+                        f"(value '{value}')")
+
+    def scalar_quant(self, scale: str, zero_point: str | None, what: str) -> Quant:
+        """Per-tensor quantization from the scale and zero-point inputs of a (Q)Linear operator."""
+        s = self.const(scale, f"{what} scale").astype(np.float32).reshape(-1)
+        z = (self.const(zero_point, f"{what} zero point").astype(np.int64).reshape(-1) if zero_point
+             else np.zeros(1, np.int64))
+        if s.size != 1 or z.size != 1:
+            raise self.fail(f"the {what} must be quantized per tensor")
+        return Quant(scale=s, zero_point=z.astype(np.int32))
 
     def _new_tensor(self, value: str, layout: str) -> str:
         """A graph tensor for ONNX ``value`` in ``layout``. The model's outputs keep their own
@@ -348,7 +425,7 @@ class OnnxImporter:
         else:
             base = value if value not in self.tensors else f"{value}_nchw"
         name = self._unique(base)
-        self.tensors[name] = Tensor(name, shape, self.dtype(value))
+        self.tensors[name] = Tensor(name, shape, self.value_dtype(value), quant=self.qparams.get(value))
         return name
 
     def emit(self, kind: str, inputs: list[str], value: str, layout: str,
@@ -414,7 +491,7 @@ class OnnxImporter:
                 result.append(tensor)
                 continue
             out = self._unique(v)
-            self.tensors[out] = Tensor(out, self.shape(v), self.dtype(v))
+            self.tensors[out] = Tensor(out, self.shape(v), self.value_dtype(v), quant=self.qparams.get(v))
             if v in owner:
                 op = Operator("reshape", [tensor], [out], {}, source=f"output:{v}")
             else:  # identity permutation: a copy

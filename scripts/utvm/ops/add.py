@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from tvm import te
 
 from ..ir import Graph, Operator
@@ -38,6 +39,36 @@ def from_onnx(imp: Any, node: Any) -> None:
         if imp.fuse_bias(var, imp.float_const(cname, "constant operand"), node.output[0]):
             return
     elementwise.onnx_emit(imp, node, "add", [a, b], {"activation": "none"})
+
+
+def from_onnx_qlinear(imp: Any, node: Any) -> None:
+    """com.microsoft.QLinearAdd (and the Add groups of QDQ models): two int8 values of the same
+    shape, int8 output."""
+    from ..importer.onnx_import import NHWC, PLAIN, TO_NHWC
+
+    a, b, out = node.input[0], node.input[3], node.output[0]
+    out_shape = imp.shape(out)
+    operands = [(a, node.input[1], node.input[2]), (b, node.input[4], node.input[5])]
+    variables = [v for v, _, _ in operands if v not in imp.consts]
+    if not variables:
+        raise imp.fail("both operands are constant")
+    have = [imp.vals.get(v, {}) for v in variables]
+    layout = NHWC if len(out_shape) == 4 and any(NHWC in h for h in have) else PLAIN
+    inputs = []
+    for value, scale, zp in operands:
+        if value in imp.consts:  # an int8 constant, broadcast to the output's shape
+            quant = imp.scalar_quant(scale, zp, "constant operand")
+            full = np.broadcast_to(imp.consts[value].astype(np.int8), out_shape)
+            if layout == NHWC:
+                full = full.transpose(TO_NHWC)
+            inputs.append(imp.add_const(f"{out}_addend", np.ascontiguousarray(full), quant))
+            continue
+        imp.quantized_input(value, scale, zp, "input")
+        if imp.shape(value) != out_shape:
+            raise imp.fail(f"broadcasting add {list(imp.shape(a))} + {list(imp.shape(b))} is not supported")
+        inputs.append(imp.get(value, layout))
+    act = imp.attrs(node).get("activation", b"none")
+    imp.emit("add", inputs, out, layout, {"activation": act.decode() if isinstance(act, bytes) else str(act)})
 
 
 def check(g: Graph, op: Operator) -> None:
@@ -125,8 +156,10 @@ OPS = (
         summary="elementwise addition",
         tflite=(SourceOp("ADD", from_tflite, ("int8", "int16", "float32", "int32"),
                          "broadcasting; fused activation NONE/RELU/RELU6/RELU_N1_TO_1; int16 zero points 0"),),
-        onnx=(SourceOp("Add", from_onnx, ("float32",), "broadcasting"),),
-        variants=(Variant("helium", _helium, "Cortex-M52/M55/M85"), Variant("generic", _generic)),
+        onnx=(SourceOp("Add", from_onnx, ("float32",), "broadcasting"),
+              SourceOp("com.microsoft.QLinearAdd", from_onnx_qlinear, ("int8",), "also QDQ Add groups; same shapes")),
+        variants=(Variant("helium", _helium, "Cortex-M52/M55/M85"),
+                  Variant("generic", _generic, types=("int8", "int16", "float32", "int32"))),
         check=check,
         reference="TFLite Micro add.cc: reference_integer_ops::Add/BroadcastAdd6DSlow (int8), reference_ops::Add"
                   " general path (int16), reference_ops::Add/BroadcastAdd6DSlow (float32, int32)",

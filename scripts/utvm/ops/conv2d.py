@@ -78,37 +78,77 @@ def from_tflite(ctx: Any, node: Any) -> None:
     ctx.emit(node, "depthwise_conv2d" if depthwise else "conv2d", inputs, node.outputs, attrs)
 
 
-def from_onnx(imp: Any, node: Any) -> None:
-    """Conv (2-D): group=1 is conv2d, group = input channels with one channel per group is
-    depthwise_conv2d; weights OIHW -> OHWI (or 1HW(C*M)), bias and strides as given."""
-    from ..importer.onnx_import import NHWC
-
+def _onnx_geometry(imp: Any, node: Any, x_value: str, w_shape: tuple[int, ...]) -> tuple[str, dict[str, Any], int]:
+    """(kind, attributes, axis of the output channels in the converted filter) of an ONNX
+    convolution: group=1 is conv2d (OIHW -> OHWI), group = input channels with one channel per
+    group is depthwise_conv2d ([C*M,1,KH,KW] -> [1,KH,KW,C*M])."""
     attrs = imp.attrs(node)
-    x_shape = imp.shape(node.input[0])
-    if len(x_shape) != 4:
+    x_shape = imp.shape(x_value)
+    if len(x_shape) != 4 or len(w_shape) != 4:
         raise imp.fail(f"only 2-D convolutions (4-D input) are supported, input has shape {list(x_shape)}")
-    w = imp.float_const(node.input[1], "weight")
-    bias = imp.float_const(node.input[2], "bias") if len(node.input) > 2 and node.input[2] else None
-    m, cpg, kh, kw = w.shape
+    m, cpg, kh, kw = w_shape
     cin = x_shape[1]
     group = int(attrs.get("group", 1))
     strides = imp.pair(attrs, "strides", (1, 1))
     dilation = imp.pair(attrs, "dilations", (1, 1))
     pad4 = imp.pads_2d(attrs, (x_shape[2], x_shape[3]), (kh, kw), strides, dilation)
-    conv_attrs: dict[str, Any] = {"strides": strides, "dilation": dilation, "padding": pad4, "activation": "none"}
+    act = attrs.get("activation", b"none")
+    conv_attrs: dict[str, Any] = {"strides": strides, "dilation": dilation, "padding": pad4,
+                                  "activation": act.decode() if isinstance(act, bytes) else str(act)}
     if group == 1:
-        kind = "conv2d"
-        wdata = w.transpose(0, 2, 3, 1)                   # OIHW -> OHWI
-    elif group == cin and cpg == 1 and m % cin == 0:
-        kind = "depthwise_conv2d"
-        wdata = w.transpose(1, 2, 3, 0)                   # [C*M,1,KH,KW] -> [1,KH,KW,C*M]
+        return "conv2d", conv_attrs, 0
+    if group == cin and cpg == 1 and m % cin == 0:
         conv_attrs["depth_multiplier"] = m // cin
-    else:
-        raise imp.fail(f"grouped convolution (group={group}) is not supported; only group=1 or depthwise")
+        return "depthwise_conv2d", conv_attrs, 3
+    raise imp.fail(f"grouped convolution (group={group}) is not supported; only group=1 or depthwise")
+
+
+def _onnx_filter(w: np.ndarray, kind: str) -> np.ndarray:
+    return w.transpose(0, 2, 3, 1) if kind == "conv2d" else w.transpose(1, 2, 3, 0)
+
+
+def from_onnx(imp: Any, node: Any) -> None:
+    """Conv (2-D): float32 weights and bias as given."""
+    from ..importer.onnx_import import NHWC
+
+    w = imp.float_const(node.input[1], "weight")
+    bias = imp.float_const(node.input[2], "bias") if len(node.input) > 2 and node.input[2] else None
+    kind, conv_attrs, _ = _onnx_geometry(imp, node, node.input[0], w.shape)
     x = imp.get(node.input[0], NHWC)
-    inputs = [x, imp.add_const(f"{node.output[0]}_weight", wdata)]
+    inputs = [x, imp.add_const(f"{node.output[0]}_weight", _onnx_filter(w, kind))]
     if bias is not None:
         inputs.append(imp.add_const(f"{node.output[0]}_bias", bias.reshape(-1)))
+    imp.emit(kind, inputs, node.output[0], NHWC, conv_attrs)
+
+
+def from_onnx_qlinear(imp: Any, node: Any) -> None:
+    """QLinearConv (and the Conv groups of QDQ models, fused into it): int8 input, int8
+    filter with per-tensor or per-output-channel scales (zero points 0), int32 bias in the
+    scale input x filter, int8 output: an int8 conv2d / depthwise_conv2d."""
+    from ..importer.onnx_import import NHWC
+    from ..ir import Quant
+
+    xq = imp.quantized_input(node.input[0], node.input[1], node.input[2], "input")
+    w = imp.const(node.input[3], "weight")
+    if w.dtype != np.int8:
+        raise imp.fail(f"unsupported weight type {w.dtype} (int8 only)")
+    ws = imp.const(node.input[4], "weight scale").astype(np.float32).reshape(-1)
+    wz = imp.const(node.input[5], "weight zero point").reshape(-1) if node.input[5] else np.zeros(1, np.int8)
+    if np.any(wz != 0):
+        raise imp.fail("weights with a zero point other than 0 are not supported (quantize them symmetrically)")
+    kind, conv_attrs, axis = _onnx_geometry(imp, node, node.input[0], w.shape)
+    if ws.size not in (1, w.shape[0]):
+        raise imp.fail(f"{ws.size} weight scales for {w.shape[0]} output channels")
+    wq = Quant(scale=ws, zero_point=np.zeros(ws.size, np.int32), axis=axis)
+    x = imp.get(node.input[0], NHWC)
+    inputs = [x, imp.add_const(f"{node.output[0]}_weight", np.ascontiguousarray(_onnx_filter(w, kind)), wq)]
+    if len(node.input) > 8 and node.input[8]:
+        b = imp.const(node.input[8], "bias")
+        if b.dtype != np.int32 or b.size != w.shape[0]:
+            raise imp.fail(f"the bias must be {w.shape[0]} int32 values")
+        bq = Quant(scale=(np.float64(xq.scalar()[0]) * ws.astype(np.float64)).astype(np.float32),
+                   zero_point=np.zeros(ws.size, np.int32))
+        inputs.append(imp.add_const(f"{node.output[0]}_bias", b.reshape(-1), bq))
     imp.emit(kind, inputs, node.output[0], NHWC, conv_attrs)
 
 
@@ -571,7 +611,9 @@ OPS = (
         summary="2-D convolution",
         tflite=(SourceOp("CONV_2D", from_tflite, constraints="fused activation NONE/RELU/RELU6/RELU_N1_TO_1; "
                                                               "int8 filter per-channel symmetric"),),
-        onnx=(SourceOp("Conv", from_onnx, ("float32",), "2-D, group 1 or depthwise, constant weights"),),
+        onnx=(SourceOp("Conv", from_onnx, ("float32",), "2-D, group 1 or depthwise, constant weights"),
+              SourceOp("QLinearConv", from_onnx_qlinear, ("int8",),
+                       "also QDQ Conv groups; symmetric int8 weights, per-tensor or per-channel")),
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
             Variant("dsp_rows4", _rows4, "Cortex-M4/M7/M33"),

@@ -22,6 +22,14 @@ def from_tflite(ctx: Any, node: Any) -> None:
     ctx.emit(node, "dequantize", [node.inputs[0]], node.outputs)
 
 
+def from_onnx(imp: Any, node: Any) -> None:
+    """DequantizeLinear of an int8 value computed by the model, per tensor (of a constant, it is
+    evaluated at import)."""
+    imp.quantized_input(node.input[0], node.input[1], node.input[2] if len(node.input) > 2 else None, "input")
+    x, layout = imp.any_layout(node.input[0])
+    imp.emit("dequantize", [x], node.output[0], layout)
+
+
 def check(g: Graph, op: Operator) -> None:
     x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
     if x.dtype != "int8" or y.dtype != "float32" or x.quant is None:
@@ -43,6 +51,7 @@ OPS = (
         kind="dequantize",
         summary="dequantize int8 to float32",
         tflite=(SourceOp("DEQUANTIZE", from_tflite, ("int8",), "output float32, per-tensor"),),
+        onnx=(SourceOp("DequantizeLinear", from_onnx, ("int8",), "per tensor"),),
         variants=(Variant("generic", _generic),),
         check=check,
         reference="TFLite Micro dequantize.cc: reference_ops::Dequantize",

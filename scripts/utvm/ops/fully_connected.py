@@ -91,6 +91,64 @@ def from_onnx_matmul(imp: Any, node: Any) -> None:
     _onnx_fc(imp, node.input[0], b.T, None, node.output[0])
 
 
+def _onnx_qfc(imp: Any, node: Any, x_value: str, xq: Any, w: np.ndarray, ws: np.ndarray, wz: np.ndarray,
+              bias: np.ndarray | None) -> None:
+    """An int8 fully_connected from an integer ONNX operator: ``w`` is (units, depth)."""
+    from ..importer.onnx_import import PLAIN
+    from ..ir import Quant
+
+    if w.dtype != np.int8:
+        raise imp.fail(f"unsupported weight type {w.dtype} (int8 only)")
+    if np.any(wz != 0):
+        raise imp.fail("weights with a zero point other than 0 are not supported (quantize them symmetrically)")
+    if ws.size not in (1, w.shape[0]):
+        raise imp.fail(f"{ws.size} weight scales for {w.shape[0]} output units")
+    wq = Quant(scale=ws, zero_point=np.zeros(ws.size, np.int32), axis=0)
+    inputs = [imp.get(x_value, PLAIN), imp.add_const(f"{node.output[0]}_weight", np.ascontiguousarray(w), wq)]
+    if bias is not None:
+        if bias.dtype != np.int32 or bias.size != w.shape[0]:
+            raise imp.fail(f"the bias must be {w.shape[0]} int32 values")
+        bq = Quant(scale=(np.float64(xq.scalar()[0]) * ws.astype(np.float64)).astype(np.float32),
+                   zero_point=np.zeros(ws.size, np.int32))
+        inputs.append(imp.add_const(f"{node.output[0]}_bias", bias.reshape(-1), bq))
+    act = imp.attrs(node).get("activation", b"none")
+    imp.emit("fully_connected", inputs, node.output[0], PLAIN,
+             {"activation": act.decode() if isinstance(act, bytes) else str(act)})
+
+
+def _weight_quant(imp: Any, scale: str, zero_point: str) -> tuple[np.ndarray, np.ndarray]:
+    ws = imp.const(scale, "weight scale").astype(np.float32).reshape(-1)
+    wz = imp.const(zero_point, "weight zero point").reshape(-1) if zero_point else np.zeros(1, np.int8)
+    return ws, wz
+
+
+def from_onnx_qlinear_matmul(imp: Any, node: Any) -> None:
+    """QLinearMatMul with a constant 2-D int8 second operand (and the MatMul groups of QDQ models)."""
+    xq = imp.quantized_input(node.input[0], node.input[1], node.input[2], "input")
+    b = imp.const(node.input[3], "second operand")
+    if b.ndim != 2:
+        raise imp.fail(f"expects a 2-D constant second operand, got {list(b.shape)}")
+    ws, wz = _weight_quant(imp, node.input[4], node.input[5])
+    _onnx_qfc(imp, node, node.input[0], xq, b.T, ws, wz, None)
+
+
+def from_onnx_qgemm(imp: Any, node: Any) -> None:
+    """com.microsoft.QGemm (and the Gemm groups of QDQ models): transA=0, alpha=1, constant int8
+    B, optional int32 bias in the scale input x B, int8 output."""
+    attrs = imp.attrs(node)
+    if int(attrs.get("transA", 0)) or float(attrs.get("alpha", 1.0)) != 1.0:
+        raise imp.fail("only transA=0 and alpha=1 are supported")
+    if len(node.input) < 8 or not node.input[7]:
+        raise imp.fail("a float output (no output scale) is not supported")
+    xq = imp.quantized_input(node.input[0], node.input[1], node.input[2], "input")
+    b = imp.const(node.input[3], "B matrix")
+    if b.ndim != 2:
+        raise imp.fail(f"expects a 2-D constant B, got {list(b.shape)}")
+    ws, wz = _weight_quant(imp, node.input[4], node.input[5])
+    bias = imp.const(node.input[6], "bias") if node.input[6] else None
+    _onnx_qfc(imp, node, node.input[0], xq, b if int(attrs.get("transB", 0)) else b.T, ws, wz, bias)
+
+
 def check(g: Graph, op: Operator) -> None:
     check_mac_types(g, op)
     x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
@@ -257,7 +315,11 @@ OPS = (
         tflite=(SourceOp("FULLY_CONNECTED", from_tflite,
                          constraints="fused activation NONE/RELU/RELU6/RELU_N1_TO_1; default weights format"),),
         onnx=(SourceOp("Gemm", from_onnx_gemm, ("float32",), "transA=0, constant B"),
-              SourceOp("MatMul", from_onnx_matmul, ("float32",), "constant 2-D second operand")),
+              SourceOp("MatMul", from_onnx_matmul, ("float32",), "constant 2-D second operand"),
+              SourceOp("QLinearMatMul", from_onnx_qlinear_matmul, ("int8",),
+                       "also QDQ MatMul groups; constant symmetric int8 2-D second operand"),
+              SourceOp("com.microsoft.QGemm", from_onnx_qgemm, ("int8",),
+                       "also QDQ Gemm groups; transA=0, alpha=1, symmetric int8 B, int8 output")),
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
             Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33"),

@@ -13,12 +13,13 @@ from typing import Any
 from tvm import te, tirx
 
 from ..ir import Graph, Operator
+from ..lower import fixedpoint as fp
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, activation_range_int8, clamp, float_clamp, imm
 from ..lower.schedules import reduction_schedule
 from ..lower.target import Target
-from .base import OpDef, SourceOp, Variant
-from .common import check_io_types
+from .base import OpDef, OpError, SourceOp, Variant
+from .common import check_io_types, io
 
 _KINDS = {"AVERAGE_POOL_2D": "avg_pool2d", "MAX_POOL_2D": "max_pool2d"}
 
@@ -65,8 +66,52 @@ def from_onnx(imp: Any, node: Any) -> None:
              {"pool_size": kernel, "strides": strides, "padding": pad4, "activation": "none"})
 
 
+def from_onnx_qlinear(imp: Any, node: Any) -> None:
+    """com.microsoft.QLinearAveragePool / QLinearGlobalAveragePool (and the pooling groups of
+    QDQ models): int8 average pooling in the input's quantization, then a requantization to
+    the output's when it differs."""
+    from ..importer.onnx_import import NHWC
+
+    xq = imp.quantized_input(node.input[0], node.input[1], node.input[2], "input")
+    yq = imp.qparams[node.output[0]]
+    attrs = imp.attrs(node)
+    if int(attrs.get("channels_last", 0)):
+        raise imp.fail("channels_last=1 is not supported")
+    x_shape = imp.shape(node.input[0])
+    if len(x_shape) != 4:
+        raise imp.fail(f"only 2-D pooling (4-D input) is supported, input has shape {list(x_shape)}")
+    if node.op_type == "QLinearGlobalAveragePool":
+        kernel, strides, pad4 = (x_shape[2], x_shape[3]), (1, 1), (0, 0, 0, 0)
+    else:
+        kernel = imp.pair(attrs, "kernel_shape", (1, 1))
+        strides = imp.pair(attrs, "strides", (1, 1))
+        pad4 = imp.pads_2d(attrs, (x_shape[2], x_shape[3]), kernel, strides, (1, 1))
+        if int(attrs.get("count_include_pad", 0)) and any(pad4):
+            raise imp.fail("count_include_pad=1 with padding is not supported")
+    act = attrs.get("activation", b"none")
+    pool_attrs = {"pool_size": kernel, "strides": strides, "padding": pad4,
+                  "activation": act.decode() if isinstance(act, bytes) else str(act)}
+    x = imp.get(node.input[0], NHWC)
+    if xq.scalar() == yq.scalar():
+        imp.emit("avg_pool2d", [x], node.output[0], NHWC, pool_attrs)
+        return
+    if not any(pad4):  # one rounding to the output scale, as onnxruntime rounds once
+        imp.emit("avg_pool2d", [x], node.output[0], NHWC, {**pool_attrs, "rescale": True})
+        return
+    imp.qparams[node.output[0]] = xq
+    pooled = imp.emit("avg_pool2d", [x], node.output[0], NHWC, pool_attrs).outputs[0]
+    imp.qparams[node.output[0]] = yq
+    imp.emit("quantize", [pooled], node.output[0], NHWC)
+
+
 def check(g: Graph, op: Operator) -> None:
     check_io_types(g, op)
+    x, y = io(g, op)
+    if x.dtype == "int8" and op.attrs.get("rescale"):
+        if op.kind != "avg_pool2d" or any(op.attrs["padding"]):
+            raise OpError(f"{op.source}: rescaling pools must be average pools without padding")
+    elif x.dtype == "int8" and x.quant is not None and y.quant is not None and x.quant.scalar() != y.quant.scalar():
+        raise OpError(f"{op.source}: int8 pooling needs the same quantization in and out")
 
 
 def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:
@@ -112,7 +157,18 @@ def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:
     if quant:
         assert y.quant is not None
         lo, hi_ = activation_range_int8(act, *y.quant.scalar())
-        if op.kind == "avg_pool2d":
+        if op.attrs.get("rescale"):
+            # ONNX's quantized average pools: the sum, less the zero points, scaled once to the
+            # output quantization (windows without padding: one count, one multiplier)
+            assert x.quant is not None
+            xs, zx = x.quant.scalar()
+            ys, zy = y.quant.scalar()
+            m, shift = fp.quantize_multiplier(float(xs) / (float(ys) * kh * kw))
+
+            def out_f(b, i, j, ch):  # type: ignore[no-untyped-def]
+                v = fp.multiply_by_quantized_multiplier(acc[b, i, j, ch] - zx * kh * kw, m, shift) + zy
+                return clamp(v, lo, hi_).astype("int8")
+        elif op.kind == "avg_pool2d":
             def out_f(b, i, j, ch):  # type: ignore[no-untyped-def]
                 s = acc[b, i, j, ch]
                 cnt = count(i, j)
@@ -144,7 +200,10 @@ OPS = (
         summary="2-D average pooling",
         tflite=(SourceOp("AVERAGE_POOL_2D", from_tflite, constraints=_CONSTRAINTS),),
         onnx=(SourceOp("AveragePool", from_onnx, ("float32",), "2-D, count_include_pad=0 when padded"),
-              SourceOp("GlobalAveragePool", from_onnx, ("float32",), "4-D input")),
+              SourceOp("GlobalAveragePool", from_onnx, ("float32",), "4-D input"),
+              SourceOp("com.microsoft.QLinearAveragePool", from_onnx_qlinear, ("int8",), "also QDQ groups; 2-D"),
+              SourceOp("com.microsoft.QLinearGlobalAveragePool", from_onnx_qlinear, ("int8",),
+                       "also QDQ groups; channels first")),
         variants=(Variant("generic", _generic),),
         check=check,
         reference="TFLite Micro pooling.cc: reference_integer_ops::AveragePool, reference_ops::AveragePool",

@@ -24,6 +24,18 @@ def from_tflite(ctx: Any, node: Any) -> None:
     ctx.emit(node, "quantize", [node.inputs[0]], node.outputs)
 
 
+def from_onnx(imp: Any, node: Any) -> None:
+    """QuantizeLinear to int8 (or uint8, taken as int8), per tensor: round(x / scale) +
+    zero point, saturated. ONNX rounds halves to even where TFLite rounds them away from
+    zero: the two differ by one step on exact halves."""
+    attrs = imp.attrs(node)
+    scale = imp.const(node.input[1], "scale")
+    if scale.size != 1:
+        raise imp.fail(f"per-axis quantization (axis {attrs.get('axis', 1)}) is not supported")
+    x, layout = imp.any_layout(node.input[0])
+    imp.emit("quantize", [x], node.output[0], layout)
+
+
 def check(g: Graph, op: Operator) -> None:
     x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
     if (x.dtype, y.dtype) not in (("float32", "int8"), ("int8", "int8")):
@@ -61,6 +73,7 @@ OPS = (
         kind="quantize",
         summary="quantize float32 to int8, or requantize int8",
         tflite=(SourceOp("QUANTIZE", from_tflite, ("float32", "int8"), "output int8, per-tensor"),),
+        onnx=(SourceOp("QuantizeLinear", from_onnx, ("float32",), "int8 or uint8 output, per tensor"),),
         variants=(Variant("generic", _generic),),
         check=check,
         reference="TFLite Micro quantize.cc: reference_ops::AffineQuantize, reference_ops::Requantize",

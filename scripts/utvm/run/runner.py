@@ -12,6 +12,7 @@ import numpy as np
 
 from ..compiler import CompileOptions, CompileResult, compile_model
 from ..errors import UtvmError
+from ..ir import Graph
 from .harness import parse_harness_output, write_harness
 from .host import build_host, mlf_sources, run_host
 from .reference import random_inputs, reference_name, run_reference
@@ -54,24 +55,53 @@ def count_macs(result: CompileResult) -> int:
     return sum(macs(result.graph, op) for op in result.graph.ops)
 
 
-def compare(outputs: list[np.ndarray], reference: list[np.ndarray]) -> tuple[bool, float, float]:
-    """(match, max abs diff, max relative diff): ints must be identical, floats within 1e-5 rel."""
+def compare(outputs: list[np.ndarray], reference: list[np.ndarray],
+            steps: list[float | None] | None = None) -> tuple[bool, float, float]:
+    """(match, max abs diff, max relative diff): ints must be identical, floats within 1e-5 rel.
+    ``steps[i]``, when given, is output i's quantization step: it may then differ by one step
+    (quantized ONNX models, whose reference requantizes in float)."""
     if len(outputs) != len(reference):
         return False, float("inf"), float("inf")
     ok = True
     max_abs = 0.0
     max_rel = 0.0
-    for ours, ref in zip(outputs, reference):
+    for k, (ours, ref) in enumerate(zip(outputs, reference)):
         ref = ref.reshape(ours.shape)
         diff = np.abs(ours.astype(np.float64) - ref.astype(np.float64))
         max_abs = max(max_abs, float(diff.max(initial=0.0)))
-        if np.issubdtype(ours.dtype, np.floating):
+        step = steps[k] if steps else None
+        if step is not None:
+            ok = ok and bool(np.all(diff <= step * (1 + 1e-4)))
+        elif np.issubdtype(ours.dtype, np.floating):
             scale = np.maximum(np.abs(ref.astype(np.float64)), 1e-6)
             max_rel = max(max_rel, float((diff / scale).max(initial=0.0)))
             ok = ok and bool(np.allclose(ours, ref, rtol=1e-5, atol=1e-6))
         else:
             ok = ok and bool(np.array_equal(ours, ref))
     return ok, max_abs, max_rel
+
+
+def output_steps(model: Path, g: Graph) -> list[float | None] | None:
+    """For a quantized ONNX model, the quantization step of each output (an int8 output: 1; a
+    float output computed by dequantizing an int8 tensor: that tensor's scale), else None."""
+    if model.suffix.lower() != ".onnx":
+        return None
+    producer = {op.outputs[0]: op for op in g.ops}
+
+    def step(name: str) -> float | None:
+        t = g.tensors[name]
+        if t.dtype == "int8":
+            return 1.0
+        op = producer.get(name)
+        while op is not None and op.kind in ("reshape", "transpose"):
+            op = producer.get(op.inputs[0])
+        if op is not None and op.kind == "dequantize":
+            src = g.tensors[op.inputs[0]]
+            return float(src.quant.scalar()[0]) if src.quant is not None else None
+        return None
+
+    steps = [step(n) for n in g.outputs]
+    return steps if any(s is not None for s in steps) else None
 
 
 def load_inputs(paths: list[Path], result: CompileResult) -> list[np.ndarray]:
@@ -128,7 +158,7 @@ def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = 
         if status != 0:
             raise UtvmError(f"the model returned status {status} on {board}")
         ref, ref_times = run_reference(model, x, len(g.outputs), repeats)
-        ok, max_abs, max_rel = compare(outputs, ref)
+        ok, max_abs, max_rel = compare(outputs, ref, output_steps(model, g))
         mem = result.module_memory
         macs = count_macs(result)
         ratio = None
