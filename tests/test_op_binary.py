@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from op_check import Case, check_cases, quant_params
+from op_check import Case, check_cases, check_model, quant_params
+from test_boards import _toolchain_problem
 from tflite_builder import ModelBuilder
 from utvm.ops.elementwise import broadcast_shape, plan
 
@@ -209,6 +210,60 @@ def test_select_v2_matches_tflite_micro(tmp_path: Path) -> None:
         for i in range(N_CASES):
             cases.add_select(dtype, 100 * k + i)
     cases.check(tmp_path)
+
+
+# ---------------------------------------------------------------------------------------------
+# the shared models that use these operators
+
+#: corpus and TFLite Micro models whose every operator is imported here or already was
+SHARED = ["corpus/broadcast_add_mul_int8", "corpus/broadcast_add_mul_float32", "corpus/sub_max_min_int8",
+          "corpus/sub_max_min_float32", "corpus/prelu_int8", "tflm/simple_add_model"]
+SHARED_QUANTIZED = [n for n in SHARED if "float32" not in n]
+BOARDS = ["mps2/an386", "mps3/an547"]
+SEANET = [f"add/add{i}" for i in range(17)] + [f"sub/sub{i}" for i in range(5)]
+
+
+needs_qemu = pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+
+
+@pytest.mark.parametrize("name", SHARED)
+def test_shared_model_on_host(models_dir: Path, tmp_path: Path, name: str) -> None:
+    check_model(models_dir / f"{name}.tflite", tmp_path)
+
+
+@pytest.mark.slow
+@needs_qemu
+@pytest.mark.parametrize("board", BOARDS)
+@pytest.mark.parametrize("name", SHARED_QUANTIZED)
+def test_shared_model_on_board(models_dir: Path, tmp_path: Path, name: str, board: str) -> None:
+    check_model(models_dir / f"{name}.tflite", tmp_path, board)
+
+
+def _csv(path: Path, dtype: str) -> np.ndarray:
+    return np.array([int(v) for v in path.read_text().replace("\n", ",").split(",") if v.strip()], dtype=dtype)
+
+
+def _seanet(models_dir: Path, tmp_path: Path, name: str, board: str) -> None:
+    """One SEANet layer test: TFLite Micro's inputs in, its golden output out (and the
+    interpreter's output too)."""
+    base = models_dir / "tflm" / "seanet" / name
+    inputs = [_csv(Path(f"{base}_input{k}_int16.csv"), "int16") for k in range(2)]
+    golden = _csv(Path(f"{base}_golden_int16.csv"), "int16")
+    report = check_model(Path(f"{base}.tflite"), tmp_path, board, inputs=inputs)
+    assert np.array_equal(report.outputs[0].reshape(-1), golden), f"{name} on {board}: differs from the golden output"
+
+
+@pytest.mark.parametrize("name", SEANET)
+def test_seanet_layer_on_host(models_dir: Path, tmp_path: Path, name: str) -> None:
+    _seanet(models_dir, tmp_path, name, "host")
+
+
+@pytest.mark.slow
+@needs_qemu
+@pytest.mark.parametrize("board", BOARDS)
+@pytest.mark.parametrize("name", SEANET)
+def test_seanet_layer_on_board(models_dir: Path, tmp_path: Path, name: str, board: str) -> None:
+    _seanet(models_dir, tmp_path, name, board)
 
 
 # ---------------------------------------------------------------------------------------------

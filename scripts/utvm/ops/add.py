@@ -20,11 +20,12 @@ from ..ir import Graph, Operator
 from ..lower import fixedpoint as fp
 from ..lower import helium as mve
 from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import activation_range_int8, clamp_s8, float_clamp, scale_const
+from ..lower.requant import activation_range_int8, float_clamp
 from ..lower.target import Target
 from . import elementwise
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, SourceOp, Variant
 
+TYPES = ("int8", "int16", "float32", "int32")
 from_tflite = elementwise.tflite_rule("add", "AddOptions")
 
 
@@ -72,26 +73,8 @@ def from_onnx_qlinear(imp: Any, node: Any) -> None:
 
 
 def check(g: Graph, op: Operator) -> None:
-    dtype = elementwise.check_binary(g, op, ("int8", "int16", "float32", "int32"))
-    if dtype in ("int8", "int16"):
-        _params(g, op)
-
-
-def _params(g: Graph, op: Operator) -> tuple[int, int, int, int, int, int]:
-    """(ma, sha, mb, shb, my, shy) of TFLite's CalculateOpDataAdd, every factor below 1."""
-    a, b, y = (g.tensors[n] for n in (*op.inputs[:2], op.outputs[0]))
-    assert a.quant and b.quant and y.quant
-    left_shift = LEFT_SHIFT[y.dtype]
-    ma, sha, mb, shb, my, shy = fp.add_params(a.quant.scalar()[0], b.quant.scalar()[0], y.quant.scalar()[0],
-                                              left_shift)
-    if max(sha, shb, shy) > 0:
-        raise OpError(f"{op.source}: output scale {y.quant.scalar()[0]:.3g} too small for the input scales"
-                      " (TFLite Micro refuses these quantization parameters too)")
-    return ma, sha, mb, shb, my, shy
-
-
-#: the left shift of both quantized inputs (TFLite's CalculateOpDataAdd)
-LEFT_SHIFT = {"int8": fp.ADD_LEFT_SHIFT, "int16": 15}
+    if elementwise.check_binary(g, op, TYPES) in ("int8", "int16"):
+        elementwise.add_sub_params(g, op)
 
 
 def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
@@ -124,24 +107,12 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
 
 
 def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:
-    a, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    dtype = g.tensors[op.inputs[0]].dtype
     act = op.attrs["activation"]
     f: elementwise.ElementFn
-    if a.dtype in ("int8", "int16"):
-        za, zb, zy = elementwise.zero_points(g, op)
-        left_shift = LEFT_SHIFT[a.dtype]
-        ma, sha, mb, shb, my, shy = _params(g, op)
-        lo, hi = elementwise.activation_range(act, y)
-        # bounds of the three requantized values: 255 * 2**20 for the shifted int8 inputs (2**30
-        # for int16), their requantized sum at most twice that (each input multiplier is at most 1/2)
-        bound = elementwise.OFFSET_BOUND[a.dtype] << left_shift
-
-        def f(v):  # type: ignore[no-untyped-def]
-            va = elementwise.rescaled(v[0], za, left_shift, ma, sha, a.dtype)
-            vb = elementwise.rescaled(v[1], zb, left_shift, mb, shb, a.dtype)
-            total = scale_const(va + vb, my, shy, 2 * bound + 2) + zy
-            return clamp_s8(total, lo, hi) if a.dtype == "int8" else elementwise.clamp_to(total, lo, hi, "int16")
-    elif a.dtype == "int32":
+    if dtype in ("int8", "int16"):
+        f = elementwise.add_sub(g, op, lambda p, q: p + q)
+    elif dtype == "int32":
         def f(v):  # type: ignore[no-untyped-def]
             return elementwise.wrapping(v[0], v[1], lambda p, q: p + q)
     else:
@@ -154,12 +125,12 @@ OPS = (
     OpDef(
         kind="add",
         summary="elementwise addition",
-        tflite=(SourceOp("ADD", from_tflite, ("int8", "int16", "float32", "int32"),
+        tflite=(SourceOp("ADD", from_tflite, TYPES,
                          "broadcasting; fused activation NONE/RELU/RELU6/RELU_N1_TO_1; int16 zero points 0"),),
         onnx=(SourceOp("Add", from_onnx, ("float32",), "broadcasting"),
               SourceOp("com.microsoft.QLinearAdd", from_onnx_qlinear, ("int8",), "also QDQ Add groups; same shapes")),
         variants=(Variant("helium", _helium, "Cortex-M52/M55/M85"),
-                  Variant("generic", _generic, types=("int8", "int16", "float32", "int32"))),
+                  Variant("generic", _generic, types=TYPES)),
         check=check,
         reference="TFLite Micro add.cc: reference_integer_ops::Add/BroadcastAdd6DSlow (int8), reference_ops::Add"
                   " general path (int16), reference_ops::Add/BroadcastAdd6DSlow (float32, int32)",

@@ -24,7 +24,7 @@ from ..ir import Graph, Operator, Tensor
 from ..lower import fixedpoint as fp
 from ..lower.fixedpoint import Expr
 from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, activation_range_quantized, scale_const
+from ..lower.requant import I32, activation_range_quantized, clamp_s8, scale_const
 from .base import OpError
 
 # ---------------------------------------------------------------------------------------
@@ -294,3 +294,42 @@ def rescaled(v: Expr, zp: int, left_shift: int, m: int, shift: int, dtype: str) 
     bring both operands to one scale (MultiplyByQuantizedMultiplierSmallerThanOneExp)."""
     x = (v.astype(I32) - zp) * (1 << left_shift)
     return scale_const(x, m, shift, OFFSET_BOUND[dtype] << left_shift)
+
+
+#: the left shift of both quantized inputs of ADD and SUB (TFLite's CalculateOpDataAdd/Sub)
+ADD_SUB_LEFT_SHIFT = {"int8": fp.ADD_LEFT_SHIFT, "int16": 15}
+
+
+def add_sub_params(g: Graph, op: Operator) -> tuple[int, int, int, int, int, int]:
+    """(ma, sha, mb, shb, my, shy): ADD's and SUB's rescaling factors, computed in double, every
+    one below 1. (The source of TFLite Micro's CalculateOpDataSub divides in float32, but the
+    TFLite Micro we compare with and the SEANet golden outputs agree with double, which differs
+    in the last bits for tiny scale ratios.)"""
+    a, b, y = (g.tensors[n] for n in (*op.inputs, op.outputs[0]))
+    assert a.quant and b.quant and y.quant
+    params = fp.add_params(a.quant.scalar()[0], b.quant.scalar()[0], y.quant.scalar()[0],
+                           ADD_SUB_LEFT_SHIFT[y.dtype])
+    if max(params[1], params[3], params[5]) > 0:
+        raise OpError(f"{op.source}: output scale {y.quant.scalar()[0]:.3g} too small for the input scales"
+                      " (TFLite Micro refuses these quantization parameters too)")
+    return params
+
+
+def add_sub(g: Graph, op: Operator, combine: Callable[[Expr, Expr], Expr]) -> ElementFn:
+    """The quantized ADD (SUB) element: both inputs offset, shifted left, rescaled to a common
+    scale, combined by ``combine``, rescaled to the output, clamped to the activation range."""
+    a, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    za, zb, zy = zero_points(g, op)
+    left_shift = ADD_SUB_LEFT_SHIFT[a.dtype]
+    ma, sha, mb, shb, my, shy = add_sub_params(g, op)
+    lo, hi = activation_range(op.attrs["activation"], y)
+    # bounds of the three requantized values: 255 * 2**20 for the shifted int8 inputs (2**30
+    # for int16), their combination at most twice that (each input multiplier is at most 1/2)
+    bound = OFFSET_BOUND[a.dtype] << left_shift
+
+    def f(v: Sequence[Expr]) -> Expr:
+        va = rescaled(v[0], za, left_shift, ma, sha, a.dtype)
+        vb = rescaled(v[1], zb, left_shift, mb, shb, a.dtype)
+        total = scale_const(combine(va, vb), my, shy, 2 * bound + 2) + zy
+        return clamp_s8(total, lo, hi) if a.dtype == "int8" else clamp_to(total, lo, hi, y.dtype)
+    return f

@@ -53,8 +53,12 @@ def _run_tflm(model: Path, inputs: list[np.ndarray], n_outputs: int,
               repeats: int) -> tuple[list[np.ndarray], list[float]]:
     from tflite_micro.python.tflite_micro import runtime
 
+    data = model.read_bytes()
+    # the interpreter's own arena guess is too small for models with large inputs (e.g. two
+    # 128x128 images): 1 MB plus room for the inputs several times over
+    arena = (1 << 20) + 8 * sum(int(x.nbytes) for x in inputs)
     try:
-        interp = runtime.Interpreter.from_bytes(model.read_bytes())
+        interp = runtime.Interpreter.from_bytes(data, arena_size=arena)
     except Exception as exc:  # its errors are RuntimeErrors with long texts
         raise UtvmError(f"TFLite Micro refused {model.name}: {str(exc).splitlines()[0][:200]}") from None
     times = []
