@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
+from onnx import TensorProto, helper, numpy_helper
 
 from op_check import Case, check_cases, check_model, quant_params
 from test_boards import _toolchain_problem
@@ -210,6 +212,120 @@ def test_select_v2_matches_tflite_micro(tmp_path: Path) -> None:
         for i in range(N_CASES):
             cases.add_select(dtype, 100 * k + i)
     cases.check(tmp_path)
+
+
+# ---------------------------------------------------------------------------------------------
+# ONNX (float32), compared with onnxruntime
+
+ONNX_OPS = ["Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "PRelu", "Equal", "Less", "LessOrEqual", "Greater",
+            "GreaterOrEqual", "Where"]
+ONNX_COMPARISONS = {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"}
+
+
+class OnnxCases:
+    """ONNX nodes side by side in one model, with their inputs' data."""
+
+    def __init__(self) -> None:
+        self.nodes: list[onnx.NodeProto] = []
+        self.inputs: list[onnx.ValueInfoProto] = []
+        self.outputs: list[onnx.ValueInfoProto] = []
+        self.inits: list[onnx.TensorProto] = []
+        self.data: list[np.ndarray] = []
+
+    def operand(self, name: str, data: np.ndarray, constant: bool) -> str:
+        if constant:
+            self.inits.append(numpy_helper.from_array(data, name))
+        else:
+            elem = TensorProto.BOOL if data.dtype == np.bool_ else TensorProto.FLOAT
+            self.inputs.append(helper.make_tensor_value_info(name, elem, list(data.shape)))
+            self.data.append(data)
+        return name
+
+    def output(self, name: str, shape: Sequence[int], elem: int = TensorProto.FLOAT) -> str:
+        self.outputs.append(helper.make_tensor_value_info(name, elem, list(shape)))
+        return name
+
+    def add(self, op: str, seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        tag = f"{op.lower()}{seed}"
+        n = 3 if op == "Where" else 2
+        shp = shapes(rng, seed % 100, n=n, max_rank=5 if op != "PRelu" else 4)
+        if op == "PRelu":  # the slope broadcasts to the input
+            shp[0] = tuple(int(d) for d in np.broadcast_shapes(*shp))
+            shp[1] = operand_shape(rng, shp[0])
+        out_shape = tuple(int(d) for d in np.broadcast_shapes(*shp))
+        few = op in ONNX_COMPARISONS
+        data = [values(rng, s, "float32", few) for s in shp]
+        if op == "Div":
+            data[1] = (rng.uniform(0.5, 2.0, shp[1]) * rng.choice([-1.0, 1.0], shp[1])).astype(np.float32)
+        if op == "Pow":
+            data[0] = rng.uniform(0.1, 2.0, shp[0]).astype(np.float32)
+            if seed % 4 == 1:
+                shp[1], data[1] = (), np.array(2.0, np.float32)
+        if op == "Where":
+            data[0] = values(rng, shp[0], "bool")
+        constant = [k == n - 1 and rng.random() < 0.3 for k in range(n)]  # the last operand
+        if op == "Pow" and data[1].ndim == 0:
+            constant[1] = True
+        names = [self.operand(f"{tag}_{k}", d, c) for k, (d, c) in enumerate(zip(data, constant))]
+        if op == "Where" and seed % 3 == 0:  # a condition computed by a comparison
+            names[0] = f"{tag}_cmp"
+            self.nodes.append(helper.make_node("Less", [names[1], names[2]], [names[0]]))
+            out_shape = tuple(int(d) for d in np.broadcast_shapes(shp[1], shp[2]))
+        elem = TensorProto.BOOL if op in ONNX_COMPARISONS else TensorProto.FLOAT
+        self.nodes.append(helper.make_node(op, names, [self.output(f"{tag}_y", out_shape, elem)]))
+
+    def save(self, path: Path) -> Path:
+        graph = helper.make_graph(self.nodes, path.stem, self.inputs, self.outputs, self.inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        onnx.checker.check_model(model, full_check=True)
+        onnx.save(model, str(path))
+        return path
+
+
+@pytest.mark.parametrize("op", ONNX_OPS)
+def test_onnx_operator_matches_onnxruntime(op: str, tmp_path: Path) -> None:
+    cases = OnnxCases()
+    for i in range(N_CASES):
+        cases.add(op, i)
+    report = check_model(cases.save(tmp_path / f"{op}.onnx"), tmp_path, inputs=cases.data)
+    assert report.reference == "onnxruntime"
+
+
+def _conv(cases: OnnxCases, x: str, y: str, cin: int, cout: int, rng: np.random.Generator) -> str:
+    w = cases.operand(f"{y}_w", rng.normal(0, 0.3, (cout, cin, 3, 3)).astype(np.float32), constant=True)
+    cases.nodes.append(helper.make_node("Conv", [x, w], [y], pads=[1, 1, 1, 1]))
+    return y
+
+
+def test_onnx_broadcasting_across_layouts(tmp_path: Path) -> None:
+    """Values that convolutions keep in NHWC combined with constants and with variables held in
+    ONNX's layout, of rank 4 and lower, including a lower-rank one that cannot be viewed in NHWC."""
+    rng = np.random.default_rng(7)
+    c = OnnxCases()
+    x = c.operand("x", values(rng, (1, 3, 5, 6), "float32"), constant=False)
+    plain4 = c.operand("p4", values(rng, (1, 4, 5, 6), "float32"), constant=False)
+    row = c.operand("row", values(rng, (6,), "float32"), constant=False)        # viewed as NHWC
+    chw = c.operand("chw", values(rng, (4, 1, 6), "float32"), constant=False)   # not: ONNX layout
+    bias = c.operand("bias", values(rng, (4, 1, 1), "float32"), constant=True)
+    grid = c.operand("grid", values(rng, (5, 1), "float32"), constant=True)
+    slope = c.operand("slope", values(rng, (4, 1, 1), "float32"), constant=True)
+    a = _conv(c, x, "ca", 3, 4, rng)
+    b = _conv(c, x, "cb", 3, 4, rng)
+    nodes = [
+        ("Mul", [a, bias], "m1"), ("Sub", [grid, "m1"], "s1"), ("Add", ["s1", b], "a1"), ("Div", ["a1", "two"], "d1"),
+        ("Max", ["d1", plain4], "mx"), ("Min", [row, "mx"], "mn"), ("Mul", ["mn", chw], "m2"),
+        ("PRelu", ["m2", slope], "pr"), ("Greater", ["pr", b], "gt"), ("Where", ["gt", "pr", row], "w"),
+    ]
+    c.operand("two", np.array([2.0], np.float32), constant=True)
+    for op, ins, out in nodes:
+        c.nodes.append(helper.make_node(op, ins, [out]))
+    _conv(c, "w", "y", 4, 2, rng)
+    c.output("y", (1, 2, 5, 6))
+    c.output("gt", (1, 4, 5, 6), TensorProto.BOOL)
+    c.output("a1", (1, 4, 5, 6))
+    check_model(c.save(tmp_path / "layouts.onnx"), tmp_path, inputs=c.data)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -355,12 +355,13 @@ class OnnxImporter:
         """A constant graph tensor: float32, or with ``quant`` an integer constant of the
         array's own type (int8 weights, int32 biases); bool arrays stay bool."""
         name = self._unique(base)
+        shape = tuple(data.shape)  # (np.ascontiguousarray makes a scalar 1-D)
         if quant is None and data.dtype != np.bool_:
-            data = np.ascontiguousarray(data.astype(np.float32))
-            self.tensors[name] = Tensor(name, tuple(data.shape), "float32", data=data)
+            data = np.ascontiguousarray(data.astype(np.float32)).reshape(shape)
+            self.tensors[name] = Tensor(name, shape, "float32", data=data)
         else:
-            data = np.ascontiguousarray(data)
-            self.tensors[name] = Tensor(name, tuple(data.shape), str(data.dtype), quant=quant, data=data)
+            data = np.ascontiguousarray(data).reshape(shape)
+            self.tensors[name] = Tensor(name, shape, str(data.dtype), quant=quant, data=data)
         return name
 
     def view(self, tensor: str, shape: tuple[int, ...]) -> str:

@@ -97,11 +97,13 @@ ElementFn = Callable[[Sequence[Expr]], Expr]
 _NAMES = ("a", "b", "c")
 
 
-def kernel(g: Graph, op: Operator, fn: ElementFn, names: Sequence[str] = _NAMES) -> KernelDef:
+def kernel(g: Graph, op: Operator, fn: ElementFn, names: Sequence[str] = _NAMES,
+           operands: Sequence[int] | None = None) -> KernelDef:
     """The kernel of an elementwise operator: ``fn`` of its operands' values at every output
-    element. Operands are flat placeholders named ``names``; an operand of the output's size
-    with the output's shape is read at the loop index itself (a flat loop when all are)."""
-    ins = [g.tensors[n] for n in op.inputs]
+    element. Operands (``operands``: the positions of the inputs ``fn`` reads, default all) are
+    flat placeholders named ``names``; an operand of the output's size with the output's shape
+    is read at the loop index itself (a flat loop when all are)."""
+    ins = [g.tensors[op.inputs[k]] for k in (operands if operands is not None else range(len(op.inputs)))]
     y = g.tensors[op.outputs[0]]
     bc = plan(y.shape, [t.shape for t in ins])
     holders = [te.placeholder((t.size,), t.dtype, name=name) for t, name in zip(ins, names)]
