@@ -10,6 +10,7 @@ SEANet ADD/SUB layers are compared with their golden outputs.
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +70,8 @@ SPECS = [
 ]
 
 ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
+BOARDS = ["mps2/an386", "mps3/an547"]
+needs_qemu = pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
 
 
 def operand_shape(rng: np.random.Generator, out: Sequence[int]) -> tuple[int, ...]:
@@ -214,6 +217,38 @@ def test_select_v2_matches_tflite_micro(tmp_path: Path) -> None:
     cases.check(tmp_path)
 
 
+def _mixed() -> Cases:
+    """A few configurations of every operator and type, in one model."""
+    cases = Cases()
+    for spec in SPECS:
+        for k, dtype in enumerate(spec.dtypes):
+            for i in range(3):
+                cases.add(spec, dtype, 100 * k + i)
+    for k, dtype in enumerate(("int8", "int16", "float32")):
+        for i in range(3):
+            cases.add_prelu(dtype, 100 * k + i)
+            cases.add_select(dtype, 100 * k + i)
+    return cases
+
+
+@pytest.mark.slow
+@needs_qemu
+@pytest.mark.parametrize("board", BOARDS)
+def test_binary_operators_on_board(tmp_path: Path, board: str) -> None:
+    """Every operator and type on the emulated Cortex-M4 and M55, and its C warning-free for
+    arm-none-eabi-gcc -Wall -Wextra -Werror."""
+    cases = _mixed()
+    cases.check(tmp_path, board)
+    mlf = tmp_path / f"work_{board.replace('/', '_')}" / "mlf"
+    cpu = "cortex-m4" if board == "mps2/an386" else "cortex-m55"
+    for src in sorted((mlf / "codegen" / "host" / "src").glob("*.c")):
+        proc = subprocess.run(["arm-none-eabi-gcc", "-O2", f"-mcpu={cpu}", "-mthumb", "-std=c99", "-Wall", "-Wextra",
+                               "-Werror", "-c", f"-I{mlf / 'codegen' / 'host' / 'include'}",
+                               f"-I{mlf / 'runtime' / 'include'}", str(src), "-o", str(tmp_path / (src.stem + ".o"))],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, f"{src.name}: {proc.stderr[:2000]}"
+
+
 # ---------------------------------------------------------------------------------------------
 # ONNX (float32), compared with onnxruntime
 
@@ -335,11 +370,9 @@ def test_onnx_broadcasting_across_layouts(tmp_path: Path) -> None:
 SHARED = ["corpus/broadcast_add_mul_int8", "corpus/broadcast_add_mul_float32", "corpus/sub_max_min_int8",
           "corpus/sub_max_min_float32", "corpus/prelu_int8", "tflm/simple_add_model"]
 SHARED_QUANTIZED = [n for n in SHARED if "float32" not in n]
-BOARDS = ["mps2/an386", "mps3/an547"]
 SEANET = [f"add/add{i}" for i in range(17)] + [f"sub/sub{i}" for i in range(5)]
 
 
-needs_qemu = pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
 
 
 @pytest.mark.parametrize("name", SHARED)
