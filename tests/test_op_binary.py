@@ -1,5 +1,6 @@
-"""Elementwise binary operators with NumPy/TFLite broadcasting: ADD, SUB, MUL, DIV,
-SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, PRELU, the comparisons and SELECT_V2.
+"""Elementwise binary operators with NumPy/TFLite broadcasting: ADD, SUB, MUL, DIV, FLOOR_DIV,
+FLOOR_MOD, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, PRELU, the comparisons, LOGICAL_AND/OR and
+SELECT_V2, and their ONNX counterparts.
 
 Every operator is checked with 20+ seeded configurations per element type (random shapes up to
 5-D, broadcast patterns, constant operands, quantization parameters, fused activations), side by
@@ -58,6 +59,10 @@ SPECS = [
     Spec("SUB", ARITH, activation=True),
     Spec("MUL", ARITH, activation=True, out_range=(-9.0, 9.0)),
     Spec("DIV", ("float32",), activation=True),
+    Spec("FLOOR_DIV", ("float32",), few_values=True),
+    Spec("FLOOR_MOD", ("float32",), few_values=True),
+    Spec("LOGICAL_AND", ("bool",), out_dtype="bool"),
+    Spec("LOGICAL_OR", ("bool",), out_dtype="bool"),
     Spec("SQUARED_DIFFERENCE", ARITH, out_range=(0.0, 30.0)),
     Spec("MAXIMUM", ARITH),
     Spec("MINIMUM", ARITH),
@@ -69,6 +74,7 @@ SPECS = [
     Spec("GREATER_EQUAL", COMPARE, out_dtype="bool", few_values=True),
 ]
 
+DIVISIONS = ("DIV", "FLOOR_DIV", "FLOOR_MOD")
 ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
 BOARDS = ["mps2/an386", "mps3/an547"]
 needs_qemu = pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
@@ -114,10 +120,10 @@ class Cases:
 
     def tensor(self, m: ModelBuilder, name: str, shape: Sequence[int], dtype: str, rng: np.random.Generator,
                ins: list[int], constant: bool = False, quant: tuple[float, int] | None = None,
-               few: bool = False) -> int:
+               few: bool = False, data: np.ndarray | None = None) -> int:
         """An operand: a constant or a model input with its data recorded."""
         q = {"scale": quant[0], "zero_point": quant[1]} if quant else {}
-        data = values(rng, shape, dtype, few)
+        data = values(rng, shape, dtype, few) if data is None else data
         if constant:
             return m.add_tensor(name, shape, dtype, data=data, **q)
         index = m.add_tensor(name, shape, dtype, **q)
@@ -136,22 +142,21 @@ class Cases:
             qy = quant_params(rng, *spec.out_range, dtype) if quant and spec.out_dtype is None else None
             if spec.op in ("MAXIMUM", "MINIMUM") and quant:
                 qb = qy = qa  # the converter gives all three the same parameters
-            if spec.op == "DIV":
-                const_b = True  # away from 0
-            else:
-                const_b = rng.random() < 0.25
+            const_b = rng.random() < 0.25
             ins: list[int] = []
             tag = f"{spec.op.lower()}_{dtype}_{seed}"
             a = self.tensor(m, f"{tag}_a", a_shape, dtype, rng, ins, quant=qa, few=spec.few_values)
-            if spec.op == "DIV":
-                data = rng.uniform(0.5, 2.0, size=b_shape).astype(np.float32) * rng.choice([-1, 1], size=b_shape)
-                b = m.add_tensor(f"{tag}_b", b_shape, dtype, data=data.astype(np.float32))
-            else:
-                b = self.tensor(m, f"{tag}_b", b_shape, dtype, rng, ins, const_b, qb, spec.few_values)
+            denominator = None
+            if spec.op in DIVISIONS:  # away from 0; exact quotients among a few values
+                sign = rng.choice([-1.0, 1.0], size=b_shape)
+                magnitude = (rng.choice([0.5, 1.0, 1.5, 2.0], size=b_shape) if spec.few_values
+                             else rng.uniform(0.5, 2.0, size=b_shape))
+                denominator = np.asarray(sign * magnitude, np.float32)
+            b = self.tensor(m, f"{tag}_b", b_shape, dtype, rng, ins, const_b, qb, spec.few_values, denominator)
             y = m.add_tensor(f"{tag}_y", out_shape, spec.out_dtype or dtype,
                              **({"scale": qy[0], "zero_point": qy[1]} if qy else {}))
             options = {"fused_activation_function": ACTIVATIONS[int(rng.integers(0, 4))]} if spec.activation else None
-            first, second = (b, a) if rng.random() < 0.3 else (a, b)
+            first, second = (b, a) if rng.random() < 0.3 and spec.op not in DIVISIONS else (a, b)
             m.add_operator(spec.op, [first, second], [y], options)
             return ins, [y]
         self.cases.append(build)
@@ -253,8 +258,9 @@ def test_binary_operators_on_board(tmp_path: Path, board: str) -> None:
 # ONNX (float32), compared with onnxruntime
 
 ONNX_OPS = ["Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "PRelu", "Equal", "Less", "LessOrEqual", "Greater",
-            "GreaterOrEqual", "Where"]
+            "GreaterOrEqual", "Where", "And", "Or", "Xor"]
 ONNX_COMPARISONS = {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"}
+ONNX_LOGICAL = {"And", "Or", "Xor"}
 
 
 class OnnxCases:
@@ -299,6 +305,8 @@ class OnnxCases:
                 shp[1], data[1] = (), np.array(2.0, np.float32)
         if op == "Where":
             data[0] = values(rng, shp[0], "bool")
+        if op in ONNX_LOGICAL:
+            data = [values(rng, sh, "bool") for sh in shp]
         constant = [k == n - 1 and rng.random() < 0.3 for k in range(n)]  # the last operand
         if op == "Pow" and data[1].ndim == 0:
             constant[1] = True
@@ -307,7 +315,7 @@ class OnnxCases:
             names[0] = f"{tag}_cmp"
             self.nodes.append(helper.make_node("Less", [names[1], names[2]], [names[0]]))
             out_shape = tuple(int(d) for d in np.broadcast_shapes(shp[1], shp[2]))
-        elem = TensorProto.BOOL if op in ONNX_COMPARISONS else TensorProto.FLOAT
+        elem = TensorProto.BOOL if op in ONNX_COMPARISONS | ONNX_LOGICAL else TensorProto.FLOAT
         self.nodes.append(helper.make_node(op, names, [self.output(f"{tag}_y", out_shape, elem)]))
 
     def save(self, path: Path) -> Path:

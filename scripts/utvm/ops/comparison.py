@@ -1,7 +1,8 @@
 """EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL: elementwise comparisons with
 NumPy broadcasting, producing bool.
 
-Import: the TFLite builtins; ONNX Equal, Less, LessOrEqual, Greater, GreaterOrEqual (float32).
+Import: the TFLite builtins; ONNX Equal, Less, LessOrEqual, Greater, GreaterOrEqual (float32),
+and Xor (bool inequality).
 Semantics: TFLite Micro's comparisons.cc. int8 compares both inputs rescaled to a common scale
 (ComparisonWithScaling: offset, shifted left by 8 bits, MultiplyByQuantizedMultiplierSmallerThanOneExp
 by the input's own scale); float32, int32 and bool (EQUAL, NOT_EQUAL) compare the stored values.
@@ -25,7 +26,7 @@ from .base import OpDef, OpError, SourceOp, Variant
 #: kind -> (TFLite builtin, ONNX operator, comparison)
 KINDS: dict[str, tuple[str, str, Callable[[Any, Any], Any]]] = {
     "equal": ("EQUAL", "Equal", tirx.EQ),
-    "not_equal": ("NOT_EQUAL", "", tirx.NE),
+    "not_equal": ("NOT_EQUAL", "Xor", tirx.NE),
     "less": ("LESS", "Less", tirx.LT),
     "less_equal": ("LESS_EQUAL", "LessOrEqual", tirx.LE),
     "greater": ("GREATER", "Greater", tirx.GT),
@@ -77,7 +78,8 @@ OPS = tuple(
         kind=kind,
         summary=f"elementwise a {symbol} b (bool)",
         tflite=(SourceOp(builtin, elementwise.tflite_rule(kind), _types(kind), "broadcasting; bool output"),),
-        onnx=(SourceOp(onnx, elementwise.onnx_rule(kind), ("float32",), "broadcasting; bool output"),) if onnx else (),
+        onnx=(SourceOp(onnx, elementwise.onnx_rule(kind), ("bool",) if onnx == "Xor" else ("float32",),
+                       "broadcasting; bool output"),),
         variants=(Variant("generic", _generic, types=_types(kind)),),
         check=check,
         reference=f"TFLite Micro comparisons.cc: {builtin.title().replace('_', '')}WithScaling (int8),"
