@@ -396,6 +396,69 @@ def test_shared_model_on_board(models_dir: Path, tmp_path: Path, name: str, boar
     check_model(models_dir / f"{name}.tflite", tmp_path, board)
 
 
+#: corpus models that also need operators of other families: their binary operators are checked
+#: alone, each with its own shapes, quantization, constants and fused activation
+PARTLY = ["lstm_unrolled_int8", "lstm_unrolled_float32", "squeeze_excite_int8", "squeeze_excite_int16x8",
+          "squeeze_excite_float32", "resize_int8", "resize_float32"]
+_TYPES = {0: "float32", 2: "int32", 6: "bool", 7: "int16", 9: "int8"}
+_ACTIVATION_NAMES = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6"}
+
+
+def _extract(path: Path, ops: set[str]) -> Cases:
+    """Every operator of ``ops`` in the model at ``path`` as a case of its own: the inputs that
+    are not constant become model inputs (random data)."""
+    import tflite
+    from tflite.BuiltinOperator import BuiltinOperator
+
+    names = {v: k for k, v in vars(BuiltinOperator).items() if not k.startswith("_")}
+    model = tflite.Model.GetRootAsModel(path.read_bytes(), 0)
+    sg = model.Subgraphs(0)
+    cases = Cases()
+    for i in range(sg.OperatorsLength()):
+        raw = sg.Operators(i)
+        code = model.OperatorCodes(raw.OpcodeIndex())
+        name = names[max(code.BuiltinCode(), code.DeprecatedBuiltinCode())]
+        if name not in ops:
+            continue
+
+        def build(m: ModelBuilder, raw=raw, name=name, i=i) -> tuple[list[int], list[int]]:  # type: ignore[no-untyped-def]
+            rng = np.random.default_rng(i)
+            ins: list[int] = []
+            indices = []
+            for k in [*raw.InputsAsNumpy(), *raw.OutputsAsNumpy()]:
+                t = sg.Tensors(int(k))
+                shape = [int(d) for d in t.ShapeAsNumpy()] if t.ShapeLength() else []
+                dtype = _TYPES[t.Type()]
+                q = t.Quantization()
+                quant = (float(q.ScaleAsNumpy()[0]), int(q.ZeroPointAsNumpy()[0])) if q and q.ScaleLength() else None
+                buf = model.Buffers(t.Buffer())
+                tag = f"{name.lower()}{i}_{len(indices)}"
+                if buf.DataLength():
+                    data = np.frombuffer(buf.DataAsNumpy().tobytes(), dtype=dtype).reshape(shape)
+                    indices.append(cases.tensor(m, tag, shape, dtype, rng, ins, True, quant, data=data))
+                elif len(indices) < raw.InputsLength():
+                    indices.append(cases.tensor(m, tag, shape, dtype, rng, ins, quant=quant))
+                else:
+                    indices.append(m.add_tensor(tag, shape, dtype, **({"scale": quant[0], "zero_point": quant[1]}
+                                                                      if quant else {})))
+            options = None
+            if name in ("ADD", "SUB", "MUL", "DIV"):
+                table = getattr(tflite, f"{name.capitalize()}Options")()
+                table.Init(raw.BuiltinOptions().Bytes, raw.BuiltinOptions().Pos)
+                options = {"fused_activation_function": _ACTIVATION_NAMES[table.FusedActivationFunction()]}
+            m.add_operator(name, indices[:-1], [indices[-1]], options)
+            return ins, [indices[-1]]
+        cases.cases.append(build)
+    return cases
+
+
+@pytest.mark.parametrize("name", PARTLY)
+def test_binary_operators_of_other_corpus_models(models_dir: Path, tmp_path: Path, name: str) -> None:
+    cases = _extract(models_dir / "corpus" / f"{name}.tflite", {s.op for s in SPECS} | {"PRELU", "SELECT_V2"})
+    assert cases.cases, f"{name} has no binary operator"
+    cases.check(tmp_path)
+
+
 def _csv(path: Path, dtype: str) -> np.ndarray:
     return np.array([int(v) for v in path.read_text().replace("\n", ",").split(",") if v.strip()], dtype=dtype)
 
