@@ -105,7 +105,11 @@ def values(rng: np.random.Generator, shape: Sequence[int], dtype: str, few: bool
     if dtype == "float32":
         return rng.uniform(-2.0, 2.0, size=shape).astype(np.float32)
     info = np.iinfo(dtype)
-    return rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+    data = rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+    flat = data.reshape(-1)  # the extremes, where the arithmetic's bounds are tight
+    flat[: min(flat.size, 2)] = info.min
+    flat[-1:] = info.max
+    return data
 
 
 class Cases:
@@ -484,6 +488,66 @@ def test_seanet_layer_on_host(models_dir: Path, tmp_path: Path, name: str) -> No
 @pytest.mark.parametrize("name", SEANET)
 def test_seanet_layer_on_board(models_dir: Path, tmp_path: Path, name: str, board: str) -> None:
     _seanet(models_dir, tmp_path, name, board)
+
+
+# ---------------------------------------------------------------------------------------------
+# what is refused, with one line naming the problem
+
+
+def _one_op(op: str, tensors: list[tuple[Sequence[int], str, tuple[float, int] | None]],
+            options: dict[str, object] | None = None) -> bytes:
+    m = ModelBuilder()
+    idx = [m.add_tensor(f"t{k}", shape, dtype, **({"scale": q[0], "zero_point": q[1]} if q else {}))
+           for k, (shape, dtype, q) in enumerate(tensors)]
+    m.add_operator(op, idx[:-1], idx[-1:], options)
+    return m.finish(idx[:-1], idx[-1:])
+
+
+REFUSED = {
+    "shapes": (_one_op("ADD", [((2, 3), "float32", None), ((3, 2), "float32", None), ((3, 3), "float32", None)]),
+               "do not broadcast"),
+    "int16 zero point": (_one_op("SUB", [((4,), "int16", (0.01, 3)), ((4,), "int16", (0.01, 0)),
+                                          ((4,), "int16", (0.02, 0))]), "zero point 3 (must be 0)"),
+    "output scale": (_one_op("ADD", [((4,), "int8", (1.0, 0)), ((4,), "int8", (1.0, 0)),
+                                      ((4,), "int8", (1e-9, 0))]), "output scale"),
+    "int16 comparison": (_one_op("LESS", [((4,), "int16", (0.01, 0)), ((4,), "int16", (0.01, 0)),
+                                           ((4,), "bool", None)]), "unsupported data types int16, int16 -> bool"),
+    "condition": (_one_op("SELECT_V2", [((4,), "int8", (0.1, 0)), ((4,), "int8", (0.1, 0)),
+                                         ((4,), "int8", (0.1, 0)), ((4,), "int8", (0.1, 0))]), "condition must be bool"),
+    "int8 division": (_one_op("DIV", [((4,), "int8", (0.1, 0)), ((4,), "int8", (0.1, 0)), ((4,), "int8", (0.1, 0))]),
+                      "unsupported data types int8, int8 -> int8"),
+    "5-D float PRELU": (_one_op("PRELU", [((1, 2, 2, 2, 2), "float32", None), ((2,), "float32", None),
+                                           ((1, 2, 2, 2, 2), "float32", None)]), "at most 4"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_refused_with_one_clear_line(case: str, tmp_path: Path) -> None:
+    from utvm.errors import UtvmError
+    from utvm.importer import load_model
+
+    model, words = REFUSED[case]
+    path = tmp_path / "bad.tflite"
+    path.write_bytes(model)
+    with pytest.raises(UtvmError) as info:
+        load_model(path)
+    msg = str(info.value)
+    assert words in msg and "\n" not in msg, msg
+
+
+def test_refused_on_the_command_line(tmp_path: Path) -> None:
+    import os
+    import sys
+
+    path = tmp_path / "bad.tflite"
+    path.write_bytes(REFUSED["shapes"][0])
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-m", "utvm", "compile", str(path), "-o", str(tmp_path / "out")],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root / "scripts")})
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error:"), proc.stderr
+    assert "ADD#0" in lines[0] and "do not broadcast" in lines[0]
+    assert not (tmp_path / "out").exists()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -291,11 +291,24 @@ def onnx_emit(imp: Any, node: Any, kind: str, operands: list[str], attrs: dict[s
 OFFSET_BOUND = {"int8": 255, "int16": 32768}
 
 
+#: the bound to give scale_const for values in [-2**30, 2**30): its cheap form (SMMULR of 2x)
+#: needs 2x to fit in int32, which holds for -2**30 too, although |x| is then not below 2**30
+HALF_OPEN_2_30 = (1 << 30) - 1
+
+
+def shifted_bound(dtype: str, left_shift: int) -> int:
+    """A bound of |(v - zp) * 2**left_shift| for scale_const. int16 values (zero point 0) shifted
+    by 15 lie in [-2**30, 2**30 - 2**15]: HALF_OPEN_2_30."""
+    if dtype == "int16" and left_shift == 15:
+        return HALF_OPEN_2_30
+    return OFFSET_BOUND[dtype] << left_shift
+
+
 def rescaled(v: Expr, zp: int, left_shift: int, m: int, shift: int, dtype: str) -> Expr:
     """(v - zp) * 2**left_shift scaled by (m, shift), as TFLite's ADD, SUB and comparisons
     bring both operands to one scale (MultiplyByQuantizedMultiplierSmallerThanOneExp)."""
     x = (v.astype(I32) - zp) * (1 << left_shift)
-    return scale_const(x, m, shift, OFFSET_BOUND[dtype] << left_shift)
+    return scale_const(x, m, shift, shifted_bound(dtype, left_shift))
 
 
 #: the left shift of both quantized inputs of ADD and SUB (TFLite's CalculateOpDataAdd/Sub)
@@ -325,13 +338,16 @@ def add_sub(g: Graph, op: Operator, combine: Callable[[Expr, Expr], Expr]) -> El
     left_shift = ADD_SUB_LEFT_SHIFT[a.dtype]
     ma, sha, mb, shb, my, shy = add_sub_params(g, op)
     lo, hi = activation_range(op.attrs["activation"], y)
-    # bounds of the three requantized values: 255 * 2**20 for the shifted int8 inputs (2**30
-    # for int16), their combination at most twice that (each input multiplier is at most 1/2)
+    # bounds of the three requantized values: 255 * 2**20 for the shifted int8 inputs, their
+    # combination at most twice that (each input multiplier is at most 1/2). int16: the shifted
+    # inputs lie in [-2**30, 2**30 - 2**15], each rescaled one in [-2**29, 2**29 - 2**14], the
+    # sum or difference in [-2**30, 2**30)
     bound = OFFSET_BOUND[a.dtype] << left_shift
+    out_bound = 2 * bound + 2 if a.dtype == "int8" else HALF_OPEN_2_30
 
     def f(v: Sequence[Expr]) -> Expr:
         va = rescaled(v[0], za, left_shift, ma, sha, a.dtype)
         vb = rescaled(v[1], zb, left_shift, mb, shb, a.dtype)
-        total = scale_const(combine(va, vb), my, shy, 2 * bound + 2) + zy
+        total = scale_const(combine(va, vb), my, shy, out_bound) + zy
         return clamp_s8(total, lo, hi) if a.dtype == "int8" else clamp_to(total, lo, hi, y.dtype)
     return f
