@@ -108,8 +108,10 @@ class ModelBuilder:
         zero_point: None | int | Sequence[int] = None,
         quantized_dimension: int = 0,
         shape_signature: Sequence[int] | None = None,
+        is_variable: bool = False,
     ) -> int:
-        """Add a tensor (constant when ``data`` is given); returns its index."""
+        """Add a tensor (constant when ``data`` is given; ``is_variable``: state kept between
+        invocations, as SVDF and LSTM states); returns its index."""
         if dtype not in DTYPES:
             raise ValueError(f"unknown dtype {dtype!r}")
         buffer = 0
@@ -136,6 +138,7 @@ class ModelBuilder:
                 "zero_point": zps,
                 "qdim": quantized_dimension,
                 "signature": None if shape_signature is None else list(shape_signature),
+                "variable": is_variable,
             }
         )
         return len(self._tensors) - 1
@@ -231,6 +234,8 @@ class ModelBuilder:
             tflite.TensorAddQuantization(b, quant)
         if sig:
             tflite.TensorAddShapeSignature(b, sig)
+        if t["variable"]:
+            tflite.TensorAddIsVariable(b, True)
         return tflite.TensorEnd(b)
 
     def _write_operator(self, b: flatbuffers.Builder, o: dict[str, Any]) -> int:

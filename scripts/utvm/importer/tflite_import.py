@@ -111,7 +111,8 @@ class TfliteImporter:
             if arr.size != n:
                 raise UtvmError(f"{self.path}: constant '{raw_name}' holds {arr.size} values, its shape {list(shape)} needs {n}")
             data = arr.reshape(shape).copy()
-        self.tensors[name] = Tensor(name=name, shape=shape, dtype=dtype, quant=quant, data=data)
+        self.tensors[name] = Tensor(name=name, shape=shape, dtype=dtype, quant=quant, data=data,
+                                    variable=bool(t.IsVariable()))
         self.index_to_name[index] = name
         return name
 

@@ -46,6 +46,15 @@ class SourceOp:
 #: builds a kernel for an operator on a target, or returns None when the variant does not apply
 Build = Callable[[Graph, Operator, Target], "KernelDef | None"]
 
+#: the values each knob of a variant can take for an operator, the default first
+Knobs = Callable[[Graph, Operator, Target], dict[str, tuple[Any, ...]]]
+
+
+def knob(op: Operator, name: str, default: Any) -> Any:
+    """The value of knob ``name`` in the operator's tuned configuration (``op.attrs["config"]``,
+    set from a tuning log), else ``default`` (the untuned rule)."""
+    return (op.attrs.get("config") or {}).get(name, default)
+
 
 @dataclass(frozen=True)
 class Variant:
@@ -57,6 +66,8 @@ class Variant:
     cpus: str = ""
     #: input element types it handles, for the operator table
     types: tuple[str, ...] = ("int8",)
+    #: the tuning knobs of this variant for an operator (see :func:`knob`), None: none
+    knobs: Knobs | None = None
 
 
 @dataclass(frozen=True)
@@ -81,7 +92,14 @@ class OpDef:
     macs: Callable[[Graph, Operator], int] | None = None
 
     def kernel(self, graph: Graph, op: Operator, target: Target) -> tuple[str, KernelDef]:
-        """(variant name, kernel) of the first variant that applies."""
+        """(variant name, kernel) of the variant the operator's tuned configuration names, if it
+        applies, else of the first variant that applies."""
+        chosen = knob(op, "variant", None)
+        for variant in self.variants:
+            if variant.name == chosen:
+                kdef = variant.build(graph, op, target)
+                if kdef is not None:
+                    return variant.name, kdef
         for variant in self.variants:
             kdef = variant.build(graph, op, target)
             if kdef is not None:
