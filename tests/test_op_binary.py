@@ -36,7 +36,11 @@ PATTERNS = [
     ((2, 1, 3, 1, 4), (1, 3, 5, 1)),  # 5-D, both operands repeated
     ((1, 5, 1), (3, 1, 6)),
     ((3, 7), (3, 7)),                # same shapes
+    ((3, 4), ()),                    # a scalar, constant (an immediate)
+    ((2, 5), (1, 1)),                # one element, constant
 ]
+#: pattern indices whose second operand is a constant
+CONSTANT_PATTERNS = (6, 7)
 
 
 @dataclass(frozen=True)
@@ -146,7 +150,7 @@ class Cases:
             qy = quant_params(rng, *spec.out_range, dtype) if quant and spec.out_dtype is None else None
             if spec.op in ("MAXIMUM", "MINIMUM") and quant:
                 qb = qy = qa  # the converter gives all three the same parameters
-            const_b = rng.random() < 0.25
+            const_b = rng.random() < 0.25 or seed % 100 in CONSTANT_PATTERNS
             ins: list[int] = []
             tag = f"{spec.op.lower()}_{dtype}_{seed}"
             a = self.tensor(m, f"{tag}_a", a_shape, dtype, rng, ins, quant=qa, few=spec.few_values)

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 from tvm import te, tirx
+from tvm.sym import Analyzer
+from tvm.tirx.analysis import undefined_vars
 
 from ..ir import Graph, Operator, Tensor
 from ..lower import fixedpoint as fp
@@ -106,16 +108,35 @@ def kernel(g: Graph, op: Operator, fn: ElementFn, names: Sequence[str] = _NAMES,
     ins = [g.tensors[op.inputs[k]] for k in (operands if operands is not None else range(len(op.inputs)))]
     y = g.tensors[op.outputs[0]]
     bc = plan(y.shape, [t.shape for t in ins])
-    holders = [te.placeholder((t.size,), t.dtype, name=name) for t, name in zip(ins, names)]
+    # an integer (or bool) constant of one element is an immediate, not an argument; an operand
+    # the result does not depend on (max(x, INT32_MAX) once the constant is in) is not read
+    fixed = {k: v for k, v in ((k, immediate(t)) for k, t in enumerate(ins)) if v is not None}
+    probes = {k: tirx.Var(f"operand{k}", t.dtype) for k, t in enumerate(ins) if k not in fixed}
+    simple = Analyzer().simplify(fn([fixed[k] if k in fixed else probes[k] for k in range(len(ins))]))
+    read = {v.name for v in undefined_vars(simple)}
+    for k, probe in probes.items():
+        if probe.name not in read:
+            fixed[k] = tirx.const(0, ins[k].dtype)
+    holders = {k: te.placeholder((t.size,), t.dtype, name=name) for k, (t, name) in enumerate(zip(ins, names))
+               if k not in fixed}
 
     def body(loop: Sequence[Expr]) -> Expr:
-        return fn([h[bc.index(k, loop)] for k, h in enumerate(holders)])
+        return fn([holders[k][bc.index(k, loop)] if k in holders else fixed[k] for k in range(len(ins))])
 
     if len(bc.shape) == 1:
         out = te.compute(bc.shape, lambda i: body([i]), name="out")
     else:
         out = te.compute(bc.shape, lambda *loop: body(loop), name="out")
-    return KernelDef([KernelArg(h, tensor=t.name) for h, t in zip(holders, ins)], out, y.name)
+    return KernelDef([KernelArg(h, tensor=ins[k].name) for k, h in holders.items()], out, y.name)
+
+
+def immediate(t: Tensor) -> Expr | None:
+    """The value of ``t`` as an immediate if it is an integer or bool constant of one element
+    (float immediates are not used: TVM prints them with 7 digits)."""
+    if t.data is None or t.size != 1 or t.dtype == "float32":
+        return None
+    value = t.data.reshape(-1)[0]
+    return tirx.const(bool(value) if t.dtype == "bool" else int(value), t.dtype)
 
 
 # ---------------------------------------------------------------------------------------
@@ -307,6 +328,9 @@ def shifted_bound(dtype: str, left_shift: int) -> int:
 def rescaled(v: Expr, zp: int, left_shift: int, m: int, shift: int, dtype: str) -> Expr:
     """(v - zp) * 2**left_shift scaled by (m, shift), as TFLite's ADD, SUB and comparisons
     bring both operands to one scale (MultiplyByQuantizedMultiplierSmallerThanOneExp)."""
+    if isinstance(v, tirx.IntImm):  # a constant operand: rescaled here
+        x_value = (int(v.value) - zp) * (1 << left_shift)
+        return tirx.const(int(fp.np_multiply_by_quantized_multiplier(np.int64(x_value), m, shift)), I32)
     x = (v.astype(I32) - zp) * (1 << left_shift)
     return scale_const(x, m, shift, shifted_bound(dtype, left_shift))
 
