@@ -554,6 +554,23 @@ def test_refused_on_the_command_line(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+def test_output_rank_differs_by_leading_ones(tmp_path: Path) -> None:
+    """TFLite lets the output (or an operand) carry extra leading dimensions of size 1."""
+    cases = Cases()
+    for k, (a, b, y) in enumerate([((4, 8), (8,), (1, 4, 8)), ((1, 1, 4, 8), (8,), (4, 8)),
+                                   ((3, 1), (1, 1, 1, 5), (1, 3, 5))]):
+        def build(m: ModelBuilder, a=a, b=b, y=y, k=k) -> tuple[list[int], list[int]]:  # type: ignore[no-untyped-def]
+            rng = np.random.default_rng(k)
+            ins: list[int] = []
+            ta = cases.tensor(m, f"lead{k}_a", a, "int8", rng, ins, quant=(0.05, 3))
+            tb = cases.tensor(m, f"lead{k}_b", b, "int8", rng, ins, quant=(0.03, -7))
+            ty = m.add_tensor(f"lead{k}_y", y, "int8", scale=0.06, zero_point=1)
+            m.add_operator("MUL" if k % 2 else "ADD", [ta, tb], [ty], {"fused_activation_function": "NONE"})
+            return ins, [ty]
+        cases.cases.append(build)
+    cases.check(tmp_path)
+
+
 # ---------------------------------------------------------------------------------------------
 # the broadcasting arithmetic itself
 

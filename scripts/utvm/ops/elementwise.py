@@ -72,7 +72,8 @@ class Broadcast:
 def plan(out_shape: tuple[int, ...], shapes: Sequence[tuple[int, ...]]) -> Broadcast:
     """The loop nest computing ``out_shape`` from operands of ``shapes`` (which broadcast to it)."""
     rank = len(out_shape)
-    padded = [(1,) * (rank - len(s)) + tuple(s) for s in shapes]
+    # operands of a higher rank than the output have leading dimensions of size 1 only
+    padded = [(1,) * (rank - len(s)) + tuple(s[max(len(s) - rank, 0):]) for s in shapes]
     # per output dimension > 1: which operands move along it
     dims = [(n, tuple(p[d] != 1 for p in padded)) for d, n in enumerate(out_shape) if n != 1]
     loops: list[tuple[int, tuple[bool, ...]]] = []
@@ -144,12 +145,22 @@ def immediate(t: Tensor) -> Expr | None:
 
 
 def check_shapes(g: Graph, op: Operator) -> None:
-    """The operands broadcast to the output's shape."""
+    """The operands broadcast to the output's shape (up to leading dimensions of size 1)."""
     shapes = [g.tensors[n].shape for n in op.inputs]
     y = g.tensors[op.outputs[0]]
-    if broadcast_shape(shapes) != y.shape:
+    want = broadcast_shape(shapes)
+    if want is None or _squeeze_leading(want) != _squeeze_leading(y.shape):
         shown = " and ".join(str(list(s)) for s in shapes)
         raise OpError(f"{op.source}: shapes {shown} do not broadcast to the output shape {list(y.shape)}")
+
+
+def _squeeze_leading(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape`` without its leading dimensions of size 1 (TFLite extends every shape to the
+    output's rank with such dimensions)."""
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    return shape[k:]
 
 
 def check_types(g: Graph, op: Operator, types: Sequence[str], out: str | None = None,
