@@ -554,6 +554,26 @@ def test_refused_on_the_command_line(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+def test_int16_power_of_two_scales_take_the_general_path(tmp_path: Path) -> None:
+    """TFLite (not Micro) has a power-of-two path for int16 ADD/SUB; TFLite Micro's add.cc and
+    sub.cc always take the general one (reference_ops::Add(..., pot_scale=false), Sub), so
+    power-of-two scales must give the general path's results too."""
+    cases = Cases()
+    for k in range(8):
+        def build(m: ModelBuilder, k=k) -> tuple[list[int], list[int]]:  # type: ignore[no-untyped-def]
+            rng = np.random.default_rng(50 + k)
+            sa, sb, sy = (2.0 ** -int(rng.integers(10, 15)) for _ in range(3))
+            a_shape, b_shape = shapes(rng, 10 + k)
+            ins: list[int] = []
+            ta = cases.tensor(m, f"pot{k}_a", a_shape, "int16", rng, ins, quant=(sa, 0))
+            tb = cases.tensor(m, f"pot{k}_b", b_shape, "int16", rng, ins, quant=(sb, 0))
+            ty = m.add_tensor(f"pot{k}_y", np.broadcast_shapes(a_shape, b_shape), "int16", scale=sy, zero_point=0)
+            m.add_operator("ADD" if k % 2 else "SUB", [ta, tb], [ty], {"fused_activation_function": "NONE"})
+            return ins, [ty]
+        cases.cases.append(build)
+    cases.check(tmp_path)
+
+
 def test_output_rank_differs_by_leading_ones(tmp_path: Path) -> None:
     """TFLite lets the output (or an operand) carry extra leading dimensions of size 1."""
     cases = Cases()
