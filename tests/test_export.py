@@ -130,3 +130,57 @@ def test_static_lib_missing_compiler(models_dir: Path, tmp_path: Path) -> None:
     assert len(lines) == 1 and lines[0].startswith("error:") and "does-not-exist-gcc" in lines[0]
     assert not out.exists() and not out.with_name("out.tar").exists()
     assert [p.name for p in tmp_path.iterdir()] == []
+
+
+_SPECIAL_BITS = [0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7FC12345, 0x7F800001, 0xFF812345,
+                 0x80000000, 0x00000001, 0x7F7FFFFF, 0x3DCCCCCD]
+
+
+def test_float_constants_in_c_are_exact(tmp_path: Path) -> None:
+    """Every float32 bit pattern (inf, NaN with sign and payload, -0, denormals) survives
+    the C text of --constants c, with -std=c99 -pedantic -Werror."""
+    from utvm.emit.aot import NONFINITE_PRELUDE, c_float
+
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("no gcc")
+    values = np.array(_SPECIAL_BITS, dtype=np.uint32).view(np.float32)
+    (tmp_path / "c.c").write_text(
+        "#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n" + "\n".join(NONFINITE_PRELUDE)
+        + "\nstatic const float c[] = {" + ", ".join(c_float(v) for v in values) + "};\n"
+        "int main(void) {\n  size_t i;\n  for (i = 0; i < sizeof c / sizeof c[0]; i++) {\n"
+        "    uint32_t b;\n    memcpy(&b, &c[i], 4);\n    printf(\"%08x\\n\", (unsigned)b);\n  }\n  return 0;\n}\n")
+    for cc in (gcc, shutil.which("arm-none-eabi-gcc")):
+        if cc is None:
+            continue
+        r = subprocess.run([cc, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-c", str(tmp_path / "c.c"),
+                            "-o", str(tmp_path / "c.o")], capture_output=True, text=True, check=False)
+        assert r.returncode == 0, r.stderr
+    r = subprocess.run([gcc, "-std=c99", str(tmp_path / "c.c"), "-o", str(tmp_path / "c")], capture_output=True,
+                       text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    out = subprocess.run([str(tmp_path / "c")], capture_output=True, text=True, check=True).stdout.split()
+    assert [int(x, 16) for x in out] == _SPECIAL_BITS
+
+
+def test_infinite_and_nan_constants_reach_the_outputs(tmp_path: Path) -> None:
+    """A float model whose bias holds inf, -inf and a NaN: --constants c (C arrays) and
+    --constants object (raw bytes) compute the same bits, and those are not finite."""
+    from tflite_builder import ModelBuilder
+
+    m = ModelBuilder("fc with non-finite bias")
+    x = m.add_tensor("input", [1, 4], "float32")
+    w = m.add_tensor("weights", [3, 4], "float32", data=np.linspace(-1, 1, 12).reshape(3, 4))
+    bias = np.array([0x7F800000, 0xFF800000, 0x7FC12345], dtype=np.uint32).view(np.float32)
+    b = m.add_tensor("bias", [3], "float32", data=bias)
+    y = m.add_tensor("output", [1, 3], "float32")
+    m.add_operator("FULLY_CONNECTED", [x, w, b], [y], {"fused_activation_function": "NONE"})
+    model = tmp_path / "fc_nonfinite.tflite"
+    model.write_bytes(m.finish([x], [y]))
+    lib2 = compile_model(model, tmp_path / "c", CompileOptions(name="nf")).mlf_dir / "codegen/host/src/nf_lib2.c"
+    text = lib2.read_text()
+    assert "INFINITY" in text and 'UTVM_NANF("0x12345")' in text
+    arrays = run_model(model, HOST_BOARD).outputs[0].reshape(-1)
+    objects = run_model(model, HOST_BOARD, constants="object").outputs[0].reshape(-1)
+    assert np.isposinf(arrays[0]) and np.isneginf(arrays[1]) and np.isnan(arrays[2])
+    assert np.array_equal(arrays.view(np.uint32), objects.view(np.uint32))
