@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from utvm.compiler import CompileOptions, compile_model
-from utvm.package.constobj import constants_object, layout
+from utvm.package.constobj import constants_object, host_target, layout
 from utvm.package.staticlib import archiver_for
 from utvm.run.runner import HOST_BOARD, compare, run_model
 
@@ -102,7 +102,7 @@ def test_constants_object_host(models_dir: Path, tmp_path: Path) -> None:
     result = compile_model(model, tmp_path / "m", CompileOptions(name="m", constants="object"))
     src = result.mlf_dir / "codegen" / "host"
     assert not (src / "src" / "m_lib2.c").exists()
-    assert (src / "lib" / "m_constants_x86_64.o").is_file()
+    assert (src / "lib" / f"m_constants_{host_target().name}.o").is_file()
     obj = run_model(model, HOST_BOARD, constants="object")
     arrays = run_model(model, HOST_BOARD)
     assert obj.outputs_match_reference
@@ -184,3 +184,43 @@ def test_infinite_and_nan_constants_reach_the_outputs(tmp_path: Path) -> None:
     objects = run_model(model, HOST_BOARD, constants="object").outputs[0].reshape(-1)
     assert np.isposinf(arrays[0]) and np.isneginf(arrays[1]) and np.isnan(arrays[2])
     assert np.array_equal(arrays.view(np.uint32), objects.view(np.uint32))
+
+
+@pytest.mark.parametrize(("system", "machine", "elf_class", "e_machine"), [
+    ("Linux", "x86_64", "ELFCLASS64", "EM_X86_64"),
+    ("Linux", "aarch64", "ELFCLASS64", "EM_AARCH64"),
+    ("FreeBSD", "arm64", "ELFCLASS64", "EM_AARCH64"),
+    ("Linux", "i686", "ELFCLASS32", "EM_386"),
+])
+def test_host_constants_object_is_for_the_host(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, system: str,
+                                                machine: str, elf_class: str, e_machine: str) -> None:
+    """--constants object for the host writes the host's ELF format, not always x86-64."""
+    from elftools.elf.elffile import ELFFile
+
+    import utvm.package.constobj as constobj
+
+    monkeypatch.setattr(constobj.platform, "system", lambda: system)
+    monkeypatch.setattr(constobj.platform, "machine", lambda: machine)
+    path = tmp_path / "c.o"
+    path.write_bytes(constants_object([("tvmgen_m_c0", bytes(range(10)))], "host"))
+    with path.open("rb") as f:
+        elf = ELFFile(f)
+        assert (elf.elfclass, elf["e_machine"], elf["e_type"]) == (64 if "64" in elf_class else 32, e_machine, "ET_REL")
+        (sym,) = [s for s in elf.get_section_by_name(".symtab").iter_symbols() if s.name == "tvmgen_m_c0"]
+        assert sym["st_size"] == 10
+
+
+def test_host_constants_object_on_a_non_elf_host(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """macOS and Windows link Mach-O / COFF: one error line, exit code 2, nothing left behind."""
+    import utvm.package.constobj as constobj
+    from utvm import cli
+
+    monkeypatch.setattr(constobj.platform, "system", lambda: "Darwin")
+    monkeypatch.setattr(constobj.platform, "machine", lambda: "arm64")
+    out = tmp_path / "m"
+    rc = cli.main(["compile", str(ROOT / "samples/utvm_inference/model/kws_ref_model.tflite"), "-o", str(out),
+                   "--constants", "object", "--json"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "use --constants c" in err[0], err
+    assert not out.exists()
