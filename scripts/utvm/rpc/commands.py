@@ -201,7 +201,7 @@ def cmd_run_rpc(args: argparse.Namespace) -> int:
     _print_reference(fields, getattr(args, "json", False))
     match = fields["outputs_match_reference"]
     if getattr(args, "json", False):
-        print(json.dumps({**fields, **result.to_json()}))
+        print(json.dumps({**result.to_json(), **fields}))  # model: the file, as run --json
     else:
         print(f"model {result.model} on {result.board} via RPC: {result.cycles} cycles")
         for out in result.outputs:
