@@ -102,6 +102,21 @@ def test_west_manifest_declares_the_extension() -> None:
     assert (REPO / commands[0]["file"]).is_file()
 
 
+def test_samples_take_what_west_tvm_passes() -> None:
+    """The -D variables west tvm build/run pass are the samples' cache variables, and no
+    sample caches UTVM_OPTIONS (tvm_add_model() reads it for one configure only)."""
+    from utvm.zephyr import build as zbuild
+
+    req = zbuild.BuildRequest(board="b", model=CMAKE_MODEL, name="kws")
+    passed = {d[2:].split("=")[0] for d in zbuild.cmake_defines(req)}
+    assert passed == {"UTVM_MODEL", "UTVM_MODEL_NAME"}
+    for sample in ("utvm_inference", "utvm_rpc_server"):
+        text = (REPO / "samples" / sample / "CMakeLists.txt").read_text()
+        cached = set(re.findall(r"^set\((\w+)\s[^)]*\bCACHE\b", text, re.M))
+        assert passed <= cached, (sample, passed - cached)
+        assert "UTVM_OPTIONS" not in cached and "TVM_OPTIONS" not in text.replace("UTVM_OPTIONS", "")
+
+
 def test_no_board_names_in_cmake() -> None:
     board_like = re.compile(r"qemu_|mps[23]|native_sim|an38[56]|nrf|stm32|nucleo", re.IGNORECASE)
     for path in [REPO / "CMakeLists.txt", REPO / "cmake" / "tvm.cmake",

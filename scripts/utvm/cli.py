@@ -132,7 +132,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 ("outputs match", _match_text(report.outputs_match_reference)),
                 ("max abs diff", "-" if report.max_abs_diff is None else f"{report.max_abs_diff:g}"),
                 ("workspace bytes", report.workspace_bytes), ("io bytes", report.io_bytes),
-                ("constants bytes", report.constants_bytes), ("code bytes", report.code_bytes),
+                ("constants bytes", report.constants_bytes), ("code bytes", report.code_bytes or "-"),
                 ("compile seconds", f"{report.compile_seconds:.1f}")]
         rows += [("offloaded", f"{n} operators to {m}") for m, n in report.offloaded.items()]
         if report.instructions is not None:

@@ -34,7 +34,8 @@ class RunReport:
     workspace_bytes: int
     io_bytes: int
     constants_bytes: int
-    code_bytes: int
+    #: None where the host's executables are not ELF (macOS: Mach-O)
+    code_bytes: int | None
     compile_seconds: float
     io_in_pool: bool
     instructions: int | None = None
@@ -172,12 +173,16 @@ def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = 
         )
 
 
-def _host_code_bytes(binary: Path, name: str) -> int:
-    """Bytes of machine code of the model's functions in the host binary."""
+def _host_code_bytes(binary: Path, name: str) -> int | None:
+    """Bytes of machine code of the model's functions in the host binary (None when the
+    host's executables are not ELF)."""
     from elftools.elf.elffile import ELFFile
 
     total = 0
     with open(binary, "rb") as f:
+        if f.read(4) != b"\x7fELF":
+            return None
+        f.seek(0)
         elf = ELFFile(f)
         symtab = elf.get_section_by_name(".symtab")
         if symtab is None:
