@@ -24,13 +24,25 @@ from test_boards import _toolchain_problem
 from tflite_builder import ModelBuilder, conv2d_model
 from utvm.compiler import CompileOptions, compile_model
 from utvm.importer import load_model
+from utvm.ir import Graph, Operator
 from utvm.lower import fixedpoint as fp
 from utvm.lower.fixedpoint import add_params
-from utvm.lower.helium import helium_kernel
-from utvm.lower.kernels import activation_range_int8
+from utvm.lower.kerneldef import KernelDef
+from utvm.lower.requant import activation_range_int8
+from utvm.lower.target import Target
+from utvm.ops import variant
 from utvm.run import qemu
 from utvm.run.boards import get_board
 from utvm.run.runner import run_model
+
+M55 = Target.for_cpu("cortex-m55")
+
+
+def helium_kernel(g: Graph, op: Operator) -> KernelDef | None:
+    """The Helium variant of the operator's kernel, None where it has none or it does not apply."""
+    v = variant(op.kind, "helium")
+    return v.build(g, op, M55) if v is not None else None
+
 
 INCLUDE = Path(__file__).resolve().parents[1] / "lib" / "crt" / "include"
 STRICT = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror"]
@@ -206,9 +218,9 @@ def test_constants_compact_and_scratch_planned(tmp_path: Path, name: str) -> Non
 
 
 def test_packed_shift_width_matches_the_header() -> None:
-    """helium.py packs shifts into bias words with kernels.py's SHIFT_BITS; kernels_mve.h
+    """the Helium kernels pack shifts into bias words with requant.py's SHIFT_BITS; kernels_mve.h
     unpacks them with UTVM_MVE_RQ_SHIFT_BITS: the two must agree."""
-    from utvm.lower.kernels import SHIFT_BITS
+    from utvm.lower.requant import SHIFT_BITS
 
     header = (Path(__file__).resolve().parents[1] / "lib/crt/include/utvm/kernels_mve.h").read_text()
     (bits,) = re.findall(r"#define UTVM_MVE_RQ_SHIFT_BITS (\d+)", header)
@@ -283,7 +295,7 @@ def _np_window(c: dict[str, object], depthwise: bool) -> np.ndarray:
 
 def _window_program(cases: list[dict[str, object]], depthwise: bool) -> str:
     """C that runs the helper row by row for every case and prints the outputs, one per line."""
-    from utvm.lower.helium import _interleave4
+    from utvm.ops.conv2d import _interleave4
 
     def arr(ctype: str, name: str, a: np.ndarray) -> str:
         return f"static {ctype} {name}[] = {{{', '.join(str(int(v)) for v in a.reshape(-1))}}};"

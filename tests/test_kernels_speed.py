@@ -13,14 +13,11 @@ import tvm
 from tvm import tirx
 
 from utvm.lower import fixedpoint as fp
-from utvm.lower.kernels import (
-    _dw4_weight_order,
-    _flat_row_index,
-    _flat_row_weights,
-    _interleave_rows,
-    _rounding_divide_by_pot_small,
-    packed_lanes,
-)
+from utvm.lower.requant import rounding_divide_by_pot_small as _rounding_divide_by_pot_small
+from utvm.lower.schedules import interleave_rows as _interleave_rows
+from utvm.lower.target import packed_lanes
+from utvm.ops.conv2d import _flat_row_index, _flat_row_weights
+from utvm.ops.depthwise_conv2d import _dw4_weight_order
 
 INCLUDE = Path(__file__).resolve().parents[1] / "lib" / "crt" / "include"
 

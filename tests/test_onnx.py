@@ -108,7 +108,7 @@ def test_onnx_model_matches_reference(build: object, tmp_path: Path) -> None:
     assert callable(build)
     model = build(tmp_path / f"{build.__name__.strip('_')}.onnx")
     report = run_model(model, "host", workdir=tmp_path / "work")
-    assert report.reference == "onnx-reference"
+    assert report.reference == "onnxruntime"
     assert report.outputs_match_reference, (report.max_abs_diff, report.max_rel_diff)
     assert report.max_rel_diff <= 1e-5
 

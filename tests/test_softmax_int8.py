@@ -29,7 +29,7 @@ runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
 from tvm import te  # noqa: E402
 
 import tflite_builder as tb  # noqa: E402
-from utvm.lower.softmax import np_softmax_int8, softmax_float, softmax_int8  # noqa: E402
+from utvm.ops.softmax import np_softmax_int8, softmax_float, softmax_int8  # noqa: E402
 
 CRT = ROOT / "lib" / "crt"
 

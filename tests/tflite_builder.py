@@ -37,20 +37,41 @@ DTYPES: dict[str, int] = {
     "complex64": TensorType.COMPLEX64,
 }
 
-#: operator -> name of its options table (BuiltinOptions member and tflite module)
+#: operator -> name of its options table (BuiltinOptions member and tflite module), where it is
+#: not the operator's name in CamelCase + "Options" (see :func:`options_table`)
 OPTIONS: dict[str, str] = {
     "CONV_2D": "Conv2DOptions",
     "DEPTHWISE_CONV_2D": "DepthwiseConv2DOptions",
-    "FULLY_CONNECTED": "FullyConnectedOptions",
     "AVERAGE_POOL_2D": "Pool2DOptions",
     "MAX_POOL_2D": "Pool2DOptions",
-    "ADD": "AddOptions",
-    "MUL": "MulOptions",
-    "RESHAPE": "ReshapeOptions",
-    "SOFTMAX": "SoftmaxOptions",
+    "L2_POOL_2D": "Pool2DOptions",
     "LSTM": "LSTMOptions",
-    "CONCATENATION": "ConcatenationOptions",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions",
+    "SVDF": "SVDFOptions",
+    "PADV2": "PadV2Options",
+    "MEAN": "ReducerOptions",
+    "SUM": "ReducerOptions",
+    "REDUCE_MAX": "ReducerOptions",
+    "REDUCE_MIN": "ReducerOptions",
+    "REDUCE_PROD": "ReducerOptions",
+    "BATCH_MATMUL": "BatchMatMulOptions",
+    "L2_NORMALIZATION": "L2NormOptions",
+    "SPACE_TO_BATCH_ND": "SpaceToBatchNDOptions",
+    "BATCH_TO_SPACE_ND": "BatchToSpaceNDOptions",
+    "LOCAL_RESPONSE_NORMALIZATION": "LocalResponseNormalizationOptions",
 }
+
+
+def options_table(op: str) -> str | None:
+    """The options table of ``op`` (e.g. STRIDED_SLICE -> StridedSliceOptions), None if it has none."""
+    if op in OPTIONS:
+        return OPTIONS[op]
+    name = "".join(part.capitalize() for part in op.split("_")) + "Options"
+    try:
+        importlib.import_module(f"tflite.{name}")
+    except ImportError:
+        return None
+    return name
 
 #: option fields given as names of enum members
 ENUMS: dict[str, Any] = {
@@ -87,8 +108,10 @@ class ModelBuilder:
         zero_point: None | int | Sequence[int] = None,
         quantized_dimension: int = 0,
         shape_signature: Sequence[int] | None = None,
+        is_variable: bool = False,
     ) -> int:
-        """Add a tensor (constant when ``data`` is given); returns its index."""
+        """Add a tensor (constant when ``data`` is given; ``is_variable``: state kept between
+        invocations, as SVDF and LSTM states); returns its index."""
         if dtype not in DTYPES:
             raise ValueError(f"unknown dtype {dtype!r}")
         buffer = 0
@@ -115,6 +138,7 @@ class ModelBuilder:
                 "zero_point": zps,
                 "qdim": quantized_dimension,
                 "signature": None if shape_signature is None else list(shape_signature),
+                "variable": is_variable,
             }
         )
         return len(self._tensors) - 1
@@ -158,7 +182,7 @@ class ModelBuilder:
         return b.CreateNumpyVector(np.asarray(values, dtype=dtype))
 
     def _write_options(self, b: flatbuffers.Builder, op: str, options: dict[str, Any]) -> tuple[int, int]:
-        table = OPTIONS.get(op)
+        table = options_table(op)
         if table is None:
             if options:
                 raise ValueError(f"no options table known for {op}")
@@ -210,6 +234,8 @@ class ModelBuilder:
             tflite.TensorAddQuantization(b, quant)
         if sig:
             tflite.TensorAddShapeSignature(b, sig)
+        if t["variable"]:
+            tflite.TensorAddIsVariable(b, True)
         return tflite.TensorEnd(b)
 
     def _write_operator(self, b: flatbuffers.Builder, o: dict[str, Any]) -> int:

@@ -30,7 +30,13 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cc", default="cc", help="C compiler for --export static-lib (default: cc)")
     p.add_argument("--cflags", default="", help="flags for --cc, e.g. \"-mcpu=cortex-m4 -mthumb -O2\"")
     add_offload_arguments(p)
+    add_tuning_log_argument(p)
     p.add_argument("--json", action="store_true", help="print a JSON summary")
+
+
+def add_tuning_log_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tuning-log", type=Path, metavar="LOG",
+                   help="apply the kernel configurations `utvm tune` recorded for this CPU")
 
 
 def add_offload_arguments(p: argparse.ArgumentParser) -> None:
@@ -69,6 +75,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeats", type=int, default=1, help="runs to time (median is reported)")
     _add_constants_argument(p)
     add_offload_arguments(p)
+    add_tuning_log_argument(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -81,7 +88,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     options = CompileOptions(name=args.name, io_in_pool=args.io_in_pool, cpu=args.cpu,
                              constants=args.constants, constants_target=args.constants_target,
                              export=args.export, cc=args.cc, cflags=args.cflags,
-                             offload=tuple(args.offload), cmsis_nn_dir=args.cmsis_nn_dir)
+                             offload=tuple(args.offload), cmsis_nn_dir=args.cmsis_nn_dir,
+                             tuning_log=args.tuning_log)
     result = compile_model(args.model, out, options,
                            progress=(lambda _: None) if args.json else _progress)
     mem = result.module_memory
@@ -118,7 +126,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         get_board(args.board)
     report = run_model(args.model, args.board, args.input, args.io_in_pool, args.repeats,
                        progress=None if args.json else _progress, constants=getattr(args, "constants", "c"),
-                       offload=tuple(args.offload), cmsis_nn_dir=args.cmsis_nn_dir)
+                       offload=tuple(args.offload), cmsis_nn_dir=args.cmsis_nn_dir,
+                       tuning_log=args.tuning_log)
     if args.output:
         np.save(args.output, report.outputs[0])
     if args.json:
@@ -161,6 +170,70 @@ def version_text() -> str:
     return f"utvm {__version__} (Apache TVM {tvm})"
 
 
+def add_tune_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("tune", help="measure kernel configurations on a board and record the fastest",
+                       description="For each distinct MAC-carrying kernel of MODEL, measure the configurations "
+                       "of its tuning space (kernel variants and knobs) on an emulated board (QEMU's exact "
+                       "instruction counts) or on devices through the RPC server, and write the fastest whose "
+                       "outputs equal the default's to LOG (JSON lines) for compile/run --tuning-log.")
+    p.add_argument("model", type=Path, nargs="?", help=".tflite or .onnx model")
+    p.add_argument("--board", default="mps2/an386", help="emulated board or the device's board (default mps2/an386)")
+    p.add_argument("--device", action="append", default=[], metavar="PORT",
+                   help="an RPC server to measure on (serial port, pty, socket://host:port); repeat for a farm "
+                        "of boards, one worker each")
+    p.add_argument("--flash", metavar="CMD",
+                   help="with --device: command that puts a firmware on the device, {elf} and {build} replaced "
+                        "(e.g. \"west flash -d {build}\")")
+    p.add_argument("--cpu", help="with --device: the device's CPU when utvm does not know its board (e.g. cortex-m7)")
+    p.add_argument("--trials", type=int, default=16, help="configurations measured per kernel at most (default 16)")
+    p.add_argument("--jobs", type=int, default=1, help="candidates compiled in parallel (default 1)")
+    p.add_argument("--max-ram", type=int, metavar="BYTES", help="reject configurations pushing the pool above this")
+    p.add_argument("--seed", type=int, default=0, help="seed of the search and the test inputs (default 0)")
+    p.add_argument("--merge", type=Path, nargs="+", metavar="LOG", help="merge logs, keeping the best per workload")
+    p.add_argument("-o", "--output", type=Path, required=True, help="log to write (JSON lines)")
+    p.add_argument("--json", action="store_true", help="print a JSON summary")
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from .tune.log import merge_logs
+
+    if args.merge:
+        if args.model is not None:
+            raise UtvmError("give either a model to tune or --merge LOG..., not both")
+        n = merge_logs(args.merge, args.output)
+        print(f"utvm: merged {len(args.merge)} logs into {args.output} ({n} workloads)")
+        return 0
+    if args.model is None:
+        raise UtvmError("tune needs a model (or --merge LOG...)")
+    from .tune.tuner import TuneOptions, tune_model
+
+    options = TuneOptions(board=args.board, trials=args.trials, jobs=args.jobs, max_ram=args.max_ram,
+                          seed=args.seed, devices=tuple(args.device), flash=args.flash, cpu=args.cpu)
+    results = tune_model(args.model, args.output, options, (lambda _: None) if args.json else _progress)
+    rows = [{"op": r.op, "key": r.key, "configurations": r.configs, "measured": r.measured,
+             "default_instructions": r.default.instructions, "best_instructions": r.best.instructions,
+             "best": r.best.config, "rejected": r.rejected} for r in results]
+    if args.json:
+        print(json.dumps({"log": str(args.output), "kernels": rows}))
+    else:
+        for row in rows:
+            print(f"  {row['op']:<18} {row['default_instructions']:>10} -> {row['best_instructions']:>10}  "
+                  f"{row['best']}")
+    return 0
+
+
+def cmd_ops(args: argparse.Namespace) -> int:
+    from .ops import table
+
+    if args.json:
+        print(json.dumps(table.as_json(), indent=1))
+    elif args.markdown:
+        print(table.as_markdown(), end="")
+    else:
+        print(table.as_text(), end="")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="utvm", description="Compile ML models into C for microcontrollers with TVM.")
     parser.add_argument("--version", action="version", version=version_text())
@@ -172,13 +245,18 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_arguments(run_parser)
     add_rpc_run_arguments(run_parser)
     add_profile_parser(sub)
+    add_tune_parser(sub)
+    ops_parser = sub.add_parser("ops", help="the supported operators (TFLite builtins, ONNX operators)")
+    fmt = ops_parser.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the table as JSON")
+    fmt.add_argument("--markdown", action="store_true", help="print docs/OPERATORS.md")
     from .info import add_info_parser
 
     add_info_parser(sub)
     return parser
 
 
-COMMANDS = {"compile": cmd_compile, "run": cmd_run}
+COMMANDS = {"compile": cmd_compile, "run": cmd_run, "ops": cmd_ops, "tune": cmd_tune}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -41,6 +41,8 @@ class CompileOptions:
     offload: tuple[str, ...] = ()
     #: CMSIS-NN sources for --offload cmsis-nn; None: $CMSIS_NN_DIR
     cmsis_nn_dir: Path | None = None
+    #: kernel configurations chosen by `utvm tune` (JSON lines), applied where they match
+    tuning_log: Path | None = None
 
 
 @dataclass
@@ -75,6 +77,19 @@ def compile_model(model: Path, out_dir: Path, options: CompileOptions | None = N
     directory beside ``out_dir`` and renamed into place at the end.
     """
     options = options or CompileOptions()
+    start = time.monotonic()
+    model = Path(model)
+    name = c_identifier(options.name or model.stem)
+    if options.name is not None and name != options.name:
+        raise UtvmError(f"--name '{options.name}' is not a C identifier (try '{name}')")
+    _check_options(options)
+    progress(f"importing {model}")
+    graph = load_model(model)
+    graph.name = name
+    return compile_graph(graph, out_dir, options, progress, start)
+
+
+def _check_options(options: CompileOptions) -> None:
     if options.constants not in ("c", "object"):
         raise UtvmError(f"--constants must be 'c' or 'object', not '{options.constants}'")
     if options.export not in (None, "static-lib"):
@@ -84,16 +99,24 @@ def compile_model(model: Path, out_dir: Path, options: CompileOptions | None = N
     constants_target = options.constants_target or ("arm" if options.cpu else "host")
     if constants_target not in ("host", "arm"):
         raise UtvmError(f"--constants-target must be 'host' or 'arm', not '{constants_target}'")
+
+
+def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = None,
+                  progress: Progress = _quiet, start: float | None = None) -> CompileResult:
+    """Compile an imported graph (``graph.name`` is the model name in C symbols) into
+    ``out_dir`` (an MLF directory) and ``out_dir``.tar; see :func:`compile_model`."""
+    options = options or CompileOptions()
+    _check_options(options)
+    start = time.monotonic() if start is None else start
+    name = graph.name
+    constants_target = options.constants_target or ("arm" if options.cpu else "host")
     cmsis_nn_dir = options.cmsis_nn_dir or (Path(os.environ["CMSIS_NN_DIR"]) if os.environ.get("CMSIS_NN_DIR") else None)
     modules = create_modules(options.offload, OffloadOptions(cpu=options.cpu, cmsis_nn_dir=cmsis_nn_dir))
-    start = time.monotonic()
-    model = Path(model)
-    name = c_identifier(options.name or model.stem)
-    if options.name is not None and name != options.name:
-        raise UtvmError(f"--name '{options.name}' is not a C identifier (try '{name}')")
-    progress(f"importing {model}")
-    graph = load_model(model)
-    graph.name = name
+    if options.tuning_log is not None:
+        from .tune.log import apply_log
+
+        applied = apply_log(graph, options.tuning_log, options.cpu, progress)
+        progress(f"tuning log: {applied} of {len(graph.ops)} operators take a tuned configuration")
     progress(f"lowering {len(graph.ops)} operators with TVM")
     lowered = lower_graph(graph, f"tvmgen_{name}", options.cpu, modules)
     for m in modules:

@@ -39,6 +39,9 @@ class Tensor:
     dtype: str
     quant: Quant | None = None
     data: np.ndarray | None = None
+    #: state kept between runs (TFLite variable tensors: SVDF and LSTM states); lives outside
+    #: the workspace pool and is reset to its zero point by tvmgen_<name>_reset()
+    variable: bool = False
 
     @property
     def is_constant(self) -> bool:

@@ -205,6 +205,8 @@ def _header(name: str, g: Graph, plan: MemoryPlan, io: dict[str, str], io_in_poo
         f"#define TVMGEN_{upper}_WORKSPACE_SIZE {plan.pool_size}",
         f"#define TVMGEN_{upper}_WORKSPACE_ALIGNMENT 16",
         f"#define TVMGEN_{upper}_IO_IN_POOL {1 if io_in_pool else 0}",
+        "/* Bytes of state kept between runs (SVDF / LSTM states), outside the pool. */",
+        f"#define TVMGEN_{upper}_STATE_SIZE {plan.state_size}",
         "",
     ]
     for kind, names in (("input", g.inputs), ("output", g.outputs)):
@@ -238,6 +240,12 @@ def _header(name: str, g: Graph, plan: MemoryPlan, io: dict[str, str], io_in_poo
             "",
         ]
     lines += [
+        "/* Set the state kept between runs (the variable tensors of SVDF and LSTM layers, in a static",
+        "   buffer outside the pool) to its initial value, as TFLite Micro's ResetVariableTensors()",
+        "   does. The first run resets it by itself; later runs continue from the state the previous",
+        f"   run left (streaming). A model without state (TVMGEN_{upper}_STATE_SIZE 0) does nothing. */",
+        f"void {prefix}_reset(void);",
+        "",
         "/* Descriptor for generic drivers (RPC server, test harnesses). */",
         f"extern const utvm_model_t {prefix}_model;",
         "",
@@ -280,6 +288,8 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
             return f"outputs[{out_index[root]}]"
         if root in in_index:
             return f"inputs[{in_index[root]}]"
+        if root in plan.state:
+            return f"{prefix}_state + {plan.state[root]}"
         return f"pool + {plan.offsets[root]}"
 
     L = [
@@ -287,6 +297,7 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
         "   with every tensor at an offset of the statically planned pool. No heap. */",
         "#include <stddef.h>",
         "#include <stdint.h>",
+        "#include <string.h>",
         "",
         '#include "tvm/ffi/c_api.h"',
         '#include "utvm/crt.h"',
@@ -316,6 +327,7 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
         "",
         f"static uint8_t {prefix}_pool[TVMGEN_{upper}_WORKSPACE_SIZE > 0 ? TVMGEN_{upper}_WORKSPACE_SIZE : 1] UTVM_POOL_ATTR;",
         "",
+        *_state_code(prefix, upper, g, plan),
         f"static const char* const {prefix}_op_names[{max(len(lowered.calls), 1)}] = {{",
     ]
     for call in lowered.calls:
@@ -357,6 +369,8 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
     if tvm_calls:
         L += [f"  DLTensor tensors[{max_args}];", f"  TVMFFIAny args[{max_args}];"]
     L.append("  int32_t rc;")
+    if plan.state:
+        L += [f"  if (!{prefix}_state_ready) {{", f"    {prefix}_reset();", "  }"]
     if not any(True for _ in g.inputs):
         L.append("  (void)inputs;")
     L.append("  (void)pool;")
@@ -482,6 +496,29 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
         f"  {len(lowered.calls)}u,",
         f"  {prefix}_op_names,",
         "  UTVM_OP_CYCLES,",
+        f"  TVMGEN_{upper}_STATE_SIZE,",
+        f"  {prefix}_reset,",
         "};",
     ]
     return "\n".join(L) + "\n"
+
+
+def _state_code(prefix: str, upper: str, g: Graph, plan: MemoryPlan) -> list[str]:
+    """The state buffer (variable tensors, kept between runs) and the reset function."""
+    lines = [f"/* State kept between runs ({len(plan.state)} tensors), reset to the zero points before the",
+             "   first run and by the reset function. */"]
+    if plan.state:
+        lines += [
+            f"static uint8_t {prefix}_state[TVMGEN_{upper}_STATE_SIZE] __attribute__((aligned(16)));",
+            f"static int {prefix}_state_ready;",
+            "",
+        ]
+    lines.append(f"void {prefix}_reset(void) {{")
+    for name, offset in sorted(plan.state.items(), key=lambda kv: kv[1]):
+        t = g.tensors[name]
+        fill = t.quant.scalar()[1] if t.quant is not None and t.dtype == "int8" else 0
+        lines.append(f"  memset({prefix}_state + {offset}, {fill}, {t.nbytes}u);  /* {name[:60]} */")
+    if plan.state:
+        lines.append(f"  {prefix}_state_ready = 1;")
+    lines += ["}", ""]
+    return lines

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import UtvmError
 from ..ir import Graph, Operator, Tensor
 from ..lower import fixedpoint as fp
-from ..lower.kernels import activation_range_int8, effective_scales
+from ..lower.requant import activation_range_int8, effective_scales
 from .base import ExternalArg, ExternalKernel, ExternalModule, LibraryFiles, OffloadOptions, Pattern
 
 #: CPUs whose CMSIS-NN build uses Helium (MVE) or the DSP extension; others get plain C

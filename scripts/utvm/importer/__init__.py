@@ -31,9 +31,17 @@ def load_model(path: Path) -> Graph:
     if suffix == ".tflite":
         from .tflite_import import load_tflite
 
-        return load_tflite(path, data)
-    if suffix == ".onnx":
+        graph = load_tflite(path, data)
+    elif suffix == ".onnx":
         from .onnx_import import load_onnx
 
-        return load_onnx(path, data)
-    raise UtvmError(f"{path}: unknown model format '{suffix}' (expected .tflite or .onnx)")
+        graph = load_onnx(path, data)
+    else:
+        raise UtvmError(f"{path}: unknown model format '{suffix}' (expected .tflite or .onnx)")
+    from ..ops import OpError, check_graph
+
+    try:
+        check_graph(graph)
+    except OpError as exc:
+        raise UtvmError(f"{path}: {exc}") from None
+    return graph

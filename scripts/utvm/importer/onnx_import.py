@@ -14,25 +14,20 @@ arithmetic exporters emit) are evaluated at import time with ONNX's reference im
 
 from __future__ import annotations
 
-import math
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import UtvmError
-from ..ir import Graph, Operator, Tensor
+from ..ir import Graph, Operator, Quant, Tensor
+from .tflite_import import count_list
 
 PLAIN = "plain"
 NHWC = "nhwc"
 TO_NHWC = (0, 2, 3, 1)
 TO_NCHW = (0, 3, 1, 2)
-
-#: operators that fuse a following Relu/Clip into their ``activation`` attr
-_FUSES_ACTIVATION = ("conv2d", "depthwise_conv2d", "fully_connected", "add", "avg_pool2d", "max_pool2d")
-
 
 def load_onnx(path: Path, data: bytes) -> Graph:
     """Parse ``data`` (the bytes of ``path``) into a graph."""
@@ -46,7 +41,7 @@ def load_onnx(path: Path, data: bytes) -> Graph:
     if not model.HasField("graph") or (not model.graph.node and not model.graph.output):
         raise UtvmError(f"{path}: corrupt or truncated ONNX model (no graph)")
     try:
-        return _Importer(path, model).run()
+        return OnnxImporter(path, model).run()
     except UtvmError:
         raise
     except Exception as exc:  # damaged files fail in the protobuf or numpy layers in many ways
@@ -68,13 +63,13 @@ def _op_name(node: Any) -> str:
     return f"{node.domain}.{node.op_type}" if node.domain not in ("", "ai.onnx") else str(node.op_type)
 
 
-def _trivial_perm(shape: tuple[int, ...], perm: tuple[int, ...]) -> bool:
+def trivial_perm(shape: tuple[int, ...], perm: tuple[int, ...]) -> bool:
     """True if transposing ``shape`` by ``perm`` keeps the row-major element order."""
     moved = [p for p in perm if shape[p] != 1]
     return moved == sorted(moved)
 
 
-class _Importer:
+class OnnxImporter:
     def __init__(self, path: Path, model: Any) -> None:
         self.path = path
         self.model = model
@@ -95,10 +90,16 @@ class _Importer:
         self.outputs: list[str] = []
         self.node_index = 0
         self.node: Any = None
+        #: quantization of the int8 values (outputs of QuantizeLinear and the QLinear operators)
+        self.qparams: dict[str, Quant] = {}
+        #: QuantizeLinear / DequantizeLinear are left alone until the QDQ groups are fused
+        self.qdq_fused = False
 
     # -- the pipeline ------------------------------------------------------------------------
     def run(self) -> Graph:
         from onnx import numpy_helper
+
+        from ..ops import onnx_ops
 
         g = self.graph
         for init in g.initializer:
@@ -114,6 +115,10 @@ class _Importer:
             self._check_input(i)
         self._prefold()
         self._infer_shapes()
+        from .onnx_qdq import fuse_qdq
+
+        fuse_qdq(self)
+        self.qdq_fused = True
 
         for node in g.node:
             for name in node.input:
@@ -135,14 +140,13 @@ class _Importer:
                 self._fold(node)
                 continue
             for out in node.output:
-                if out and self.elem_types.get(out, 1) != 1:
-                    raise UtvmError(f"{self.path}: {self._where()}: unsupported data type "
-                                    f"{_tensor_type_name(self.elem_types[out])} (output '{out}')")
-            convert = _CONVERTERS.get(node.op_type)
-            if convert is None:  # a Shape of a tensor without a static shape
+                if out:
+                    self.value_dtype(out)
+            source = onnx_ops().get(_op_name(node))
+            if source is None:  # a Shape of a tensor without a static shape
                 raise UtvmError(f"{self.path}: dynamic shapes are not supported ({self._where()} "
                                 "cannot be evaluated at compile time)")
-            convert(self, node)
+            source.convert(self, node)
 
         for name in self.outputs:
             if name in self.consts:
@@ -154,6 +158,8 @@ class _Importer:
                      inputs=graph_inputs, outputs=graph_outputs)
 
     def _check_unsupported(self) -> None:
+        from ..ops import onnx_ops
+
         const = set(self.consts)
         unsupported: Counter[str] = Counter()
         for node in self.graph.node:
@@ -161,11 +167,10 @@ class _Importer:
                 if node.domain in ("", "ai.onnx") and not any(a.type in (5, 10) for a in node.attribute):
                     const.update(o for o in node.output if o)  # evaluated at import time
                     continue
-            if node.domain not in ("", "ai.onnx") or node.op_type not in _CONVERTERS:
+            if _op_name(node) not in onnx_ops():
                 unsupported[_op_name(node)] += 1
         if unsupported:
-            listed = ", ".join(f"{k} (x{n})" if n > 1 else k for k, n in sorted(unsupported.items()))
-            raise UtvmError(f"{self.path}: unsupported operators: {listed}")
+            raise UtvmError(f"{self.path}: unsupported operators: {count_list(unsupported)} (see `utvm ops`)")
 
     def _check_input(self, value: Any) -> None:
         tt = value.type.tensor_type if value.type.HasField("tensor_type") else None
@@ -222,29 +227,40 @@ class _Importer:
                         g.initializer.append(numpy_helper.from_array(np.asarray(self.consts[o]), o))
 
     def _infer_shapes(self) -> None:
+        """ONNX's strict shape inference; the outputs of onnxruntime's quantized contrib operators,
+        which it does not know, are given their shapes and the inference repeated."""
         import onnx
 
-        try:
-            inferred = onnx.shape_inference.infer_shapes(self.model, check_type=True, strict_mode=True,
-                                                         data_prop=True)
-        except Exception as exc:
-            first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-            raise UtvmError(f"{self.path}: invalid ONNX model: shape inference failed: {first}") from None
-        g = inferred.graph
-        for v in [*g.input, *g.value_info, *g.output]:
-            if not v.type.HasField("tensor_type"):
-                continue
-            tt = v.type.tensor_type
-            self.elem_types[v.name] = tt.elem_type
-            if tt.HasField("shape") and all(d.HasField("dim_value") for d in tt.shape.dim):
-                self.shapes[v.name] = tuple(int(d.dim_value) for d in tt.shape.dim)
-        for name, arr in self.consts.items():
-            self.shapes[name] = tuple(arr.shape)
+        from .onnx_qdq import contrib_value_infos
+
+        for _ in range(len(self.graph.node) + 1):
+            try:
+                inferred = onnx.shape_inference.infer_shapes(self.model, check_type=True, strict_mode=True,
+                                                             data_prop=True)
+            except Exception as exc:
+                first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+                raise UtvmError(f"{self.path}: invalid ONNX model: shape inference failed: {first}") from None
+            g = inferred.graph
+            for v in [*g.input, *g.value_info, *g.output]:
+                if not v.type.HasField("tensor_type"):
+                    continue
+                tt = v.type.tensor_type
+                self.elem_types[v.name] = tt.elem_type
+                if tt.HasField("shape") and all(d.HasField("dim_value") for d in tt.shape.dim):
+                    self.shapes[v.name] = tuple(int(d.dim_value) for d in tt.shape.dim)
+            for name, arr in self.consts.items():
+                self.shapes[name] = tuple(arr.shape)
+            added = contrib_value_infos(self)
+            if not added:
+                return
+            self.graph.value_info.extend(added)
 
     # -- constant folding --------------------------------------------------------------------
     def _foldable(self, node: Any) -> bool:
         if node.op_type == "Shape":
             return node.input[0] in self.shapes
+        if node.op_type in ("QuantizeLinear", "DequantizeLinear") and not self.qdq_fused:
+            return False  # the QDQ fusion looks at them first
         if any(a.type in (5, 10) for a in node.attribute):  # subgraphs
             return False
         return node.domain in ("", "ai.onnx") and all(not n or n in self.consts for n in node.input)
@@ -252,10 +268,14 @@ class _Importer:
     def _fold(self, node: Any) -> None:
         if node.op_type == "Shape":
             shape = self.shapes[node.input[0]]
-            attrs = self._attrs(node)
+            attrs = self.attrs(node)
             start, end = int(attrs.get("start", 0)), attrs.get("end")
             picked = shape[start:] if end is None else shape[start:int(end)]
             self.consts[node.output[0]] = np.array(picked, dtype=np.int64)
+            return
+        if node.op_type == "DequantizeLinear":  # the reference evaluator lacks it before opset 19
+            self.consts[node.output[0]] = self._dequantize_const(node)
+            self.shapes[node.output[0]] = tuple(self.consts[node.output[0]].shape)
             return
         import onnx
         from onnx import helper, numpy_helper
@@ -275,6 +295,19 @@ class _Importer:
                 self.consts[name] = np.asarray(value)
                 self.shapes[name] = tuple(np.asarray(value).shape)
 
+    def _dequantize_const(self, node: Any) -> np.ndarray:
+        """(q - zero point) * scale of a constant, per tensor or along ``axis``, as float32."""
+        q = self.consts[node.input[0]].astype(np.float64)
+        scale = self.consts[node.input[1]].astype(np.float32).astype(np.float64)
+        zp = (self.consts[node.input[2]].astype(np.float64) if len(node.input) > 2 and node.input[2]
+              else np.zeros_like(scale))
+        if scale.size > 1:
+            axis = int(self.attrs(node).get("axis", 1))
+            shape = [1] * q.ndim
+            shape[axis if axis >= 0 else axis + q.ndim] = scale.size
+            scale, zp = scale.reshape(shape), zp.reshape(shape)
+        return ((q - zp) * scale).astype(np.float32)
+
     # -- helpers -----------------------------------------------------------------------------
     def _where(self) -> str:
         node = self.node
@@ -288,7 +321,7 @@ class _Importer:
         return UtvmError(f"{self.path}: {self._where()}: {msg}")
 
     @staticmethod
-    def _attrs(node: Any) -> dict[str, Any]:
+    def attrs(node: Any) -> dict[str, Any]:
         from onnx import helper
 
         return {a.name: helper.get_attribute_value(a) for a in node.attribute}
@@ -316,11 +349,59 @@ class _Importer:
             k += 1
         return name
 
-    def add_const(self, base: str, data: np.ndarray) -> str:
+    def add_const(self, base: str, data: np.ndarray, quant: Quant | None = None) -> str:
+        """A constant graph tensor: float32, or with ``quant`` an integer constant of the
+        array's own type (int8 weights, int32 biases)."""
         name = self._unique(base)
-        data = np.ascontiguousarray(data.astype(np.float32))
-        self.tensors[name] = Tensor(name, tuple(data.shape), "float32", data=data)
+        if quant is None:
+            data = np.ascontiguousarray(data.astype(np.float32))
+            self.tensors[name] = Tensor(name, tuple(data.shape), "float32", data=data)
+        else:
+            data = np.ascontiguousarray(data)
+            self.tensors[name] = Tensor(name, tuple(data.shape), str(data.dtype), quant=quant, data=data)
         return name
+
+    def emit_temp(self, kind: str, inputs: list[str], like: str, quant: Quant | None,
+                  attrs: dict[str, Any] | None = None) -> str:
+        """An operator whose output is a graph tensor of no ONNX value: shaped like tensor
+        ``like``, with its dtype and the given quantization."""
+        t = self.tensors[like]
+        name = self._unique(f"{like}_{kind}")
+        self.tensors[name] = Tensor(name, t.shape, t.dtype, quant=quant)
+        op = Operator(kind, inputs, [name], attrs or {}, source=self._source())
+        self.ops.append(op)
+        self.producer[name] = op
+        return name
+
+    def quantized_input(self, value: str, scale: str, zero_point: str | None, what: str) -> Quant:
+        """The quantization of int8 ``value`` as an integer operator declares it; it must be the
+        one the value was produced with."""
+        q = self.scalar_quant(scale, zero_point, what)
+        have = self.qparams.get(value)
+        if have is None or value in self.consts:
+            raise self.fail(f"the {what} must be an int8 value computed by the model")
+        if have.scalar() != q.scalar():
+            raise self.fail(f"the {what}'s quantization {q.scalar()} differs from its producer's {have.scalar()}")
+        return q
+
+    def value_dtype(self, value: str) -> str:
+        """utvm's element type of an ONNX value: float32, or int8 for quantized values."""
+        elem = self.elem_types.get(value, 1)
+        if elem == 1:
+            return "float32"
+        if elem == 3 and value in self.qparams:
+            return "int8"
+        raise UtvmError(f"{self.path}: {self._where()}: unsupported data type {_tensor_type_name(elem)} "
+                        f"(value '{value}')")
+
+    def scalar_quant(self, scale: str, zero_point: str | None, what: str) -> Quant:
+        """Per-tensor quantization from the scale and zero-point inputs of a (Q)Linear operator."""
+        s = self.const(scale, f"{what} scale").astype(np.float32).reshape(-1)
+        z = (self.const(zero_point, f"{what} zero point").astype(np.int64).reshape(-1) if zero_point
+             else np.zeros(1, np.int64))
+        if s.size != 1 or z.size != 1:
+            raise self.fail(f"the {what} must be quantized per tensor")
+        return Quant(scale=s, zero_point=z.astype(np.int32))
 
     def _new_tensor(self, value: str, layout: str) -> str:
         """A graph tensor for ONNX ``value`` in ``layout``. The model's outputs keep their own
@@ -332,7 +413,7 @@ class _Importer:
         else:
             base = value if value not in self.tensors else f"{value}_nchw"
         name = self._unique(base)
-        self.tensors[name] = Tensor(name, shape, "float32")
+        self.tensors[name] = Tensor(name, shape, self.value_dtype(value), quant=self.qparams.get(value))
         return name
 
     def emit(self, kind: str, inputs: list[str], value: str, layout: str,
@@ -361,7 +442,7 @@ class _Importer:
         else:
             src, perm = have[NHWC], TO_NCHW
             src_shape = tuple(shape[p] for p in TO_NHWC)
-        if _trivial_perm(src_shape, perm):
+        if trivial_perm(src_shape, perm):
             self.emit("reshape", [src], value, layout)
         else:
             self.emit("transpose", [src], value, layout, {"perm": perm})
@@ -398,7 +479,7 @@ class _Importer:
                 result.append(tensor)
                 continue
             out = self._unique(v)
-            self.tensors[out] = Tensor(out, self.shape(v), "float32")
+            self.tensors[out] = Tensor(out, self.shape(v), self.value_dtype(v), quant=self.qparams.get(v))
             if v in owner:
                 op = Operator("reshape", [tensor], [out], {}, source=f"output:{v}")
             else:  # identity permutation: a copy
@@ -429,297 +510,57 @@ class _Importer:
         self.producer[out] = op
         self.vals[value] = {layout: out}
 
+    # -- shared by the operators' import rules (utvm.ops) ---------------------------------------
+    def pads_2d(self, attrs: dict[str, Any], hw: tuple[int, int], kernel: tuple[int, int],
+                strides: tuple[int, int], dilation: tuple[int, int]) -> tuple[int, int, int, int]:
+        """(top, left, bottom, right) from ``pads`` or ``auto_pad``."""
+        auto = attrs.get("auto_pad", b"NOTSET")
+        auto = auto.decode() if isinstance(auto, bytes) else str(auto)
+        if auto in ("NOTSET", ""):
+            pads = [int(p) for p in attrs.get("pads", [0, 0, 0, 0])]
+            if len(pads) != 4:
+                raise self.fail(f"expects 4 pads, got {pads}")
+            return pads[0], pads[1], pads[2], pads[3]
+        if auto == "VALID":
+            return 0, 0, 0, 0
+        if auto not in ("SAME_UPPER", "SAME_LOWER"):
+            raise self.fail(f"unsupported auto_pad {auto}")
+        before, after = [], []
+        for size, k, s, d in zip(hw, kernel, strides, dilation, strict=True):
+            out = -(-size // s)
+            total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+            small, big = total // 2, total - total // 2
+            before.append(small if auto == "SAME_UPPER" else big)
+            after.append(big if auto == "SAME_UPPER" else small)
+        return before[0], before[1], after[0], after[1]
 
-# ---------------------------------------------------------------------------------------
-# converters
+    def pair(self, attrs: dict[str, Any], key: str, default: tuple[int, int]) -> tuple[int, int]:
+        v = [int(x) for x in attrs.get(key, default)]
+        if len(v) != 2:
+            raise self.fail(f"only 2-D operators are supported ({key}={v})")
+        return v[0], v[1]
 
-
-def _pads_2d(imp: _Importer, attrs: dict[str, Any], hw: tuple[int, int], kernel: tuple[int, int],
-             strides: tuple[int, int], dilation: tuple[int, int]) -> tuple[int, int, int, int]:
-    auto = attrs.get("auto_pad", b"NOTSET")
-    auto = auto.decode() if isinstance(auto, bytes) else str(auto)
-    if auto in ("NOTSET", ""):
-        pads = [int(p) for p in attrs.get("pads", [0, 0, 0, 0])]
-        if len(pads) != 4:
-            raise imp.fail(f"expects 4 pads, got {pads}")
-        return pads[0], pads[1], pads[2], pads[3]
-    if auto == "VALID":
-        return 0, 0, 0, 0
-    if auto not in ("SAME_UPPER", "SAME_LOWER"):
-        raise imp.fail(f"unsupported auto_pad {auto}")
-    before, after = [], []
-    for size, k, s, d in zip(hw, kernel, strides, dilation, strict=True):
-        out = -(-size // s)
-        total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
-        small, big = total // 2, total - total // 2
-        before.append(small if auto == "SAME_UPPER" else big)
-        after.append(big if auto == "SAME_UPPER" else small)
-    return before[0], before[1], after[0], after[1]
-
-
-def _pair(imp: _Importer, attrs: dict[str, Any], key: str, default: tuple[int, int]) -> tuple[int, int]:
-    v = [int(x) for x in attrs.get(key, default)]
-    if len(v) != 2:
-        raise imp.fail(f"only 2-D operators are supported ({key}={v})")
-    return v[0], v[1]
-
-
-def _conv(imp: _Importer, node: Any) -> None:
-    attrs = imp._attrs(node)
-    x_shape = imp.shape(node.input[0])
-    if len(x_shape) != 4:
-        raise imp.fail(f"only 2-D convolutions (4-D input) are supported, input has shape {list(x_shape)}")
-    w = imp.float_const(node.input[1], "weight")
-    bias = imp.float_const(node.input[2], "bias") if len(node.input) > 2 and node.input[2] else None
-    m, cpg, kh, kw = w.shape
-    cin = x_shape[1]
-    group = int(attrs.get("group", 1))
-    strides = _pair(imp, attrs, "strides", (1, 1))
-    dilation = _pair(imp, attrs, "dilations", (1, 1))
-    pad = _pads_2d(imp, attrs, (x_shape[2], x_shape[3]), (kh, kw), strides, dilation)
-    conv_attrs: dict[str, Any] = {"strides": strides, "dilation": dilation, "padding": pad, "activation": "none"}
-    if group == 1:
-        kind = "conv2d"
-        wdata = w.transpose(0, 2, 3, 1)                   # OIHW -> OHWI
-    elif group == cin and cpg == 1 and m % cin == 0:
-        kind = "depthwise_conv2d"
-        wdata = w.transpose(1, 2, 3, 0)                   # [C*M,1,KH,KW] -> [1,KH,KW,C*M]
-        conv_attrs["depth_multiplier"] = m // cin
-    else:
-        raise imp.fail(f"grouped convolution (group={group}) is not supported; only group=1 or depthwise")
-    x = imp.get(node.input[0], NHWC)
-    inputs = [x, imp.add_const(f"{node.output[0]}_weight", wdata)]
-    if bias is not None:
-        inputs.append(imp.add_const(f"{node.output[0]}_bias", bias.reshape(-1)))
-    imp.emit(kind, inputs, node.output[0], NHWC, conv_attrs)
-
-
-def _pool(imp: _Importer, node: Any) -> None:
-    attrs = imp._attrs(node)
-    x_shape = imp.shape(node.input[0])
-    if len(x_shape) != 4:
-        raise imp.fail(f"only 2-D pooling (4-D input) is supported, input has shape {list(x_shape)}")
-    if len([o for o in node.output if o]) > 1:
-        raise imp.fail("the Indices output is not supported")
-    if node.op_type == "GlobalAveragePool":
-        kernel, strides, pad = (x_shape[2], x_shape[3]), (1, 1), (0, 0, 0, 0)
-    else:
-        kernel = _pair(imp, attrs, "kernel_shape", (1, 1))
-        strides = _pair(imp, attrs, "strides", (1, 1))
-        if _pair(imp, attrs, "dilations", (1, 1)) != (1, 1):
-            raise imp.fail("dilated pooling is not supported")
-        if int(attrs.get("storage_order", 0)) != 0:
-            raise imp.fail("storage_order=1 is not supported")
-        pad = _pads_2d(imp, attrs, (x_shape[2], x_shape[3]), kernel, strides, (1, 1))
-        if node.op_type == "AveragePool" and int(attrs.get("count_include_pad", 0)) and any(pad):
-            raise imp.fail("count_include_pad=1 with padding is not supported")
-    kind = "max_pool2d" if node.op_type == "MaxPool" else "avg_pool2d"
-    x = imp.get(node.input[0], NHWC)
-    imp.emit(kind, [x], node.output[0], NHWC,
-             {"pool_size": kernel, "strides": strides, "padding": pad, "activation": "none"})
-
-
-def _fc(imp: _Importer, x_value: str, weights: np.ndarray, bias: np.ndarray | None, out: str) -> None:
-    x = imp.get(x_value, PLAIN)
-    inputs = [x, imp.add_const(f"{out}_weight", weights)]
-    if bias is not None:
-        inputs.append(imp.add_const(f"{out}_bias", bias))
-    imp.emit("fully_connected", inputs, out, PLAIN, {"activation": "none"})
-
-
-def _gemm(imp: _Importer, node: Any) -> None:
-    attrs = imp._attrs(node)
-    if int(attrs.get("transA", 0)):
-        raise imp.fail("transA=1 is not supported")
-    a_shape = imp.shape(node.input[0])
-    if len(a_shape) != 2:
-        raise imp.fail(f"expects a 2-D input, got {list(a_shape)}")
-    b = imp.float_const(node.input[1], "B matrix")
-    alpha, beta = float(attrs.get("alpha", 1.0)), float(attrs.get("beta", 1.0))
-    w = b if int(attrs.get("transB", 0)) else b.T
-    if alpha != 1.0:
-        w = w * np.float32(alpha)
-    units = w.shape[0]
-    bias = None
-    if len(node.input) > 2 and node.input[2]:
-        c = imp.float_const(node.input[2], "C (bias)")
-        if c.size != units and c.size != 1:
-            raise imp.fail(f"bias of shape {list(c.shape)} is not supported (needs [{units}])")
-        bias = np.broadcast_to(c.reshape(-1), (units,)) * np.float32(beta)
-    _fc(imp, node.input[0], w, bias, node.output[0])
-
-
-def _matmul(imp: _Importer, node: Any) -> None:
-    b = imp.float_const(node.input[1], "second MatMul operand")
-    if b.ndim != 2:
-        raise imp.fail(f"expects a 2-D constant second operand, got {list(b.shape)}")
-    if len(imp.shape(node.input[0])) < 2:
-        raise imp.fail("a 1-D first operand is not supported")
-    _fc(imp, node.input[0], b.T, None, node.output[0])
-
-
-def _fuse_bias(imp: _Importer, value: str, c: np.ndarray, out: str) -> bool:
-    """Fold Add(value, constant c) into the fully_connected/conv computing ``value``."""
-    op = imp.fusable_producer(value)
-    if op is None or len(op.inputs) != 2 or op.attrs.get("activation") != "none":
-        return False
-    shape = imp.shape(value)
-    if imp.shape(out) != shape:
-        return False
-    if op.kind == "fully_connected":
-        n = shape[-1]
-        if c.size != n or c.shape[-1:] != (n,):
+    def fuse_bias(self, value: str, c: np.ndarray, out: str) -> bool:
+        """Fold Add(value, constant c) into the fully_connected/conv computing ``value``."""
+        op = self.fusable_producer(value)
+        if op is None or len(op.inputs) != 2 or op.attrs.get("activation") != "none":
             return False
-        layout = PLAIN
-    elif op.kind in ("conv2d", "depthwise_conv2d"):
-        n = shape[1]
-        ok_shapes = ((n, 1, 1), (1, n, 1, 1))
-        if c.shape not in ok_shapes and not (n == 1 and c.size == 1):
+        shape = self.shape(value)
+        if self.shape(out) != shape:
             return False
-        layout = NHWC
-    else:
-        return False
-    op.inputs.append(imp.add_const(f"{out}_bias", c.reshape(-1).astype(np.float32)))
-    imp.retarget(op, out, layout)
-    return True
-
-
-def _add(imp: _Importer, node: Any) -> None:
-    a, b = node.input[0], node.input[1]
-    out = node.output[0]
-    out_shape = imp.shape(out)
-    if a in imp.consts and b in imp.consts:
-        raise imp.fail("both operands are constant")
-    if a in imp.consts or b in imp.consts:
-        var, cname = (b, a) if a in imp.consts else (a, b)
-        c = imp.float_const(cname, "constant operand")
-        if _fuse_bias(imp, var, c, out):
-            return
-        if imp.shape(var) != out_shape:
-            raise imp.fail(f"broadcasting add {list(imp.shape(a))} + {list(imp.shape(b))} is not supported")
-        x, layout = imp.any_layout(var)
-        full = np.broadcast_to(c, out_shape)
-        if layout == NHWC:
-            full = full.transpose(TO_NHWC)
-        imp.emit("add", [x, imp.add_const(f"{out}_addend", full)], out, layout, {"activation": "none"})
-        return
-    if imp.shape(a) != imp.shape(b) or imp.shape(a) != out_shape:
-        raise imp.fail(f"broadcasting add {list(imp.shape(a))} + {list(imp.shape(b))} is not supported")
-    have_a, have_b = imp.vals.get(a, {}), imp.vals.get(b, {})
-    if len(out_shape) != 4 or (PLAIN in have_a and PLAIN in have_b and not (NHWC in have_a and NHWC in have_b)):
-        layout = PLAIN
-    else:
-        layout = NHWC if (NHWC in have_a or NHWC in have_b) else PLAIN
-    imp.emit("add", [imp.get(a, layout), imp.get(b, layout)], out, layout, {"activation": "none"})
-
-
-def _activation(imp: _Importer, node: Any, act: str) -> None:
-    x, out = node.input[0], node.output[0]
-    op = imp.fusable_producer(x)
-    if op is not None and op.kind in _FUSES_ACTIVATION and op.attrs.get("activation") == "none":
-        layout = NHWC if NHWC in imp.vals[x] else PLAIN
-        op.attrs["activation"] = act
-        imp.retarget(op, out, layout)
-        return
-    if act not in ("relu", "relu6"):
-        raise imp.fail(f"a standalone clamp to {act} is not supported (only after Conv, Gemm, MatMul, Add or pooling)")
-    tensor, layout = imp.any_layout(x)
-    imp.emit(act, [tensor], out, layout)
-
-
-def _relu(imp: _Importer, node: Any) -> None:
-    _activation(imp, node, "relu")
-
-
-def _clip(imp: _Importer, node: Any) -> None:
-    attrs = imp._attrs(node)
-    lo, hi = float(attrs.get("min", -math.inf)), float(attrs.get("max", math.inf))
-    if len(node.input) > 1 and node.input[1]:
-        lo = float(imp.const(node.input[1], "min").reshape(-1)[0])
-    if len(node.input) > 2 and node.input[2]:
-        hi = float(imp.const(node.input[2], "max").reshape(-1)[0])
-    acts = {(0.0, 6.0): "relu6", (0.0, math.inf): "relu", (-1.0, 1.0): "relu_n1_to_1"}
-    act = acts.get((lo, hi))
-    if act is None:
-        raise imp.fail(f"Clip({lo}, {hi}) is not supported (only 0..6, 0..inf, -1..1)")
-    _activation(imp, node, act)
-
-
-def _flatten(imp: _Importer, node: Any) -> None:
-    _reshape_to(imp, node.input[0], node.output[0])
-
-
-def _reshape(imp: _Importer, node: Any) -> None:
-    if len(node.input) > 1:
-        imp.const(node.input[1], "shape")
-    _reshape_to(imp, node.input[0], node.output[0])
-
-
-def _reshape_to(imp: _Importer, x_value: str, out: str) -> None:
-    x = imp.get(x_value, PLAIN)
-    if imp.tensors[x].size != int(np.prod(imp.shape(out), dtype=np.int64)):
-        raise imp.fail(f"reshape from {list(imp.shape(x_value))} to {list(imp.shape(out))} changes the element count")
-    imp.emit("reshape", [x], out, PLAIN)
-
-
-def _identity(imp: _Importer, node: Any) -> None:
-    x, out = node.input[0], node.output[0]
-    if node.op_type == "Dropout" and len([o for o in node.output if o]) > 1:
-        raise imp.fail("the mask output of Dropout is not supported")
-    if x in imp.consts:
-        imp.consts[out] = imp.consts[x]
-        return
-    imp.vals[out] = dict(imp.vals[x])
-
-
-def _softmax(imp: _Importer, node: Any) -> None:
-    attrs = imp._attrs(node)
-    x, out = node.input[0], node.output[0]
-    shape = imp.shape(x)
-    rank = len(shape)
-    axis = int(attrs.get("axis", -1 if imp.opset >= 13 else 1))
-    axis = axis + rank if axis < 0 else axis
-    if axis == rank - 1:
-        imp.emit("softmax", [imp.get(x, PLAIN)], out, PLAIN, {"beta": 1.0})
-        return
-    raise imp.fail(f"softmax over axis {axis} of a {rank}-D tensor is not supported (only the last axis)")
-
-
-def _transpose(imp: _Importer, node: Any) -> None:
-    attrs = imp._attrs(node)
-    x, out = node.input[0], node.output[0]
-    shape = imp.shape(x)
-    perm = tuple(int(p) for p in attrs.get("perm", list(range(len(shape)))[::-1]))
-    have = imp.vals.get(x, {})
-    if len(shape) == 4 and NHWC in have and perm == TO_NHWC and len(imp.shape(out)) == 4:
-        # NCHW -> NHWC of a value already held as NHWC: its bytes are the answer
-        imp.emit("reshape", [have[NHWC]], out, PLAIN)
-        return
-    if len(shape) == 4 and PLAIN in have and perm == TO_NCHW:
-        # NHWC -> NCHW (TensorFlow exports): the input's bytes are the output's NHWC layout
-        imp.emit("reshape", [have[PLAIN]], out, NHWC)
-        return
-    src = imp.get(x, PLAIN)
-    if _trivial_perm(shape, perm):
-        imp.emit("reshape", [src], out, PLAIN)
-    else:
-        imp.emit("transpose", [src], out, PLAIN, {"perm": perm})
-
-
-_CONVERTERS: dict[str, Callable[[_Importer, Any], None]] = {
-    "Conv": _conv,
-    "Gemm": _gemm,
-    "MatMul": _matmul,
-    "Relu": _relu,
-    "Clip": _clip,
-    "Add": _add,
-    "AveragePool": _pool,
-    "MaxPool": _pool,
-    "GlobalAveragePool": _pool,
-    "Flatten": _flatten,
-    "Reshape": _reshape,
-    "Softmax": _softmax,
-    "Identity": _identity,
-    "Dropout": _identity,
-    "Transpose": _transpose,
-}
+        if op.kind == "fully_connected":
+            n = shape[-1]
+            if c.size != n or c.shape[-1:] != (n,):
+                return False
+            layout = PLAIN
+        elif op.kind in ("conv2d", "depthwise_conv2d"):
+            n = shape[1]
+            ok_shapes = ((n, 1, 1), (1, n, 1, 1))
+            if c.shape not in ok_shapes and not (n == 1 and c.size == 1):
+                return False
+            layout = NHWC
+        else:
+            return False
+        op.inputs.append(self.add_const(f"{out}_bias", c.reshape(-1).astype(np.float32)))
+        self.retarget(op, out, layout)
+        return True

@@ -7,7 +7,7 @@ as one :class:`UtvmError` naming what is wrong.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +41,14 @@ def load_tflite(path: Path, data: bytes) -> Graph:
     if len(data) < 8 or data[4:8] != b"TFL3":
         raise UtvmError(f"{path}: not a TFLite model (no TFL3 file identifier)")
     try:
-        return _Importer(path, data).run()
+        return TfliteImporter(path, data).run()
     except UtvmError:
         raise
     except Exception as exc:  # the flatbuffer reader fails in many ways on damaged files
         raise UtvmError(f"{path}: corrupt or truncated TFLite model ({type(exc).__name__})") from None
 
 
-class _Importer:
+class TfliteImporter:
     def __init__(self, path: Path, data: bytes) -> None:
         import tflite
 
@@ -62,6 +62,7 @@ class _Importer:
         self.names = _builtin_names()
         self.tensors: dict[str, Tensor] = {}
         self.index_to_name: dict[int, str] = {}
+        self.ops: list[Operator] = []
 
     # -- tensors ---------------------------------------------------------------------------
     def _buffer(self, index: int) -> bytes | None:
@@ -110,7 +111,8 @@ class _Importer:
             if arr.size != n:
                 raise UtvmError(f"{self.path}: constant '{raw_name}' holds {arr.size} values, its shape {list(shape)} needs {n}")
             data = arr.reshape(shape).copy()
-        self.tensors[name] = Tensor(name=name, shape=shape, dtype=dtype, quant=quant, data=data)
+        self.tensors[name] = Tensor(name=name, shape=shape, dtype=dtype, quant=quant, data=data,
+                                    variable=bool(t.IsVariable()))
         self.index_to_name[index] = name
         return name
 
@@ -124,152 +126,96 @@ class _Importer:
             name = f"CUSTOM:{custom.decode() if custom else '?'}"
         return name
 
-    def _options(self, op: Any, cls_name: str) -> Any:
-        table = op.BuiltinOptions()
+    def run(self) -> Graph:
+        from ..ops import tflite_ops
+
+        converters = tflite_ops()
+        sg = self.sg
+        ops_raw = [sg.Operators(i) for i in range(sg.OperatorsLength())]
+        kinds = [self._opcode_name(op) for op in ops_raw]
+        unsupported = Counter(k for k in kinds if k not in converters)
+        if unsupported:
+            raise UtvmError(f"{self.path}: unsupported operators: {count_list(unsupported)} (see `utvm ops`)")
+        inputs = [self._tensor(int(i)) for i in sg.InputsAsNumpy()]
+        for i, (op, kind) in enumerate(zip(ops_raw, kinds)):
+            ins = [self._tensor(int(j)) if j >= 0 else "" for j in op.InputsAsNumpy()]
+            outs = [self._tensor(int(j)) for j in op.OutputsAsNumpy()]
+            converters[kind].convert(self, TfliteNode(kind, i, op, ins, outs))
+        outputs = [self._tensor(int(i)) for i in sg.OutputsAsNumpy()]
+        if not inputs or not outputs:
+            raise UtvmError(f"{self.path}: the model has no inputs or no outputs")
+        name = Path(self.path).stem
+        graph = Graph(name=name, tensors=self.tensors, ops=self.ops, inputs=inputs, outputs=outputs)
+        _own_output_buffers(graph)
+        return graph
+
+    # -- for the operators' import rules (utvm.ops) ------------------------------------------
+    def options(self, node: TfliteNode, cls_name: str) -> Any:
+        """The operator's builtin options table as ``tflite.<cls_name>`` (defaults when absent)."""
+        table = node.raw.BuiltinOptions()
         opts = getattr(self.tfl, cls_name)()
         if table is not None:
             opts.Init(table.Bytes, table.Pos)
         return opts
 
-    def run(self) -> Graph:
-        sg = self.sg
-        ops_raw = [sg.Operators(i) for i in range(sg.OperatorsLength())]
-        kinds = [self._opcode_name(op) for op in ops_raw]
-        unsupported = Counter(k for k in kinds if k not in _CONVERTERS)
-        if unsupported:
-            listed = ", ".join(f"{k} (x{n})" if n > 1 else k for k, n in sorted(unsupported.items()))
-            raise UtvmError(f"{self.path}: unsupported operators: {listed}")
-        inputs = [self._tensor(int(i)) for i in sg.InputsAsNumpy()]
-        ops: list[Operator] = []
-        for i, (op, kind) in enumerate(zip(ops_raw, kinds)):
-            ins = [self._tensor(int(j)) if j >= 0 else "" for j in op.InputsAsNumpy()]
-            outs = [self._tensor(int(j)) for j in op.OutputsAsNumpy()]
-            _CONVERTERS[kind](self, op, kind, ins, outs, ops, i)
-        outputs = [self._tensor(int(i)) for i in sg.OutputsAsNumpy()]
-        if not inputs or not outputs:
-            raise UtvmError(f"{self.path}: the model has no inputs or no outputs")
-        name = Path(self.path).stem
-        graph = Graph(name=name, tensors=self.tensors, ops=ops, inputs=inputs, outputs=outputs)
-        _check_hybrid(self.path, graph)
-        _own_output_buffers(graph)
-        return graph
-
-    # -- helpers for converters -------------------------------------------------------------
-    def activation(self, code: int, where: str) -> str:
+    def activation(self, code: int, node: TfliteNode) -> str:
         act = _ACTIVATIONS.get(code)
         if act is None:
-            raise UtvmError(f"{self.path}: {where}: unsupported fused activation {code}")
+            raise self.fail(node, f"unsupported fused activation {code}")
         return act
 
+    def fail(self, node: TfliteNode, msg: str) -> UtvmError:
+        return UtvmError(f"{self.path}: {node.label}: {msg}")
 
-def _same_padding(in_size: int, k: int, stride: int, dilation: int) -> tuple[int, int, int]:
-    """TFLite SAME/VALID arithmetic: output size and the padding before and after."""
+    def emit(self, node: TfliteNode, kind: str, inputs: list[str], outputs: list[str],
+             attrs: dict[str, Any] | None = None) -> Operator:
+        op = Operator(kind, inputs, outputs, attrs or {}, source=node.source)
+        self.ops.append(op)
+        return op
+
+
+@dataclass
+class TfliteNode:
+    """One operator of the flatbuffer, as the import rules see it."""
+
+    kind: str             # builtin name, e.g. CONV_2D
+    index: int            # position in the subgraph
+    raw: Any              # tflite.Operator
+    inputs: list[str]     # tensor names ("" for an omitted optional input)
+    outputs: list[str]
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind} #{self.index}"
+
+    @property
+    def source(self) -> str:
+        return f"{self.kind}#{self.index}"
+
+
+def count_list(counts: Counter[str], limit: int = 12) -> str:
+    """``A (x2), B, ...``: names with their counts, at most ``limit`` of them."""
+    items = [f"{k} (x{n})" if n > 1 else k for k, n in sorted(counts.items())]
+    more = f" and {len(items) - limit} more" if len(items) > limit else ""
+    return ", ".join(items[:limit]) + more
+
+
+def same_padding(in_size: int, k: int, stride: int, dilation: int) -> tuple[int, int, int]:
+    """TFLite SAME arithmetic: output size and the padding before and after."""
     eff = (k - 1) * dilation + 1
     out = (in_size + stride - 1) // stride
     total = max((out - 1) * stride + eff - in_size, 0)
     return out, total // 2, total - total // 2
 
 
-def _padding(kind_code: int, h: int, w: int, kh: int, kw: int, sh: int, sw: int,
-             dh: int, dw: int) -> tuple[int, int, int, int]:
+def padding(kind_code: int, h: int, w: int, kh: int, kw: int, sh: int, sw: int,
+            dh: int, dw: int) -> tuple[int, int, int, int]:
+    """(top, left, bottom, right) of TFLite's Padding enum (0 SAME, 1 VALID)."""
     if kind_code == 0:  # SAME
-        _, top, bottom = _same_padding(h, kh, sh, dh)
-        _, left, right = _same_padding(w, kw, sw, dw)
+        _, top, bottom = same_padding(h, kh, sh, dh)
+        _, left, right = same_padding(w, kw, sw, dw)
         return top, left, bottom, right
     return 0, 0, 0, 0
-
-
-def _conv(imp: _Importer, op: Any, kind: str, ins: list[str], outs: list[str],
-          ops: list[Operator], index: int) -> None:
-    depthwise = kind == "DEPTHWISE_CONV_2D"
-    o = imp._options(op, "DepthwiseConv2DOptions" if depthwise else "Conv2DOptions")
-    x = imp.tensors[ins[0]]
-    w = imp.tensors[ins[1]]
-    if len(x.shape) != 4 or len(w.shape) != 4:
-        raise UtvmError(f"{imp.path}: {kind} #{index}: expects 4-D input and filter")
-    kh, kw = w.shape[1], w.shape[2]
-    sh, sw = o.StrideH(), o.StrideW()
-    dh, dw = o.DilationHFactor() or 1, o.DilationWFactor() or 1
-    pad = _padding(o.Padding(), x.shape[1], x.shape[2], kh, kw, sh, sw, dh, dw)
-    attrs = {
-        "strides": (sh, sw), "dilation": (dh, dw), "padding": pad,
-        "activation": imp.activation(o.FusedActivationFunction(), f"{kind} #{index}"),
-    }
-    if depthwise:
-        attrs["depth_multiplier"] = w.shape[3] // x.shape[3]
-    inputs = [ins[0], ins[1]] + ([ins[2]] if len(ins) > 2 and ins[2] else [])
-    ops.append(Operator("depthwise_conv2d" if depthwise else "conv2d", inputs, outs, attrs,
-                        source=f"{kind}#{index}"))
-
-
-def _fully_connected(imp: _Importer, op: Any, kind: str, ins: list[str], outs: list[str],
-                     ops: list[Operator], index: int) -> None:
-    o = imp._options(op, "FullyConnectedOptions")
-    if o.WeightsFormat() != 0:
-        raise UtvmError(f"{imp.path}: {kind} #{index}: shuffled weights format is not supported")
-    attrs = {"activation": imp.activation(o.FusedActivationFunction(), f"{kind} #{index}")}
-    inputs = [ins[0], ins[1]] + ([ins[2]] if len(ins) > 2 and ins[2] else [])
-    ops.append(Operator("fully_connected", inputs, outs, attrs, source=f"{kind}#{index}"))
-
-
-def _pool(imp: _Importer, op: Any, kind: str, ins: list[str], outs: list[str],
-          ops: list[Operator], index: int) -> None:
-    o = imp._options(op, "Pool2DOptions")
-    x = imp.tensors[ins[0]]
-    kh, kw = o.FilterHeight(), o.FilterWidth()
-    sh, sw = o.StrideH(), o.StrideW()
-    pad = _padding(o.Padding(), x.shape[1], x.shape[2], kh, kw, sh, sw, 1, 1)
-    attrs = {"pool_size": (kh, kw), "strides": (sh, sw), "padding": pad,
-             "activation": imp.activation(o.FusedActivationFunction(), f"{kind} #{index}")}
-    ops.append(Operator("avg_pool2d" if kind == "AVERAGE_POOL_2D" else "max_pool2d", [ins[0]], outs,
-                        attrs, source=f"{kind}#{index}"))
-
-
-def _add(imp: _Importer, op: Any, kind: str, ins: list[str], outs: list[str],
-         ops: list[Operator], index: int) -> None:
-    o = imp._options(op, "AddOptions")
-    a, b = imp.tensors[ins[0]], imp.tensors[ins[1]]
-    if a.shape != b.shape:
-        raise UtvmError(f"{imp.path}: {kind} #{index}: broadcasting add {list(a.shape)} + {list(b.shape)} is not supported")
-    attrs = {"activation": imp.activation(o.FusedActivationFunction(), f"{kind} #{index}")}
-    ops.append(Operator("add", ins[:2], outs, attrs, source=f"{kind}#{index}"))
-
-
-def _reshape(imp: _Importer, op: Any, kind: str, ins: list[str], outs: list[str],
-             ops: list[Operator], index: int) -> None:
-    x, y = imp.tensors[ins[0]], imp.tensors[outs[0]]
-    if x.size != y.size:
-        raise UtvmError(f"{imp.path}: {kind} #{index}: reshape from {list(x.shape)} to {list(y.shape)} changes the element count")
-    ops.append(Operator("reshape", [ins[0]], outs, {}, source=f"{kind}#{index}"))
-
-
-def _softmax(imp: _Importer, op: Any, kind: str, ins: list[str], outs: list[str],
-             ops: list[Operator], index: int) -> None:
-    o = imp._options(op, "SoftmaxOptions")
-    ops.append(Operator("softmax", [ins[0]], outs, {"beta": float(o.Beta())}, source=f"{kind}#{index}"))
-
-
-def _unary(name: str) -> Callable[..., None]:
-    def convert(imp: _Importer, op: Any, kind: str, ins: list[str], outs: list[str],
-                ops: list[Operator], index: int) -> None:
-        ops.append(Operator(name, [ins[0]], outs, {}, source=f"{kind}#{index}"))
-    return convert
-
-
-_CONVERTERS: dict[str, Callable[..., None]] = {
-    "CONV_2D": _conv,
-    "DEPTHWISE_CONV_2D": _conv,
-    "FULLY_CONNECTED": _fully_connected,
-    "AVERAGE_POOL_2D": _pool,
-    "MAX_POOL_2D": _pool,
-    "ADD": _add,
-    "RESHAPE": _reshape,
-    "SOFTMAX": _softmax,
-    "QUANTIZE": _unary("quantize"),
-    "DEQUANTIZE": _unary("dequantize"),
-    "RELU": _unary("relu"),
-    "RELU6": _unary("relu6"),
-}
 
 
 def _own_output_buffers(graph: Graph) -> None:
@@ -306,20 +252,3 @@ def _own_output_buffers(graph: Graph) -> None:
         graph.tensors[dst] = Tensor(dst, t.shape, t.dtype, t.quant)
         graph.ops.append(Operator("transpose", [src], [dst], {"perm": tuple(range(len(t.shape)))},
                                   source=f"output:{out}"))
-
-
-def _check_hybrid(path: Path, graph: Graph) -> None:
-    """Refuse dynamic-range models: float activations with int8 weights."""
-    for op in graph.ops:
-        if op.kind not in ("conv2d", "depthwise_conv2d", "fully_connected"):
-            continue
-        x, w = graph.tensors[op.inputs[0]], graph.tensors[op.inputs[1]]
-        if x.dtype == "float32" and w.dtype == "int8":
-            raise UtvmError(
-                f"{path}: hybrid (dynamic-range) quantized model: {op.source} has float32 activations"
-                " and int8 weights; TFLite Micro does not run these either. Quantize the model fully"
-                " to int8 (with a representative dataset) or keep it float32")
-        if x.dtype == "int8" and (x.quant is None or w.quant is None):
-            raise UtvmError(f"{path}: {op.source}: int8 tensors without quantization parameters")
-        if x.dtype not in ("int8", "float32") or w.dtype != x.dtype:
-            raise UtvmError(f"{path}: {op.source}: unsupported data types {x.dtype} input, {w.dtype} weights")

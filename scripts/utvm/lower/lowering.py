@@ -13,12 +13,9 @@ from tvm import te
 from ..errors import UtvmError
 from ..external.base import ExternalArg, ExternalKernel, ExternalModule
 from ..ir import Graph, Operator, Tensor
-from .helium import helium_kernel
-from .kernels import BUILDERS, PACKED_KINDS, VECTOR_LANES, KernelArg, packed_lanes
+from .kerneldef import KernelArg
 from .pipeline import PIPELINE_NAME
-
-#: operators that only change the view of a buffer: no kernel, the output aliases the input
-ALIAS_KINDS = ("reshape",)
+from .target import Target
 
 
 @dataclass
@@ -33,6 +30,8 @@ class KernelCall:
     #: set when an external module took the operator: the module's name and its glue
     module: str = ""
     external: ExternalKernel | None = None
+    #: the kernel variant of the operator that was used (utvm.ops), "" for external modules
+    variant: str = ""
 
 
 @dataclass
@@ -55,13 +54,18 @@ def lower_graph(graph: Graph, prefix: str, cpu: str | None = None,
     ``cpu`` (e.g. cortex-m4) selects kernel variants; None means any CPU with 32-bit words.
     Each operator is first offered to the ``offload`` modules in order; the first that claims
     it supplies a glue function instead of a TVM kernel."""
-    packed = packed_lanes(cpu)
+    from ..ops import get
+
+    target = Target.for_cpu(cpu)
     funcs: dict[str, tvm.tirx.PrimFunc] = {}
     calls: list[KernelCall] = []
     aliases: dict[str, str] = {}
     tensors = dict(graph.tensors)
     for index, op in enumerate(graph.ops):
-        if op.kind in ALIAS_KINDS:
+        opdef = get(op.kind)
+        if opdef is None:
+            raise UtvmError(f"{op.source}: no kernel for operator '{op.kind}'")
+        if opdef.alias:
             aliases[op.outputs[0]] = op.inputs[0]
             continue
         external = _offload(graph, op, offload)
@@ -72,12 +76,7 @@ def lower_graph(graph: Graph, prefix: str, cpu: str | None = None,
             calls.append(KernelCall(symbol, index, f"{op.kind}_{index}", names, module=module.name,
                                     external=kernel))
             continue
-        builder = BUILDERS.get(op.kind)
-        if builder is None:
-            raise UtvmError(f"{op.source}: no kernel for operator '{op.kind}'")
-        kdef = helium_kernel(graph, op) if packed >= VECTOR_LANES else None
-        if kdef is None:
-            kdef = builder(graph, op, packed) if op.kind in PACKED_KINDS else builder(graph, op)
+        variant, kdef = opdef.kernel(graph, op, target)
         symbol = f"{prefix}_{op.kind}_{index}"
         arg_names: list[str] = []
         for arg in kdef.args:
@@ -90,7 +89,7 @@ def lower_graph(graph: Graph, prefix: str, cpu: str | None = None,
         _decompose_reductions(sch)
         func = sch.mod["main"]
         funcs[symbol] = func.with_attr("global_symbol", symbol)
-        calls.append(KernelCall(symbol, index, f"{op.kind}_{index}", arg_names))
+        calls.append(KernelCall(symbol, index, f"{op.kind}_{index}", arg_names, variant=variant))
     for module in offload:
         module.finalize([c.external for c in calls if c.module == module.name and c.external is not None])
     for call in calls:

@@ -48,6 +48,9 @@ class MemoryPlan:
     scratch: dict[int, Buffer] = field(default_factory=dict)
     #: tensor name -> graph input/output it aliases, for tensors that live in application buffers
     external: dict[str, str] = field(default_factory=dict)
+    #: variable tensor (state kept between runs) -> offset in the state buffer, outside the pool
+    state: dict[str, int] = field(default_factory=dict)
+    state_size: int = 0
 
     def check(self) -> list[str]:
         """Problems with the plan: overlapping live buffers, buffers outside the pool."""
@@ -98,8 +101,14 @@ def plan_memory(lowered: Lowered, io_in_pool: bool = False) -> MemoryPlan:
 
     buffers: list[Buffer] = []
     external: dict[str, str] = {}
+    state: dict[str, int] = {}
+    state_size = 0
     for root in first:
         tensor = graph.tensors[root]
+        if tensor.variable:  # kept between runs: its own buffer, one after the other
+            state[root] = state_size
+            state_size = align_up(state_size + tensor.nbytes)
+            continue
         is_io = root in io_roots
         if is_io and not io_in_pool:
             external[root] = io_roots[root]
@@ -126,7 +135,7 @@ def plan_memory(lowered: Lowered, io_in_pool: bool = False) -> MemoryPlan:
             offsets[name] = offsets[root]
         if root != name and root in external:
             external[name] = external[root]
-    return MemoryPlan(pool_size, buffers, offsets, scratch, external)
+    return MemoryPlan(pool_size, buffers, offsets, scratch, external, state, state_size)
 
 
 _ORDERS = {

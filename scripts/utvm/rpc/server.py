@@ -89,6 +89,18 @@ def mlf_io_bytes(mlf_dir: Path) -> int | None:
     return sum((s + _ALIGN - 1) // _ALIGN * _ALIGN for s in sizes)
 
 
+def server_runtime_sources(crt: Path, port: str) -> tuple[list[Path], list[Path]]:
+    """(runtime sources with the RPC server, port sources with its main) of a runtime tree."""
+    runtime = sorted((crt / "src").glob("*.c"))
+    if not any(p.name == "rpc_server.c" for p in runtime):
+        runtime.append(crt_dir() / "src" / "rpc_server.c")
+    ports = sorted((crt / "ports" / port).glob("*.c"))
+    main_name = "rpc_host_main.c" if port == "host" else "rpc_uart.c"
+    if not any(p.name == main_name for p in ports):
+        ports.append(crt_dir() / "ports" / port / main_name)
+    return runtime, ports
+
+
 def mlf_server_sources(
     mlf_dir: Path, board: str, build_dir: Path, profile: bool
 ) -> ServerSources:
@@ -101,13 +113,7 @@ def mlf_server_sources(
     codegen = [*model.sources, *model.objects]
     if not model.sources:
         raise UtvmError(f"{mlf_dir}: no codegen/host/src/*.c")
-    runtime = sorted((crt / "src").glob("*.c"))
-    if not any(p.name == "rpc_server.c" for p in runtime):
-        runtime.append(crt_dir() / "src" / "rpc_server.c")
-    ports = sorted((crt / "ports" / port).glob("*.c"))
-    main_name = "rpc_host_main.c" if port == "host" else "rpc_uart.c"
-    if not any(p.name == main_name for p in ports):
-        ports.append(crt_dir() / "ports" / port / main_name)
+    runtime, ports = server_runtime_sources(crt, port)
     table = write_model_table(build_dir / "rpc_models.c", [f"tvmgen_{name}_model"])
     defines = {"UTVM_RPC_MAIN": ""}
     if profile:

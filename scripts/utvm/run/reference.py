@@ -49,9 +49,13 @@ def tflm_runtime() -> ModuleType | None:
 
 def reference_name(model: Path) -> str | None:
     """The reference that checks ``model``'s outputs here, or None when there is none."""
-    if model.suffix.lower() != ".tflite":
+    if model.suffix.lower() == ".tflite":
+        return "tflite-micro" if tflm_runtime() is not None else None
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
         return "onnx-reference"
-    return "tflite-micro" if tflm_runtime() is not None else None
+    return "onnxruntime"
 
 
 def run_reference(model: Path, inputs: list[np.ndarray], n_outputs: int,
@@ -82,17 +86,29 @@ def _run_tflm(runtime: ModuleType, model: Path, inputs: list[np.ndarray], n_outp
 
 
 def _run_onnx(model: Path, inputs: list[np.ndarray], repeats: int) -> tuple[list[np.ndarray], list[float]]:
+    """onnxruntime (CPU, default optimisations: QDQ groups run as its integer kernels), or ONNX's
+    own reference evaluator where onnxruntime is not installed."""
     import onnx
-    from onnx.reference import ReferenceEvaluator
 
     m = onnx.load(str(model))
-    sess = ReferenceEvaluator(m)
     init = {i.name for i in m.graph.initializer}
     names = [i.name for i in m.graph.input if i.name not in init]
+    feed = dict(zip(names, inputs))
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        from onnx.reference import ReferenceEvaluator
+
+        run = ReferenceEvaluator(m).run
+    else:
+        try:
+            run = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run
+        except Exception as exc:
+            raise UtvmError(f"onnxruntime refused {model.name}: {str(exc).splitlines()[0][:200]}") from None
     times = []
     outs: list[np.ndarray] = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        outs = [np.asarray(o) for o in sess.run(None, dict(zip(names, inputs)))]
+        outs = [np.asarray(o) for o in run(None, feed)]
         times.append(time.perf_counter() - t0)
     return outs, times

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..compiler import CompileOptions, CompileResult, compile_model
 from ..errors import UtvmError
+from ..ir import Graph
 from .harness import parse_harness_output, write_harness
 from .host import build_host, mlf_sources, run_host
 from .reference import NO_TFLM, random_inputs, reference_name, run_reference
@@ -54,41 +55,60 @@ class RunReport:
 
 
 def count_macs(result: CompileResult) -> int:
-    g = result.graph
-    macs = 0
-    for op in g.ops:
-        if op.kind in ("conv2d", "depthwise_conv2d", "fully_connected"):
-            w = g.tensors[op.inputs[1]]
-            y = g.tensors[op.outputs[0]]
-            if op.kind == "conv2d":
-                macs += y.size * w.shape[1] * w.shape[2] * w.shape[3]
-            elif op.kind == "depthwise_conv2d":
-                macs += y.size * w.shape[1] * w.shape[2]
-            else:
-                macs += y.size * w.shape[1]
-    return macs
+    from ..ops import macs
+
+    return sum(macs(result.graph, op) for op in result.graph.ops)
 
 
-def compare(outputs: list[np.ndarray], reference: list[np.ndarray]) -> tuple[bool, float, float]:
-    """(match, max abs diff, max relative diff): ints must be identical, floats within 1e-5 rel."""
+def compare(outputs: list[np.ndarray], reference: list[np.ndarray],
+            steps: list[float | None] | None = None) -> tuple[bool, float, float]:
+    """(match, max abs diff, max relative diff): ints must be identical, floats within 1e-5 rel.
+    ``steps[i]``, when given, is output i's quantization step: it may then differ by one step
+    (quantized ONNX models, whose reference requantizes in float)."""
     if len(outputs) != len(reference):
         return False, float("inf"), float("inf")
     ok = True
     max_abs = 0.0
     max_rel = 0.0
-    for ours, ref in zip(outputs, reference):
+    for k, (ours, ref) in enumerate(zip(outputs, reference)):
         if ref.size != ours.size:
             return False, float("inf"), float("inf")
         ref = ref.reshape(ours.shape)
         diff = np.abs(ours.astype(np.float64) - ref.astype(np.float64))
         max_abs = max(max_abs, float(diff.max(initial=0.0)))
-        if np.issubdtype(ours.dtype, np.floating):
+        step = steps[k] if steps else None
+        if step is not None:
+            ok = ok and bool(np.all(diff <= step * (1 + 1e-4)))
+        elif np.issubdtype(ours.dtype, np.floating):
             scale = np.maximum(np.abs(ref.astype(np.float64)), 1e-6)
             max_rel = max(max_rel, float((diff / scale).max(initial=0.0)))
             ok = ok and bool(np.allclose(ours, ref, rtol=1e-5, atol=1e-6))
         else:
             ok = ok and bool(np.array_equal(ours, ref))
     return ok, max_abs, max_rel
+
+
+def output_steps(model: Path, g: Graph) -> list[float | None] | None:
+    """For a quantized ONNX model, the quantization step of each output (an int8 output: 1; a
+    float output computed by dequantizing an int8 tensor: that tensor's scale), else None."""
+    if model.suffix.lower() != ".onnx":
+        return None
+    producer = {op.outputs[0]: op for op in g.ops}
+
+    def step(name: str) -> float | None:
+        t = g.tensors[name]
+        if t.dtype == "int8":
+            return 1.0
+        op = producer.get(name)
+        while op is not None and op.kind in ("reshape", "transpose"):
+            op = producer.get(op.inputs[0])
+        if op is not None and op.kind == "dequantize":
+            src = g.tensors[op.inputs[0]]
+            return float(src.quant.scalar()[0]) if src.quant is not None else None
+        return None
+
+    steps = [step(n) for n in g.outputs]
+    return steps if any(s is not None for s in steps) else None
 
 
 def load_inputs(paths: list[Path], result: CompileResult) -> list[np.ndarray]:
@@ -113,7 +133,7 @@ def load_inputs(paths: list[Path], result: CompileResult) -> list[np.ndarray]:
 def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = None,
               io_in_pool: bool = False, repeats: int = 1, workdir: Path | None = None,
               progress: Any = None, constants: str = "c", offload: tuple[str, ...] = (),
-              cmsis_nn_dir: Path | None = None) -> RunReport:
+              cmsis_nn_dir: Path | None = None, tuning_log: Path | None = None) -> RunReport:
     model = Path(model)
     with tempfile.TemporaryDirectory(prefix="utvm-run-") as tmp_s:
         tmp = Path(workdir) if workdir else Path(tmp_s)
@@ -124,7 +144,7 @@ def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = 
             cpu = get_board(board).cpu
         options = CompileOptions(io_in_pool=io_in_pool, cpu=cpu, constants=constants,
                                  constants_target="host" if board == HOST_BOARD else "arm",
-                                 offload=offload, cmsis_nn_dir=cmsis_nn_dir)
+                                 offload=offload, cmsis_nn_dir=cmsis_nn_dir, tuning_log=tuning_log)
         result = compile_model(model, tmp / "mlf", options,
                                progress=progress or (lambda _: None))
         g = result.graph
@@ -151,7 +171,7 @@ def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = 
         ref_times: list[float] = []
         if reference is not None:
             ref, ref_times = reference
-            ok, max_abs, max_rel = compare(outputs, ref)
+            ok, max_abs, max_rel = compare(outputs, ref, output_steps(model, g))
         elif progress is not None:
             progress(NO_TFLM)
         mem = result.module_memory

@@ -47,6 +47,8 @@ typedef struct {
   uint32_t num_ops;
   const char* const* op_names;
   uint32_t* op_cycles;       /**< filled per run when compiled with UTVM_PROFILE, else NULL */
+  uint32_t state_size;       /**< bytes of state kept between runs (outside the pool) */
+  void (*reset)(void);       /**< set that state to its initial value */
 } utvm_model_t;
 
 #ifdef __cplusplus

@@ -1,19 +1,28 @@
-"""SOFTMAX as TE computes: int8 bit-exact with TFLite Micro's reference kernel, and float32.
+"""SOFTMAX over the last axis: int8 bit-exact with TFLite Micro's reference kernel, and float32.
 
-The int8 kernel follows TFLite's reference ``Softmax<int8_t, int8_t>`` (gemmlowp fixed point):
-input diffs to the row maximum are rescaled by beta * input_scale into Q5.26, exponentiated
-(``exp_on_negative_values``), summed in Q12.19, inverted with
+Import: TFLite SOFTMAX (any beta); ONNX Softmax over the last axis.
+Semantics: the int8 kernel follows TFLite's reference ``Softmax<int8_t, int8_t>`` (gemmlowp fixed
+point): input diffs to the row maximum are rescaled by beta * input_scale into Q5.26,
+exponentiated (``exp_on_negative_values``), summed in Q12.19, inverted with
 ``one_over_one_plus_x_for_x_in_0_1`` after normalisation by count-leading-zeros, and each
 exponential times the reciprocal is rounded down to the output scale 1/256, zero point -128.
+:func:`np_softmax_int8` is the same arithmetic in numpy. float32: reference_ops::Softmax.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from tvm import te, tirx
 
-from utvm.lower import fixedpoint as fp
+from ..ir import Graph, Operator
+from ..lower import fixedpoint as fp
+from ..lower.kerneldef import KernelArg, KernelDef
+from ..lower.target import Target
+from .base import OpDef, OpError, SourceOp, Variant
+from .common import check_io_types, io
 
 #: integer bits of the scaled input diffs (Q5.26), of the exp sum (Q12.19): TFLite's constants
 SCALED_DIFF_INTEGER_BITS = 5
@@ -173,3 +182,63 @@ def np_softmax_int8(
     out = fp.np_rounding_divide_by_pot(fp.np_saturating_rounding_doubling_high_mul(recip, e), exponent)
     out = np.clip(out + OUTPUT_ZERO_POINT, -128, 127)
     return out.astype(np.int8).reshape(shape)
+
+
+# ---------------------------------------------------------------------------------------
+# the operator
+
+
+def from_tflite(ctx: Any, node: Any) -> None:
+    o = ctx.options(node, "SoftmaxOptions")
+    ctx.emit(node, "softmax", [node.inputs[0]], node.outputs, {"beta": float(o.Beta())})
+
+
+def from_onnx(imp: Any, node: Any) -> None:
+    from ..importer.onnx_import import PLAIN
+
+    attrs = imp.attrs(node)
+    x, out = node.input[0], node.output[0]
+    shape = imp.shape(x)
+    rank = len(shape)
+    axis = int(attrs.get("axis", -1 if imp.opset >= 13 else 1))
+    axis = axis + rank if axis < 0 else axis
+    if axis == rank - 1:
+        imp.emit("softmax", [imp.get(x, PLAIN)], out, PLAIN, {"beta": 1.0})
+        return
+    raise imp.fail(f"softmax over axis {axis} of a {rank}-D tensor is not supported (only the last axis)")
+
+
+def check(g: Graph, op: Operator) -> None:
+    check_io_types(g, op)
+    x, y = io(g, op)
+    if x.dtype == "int8":
+        assert y.quant is not None
+        ys, zy = y.quant.scalar()
+        if zy != OUTPUT_ZERO_POINT or abs(ys - OUTPUT_SCALE) > 1e-8:
+            raise OpError(f"{op.source}: int8 softmax output must have scale 1/256 and zero point -128")
+
+
+def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:
+    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    depth = x.shape[-1]
+    rows = x.size // depth
+    X = te.placeholder((rows, depth), x.dtype, name="x")
+    if x.dtype == "int8":
+        assert x.quant and y.quant
+        out = softmax_int8(X, float(x.quant.scalar()[0]), op.attrs["beta"], "out")
+    else:
+        out = softmax_float(X, op.attrs["beta"], "out")
+    return KernelDef([KernelArg(X, tensor=x.name)], out, y.name)
+
+
+OPS = (
+    OpDef(
+        kind="softmax",
+        summary="softmax over the last axis",
+        tflite=(SourceOp("SOFTMAX", from_tflite, constraints="int8 output scale 1/256, zero point -128"),),
+        onnx=(SourceOp("Softmax", from_onnx, ("float32",), "last axis"),),
+        variants=(Variant("generic", _generic),),
+        check=check,
+        reference="TFLite Micro softmax.cc: reference_ops::Softmax (int8 gemmlowp arithmetic, float32)",
+    ),
+)

@@ -1,0 +1,78 @@
+"""The operator registry: every module of this package that defines ``OPS`` holds operators.
+
+Adding an operator is adding one module here (see :mod:`utvm.ops.base`); the importers, the
+lowering, the runner and ``utvm ops`` find it through the functions below.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import cache
+
+from ..ir import Graph, Operator
+from .base import OpDef, OpError, SourceOp, Variant
+
+__all__ = ["OpDef", "OpError", "SourceOp", "Variant", "all_ops", "check_graph", "get", "macs", "onnx_ops", "tflite_ops", "variant"]
+
+@cache
+def all_ops() -> dict[str, OpDef]:
+    """Every operator, by kind."""
+    found: dict[str, OpDef] = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for opdef in getattr(module, "OPS", ()):
+            if opdef.kind in found:
+                raise RuntimeError(f"operator kind '{opdef.kind}' is defined twice ({info.name})")
+            found[opdef.kind] = opdef
+    return found
+
+
+def get(kind: str) -> OpDef | None:
+    return all_ops().get(kind)
+
+
+def variant(kind: str, name: str) -> Variant | None:
+    """The kernel variant ``name`` of operator ``kind`` (None if it has none of that name)."""
+    opdef = get(kind)
+    return next((v for v in opdef.variants if v.name == name), None) if opdef else None
+
+
+def _sources(attr: str) -> dict[str, SourceOp]:
+    table: dict[str, SourceOp] = {}
+    for opdef in all_ops().values():
+        for src in getattr(opdef, attr):
+            if src.name in table:
+                raise RuntimeError(f"{src.name} is imported by two operators")
+            table[src.name] = src
+    return table
+
+
+@cache
+def tflite_ops() -> dict[str, SourceOp]:
+    """TFLite builtin name -> how it is imported."""
+    return _sources("tflite")
+
+
+@cache
+def onnx_ops() -> dict[str, SourceOp]:
+    """ONNX operator type -> how it is imported."""
+    return _sources("onnx")
+
+
+def macs(graph: Graph, op: Operator) -> int:
+    """Multiply-accumulates of ``op`` in one run (0 for operators without a MAC count)."""
+    opdef = get(op.kind)
+    return opdef.macs(graph, op) if opdef is not None and opdef.macs is not None else 0
+
+
+def check_graph(graph: Graph) -> None:
+    """Every operator's parameter checks; the first problem is raised as OpError."""
+    for op in graph.ops:
+        opdef = get(op.kind)
+        if opdef is None:
+            raise OpError(f"{op.source}: unknown operator kind '{op.kind}'")
+        if opdef.check is not None:
+            opdef.check(graph, op)

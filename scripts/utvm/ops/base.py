@@ -1,0 +1,107 @@
+"""What an operator is to utvm: one :class:`OpDef` per operator kind of the graph IR.
+
+An operator module (``utvm/ops/<kind>.py``) keeps everything about its operator in one
+place and exposes it as ``OPS``, a tuple of :class:`OpDef`:
+
+- how TFLite builtins and ONNX operators become it (:class:`SourceOp`: the import rule, the
+  input types and the constraints shown by ``utvm ops``);
+- its parameter checks, run once on the imported graph (as TFLite Micro's ``Prepare``);
+- its reference semantics (which reference kernel it is bit-exact with);
+- its kernel variants (:class:`Variant`), tried in order: the first whose builder returns a
+  kernel for the operator on the target CPU is used, the last one is the generic kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import UtvmError
+from ..ir import Graph, Operator
+from ..lower.kerneldef import KernelDef
+from ..lower.target import Target
+
+
+class OpError(UtvmError):
+    """A problem with one operator of the model; the importer prefixes the file and the operator."""
+
+
+#: converts one source-model operator: (importer context, node) -> None (appends to the graph)
+Convert = Callable[[Any, Any], None]
+
+
+@dataclass(frozen=True)
+class SourceOp:
+    """A TFLite builtin or ONNX operator and how it is imported."""
+
+    name: str                       # CONV_2D, Conv, ...
+    convert: Convert
+    #: element types of the (first) input it accepts, for the operator table
+    types: tuple[str, ...] = ("int8", "float32")
+    #: what else must hold, in a few words ("fused activation NONE/RELU/RELU6/RELU_N1_TO_1")
+    constraints: str = ""
+
+
+#: builds a kernel for an operator on a target, or returns None when the variant does not apply
+Build = Callable[[Graph, Operator, Target], "KernelDef | None"]
+
+#: the values each knob of a variant can take for an operator, the default first
+Knobs = Callable[[Graph, Operator, Target], dict[str, tuple[Any, ...]]]
+
+
+def knob(op: Operator, name: str, default: Any) -> Any:
+    """The value of knob ``name`` in the operator's tuned configuration (``op.attrs["config"]``,
+    set from a tuning log), else ``default`` (the untuned rule)."""
+    return (op.attrs.get("config") or {}).get(name, default)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One kernel implementation of an operator."""
+
+    name: str
+    build: Build
+    #: the CPUs it is meant for, for the operator table ("" = any CPU)
+    cpus: str = ""
+    #: input element types it handles, for the operator table
+    types: tuple[str, ...] = ("int8",)
+    #: the tuning knobs of this variant for an operator (see :func:`knob`), None: none
+    knobs: Knobs | None = None
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """One operator kind of utvm's graph IR (``Operator.kind``)."""
+
+    kind: str
+    summary: str
+    tflite: tuple[SourceOp, ...] = ()
+    onnx: tuple[SourceOp, ...] = ()
+    #: kernel variants in order of preference; the last one must apply to every valid operator
+    variants: tuple[Variant, ...] = ()
+    #: parameter checks on the imported graph; raise OpError with one short line
+    check: Callable[[Graph, Operator], None] | None = None
+    #: the reference implementation the kernels agree with, in words
+    reference: str = ""
+    #: the output only renames the input's bytes: no kernel, the planner aliases them
+    alias: bool = False
+    #: a following ReLU/Clip can be folded into ``attrs["activation"]`` (ONNX import)
+    fuses_activation: bool = False
+    #: multiply-accumulates of one run (for instructions-per-MAC figures)
+    macs: Callable[[Graph, Operator], int] | None = None
+
+    def kernel(self, graph: Graph, op: Operator, target: Target) -> tuple[str, KernelDef]:
+        """(variant name, kernel) of the variant the operator's tuned configuration names, if it
+        applies, else of the first variant that applies."""
+        chosen = knob(op, "variant", None)
+        for variant in self.variants:
+            if variant.name == chosen:
+                kdef = variant.build(graph, op, target)
+                if kdef is not None:
+                    return variant.name, kdef
+        for variant in self.variants:
+            kdef = variant.build(graph, op, target)
+            if kdef is not None:
+                return variant.name, kdef
+        raise OpError(f"{op.source}: no kernel for operator '{op.kind}' with these parameters")

@@ -1,0 +1,629 @@
+"""CONV_2D: 2-D convolution, NHWC input, OHWI filter, per-channel int8 or float32.
+
+Import: TFLite CONV_2D; ONNX Conv with group=1 (group = channels is depthwise_conv2d).
+Semantics: TFLite Micro's reference kernels (reference_integer_ops::ConvPerChannel for int8:
+int32 accumulation, bias, MultiplyByQuantizedMultiplier per channel with the multipliers
+QuantizeMultiplier computes in double, output zero point, activation clamp;
+reference_ops::Conv for float32, accumulated in the same order).
+
+Kernel variants, first that applies:
+- helium: Cortex-M52/M55/M85 (kernels_mve.h);
+- dsp_rows4: one input channel and four taps per kernel row (KWS's first layer), a word per row;
+- dsp_rows_flat: input channels that do not fill words (RGB images), flat row dot products;
+- dsp_mac4: cin % 4 == 0 and cout % 4 == 0, an assembly MAC loop per block of 4 output channels;
+- generic: any shape; 4 (or 16 on Helium) int8 lanes per word when cin % 4 == 0, else bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from tvm import te, tirx
+
+from ..ir import Graph, Operator
+from ..lower import helium as mve
+from ..lower.kerneldef import KernelArg, KernelDef
+from ..lower.requant import I32, activation_range_int8, float_clamp, imm
+from ..lower.schedules import (
+    CHANNEL_BLOCK,
+    blocked_schedule,
+    dot4,
+    dot16,
+    interior_or_border,
+    interleave_rows,
+    loop,
+    mac4_schedule,
+    over_pixels,
+    packed_int8,
+    pad,
+    pad_from,
+    pad_sides,
+    reduction_schedule,
+    root_schedule,
+    seq,
+    store_block,
+    window_conds,
+)
+from ..lower.target import VECTOR_LANES, Target
+from .base import OpDef, OpError, SourceOp, Variant
+from .common import QuantConv, bias_of, check_mac_types, conv_macs, quant_conv
+
+# ---------------------------------------------------------------------------------------
+# import
+
+
+def from_tflite(ctx: Any, node: Any) -> None:
+    """CONV_2D and DEPTHWISE_CONV_2D: strides, dilation, SAME/VALID padding, fused activation."""
+    from ..importer.tflite_import import padding
+
+    depthwise = node.kind == "DEPTHWISE_CONV_2D"
+    o = ctx.options(node, "DepthwiseConv2DOptions" if depthwise else "Conv2DOptions")
+    ins = node.inputs
+    x = ctx.tensors[ins[0]]
+    w = ctx.tensors[ins[1]]
+    if len(x.shape) != 4 or len(w.shape) != 4:
+        raise ctx.fail(node, "expects 4-D input and filter")
+    kh, kw = w.shape[1], w.shape[2]
+    sh, sw = o.StrideH(), o.StrideW()
+    dh, dw = o.DilationHFactor() or 1, o.DilationWFactor() or 1
+    pad4 = padding(o.Padding(), x.shape[1], x.shape[2], kh, kw, sh, sw, dh, dw)
+    attrs: dict[str, Any] = {
+        "strides": (sh, sw), "dilation": (dh, dw), "padding": pad4,
+        "activation": ctx.activation(o.FusedActivationFunction(), node),
+    }
+    if depthwise:
+        attrs["depth_multiplier"] = w.shape[3] // x.shape[3] if x.shape[3] else 0
+    inputs = [ins[0], ins[1]] + ([ins[2]] if len(ins) > 2 and ins[2] else [])
+    ctx.emit(node, "depthwise_conv2d" if depthwise else "conv2d", inputs, node.outputs, attrs)
+
+
+def _onnx_geometry(imp: Any, node: Any, x_value: str, w_shape: tuple[int, ...]) -> tuple[str, dict[str, Any], int]:
+    """(kind, attributes, axis of the output channels in the converted filter) of an ONNX
+    convolution: group=1 is conv2d (OIHW -> OHWI), group = input channels with one channel per
+    group is depthwise_conv2d ([C*M,1,KH,KW] -> [1,KH,KW,C*M])."""
+    attrs = imp.attrs(node)
+    x_shape = imp.shape(x_value)
+    if len(x_shape) != 4 or len(w_shape) != 4:
+        raise imp.fail(f"only 2-D convolutions (4-D input) are supported, input has shape {list(x_shape)}")
+    m, cpg, kh, kw = w_shape
+    cin = x_shape[1]
+    group = int(attrs.get("group", 1))
+    strides = imp.pair(attrs, "strides", (1, 1))
+    dilation = imp.pair(attrs, "dilations", (1, 1))
+    pad4 = imp.pads_2d(attrs, (x_shape[2], x_shape[3]), (kh, kw), strides, dilation)
+    act = attrs.get("activation", b"none")
+    conv_attrs: dict[str, Any] = {"strides": strides, "dilation": dilation, "padding": pad4,
+                                  "activation": act.decode() if isinstance(act, bytes) else str(act)}
+    if group == 1:
+        return "conv2d", conv_attrs, 0
+    if group == cin and cpg == 1 and m % cin == 0:
+        conv_attrs["depth_multiplier"] = m // cin
+        return "depthwise_conv2d", conv_attrs, 3
+    raise imp.fail(f"grouped convolution (group={group}) is not supported; only group=1 or depthwise")
+
+
+def _onnx_filter(w: np.ndarray, kind: str) -> np.ndarray:
+    return w.transpose(0, 2, 3, 1) if kind == "conv2d" else w.transpose(1, 2, 3, 0)
+
+
+def from_onnx(imp: Any, node: Any) -> None:
+    """Conv (2-D): float32 weights and bias as given."""
+    from ..importer.onnx_import import NHWC
+
+    w = imp.float_const(node.input[1], "weight")
+    bias = imp.float_const(node.input[2], "bias") if len(node.input) > 2 and node.input[2] else None
+    kind, conv_attrs, _ = _onnx_geometry(imp, node, node.input[0], w.shape)
+    x = imp.get(node.input[0], NHWC)
+    inputs = [x, imp.add_const(f"{node.output[0]}_weight", _onnx_filter(w, kind))]
+    if bias is not None:
+        inputs.append(imp.add_const(f"{node.output[0]}_bias", bias.reshape(-1)))
+    imp.emit(kind, inputs, node.output[0], NHWC, conv_attrs)
+
+
+def from_onnx_qlinear(imp: Any, node: Any) -> None:
+    """QLinearConv (and the Conv groups of QDQ models, fused into it): int8 input, int8
+    filter with per-tensor or per-output-channel scales (zero points 0), int32 bias in the
+    scale input x filter, int8 output: an int8 conv2d / depthwise_conv2d."""
+    from ..importer.onnx_import import NHWC
+    from ..ir import Quant
+
+    xq = imp.quantized_input(node.input[0], node.input[1], node.input[2], "input")
+    w = imp.const(node.input[3], "weight")
+    if w.dtype != np.int8:
+        raise imp.fail(f"unsupported weight type {w.dtype} (int8 only)")
+    ws = imp.const(node.input[4], "weight scale").astype(np.float32).reshape(-1)
+    wz = imp.const(node.input[5], "weight zero point").reshape(-1) if node.input[5] else np.zeros(1, np.int8)
+    if np.any(wz != 0):
+        raise imp.fail("weights with a zero point other than 0 are not supported (quantize them symmetrically)")
+    kind, conv_attrs, axis = _onnx_geometry(imp, node, node.input[0], w.shape)
+    if ws.size not in (1, w.shape[0]):
+        raise imp.fail(f"{ws.size} weight scales for {w.shape[0]} output channels")
+    wq = Quant(scale=ws, zero_point=np.zeros(ws.size, np.int32), axis=axis)
+    x = imp.get(node.input[0], NHWC)
+    inputs = [x, imp.add_const(f"{node.output[0]}_weight", np.ascontiguousarray(_onnx_filter(w, kind)), wq)]
+    if len(node.input) > 8 and node.input[8]:
+        b = imp.const(node.input[8], "bias")
+        if b.dtype != np.int32 or b.size != w.shape[0]:
+            raise imp.fail(f"the bias must be {w.shape[0]} int32 values")
+        bq = Quant(scale=(np.float64(xq.scalar()[0]) * ws.astype(np.float64)).astype(np.float32),
+                   zero_point=np.zeros(ws.size, np.int32))
+        inputs.append(imp.add_const(f"{node.output[0]}_bias", b.reshape(-1), bq))
+    imp.emit(kind, inputs, node.output[0], NHWC, conv_attrs)
+
+
+def check(g: Graph, op: Operator) -> None:
+    """What the convolution kernels assume (TFLite Micro's Conv Prepare checks the same)."""
+    check_mac_types(g, op)
+    if g.tensors[op.inputs[1]].data is None:
+        raise OpError(f"{op.source}: the filter must be a constant")
+
+
+# ---------------------------------------------------------------------------------------
+# kernels
+
+#: convolutions with up to this many output channels read their windows in place
+#: (utvm_mve_conv_row_s8) when the input channels are a multiple of 16
+ROW_CONV_MAX_COUT = 16
+
+
+def _quant_dsp(g: Graph, op: Operator, target: Target) -> bool:
+    """int8 on a CPU with the 4-lane DSP kernels."""
+    return target.dsp and g.tensors[op.inputs[0]].dtype == "int8"
+
+
+def _rows4(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    cin, wd, kw, cout = x.shape[3], x.shape[2], w.shape[2], y.shape[3]
+    if not (_quant_dsp(g, op, target) and cin == 1 and kw == 4 and op.attrs["dilation"][1] == 1 and wd >= 4
+            and cout % CHANNEL_BLOCK == 0 and max(op.attrs["padding"][1], op.attrs["padding"][3]) < 4):
+        return None
+    return _conv_rows4(op, quant_conv(g, op, target.packed), y.shape[1:3], y.name)
+
+
+def _rows_flat(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    cin, kw, cout = x.shape[3], w.shape[2], y.shape[3]
+    if not (_quant_dsp(g, op, target) and cin % 4 and op.attrs["dilation"][1] == 1 and kw * cin >= 4
+            and cout % CHANNEL_BLOCK == 0):
+        return None
+    return _conv_rows_flat(op, quant_conv(g, op, target.packed), y.shape[1:3], y.name)
+
+
+def _packed_input(g: Graph, op: Operator, q: QuantConv) -> tuple[te.Tensor, te.Tensor, te.Tensor, str | None]:
+    """The input and filter read as int32 words of four channels (activations and weights are
+    4-byte aligned), the input padded with the packed zero point: (X4, W4, padded, pad name)."""
+    x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
+    n, h, wd, cin = x.shape
+    cout, kh, kw, _ = w.shape
+    X4 = te.placeholder((n, h, wd, cin // 4), I32, name="x")
+    W4 = te.placeholder((cout, kh, kw, cin // 4), I32, name="w")
+    q.args[0], q.args[1] = KernelArg(X4, tensor=x.name), KernelArg(W4, tensor=w.name)
+    P, pad_name = pad(X4, op.attrs["padding"], imm(packed_int8(q.zx)))
+    return X4, W4, P, pad_name
+
+
+def _mac4(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    if not (_quant_dsp(g, op, target) and x.shape[3] % 4 == 0 and y.shape[3] % CHANNEL_BLOCK == 0):
+        return None
+    q = quant_conv(g, op, target.packed)
+    X4, _, P, pad_name = _packed_input(g, op, q)
+    return _conv_mac4(op, X4, P, pad_name, q, y.shape[1:3], y.name)
+
+
+def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:
+    """TE convolution: int8 with four int8 lanes per word when cin % 4 == 0 (16 per Helium
+    vector when the input needs no padding), else byte by byte; float32."""
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    b = bias_of(g, op)
+    n, h, wd, cin = x.shape
+    _, oh, ow, cout = y.shape
+    kh, kw = (w.shape[1], w.shape[2])
+    sh, sw = op.attrs["strides"]
+    dh, dw = op.attrs["dilation"]
+    quant = x.dtype == "int8"
+    ry = te.reduce_axis((0, kh), "ry")
+    rx = te.reduce_axis((0, kw), "rx")
+    if quant:
+        q = quant_conv(g, op, target.packed)
+        args, W = q.args, q.W
+        if target.packed and cin % 4 == 0:
+            X4, W4, P, pad_name = _packed_input(g, op, q)
+            if pad_name is None and target.helium and cin % VECTOR_LANES == 0:
+                # 16 channels per step (Helium): the extern reads four words from each address
+                rc = te.reduce_axis((0, cin // VECTOR_LANES), "rc")
+
+                def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
+                    return te.sum(dot16(X4[bb, i * sh + ry * dh, j * sw + rx * dw, rc * 4], W4[o, ry, rx, rc * 4]),
+                                  axis=[ry, rx, rc])
+            else:
+                rc = te.reduce_axis((0, cin // 4), "rc")
+
+                def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
+                    return te.sum(dot4(P[bb, i * sh + ry * dh, j * sw + rx * dw, rc], W4[o, ry, rx, rc]),
+                                  axis=[ry, rx, rc])
+        else:
+            P, pad_name = pad(q.X, op.attrs["padding"], imm(q.zx, "int8"))
+            rc = te.reduce_axis((0, cin), "rc")
+
+            def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
+                return te.sum(P[bb, i * sh + ry * dh, j * sw + rx * dw, rc].astype(I32)
+                              * W[o, ry, rx, rc].astype(I32), axis=[ry, rx, rc])
+
+        acc = te.compute((n, oh, ow, cout), acc_f, name="acc")
+        out = te.compute((n, oh, ow, cout), lambda bb, i, j, o: q.rq.output_s8(acc[bb, i, j, o], o, q.zy, q.lo, q.hi),
+                         name="out")
+        if kh * kw == 1 or cin == 1:
+            # pointwise (and single input channel): block output channels, each input value is
+            # loaded once for all of them; wider windows do better fully unrolled per channel
+            return KernelDef(args, out, y.name, blocked_schedule(pad_name, 4, cout))
+        return KernelDef(args, out, y.name, reduction_schedule("acc", "out", pad_name, 4))
+    X = te.placeholder(x.shape, x.dtype, name="x")
+    W = te.placeholder(w.shape, w.dtype, name="w")
+    args = [KernelArg(X, tensor=x.name), KernelArg(W, tensor=w.name)]
+    P, pad_name = pad(X, op.attrs["padding"], imm(0.0, "float32"))
+    rc = te.reduce_axis((0, cin), "rc")
+    acc = te.compute((n, oh, ow, cout), lambda bb, i, j, o: te.sum(
+        P[bb, i * sh + ry * dh, j * sw + rx * dw, rc] * W[o, ry, rx, rc], axis=[ry, rx, rc]), name="acc")
+    out = float_output(acc, b, args, op.attrs["activation"])
+    return KernelDef(args, out, y.name, reduction_schedule("acc", "out", pad_name, 4))
+
+
+def float_output(acc: te.Tensor, b: Any, args: list[KernelArg], act: str) -> te.Tensor:
+    """The float32 output of an NHWC accumulator: plus the bias (a parameter appended to
+    ``args``) when there is one, clamped by the fused activation."""
+    cout = acc.shape[-1]
+    if b is not None:
+        B = te.placeholder((cout,), "float32", name="bias")
+        args.append(KernelArg(B, tensor=b.name))
+        return te.compute(acc.shape, lambda bb, i, j, o: float_clamp(acc[bb, i, j, o] + B[o], act), name="out")
+    return te.compute(acc.shape, lambda bb, i, j, o: float_clamp(acc[bb, i, j, o], act), name="out")
+
+
+def _conv_mac4(op: Operator, X4: te.Tensor, P: te.Tensor, pad_name: str | None, q: QuantConv,
+               out_hw: tuple[int, int], y_name: str) -> KernelDef:
+    """A packed int8 convolution (cin % 4 == 0) made of utvm_mac4_s8 calls: per output pixel,
+    block of CHANNEL_BLOCK output channels and kernel tap, the cin / 4 input words of the tap.
+    The weights are reordered for the call; a tap in the padding reads cin / 4 words of the
+    packed input zero point (a small constant) instead of the input."""
+    wdata, zx, args, rq, zy, lo, hi = q.wdata, q.zx, q.args, q.rq, q.zy, q.lo, q.hi
+    n, h, wd, cin4 = (int(v) for v in X4.shape)
+    cout, kh, kw, _ = wdata.shape
+    oh, ow = out_hw
+    sh, sw = op.attrs["strides"]
+    dh, dw = op.attrs["dilation"]
+    top, left, _, _ = op.attrs["padding"]
+    W4 = te.placeholder((cout // CHANNEL_BLOCK, kh, kw, cin4, CHANNEL_BLOCK), I32, name="w")
+    args = [args[0], KernelArg(W4, constant=interleave_rows(wdata.astype(np.int8)), role="w"), *args[2:]]
+    if pad_name:
+        # the padding reads the zero point words (the call points there for a tap in the padding)
+        ZP = te.placeholder((cin4,), I32, name="zp")
+        args.append(KernelArg(ZP, constant=np.full(cin4, packed_int8(zx), dtype=np.int32), role="zp"))
+        P, pad_name = pad_from(X4, op.attrs["padding"], ZP)
+    ry = te.reduce_axis((0, kh), "ry")
+    rx = te.reduce_axis((0, kw), "rx")
+    rc = te.reduce_axis((0, cin4), "rc")
+
+    def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
+        return te.sum(dot4(P[bb, i * sh + ry * dh, j * sw + rx * dw, rc],
+                           W4[o // CHANNEL_BLOCK, ry, rx, rc, o % CHANNEL_BLOCK]), axis=[ry, rx, rc])
+
+    acc = te.compute((n, oh, ow, cout), acc_f, name="acc")
+    out = te.compute((n, oh, ow, cout), lambda bb, i, j, o: rq.output_s8(acc[bb, i, j, o], o, zy, lo, hi),
+                     name="out")
+
+    def make_call(ivs: list[tirx.Var], acc_buf: tirx.Buffer, params: dict[str, tirx.Buffer]) -> tirx.PrimExpr:
+        bb, i, j, oo, vy, vx = ivs[:6]
+        ih = i * sh + vy * dh - top
+        iw = j * sw + vx * dw - left
+        acc_addr = tirx.address_of(acc_buf[bb, i, j, oo * CHANNEL_BLOCK])
+        xaddr = tirx.address_of(params["x"][bb, ih, iw, 0])
+        waddr = tirx.address_of(params["w"][oo, vy, vx, 0, 0])
+        if pad_name:
+            inside = tirx.all(ih >= 0, ih < h, iw >= 0, iw < wd).astype(I32)
+            return tirx.call_extern(I32, "utvm_mac4_pad_s8", acc_addr, inside, xaddr,
+                                    tirx.address_of(params["zp"][0]), waddr, imm(cin4))
+        return tirx.call_extern(I32, "utvm_mac4_s8", acc_addr, xaddr, waddr, imm(cin4))
+
+    return KernelDef(args, out, y_name, mac4_schedule(pad_name, 4, make_call))
+
+
+def _conv_rows4(op: Operator, q: QuantConv, out_hw: tuple[int, int], y_name: str) -> KernelDef:
+    """An int8 convolution with one input channel and four taps per kernel row (e.g. the
+    first layer of KWS): each kernel row of a window is one input word (four bytes, any
+    alignment), dotted with four output channels at once (utvm_mac4_word_s8). In a border
+    window the word is completed with the input zero point. Weights reordered (same bytes):
+    per block of four channels and kernel row, one word per channel."""
+    X, wdata, zx, args, rq, zy, lo, hi = q.X, q.wdata, q.zx, q.args, q.rq, q.zy, q.lo, q.hi
+    n, h, wd, _ = (int(v) for v in X.shape)
+    cout, kh, kw, _ = wdata.shape
+    oh, ow = out_hw
+    sh, sw = op.attrs["strides"]
+    dh, _ = op.attrs["dilation"]
+    top, left, _, _ = op.attrs["padding"]
+    blocks = cout // CHANNEL_BLOCK
+    reordered = wdata.reshape(blocks, CHANNEL_BLOCK, kh, kw).transpose(0, 2, 1, 3)
+    W8 = te.placeholder((cout * kh * kw,), "int8", name="w")
+    args = [args[0], KernelArg(W8, constant=np.ascontiguousarray(reordered).reshape(-1).astype(np.int8), role="w"),
+            *args[2:]]
+    P, pad_name = pad(X, op.attrs["padding"], imm(zx, "int8"))
+    ry = te.reduce_axis((0, kh), "ry")
+    rx = te.reduce_axis((0, kw), "rx")
+    row_words = CHANNEL_BLOCK * kw
+
+    def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
+        widx = ((o // CHANNEL_BLOCK) * kh + ry) * row_words + (o % CHANNEL_BLOCK) * kw + rx
+        return te.sum(P[bb, i * sh + ry * dh, j * sw + rx, 0].astype(I32) * W8[widx].astype(I32), axis=[ry, rx])
+
+    acc = te.compute((n, oh, ow, cout), acc_f, name="acc")
+    out = te.compute((n, oh, ow, cout), lambda bb, i, j, o: rq.output_s8(acc[bb, i, j, o], o, zy, lo, hi), name="out")
+    window = (kh, kw, sh, sw, dh, 1, top, left, h, wd)
+    sides = pad_sides(window, out_hw)
+    zword = packed_int8(zx)
+    u32 = "uint32"
+
+    def make_call(ivs: list[tirx.Var], acc_buf: tirx.Buffer, params: dict[str, tirx.Buffer]) -> tirx.Stmt:
+        bb, i, j, oo = ivs[:4]
+        x = params["x"]
+        iw = j * sw - left
+        acc_addr = tirx.address_of(acc_buf[bb, i, j, oo * CHANNEL_BLOCK])
+
+        def rows(checked: bool) -> tirx.Stmt:
+            calls = []
+            for r in range(kh):
+                ih = i * sh + r * dh - top
+                w_addr = tirx.address_of(params["w"][(oo * kh + r) * row_words])
+                if not checked:
+                    calls.append(tirx.Evaluate(tirx.call_extern(I32, "utvm_mac4_word_at_s8", acc_addr,
+                                                                tirx.address_of(x[bb, ih, iw, 0]), w_addr)))
+                    continue
+                base = tirx.min(tirx.max(iw, imm(0)), imm(wd - kw)) if sides[2] or sides[3] else iw
+                word = tirx.call_extern(I32, "utvm_ldw_s8", tirx.address_of(x[bb, ih, base, 0]))
+                if sides[2] or sides[3]:
+                    # bytes left of column 0 or right of the last column: the zero point
+                    sl = (tirx.max(imm(0) - iw, imm(0)) * 8).astype(u32)
+                    sr = (tirx.max(iw - (wd - kw), imm(0)) * 8).astype(u32)
+                    ones = tirx.const(0xFFFFFFFF, u32)
+                    keep = (ones << sl) >> sr
+                    shifted = (word.astype(u32) << sl) >> sr
+                    word = (shifted | (tirx.const(zword & 0xFFFFFFFF, u32) & ~keep)).astype(I32)
+                conds = window_conds(ih, imm(0), h, wd, (sides[0], sides[1], False, False))
+                if conds:
+                    word = tirx.if_then_else(tirx.all(*conds), word, imm(zword))
+                calls.append(tirx.Evaluate(tirx.call_extern(I32, "utvm_mac4_word_s8", acc_addr, word, w_addr)))
+            return tirx.SeqStmt(calls) if len(calls) > 1 else calls[0]
+
+        return interior_or_border(i, j, window, sides, rows)
+
+    return KernelDef(args, out, y_name, mac4_schedule(pad_name, 4, make_call, inner_axes=2))
+
+
+def _flat_row_weights(wdata: np.ndarray) -> np.ndarray:
+    """int8 weights (cout, kh, kw, cin), cout % CHANNEL_BLOCK == 0, reordered for
+    :func:`_conv_rows_flat` (the same bytes): per block of CHANNEL_BLOCK output channels and
+    kernel row of L = kw * cin bytes, the L // 4 words of the row interleaved by channel (as
+    utvm_mac4_s8 reads them), then per remaining byte one word of the four channels' weights."""
+    cout, kh, kw, cin = wdata.shape
+    length = kw * cin
+    nwords = length // 4
+    blocks = cout // CHANNEL_BLOCK
+    rows = wdata.reshape(blocks, CHANNEL_BLOCK, kh, length)
+    words = rows[..., :4 * nwords].reshape(blocks, CHANNEL_BLOCK, kh, nwords, 4).transpose(0, 2, 3, 1, 4)
+    tail = rows[..., 4 * nwords:].transpose(0, 2, 3, 1)  # block, row, byte, channel
+    return np.concatenate([words.reshape(blocks, kh, -1), tail.reshape(blocks, kh, -1)], axis=2).reshape(-1)
+
+
+def _flat_row_index(o: tirx.PrimExpr, r: tirx.PrimExpr | int, p: int, kh: int, length: int) -> tirx.PrimExpr:
+    """Position in :func:`_flat_row_weights` of the weight of output channel ``o``, kernel row
+    ``r``, byte ``p`` of the row."""
+    nwords = length // 4
+    base = ((o // CHANNEL_BLOCK) * kh + r) * (4 * length)
+    lane = o % CHANNEL_BLOCK
+    if p < 4 * nwords:
+        return base + 16 * (p // 4) + 4 * lane + p % 4
+    return base + 16 * nwords + 4 * (p - 4 * nwords) + lane
+
+
+def _conv_rows_flat(op: Operator, q: QuantConv, out_hw: tuple[int, int], y_name: str) -> KernelDef:
+    """An int8 convolution whose input channels do not fill words (e.g. the three of an RGB
+    image): the kw * cin bytes of a kernel row are contiguous in the input (NHWC, no dilation
+    along the width), a flat dot product with the row's weights. Per output pixel and block
+    of four output channels, each kernel row takes one utvm_mac4_u_s8 call for its whole words
+    (any alignment) and one utvm_mac4_lane_s8 per remaining byte. A window that crosses the
+    border takes the rows that do byte by byte, the input zero point in the padding."""
+    X, wdata, zx, args, rq, zy, lo, hi = q.X, q.wdata, q.zx, q.args, q.rq, q.zy, q.lo, q.hi
+    n, h, wd, cin = (int(v) for v in X.shape)
+    cout, kh, kw, _ = wdata.shape
+    oh, ow = out_hw
+    sh, sw = op.attrs["strides"]
+    dh, _ = op.attrs["dilation"]
+    top, left, _, _ = op.attrs["padding"]
+    length = kw * cin
+    nwords, rem = divmod(length, 4)
+    blocks = cout // CHANNEL_BLOCK
+    W8 = te.placeholder((wdata.size,), "int8", name="w")
+    args = [args[0], KernelArg(W8, constant=_flat_row_weights(wdata).astype(np.int8), role="w"), *args[2:]]
+    P, _ = pad(X, op.attrs["padding"], imm(zx, "int8"))
+    ry = te.reduce_axis((0, kh), "ry")
+    rp = te.reduce_axis((0, length), "rp")
+
+    def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
+        nw = 4 * nwords
+        base = ((o // CHANNEL_BLOCK) * kh + ry) * (4 * length)
+        lane = o % CHANNEL_BLOCK
+        widx = base + tirx.Select(rp < nw, 16 * (rp // 4) + 4 * lane + rp % 4, 16 * nwords + 4 * (rp - nw) + lane)
+        return te.sum(P[bb, i * sh + ry * dh, j * sw + rp // cin, rp % cin].astype(I32) * W8[widx].astype(I32),
+                      axis=[ry, rp])
+
+    acc = te.compute((n, oh, ow, cout), acc_f, name="acc")
+    out = te.compute((n, oh, ow, cout), lambda bb, i, j, o: rq.output_s8(acc[bb, i, j, o], o, zy, lo, hi), name="out")
+    window = (kh, kw, sh, sw, dh, 1, top, left, h, wd)
+    sides = pad_sides(window, out_hw)
+
+    def build(bufs: dict[str, tirx.Var]) -> tuple[tirx.Stmt, list[tirx.Var]]:
+        x8, w8, yb = bufs["x"], bufs["w"], bufs["out"]
+        acc4 = tirx.decl_buffer((CHANNEL_BLOCK,), I32, "acc")
+        acc_addr = tirx.address_of(acc4[0])
+
+        def pixel(bb: tirx.PrimExpr, i: tirx.PrimExpr, j: tirx.PrimExpr) -> tirx.Stmt:
+            iw = j * sw - left
+
+            def channel_blocks(checked: bool) -> tirx.Stmt:
+                def block(oo: tirx.Var) -> tirx.Stmt:
+                    o0 = oo * CHANNEL_BLOCK
+                    stmts: list[tirx.Stmt] = [tirx.BufferStore(acc4, imm(0), [k]) for k in range(CHANNEL_BLOCK)]
+                    for r in range(kh):
+                        ih = i * sh + r * dh - top
+                        fast: list[tirx.Stmt] = []
+                        if nwords:
+                            fast.append(tirx.Evaluate(tirx.call_extern(
+                                I32, "utvm_mac4_u_s8", acc_addr, tirx.address_of(x8[bb, ih, iw, 0]),
+                                tirx.address_of(w8[_flat_row_index(o0, r, 0, kh, length)]), imm(nwords))))
+                        for p in range(4 * nwords, length):
+                            xv = x8[bb, ih, iw + p // cin, p % cin].astype(I32)
+                            fast.append(tirx.Evaluate(tirx.call_extern(
+                                I32, "utvm_mac4_lane_s8", acc_addr, xv,
+                                tirx.address_of(w8[_flat_row_index(o0, r, p, kh, length)]))))
+                        row_conds = window_conds(ih, iw, h, wd, (sides[0], sides[1], sides[2], False))
+                        row_conds += window_conds(ih, iw + kw - 1, h, wd, (False, False, False, sides[3]))
+                        if not checked or not row_conds:
+                            stmts += fast
+                            continue
+                        slow: list[tirx.Stmt] = []
+                        for p in range(length):
+                            conds = window_conds(ih, iw + p // cin, h, wd, sides)
+                            xv = tirx.if_then_else(tirx.all(*conds), x8[bb, ih, iw + p // cin, p % cin].astype(I32),
+                                                   imm(zx))
+                            for k in range(CHANNEL_BLOCK):
+                                wv = w8[_flat_row_index(o0 + k, r, p, kh, length)].astype(I32)
+                                slow.append(tirx.BufferStore(acc4, acc4[k] + xv * wv, [k]))
+                        stmts.append(tirx.IfThenElse(tirx.all(*row_conds), seq(fast), seq(slow)))
+                    stmts += store_block(acc4, rq, o0, (zy, lo, hi), yb, bufs, (bb, i, j))
+                    return seq(stmts)
+
+                return loop(blocks, "oo", block)
+
+            return interior_or_border(i, j, window, sides, channel_blocks)
+
+        return over_pixels((n, oh, ow), pixel), [acc4]
+
+    return KernelDef(args, out, y_name, root_schedule(build))
+
+
+def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """Helium (Cortex-M52/M55/M85) convolutions: the patches of four output pixels gathered
+    into planned scratch (utvm_mve_im2col_s8, skipped for pointwise stride-1 layers) and
+    utvm_mve_gemm_s8; few output channels with cin % 16 == 0 read their windows in place, one
+    output row per utvm_mve_conv_row_s8 call."""
+    if not target.helium:
+        return None
+    checked = mve.quant_ok(g, op)
+    if checked is None:
+        return None
+    x, w, y, b = checked
+    assert w.data is not None and x.quant is not None and y.quant is not None
+    _, h, wd, cin = x.shape
+    _, oh, ow, cout = y.shape
+    if len(w.shape) != 4 or w.shape[0] != cout or w.shape[3] != cin:
+        return None
+    kh, kw = w.shape[1], w.shape[2]
+    sh, sw = op.attrs["strides"]
+    dh, dw = op.attrs["dilation"]
+    top, left, _, _ = op.attrs["padding"]
+    k = kh * kw * cin
+    rq = mve.mve_requant(x, w, y, b, w.data.astype(np.int64).sum(axis=(1, 2, 3)), cout)
+    if rq is None:
+        return None
+    _, zx = x.quant.scalar()
+    ys, zy = y.quant.scalar()
+    lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
+    direct = kh == kw == 1 and sh == sw == 1 and not any(op.attrs["padding"])
+    # windows of several taps whose rows are whole 16-byte steps (cin a multiple of 16), few
+    # output channels: read in place, one output row per call (utvm_mve_conv_row_s8, filters
+    # interleaved four channels at a time), no patch scratch. It pays a window-row loop and a
+    # requantization per pixel and four channels where the patch copy is paid once for all
+    # channels: ahead up to 16 output channels (ResNet-8's 32x32x16 layers on the AN547: 12 %
+    # fewer instructions), behind from 32 (its other 3x3 layers: 6 to 17 % more), where the
+    # patches are gathered as before.
+    rows = kh * kw > 1 and dw == 1 and cin % 16 == 0 and cout <= ROW_CONV_MAX_COUT
+    pixels = oh * ow
+    groups = (pixels + mve.PIXELS - 1) // mve.PIXELS
+
+    X = te.placeholder(x.shape, "int8", name="x")
+    W = te.placeholder(w.shape, "int8", name="w")
+    args = [KernelArg(X, tensor=x.name), KernelArg(W, tensor=w.name), *rq.args]
+    if rows:
+        blocks = (cout + 3) // 4
+        args[1] = KernelArg(te.placeholder((blocks * 4 * k,), "int8", name="w"), constant=_interleave4(w.data, k),
+                            role="w")
+    if not direct and not rows:  # the patches of four pixels, in the memory plan
+        args.append(KernelArg(te.placeholder((mve.PIXELS * k,), "int8", name="col"), role="col", scratch=True))
+
+    def body(ins, outs):  # type: ignore[no-untyped-def]
+        xb, wb = ins[0], ins[1]
+        yb = outs[0]
+        if rows:
+            oy = tirx.Var("oy", I32)
+            row = mve.call("utvm_mve_conv_row_s8", yb.access_ptr("w", offset=oy * (ow * cout)), xb.access_ptr("r"),
+                        h, wd, cin, oy * sh - top, ow, sw, left, kh, kw, dh, wb.access_ptr("r"), cout, zx,
+                        *rq.call_args(ins[2:]), zy, lo, hi)
+            return tirx.For(oy, 0, oh, tirx.ForKind.SERIAL, row)
+        gi = tirx.Var("g", I32)
+        first = gi * mve.PIXELS
+        count = tirx.min(pixels - first, mve.PIXELS) if pixels % mve.PIXELS else tirx.const(mve.PIXELS, I32)
+        tail = (yb.access_ptr("w", offset=first * cout), count, cout)
+        params = (wb.access_ptr("r"), k, cout, *rq.call_args(ins[2:2 + len(rq.args)]), zy, lo, hi)
+        if direct:
+            step = mve.call("utvm_mve_gemm_s8", *tail, xb.access_ptr("r", offset=first * cin), cin, *params)
+            return tirx.For(gi, 0, groups, tirx.ForKind.SERIAL, step)
+        col = ins[-1]
+        pi = tirx.Var("p", I32)
+        pix = first + pi
+        gather = mve.call("utvm_mve_im2col_s8", col.access_ptr("w", offset=pi * k), xb.access_ptr("r"),
+                       h, wd, cin, tirx.floordiv(pix, ow) * sh - top, tirx.floormod(pix, ow) * sw - left,
+                       kh, kw, dh, dw, zx)
+        if pixels % mve.PIXELS:
+            gather = tirx.IfThenElse(pix < pixels, gather, None)
+        step = tirx.SeqStmt([
+            tirx.For(pi, 0, mve.PIXELS, tirx.ForKind.SERIAL, gather),
+            mve.call("utvm_mve_gemm_s8", *tail, col.access_ptr("r"), k, *params),
+        ])
+        return tirx.For(gi, 0, groups, tirx.ForKind.SERIAL, step)
+
+    return mve.extern(y, args, body)
+
+
+def _interleave4(wdata: np.ndarray, k: int) -> np.ndarray:
+    """Filters (cout x k, k a multiple of 16) four output channels at a time, their 16-byte
+    steps interleaved: block b, step j holds rows 4b..4b+3 of bytes 16j..16j+15 (zero rows
+    past cout), the layout of utvm_mve_conv_row_s8."""
+    rows = wdata.reshape(wdata.shape[0], k).astype(np.int8)
+    blocks = (rows.shape[0] + 3) // 4
+    padded = np.zeros((blocks * 4, k), np.int8)
+    padded[:rows.shape[0]] = rows
+    return np.ascontiguousarray(padded.reshape(blocks, 4, k // 16, 16).transpose(0, 2, 1, 3)).reshape(-1)
+
+
+OPS = (
+    OpDef(
+        kind="conv2d",
+        summary="2-D convolution",
+        tflite=(SourceOp("CONV_2D", from_tflite, constraints="fused activation NONE/RELU/RELU6/RELU_N1_TO_1; "
+                                                              "int8 filter per-channel symmetric"),),
+        onnx=(SourceOp("Conv", from_onnx, ("float32",), "2-D, group 1 or depthwise, constant weights"),
+              SourceOp("QLinearConv", from_onnx_qlinear, ("int8",),
+                       "also QDQ Conv groups; symmetric int8 weights, per-tensor or per-channel")),
+        variants=(
+            Variant("helium", _helium, "Cortex-M52/M55/M85"),
+            Variant("dsp_rows4", _rows4, "Cortex-M4/M7/M33"),
+            Variant("dsp_rows_flat", _rows_flat, "Cortex-M4/M7/M33"),
+            Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33"),
+            Variant("generic", _generic),
+        ),
+        check=check,
+        reference="TFLite Micro conv.cc: reference_integer_ops::ConvPerChannel (int8), reference_ops::Conv (float32)",
+        fuses_activation=True,
+        macs=conv_macs,
+    ),
+)

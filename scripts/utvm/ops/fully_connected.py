@@ -1,0 +1,334 @@
+"""FULLY_CONNECTED: y = x W^T + b over the last axis of x (W is units x depth).
+
+Import: TFLite FULLY_CONNECTED (any input rank: the input is rows of ``depth``); ONNX Gemm
+(transA=0, constant B, alpha/beta folded) and MatMul with a constant 2-D second operand.
+Semantics: TFLite Micro's reference kernels (reference_integer_ops::FullyConnected, per-tensor
+or per-channel; the effective scale of per-tensor layers is a float32 product as TFLite Micro
+computes it), reference_ops::FullyConnected for float32.
+
+Kernel variants, first that applies:
+- helium: Cortex-M52/M55/M85, utvm_mve_gemm_s8;
+- dsp_mac4: units % 4 == 0 and depth % 4 == 0, one assembly MAC loop per block of 4 units;
+- generic: any shape (weights with a zero point, float32).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from tvm import te, tirx
+
+from ..ir import Graph, Operator
+from ..lower import helium as mve
+from ..lower.kerneldef import KernelArg, KernelDef
+from ..lower.requant import I32, acc_bound, activation_range_int8, bias_requant, effective_scales, float_clamp, imm
+from ..lower.schedules import (
+    CHANNEL_BLOCK,
+    blocked_schedule,
+    dot4,
+    dot16,
+    interleave_rows,
+    mac4_schedule,
+    reduction_schedule,
+)
+from ..lower.target import VECTOR_LANES, Target
+from .base import OpDef, OpError, SourceOp, Variant
+from .common import bias_of, check_mac_types
+
+# ---------------------------------------------------------------------------------------
+# import
+
+
+def from_tflite(ctx: Any, node: Any) -> None:
+    o = ctx.options(node, "FullyConnectedOptions")
+    if o.WeightsFormat() != 0:
+        raise ctx.fail(node, "shuffled weights format is not supported")
+    attrs = {"activation": ctx.activation(o.FusedActivationFunction(), node)}
+    ins = node.inputs
+    inputs = [ins[0], ins[1]] + ([ins[2]] if len(ins) > 2 and ins[2] else [])
+    ctx.emit(node, "fully_connected", inputs, node.outputs, attrs)
+
+
+def _onnx_fc(imp: Any, x_value: str, weights: np.ndarray, bias: np.ndarray | None, out: str) -> None:
+    from ..importer.onnx_import import PLAIN
+
+    x = imp.get(x_value, PLAIN)
+    inputs = [x, imp.add_const(f"{out}_weight", weights)]
+    if bias is not None:
+        inputs.append(imp.add_const(f"{out}_bias", bias))
+    imp.emit("fully_connected", inputs, out, PLAIN, {"activation": "none"})
+
+
+def from_onnx_gemm(imp: Any, node: Any) -> None:
+    attrs = imp.attrs(node)
+    if int(attrs.get("transA", 0)):
+        raise imp.fail("transA=1 is not supported")
+    a_shape = imp.shape(node.input[0])
+    if len(a_shape) != 2:
+        raise imp.fail(f"expects a 2-D input, got {list(a_shape)}")
+    b = imp.float_const(node.input[1], "B matrix")
+    alpha, beta = float(attrs.get("alpha", 1.0)), float(attrs.get("beta", 1.0))
+    w = b if int(attrs.get("transB", 0)) else b.T
+    if alpha != 1.0:
+        w = w * np.float32(alpha)
+    units = w.shape[0]
+    bias = None
+    if len(node.input) > 2 and node.input[2]:
+        c = imp.float_const(node.input[2], "C (bias)")
+        if c.size != units and c.size != 1:
+            raise imp.fail(f"bias of shape {list(c.shape)} is not supported (needs [{units}])")
+        bias = np.broadcast_to(c.reshape(-1), (units,)) * np.float32(beta)
+    _onnx_fc(imp, node.input[0], w, bias, node.output[0])
+
+
+def from_onnx_matmul(imp: Any, node: Any) -> None:
+    b = imp.float_const(node.input[1], "second MatMul operand")
+    if b.ndim != 2:
+        raise imp.fail(f"expects a 2-D constant second operand, got {list(b.shape)}")
+    if len(imp.shape(node.input[0])) < 2:
+        raise imp.fail("a 1-D first operand is not supported")
+    _onnx_fc(imp, node.input[0], b.T, None, node.output[0])
+
+
+def _onnx_qfc(imp: Any, node: Any, x_value: str, xq: Any, w: np.ndarray, ws: np.ndarray, wz: np.ndarray,
+              bias: np.ndarray | None) -> None:
+    """An int8 fully_connected from an integer ONNX operator: ``w`` is (units, depth)."""
+    from ..importer.onnx_import import PLAIN
+    from ..ir import Quant
+
+    if w.dtype != np.int8:
+        raise imp.fail(f"unsupported weight type {w.dtype} (int8 only)")
+    if np.any(wz != 0):
+        raise imp.fail("weights with a zero point other than 0 are not supported (quantize them symmetrically)")
+    if ws.size not in (1, w.shape[0]):
+        raise imp.fail(f"{ws.size} weight scales for {w.shape[0]} output units")
+    wq = Quant(scale=ws, zero_point=np.zeros(ws.size, np.int32), axis=0)
+    inputs = [imp.get(x_value, PLAIN), imp.add_const(f"{node.output[0]}_weight", np.ascontiguousarray(w), wq)]
+    if bias is not None:
+        if bias.dtype != np.int32 or bias.size != w.shape[0]:
+            raise imp.fail(f"the bias must be {w.shape[0]} int32 values")
+        bq = Quant(scale=(np.float64(xq.scalar()[0]) * ws.astype(np.float64)).astype(np.float32),
+                   zero_point=np.zeros(ws.size, np.int32))
+        inputs.append(imp.add_const(f"{node.output[0]}_bias", bias.reshape(-1), bq))
+    act = imp.attrs(node).get("activation", b"none")
+    imp.emit("fully_connected", inputs, node.output[0], PLAIN,
+             {"activation": act.decode() if isinstance(act, bytes) else str(act)})
+
+
+def _weight_quant(imp: Any, scale: str, zero_point: str) -> tuple[np.ndarray, np.ndarray]:
+    ws = imp.const(scale, "weight scale").astype(np.float32).reshape(-1)
+    wz = imp.const(zero_point, "weight zero point").reshape(-1) if zero_point else np.zeros(1, np.int8)
+    return ws, wz
+
+
+def from_onnx_qlinear_matmul(imp: Any, node: Any) -> None:
+    """QLinearMatMul with a constant 2-D int8 second operand (and the MatMul groups of QDQ models)."""
+    xq = imp.quantized_input(node.input[0], node.input[1], node.input[2], "input")
+    b = imp.const(node.input[3], "second operand")
+    if b.ndim != 2:
+        raise imp.fail(f"expects a 2-D constant second operand, got {list(b.shape)}")
+    ws, wz = _weight_quant(imp, node.input[4], node.input[5])
+    _onnx_qfc(imp, node, node.input[0], xq, b.T, ws, wz, None)
+
+
+def from_onnx_qgemm(imp: Any, node: Any) -> None:
+    """com.microsoft.QGemm (and the Gemm groups of QDQ models): transA=0, alpha=1, constant int8
+    B, optional int32 bias in the scale input x B, int8 output."""
+    attrs = imp.attrs(node)
+    if int(attrs.get("transA", 0)) or float(attrs.get("alpha", 1.0)) != 1.0:
+        raise imp.fail("only transA=0 and alpha=1 are supported")
+    if len(node.input) < 8 or not node.input[7]:
+        raise imp.fail("a float output (no output scale) is not supported")
+    xq = imp.quantized_input(node.input[0], node.input[1], node.input[2], "input")
+    b = imp.const(node.input[3], "B matrix")
+    if b.ndim != 2:
+        raise imp.fail(f"expects a 2-D constant B, got {list(b.shape)}")
+    ws, wz = _weight_quant(imp, node.input[4], node.input[5])
+    bias = imp.const(node.input[6], "bias") if node.input[6] else None
+    _onnx_qfc(imp, node, node.input[0], xq, b if int(attrs.get("transB", 0)) else b.T, ws, wz, bias)
+
+
+def check(g: Graph, op: Operator) -> None:
+    check_mac_types(g, op)
+    x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
+    if w.data is None or len(w.shape) != 2:
+        raise OpError(f"{op.source}: the weights must be a 2-D constant")
+    if w.shape[1] == 0 or x.size % w.shape[1]:
+        raise OpError(f"{op.source}: input of {x.size} elements is not a multiple of depth {w.shape[1]}")
+
+
+def macs(g: Graph, op: Operator) -> int:
+    return g.tensors[op.outputs[0]].size * g.tensors[op.inputs[1]].shape[1]
+
+
+# ---------------------------------------------------------------------------------------
+# kernels
+
+
+def _mac4_applies(g: Graph, op: Operator, target: Target) -> bool:
+    """int8 on a DSP CPU, symmetric weights, depth % 4 == 0, units % 4 == 0."""
+    x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
+    return (target.dsp and x.dtype == "int8" and w.quant is not None and int(w.quant.zero_point.reshape(-1)[0]) == 0
+            and w.shape[1] % 4 == 0 and w.shape[0] % CHANNEL_BLOCK == 0)
+
+
+def _mac4(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """utvm_mac4_s8 per block of four units over weights reordered for it (see conv2d's dsp_mac4)."""
+    return _kernel(g, op, target) if _mac4_applies(g, op, target) else None
+
+
+def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:
+    """int8: four inputs per word (16 per Helium vector) when the depth allows, else bytes;
+    weights with a zero point subtract it per product; float32."""
+    return _kernel(g, op, target)
+
+
+def _kernel(g: Graph, op: Operator, target: Target) -> KernelDef:
+    x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
+    b = bias_of(g, op)
+    y = g.tensors[op.outputs[0]]
+    assert w.data is not None
+    units, depth = w.shape
+    packed = target.lanes
+    batch = x.size // depth
+    X = te.placeholder((batch, depth), x.dtype, name="x")
+    W = te.placeholder(w.shape, w.dtype, name="w")
+    args = [KernelArg(X, tensor=x.name), KernelArg(W, tensor=w.name)]
+    k = te.reduce_axis((0, depth), "k")
+    lanes = False  # four inputs per int32 word (int8 only)
+    mac4 = False  # utvm_mac4_s8 calls (see _conv_mac4)
+    if x.dtype == "int8":
+        assert x.quant and w.quant and y.quant
+        _, zx = x.quant.scalar()
+        ys, zy = y.quant.scalar()
+        zw = int(w.quant.zero_point.reshape(-1)[0])
+        bias = (b.data.astype(np.int64) if b is not None and b.data is not None else np.zeros(units, np.int64))
+        lanes = packed and zw == 0 and depth % 4 == 0
+        if lanes:
+            folded = bias - zx * w.data.astype(np.int64).sum(axis=1)
+            X4 = te.placeholder((batch, depth // 4), I32, name="x")
+            W4 = te.placeholder((units, depth // 4), I32, name="w")
+            args = [KernelArg(X4, tensor=x.name), KernelArg(W4, tensor=w.name)]
+            if target.helium and depth % VECTOR_LANES == 0:
+                k16 = te.reduce_axis((0, depth // VECTOR_LANES), "k")
+                acc = te.compute((batch, units), lambda i, o: te.sum(dot16(X4[i, k16 * 4], W4[o, k16 * 4]),
+                                                                     axis=k16), name="acc")
+            elif _mac4_applies(g, op, target):
+                # utvm_mac4_s8 per block of units, on reordered weights
+                mac4 = True
+                W4 = te.placeholder((units // CHANNEL_BLOCK, depth // 4, CHANNEL_BLOCK), I32, name="w")
+                args[1] = KernelArg(W4, constant=interleave_rows(w.data), role="w")
+                k4 = te.reduce_axis((0, depth // 4), "k")
+                acc = te.compute((batch, units), lambda i, o: te.sum(
+                    dot4(X4[i, k4], W4[o // CHANNEL_BLOCK, k4, o % CHANNEL_BLOCK]), axis=k4), name="acc")
+            else:
+                k4 = te.reduce_axis((0, depth // 4), "k")
+                acc = te.compute((batch, units), lambda i, o: te.sum(dot4(X4[i, k4], W4[o, k4]), axis=k4),
+                                 name="acc")
+        elif zw == 0:
+            folded = bias - zx * w.data.astype(np.int64).sum(axis=1)
+            acc = te.compute((batch, units), lambda i, o: te.sum(
+                X[i, k].astype(I32) * W[o, k].astype(I32), axis=k), name="acc")
+        else:
+            folded = bias
+            acc = te.compute((batch, units), lambda i, o: te.sum(
+                (X[i, k].astype(I32) - zx) * (W[o, k].astype(I32) - zw), axis=k), name="acc")
+        wabs = np.abs(w.data.astype(np.int64)).sum(axis=1)
+        bound = acc_bound(wabs, bias) if zw == 0 else None
+        rq = bias_requant(folded, effective_scales(x, w, y, w.quant.per_channel), units, bound, wabs == 0,
+                           bool(packed))
+        args += rq.args
+        lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
+
+        def out_f(i, o):  # type: ignore[no-untyped-def]
+            return rq.output_s8(acc[i, o], o, zy, lo, hi)
+
+        out = te.compute((batch, units), out_f, name="out")
+    else:
+        acc = te.compute((batch, units), lambda i, o: te.sum(X[i, k] * W[o, k], axis=k), name="acc")
+        if b is not None:
+            B = te.placeholder((units,), "float32", name="bias")
+            args.append(KernelArg(B, tensor=b.name))
+            out = te.compute((batch, units), lambda i, o: float_clamp(acc[i, o] + B[o], op.attrs["activation"]),
+                             name="out")
+        else:
+            out = te.compute((batch, units), lambda i, o: float_clamp(acc[i, o], op.attrs["activation"]),
+                             name="out")
+    if mac4:
+        def make_call(ivs: list[tirx.Var], acc_buf: tirx.Buffer, params: dict[str, tirx.Buffer]) -> tirx.PrimExpr:
+            i, oo = ivs[:2]
+            return tirx.call_extern(I32, "utvm_mac4_s8", tirx.address_of(acc_buf[i, oo * CHANNEL_BLOCK]),
+                                    tirx.address_of(params["x"][i, 0]), tirx.address_of(params["w"][oo, 0, 0]),
+                                    imm(depth // 4))
+
+        return KernelDef(args, out, y.name, mac4_schedule(None, 2, make_call))
+    if lanes:
+        return KernelDef(args, out, y.name, blocked_schedule(None, 2, units))
+    return KernelDef(args, out, y.name, reduction_schedule("acc", "out", None, 2))
+
+
+def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """Helium: utvm_mve_gemm_s8 on up to four batch rows (one row: four units per input load)."""
+    if not target.helium:
+        return None
+    x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
+    b = bias_of(g, op)
+    y = g.tensors[op.outputs[0]]
+    if x.dtype != "int8" or w.dtype != "int8" or y.dtype != "int8" or w.data is None or len(w.shape) != 2:
+        return None
+    if x.quant is None or w.quant is None or y.quant is None or np.any(w.quant.zero_point != 0):
+        return None
+    if b is not None and b.data is None:
+        return None
+    units, depth = w.shape
+    if x.size % depth or y.size != x.size // depth * units:
+        return None
+    batch = x.size // depth
+    rq = mve.mve_requant(x, w, y, b, w.data.astype(np.int64).sum(axis=1), units, bool(w.quant.per_channel))
+    if rq is None:
+        return None
+    ys, zy = y.quant.scalar()
+    lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
+    X = te.placeholder((batch, depth), "int8", name="x")
+    W = te.placeholder(w.shape, "int8", name="w")
+    args = [KernelArg(X, tensor=x.name), KernelArg(W, tensor=w.name), *rq.args]
+    groups = (batch + mve.PIXELS - 1) // mve.PIXELS
+
+    def body(ins, outs):  # type: ignore[no-untyped-def]
+        xb, wb = ins[0], ins[1]
+        gi = tirx.Var("g", I32)
+        first = gi * mve.PIXELS
+        count = tirx.min(batch - first, mve.PIXELS) if batch % mve.PIXELS else tirx.const(mve.PIXELS, I32)
+        step = mve.call("utvm_mve_gemm_s8", outs[0].access_ptr("w", offset=first * units), count, units,
+                     xb.access_ptr("r", offset=first * depth), depth, wb.access_ptr("r"), depth, units,
+                     *rq.call_args(ins[2:]), zy, lo, hi)
+        return tirx.For(gi, 0, groups, tirx.ForKind.SERIAL, step)
+
+    return mve.extern(y, args, body)
+
+
+OPS = (
+    OpDef(
+        kind="fully_connected",
+        summary="fully connected layer (matrix times constant weights)",
+        tflite=(SourceOp("FULLY_CONNECTED", from_tflite,
+                         constraints="fused activation NONE/RELU/RELU6/RELU_N1_TO_1; default weights format"),),
+        onnx=(SourceOp("Gemm", from_onnx_gemm, ("float32",), "transA=0, constant B"),
+              SourceOp("MatMul", from_onnx_matmul, ("float32",), "constant 2-D second operand"),
+              SourceOp("QLinearMatMul", from_onnx_qlinear_matmul, ("int8",),
+                       "also QDQ MatMul groups; constant symmetric int8 2-D second operand"),
+              SourceOp("com.microsoft.QGemm", from_onnx_qgemm, ("int8",),
+                       "also QDQ Gemm groups; transA=0, alpha=1, symmetric int8 B, int8 output")),
+        variants=(
+            Variant("helium", _helium, "Cortex-M52/M55/M85"),
+            Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33"),
+            Variant("generic", _generic),
+        ),
+        check=check,
+        reference="TFLite Micro fully_connected.cc: reference_integer_ops::FullyConnected (int8), "
+                  "reference_ops::FullyConnected (float32)",
+        fuses_activation=True,
+        macs=macs,
+    ),
+)

@@ -1,0 +1,77 @@
+"""RESHAPE: the same bytes seen with another shape. No kernel: the memory planner gives the
+output the input's bytes (an alias).
+
+Import: TFLite RESHAPE; ONNX Reshape (constant shape), Flatten; ONNX Identity and Dropout
+(inference) only rename a value and add no operator.
+Semantics: row-major element order is kept (TFLite Micro's reshape.cc copies when the buffers
+differ, which they never do here).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..ir import Graph, Operator
+from .base import OpDef, OpError, SourceOp
+
+
+def from_tflite(ctx: Any, node: Any) -> None:
+    x, y = ctx.tensors[node.inputs[0]], ctx.tensors[node.outputs[0]]
+    if x.size != y.size:
+        raise ctx.fail(node, f"reshape from {list(x.shape)} to {list(y.shape)} changes the element count")
+    ctx.emit(node, "reshape", [node.inputs[0]], node.outputs)
+
+
+def _reshape_to(imp: Any, x_value: str, out: str) -> None:
+    from ..importer.onnx_import import PLAIN
+
+    x = imp.get(x_value, PLAIN)
+    if imp.tensors[x].size != int(np.prod(imp.shape(out), dtype=np.int64)):
+        raise imp.fail(f"reshape from {list(imp.shape(x_value))} to {list(imp.shape(out))} changes the element count")
+    imp.emit("reshape", [x], out, PLAIN)
+
+
+def from_onnx_reshape(imp: Any, node: Any) -> None:
+    if len(node.input) > 1:
+        imp.const(node.input[1], "shape")
+    _reshape_to(imp, node.input[0], node.output[0])
+
+
+def from_onnx_flatten(imp: Any, node: Any) -> None:
+    _reshape_to(imp, node.input[0], node.output[0])
+
+
+def from_onnx_identity(imp: Any, node: Any) -> None:
+    x, out = node.input[0], node.output[0]
+    if node.op_type == "Dropout" and len([o for o in node.output if o]) > 1:
+        raise imp.fail("the mask output of Dropout is not supported")
+    if x in imp.consts:
+        imp.consts[out] = imp.consts[x]
+        return
+    imp.vals[out] = dict(imp.vals[x])
+
+
+def check(g: Graph, op: Operator) -> None:
+    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    if x.size != y.size or x.dtype != y.dtype:
+        raise OpError(f"{op.source}: reshape from {x.dtype}{list(x.shape)} to {y.dtype}{list(y.shape)} "
+                      "changes the element count or type")
+
+
+_ANY = ("int8", "int16", "int32", "float32")
+OPS = (
+    OpDef(
+        kind="reshape",
+        summary="view the same bytes with another shape (no kernel)",
+        tflite=(SourceOp("RESHAPE", from_tflite, _ANY),),
+        onnx=(SourceOp("Reshape", from_onnx_reshape, ("float32",), "constant shape"),
+              SourceOp("Flatten", from_onnx_flatten, ("float32",)),
+              SourceOp("Identity", from_onnx_identity, ("float32",)),
+              SourceOp("Dropout", from_onnx_identity, ("float32",), "inference, no mask output")),
+        check=check,
+        reference="TFLite Micro reshape.cc (a copy there, an alias here)",
+        alias=True,
+    ),
+)

@@ -1,0 +1,81 @@
+"""TRANSPOSE: permute the axes of a tensor (attr ``perm``, numpy semantics).
+
+``out.shape[d] == x.shape[perm[d]]`` and ``out[j0, .., jn] == x[k]`` with ``k[perm[d]] == j[d]``.
+Import: ONNX Transpose. The ONNX importer also uses it to move 4-D activations between NCHW
+(the model's view) and NHWC (utvm's layout), and both importers to give a model output that
+would share its bytes with another tensor a copy of its own (identity perm).
+Semantics: it only moves elements, so it is exact for every dtype.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tvm import te
+
+from ..ir import Graph, Operator
+from ..lower.kerneldef import KernelArg, KernelDef
+from ..lower.target import Target
+from .base import OpDef, OpError, SourceOp, Variant
+
+
+def from_onnx(imp: Any, node: Any) -> None:
+    from ..importer.onnx_import import NHWC, PLAIN, TO_NCHW, TO_NHWC, trivial_perm
+
+    attrs = imp.attrs(node)
+    x, out = node.input[0], node.output[0]
+    shape = imp.shape(x)
+    perm = tuple(int(p) for p in attrs.get("perm", list(range(len(shape)))[::-1]))
+    have = imp.vals.get(x, {})
+    if len(shape) == 4 and NHWC in have and perm == TO_NHWC and len(imp.shape(out)) == 4:
+        # NCHW -> NHWC of a value already held as NHWC: its bytes are the answer
+        imp.emit("reshape", [have[NHWC]], out, PLAIN)
+        return
+    if len(shape) == 4 and PLAIN in have and perm == TO_NCHW:
+        # NHWC -> NCHW (TensorFlow exports): the input's bytes are the output's NHWC layout
+        imp.emit("reshape", [have[PLAIN]], out, NHWC)
+        return
+    src = imp.get(x, PLAIN)
+    if trivial_perm(shape, perm):
+        imp.emit("reshape", [src], out, PLAIN)
+    else:
+        imp.emit("transpose", [src], out, PLAIN, {"perm": perm})
+
+
+def check(g: Graph, op: Operator) -> None:
+    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    perm = tuple(int(p) for p in op.attrs["perm"])
+    if sorted(perm) != list(range(len(x.shape))):
+        raise OpError(f"{op.source}: perm {list(perm)} is not a permutation of {len(x.shape)} axes")
+    out_shape = tuple(x.shape[p] for p in perm)
+    if out_shape != tuple(y.shape):
+        raise OpError(f"{op.source}: transpose of {list(x.shape)} by {list(perm)} gives "
+                      f"{list(out_shape)}, not {list(y.shape)}")
+
+
+def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:
+    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    perm = tuple(int(p) for p in op.attrs["perm"])
+    out_shape = tuple(x.shape[p] for p in perm)
+    X = te.placeholder(x.shape, x.dtype, name="x")
+    inverse = [0] * len(perm)
+    for d, p in enumerate(perm):
+        inverse[p] = d
+
+    def f(*j):  # type: ignore[no-untyped-def]
+        return X[tuple(j[inverse[a]] for a in range(len(perm)))]
+
+    out = te.compute(out_shape, f, name="out")
+    return KernelDef([KernelArg(X, tensor=x.name)], out, y.name)
+
+
+OPS = (
+    OpDef(
+        kind="transpose",
+        summary="permute axes",
+        onnx=(SourceOp("Transpose", from_onnx, ("float32",)),),
+        variants=(Variant("generic", _generic),),
+        check=check,
+        reference="TFLite Micro transpose.cc: reference_ops::Transpose; ONNX Transpose",
+    ),
+)

@@ -1,0 +1,139 @@
+"""Measuring candidate kernels on devices through the RPC server.
+
+All candidates of a kernel are compiled as models of their own and linked into one RPC server
+firmware (the server serves several models). ``--flash CMD`` puts it on each device (for a
+Zephyr board ``west flash -d {build}``; for an emulated board a command that restarts QEMU with
+``{elf}``); then each device runs its share of the candidates (one worker per device), timed
+with the board's cycle counter (several repetitions, the median), and returns the outputs.
+"""
+
+from __future__ import annotations
+
+import shlex
+import statistics
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import UtvmError
+from ..ir import Graph, Operator
+from ..rpc.client import RpcClient, RpcError
+from ..rpc.server import (
+    ServerSources,
+    build_server,
+    is_host_board,
+    mlf_io_bytes,
+    server_runtime_sources,
+    write_model_table,
+)
+from .measure import Candidate, compile_candidates, kernel_inputs
+from .space import Config
+
+if TYPE_CHECKING:
+    from .tuner import TuneOptions
+
+#: runs of each candidate on a device; the median counts
+REPEATS = 5
+
+
+def server_sources(cands: list[Candidate], board: str, build: Path) -> ServerSources:
+    """An RPC server serving every compiled candidate (the runtime once, each model's code)."""
+    from ..package.mlf import model_sources
+
+    built = [c for c in cands if c.mlf is not None]
+    if not built:
+        raise UtvmError("no candidate could be compiled")
+    first = built[0].mlf
+    assert first is not None
+    port = "host" if is_host_board(board) else "baremetal"
+    crt = first / "runtime"
+    sources, ports = server_runtime_sources(crt, port)
+    includes = [crt / "include"]
+    codegen = []
+    for c in built:
+        model = model_sources(c.mlf)  # type: ignore[arg-type]
+        codegen += [*model.sources, *model.objects]
+        includes += model.include_dirs
+    table = write_model_table(build / "rpc_models.c", [f"tvmgen_tune_c{c.index}_model" for c in built])
+    io = sum((mlf_io_bytes(c.mlf) or 16) for c in built)  # type: ignore[arg-type]  # the server sizes for all
+    return ServerSources(tuple([*codegen, *sources, *ports, table]), tuple(includes),
+                         {"UTVM_RPC_MAIN": "", "UTVM_RPC_IO_BUF_SIZE": f"{max(io, 16)}u"})
+
+
+def _flash(command: str, elf: Path, build: Path, device: str) -> None:
+    argv = [a.replace("{elf}", str(elf)).replace("{build}", str(build)).replace("{device}", device)
+            for a in shlex.split(command)]
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        last = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [""]
+        raise UtvmError(f"flashing {device} failed (exit {proc.returncode}): {last[0][:200]}")
+
+
+def _connect(device: str, timeout_s: float = 20.0) -> RpcClient:
+    """A synchronised client; the device may still be starting after flashing."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            client = RpcClient.over_url(device, 115200, timeout_s=5.0)
+        except Exception as exc:  # the port is not there yet
+            if time.monotonic() > deadline:
+                raise UtvmError(f"cannot open {device}: {exc}") from None
+            time.sleep(0.2)
+            continue
+        try:
+            client.sync(timeout_s=5.0)
+            return client
+        except RpcError:
+            client.close()
+            if time.monotonic() > deadline:
+                raise UtvmError(f"no RPC server answers on {device}") from None
+            time.sleep(0.2)
+
+
+def _measure_share(device: str, share: list[Candidate], inputs: list, board: str) -> None:  # type: ignore[type-arg]
+    from ..run.boards import get_board
+
+    try:  # an emulated board's counter ticks every N instructions; a real board counts cycles
+        scale = 1 if is_host_board(board) else get_board(board).instructions_per_tick
+    except UtvmError:
+        scale = 1
+    with _connect(device) as client:
+        for c in share:
+            try:
+                index = client.find_model(f"tune_c{c.index}")
+                client.set_inputs(index, inputs)
+                cycles = []
+                for _ in range(REPEATS):
+                    run = client.run(index)
+                    if run.model_status != 0:
+                        raise RpcError(f"the kernel returned status {run.model_status}")
+                    cycles.append(run.cycles)
+                c.instructions = int(statistics.median(cycles)) * scale
+                c.output = b"".join(a.tobytes() for a in client.get_outputs(index))
+            except RpcError as exc:
+                c.error = str(exc)
+
+
+def measure_on_devices(graph: Graph, op: Operator, configs: list[Config], options: TuneOptions, cpu: str | None,
+                       work: Path) -> list[Candidate]:
+    """Compile the configurations, put them on every device, measure them there."""
+    if not options.flash:
+        raise UtvmError("--device needs --flash CMD: how the candidates' firmware gets onto the device")
+    work.mkdir(parents=True, exist_ok=True)
+    cands = compile_candidates(graph, op, configs, cpu, work, options.jobs)
+    build = work / "server"
+    elf = build_server(server_sources(cands, options.board, build), options.board, build)
+    for device in options.devices:
+        _flash(options.flash, elf, build, device)
+    inputs = kernel_inputs(graph, op, options.seed)
+    built = [c for c in cands if c.mlf is not None]
+    shares = [built[i::len(options.devices)] for i in range(len(options.devices))]
+    with ThreadPoolExecutor(max_workers=len(options.devices)) as pool:
+        list(pool.map(_measure_share, options.devices, shares, [inputs] * len(shares),
+                      [options.board] * len(shares)))
+    for c in built:
+        if c.instructions is None and not c.error:
+            c.error = "not measured"
+    return cands

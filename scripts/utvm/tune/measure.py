@@ -1,0 +1,165 @@
+"""Measuring candidate kernels: each configuration of one operator compiled as a model of its own
+(the operator alone, its activations as inputs, its constants kept), all candidates linked
+into one firmware that runs each once on the same random inputs, and read back: instructions
+(QEMU's exact count) and the output bytes (which must equal the default's)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import re
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import UtvmError
+from ..ir import Graph, Operator
+from ..run.reference import random_inputs
+from .space import Config
+
+
+@dataclass
+class Candidate:
+    """One configuration of a kernel, compiled (``mlf``) or not (``error``)."""
+
+    index: int
+    config: Config
+    mlf: Path | None = None
+    #: bytes of pool the kernel alone needs (its scratch: im2col rows, padded copies)
+    scratch: int = 0
+    error: str = ""
+    instructions: int | None = None
+    output: bytes | None = None
+
+
+def one_op_graph(graph: Graph, op: Operator, config: Config, name: str) -> Graph:
+    """A model of ``op`` alone with ``config`` applied: its non-constant inputs are the inputs."""
+    names = [n for n in [*op.inputs, *op.outputs] if n]
+    tensors = {n: graph.tensors[n] for n in names}
+    attrs = {k: v for k, v in op.attrs.items() if k != "config"}
+    attrs["config"] = dict(config)
+    alone = Operator(op.kind, list(op.inputs), list(op.outputs), attrs, op.source)
+    inputs = [n for n in dict.fromkeys(op.inputs) if n and not tensors[n].is_constant]
+    return Graph(name, tensors, [alone], inputs, [op.outputs[0]])
+
+
+def _compile(args: tuple[Graph, str | None, Path]) -> tuple[str | None, int, str]:
+    """(MLF directory, scratch bytes, error) of one candidate; runs in a worker process."""
+    graph, cpu, out = args
+    from ..compiler import CompileOptions, compile_graph
+
+    try:
+        result = compile_graph(graph, out, CompileOptions(cpu=cpu, constants_target="arm" if cpu else "host"))
+    except UtvmError as exc:
+        return None, 0, str(exc)
+    except Exception as exc:  # a configuration TVM cannot build: rejected, not fatal
+        return None, 0, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+    return str(result.mlf_dir), result.plan.pool_size, ""
+
+
+def compile_candidates(graph: Graph, op: Operator, configs: list[Config], cpu: str | None, work: Path,
+                       jobs: int = 1) -> list[Candidate]:
+    """Compile every configuration (``jobs`` at a time, in worker processes)."""
+    cands = [Candidate(i, c) for i, c in enumerate(configs)]
+    tasks = [(one_op_graph(graph, op, c.config, f"tune_c{c.index}"), cpu, work / f"c{c.index}") for c in cands]
+    if jobs > 1 and len(tasks) > 1:
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            results = list(pool.map(_compile, tasks))
+    else:
+        results = [_compile(t) for t in tasks]
+    for cand, (mlf, scratch, error) in zip(cands, results):
+        cand.mlf = Path(mlf) if mlf else None
+        cand.scratch = scratch
+        cand.error = error
+    return cands
+
+
+def _harness(path: Path, cands: list[Candidate], inputs: list[np.ndarray], out_size: int) -> Path:
+    """C that runs every candidate model once on the same inputs and prints its instruction
+    count (counter ticks) and output bytes."""
+    lines = ["#include <stdio.h>", "#include <string.h>", "#include <stdint.h>",
+             '#include "utvm/model.h"', '#include "utvm/platform.h"', ""]
+    for c in cands:
+        lines.append(f"extern const utvm_model_t tvmgen_tune_c{c.index}_model;")
+    for i, arr in enumerate(inputs):
+        data = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
+        lines.append(f"static const uint8_t in_data{i}[{max(data.size, 1)}] = {{{', '.join(map(str, data))}}};")
+        lines.append(f"static uint8_t in_buf{i}[{max(data.size, 1)}] __attribute__((aligned(16)));")
+    lines.append(f"static uint8_t out_buf[{max(out_size, 1)}] __attribute__((aligned(16)));")
+    lines += ["", "static void run(const utvm_model_t* m, int index) {",
+              f"  void* in[{max(len(inputs), 1)}];", "  void* out[1];", "  uint32_t t0, t, k;", "  int32_t rc;"]
+    for i in range(len(inputs)):
+        lines.append(f"  memcpy(in_buf{i}, in_data{i}, sizeof(in_data{i}));")
+        lines.append(f"  in[{i}] = in_buf{i};")
+    lines += ["  out[0] = out_buf;", "  t0 = utvm_platform_cycles();", "  rc = m->run(in, out, NULL);",
+              "  t = utvm_platform_cycles() - t0;", '  printf("TUNE %d %ld %lu ", index, (long)rc, (unsigned long)t);',
+              f"  for (k = 0; k < {out_size}u; ++k) {{", '    printf("%02x", out_buf[k]);', "  }", '  printf("\\n");',
+              "}", "", "int main(void) {"]
+    for c in cands:
+        lines.append(f"  run(&tvmgen_tune_c{c.index}_model, {c.index});")
+    lines += ["  return 0;", "}", ""]
+    path.write_text("\n".join(lines))
+    return path
+
+
+_LINE = re.compile(r"^TUNE (\d+) (-?\d+) (\d+) ([0-9a-f]*)$", re.M)
+
+
+def run_candidates(cands: list[Candidate], board_name: str, inputs: list[np.ndarray], out_size: int,
+                   work: Path) -> None:
+    """Link the compiled candidates into one firmware for an emulated board, run it once, and
+    fill in each candidate's instructions and output."""
+    from ..package.mlf import model_sources
+    from ..run import qemu
+    from ..run.boards import get_board
+    from ..run.host import mlf_sources
+
+    built = [c for c in cands if c.mlf is not None]
+    if not built:
+        return
+    board = get_board(board_name)
+    sources, includes = mlf_sources(built[0].mlf, "baremetal")  # type: ignore[arg-type]
+    sources = [s for s in sources if "codegen" not in s.parts]
+    for c in built:
+        model = model_sources(c.mlf)  # type: ignore[arg-type]
+        sources += [*model.sources, *model.objects]
+        includes += [d for d in model.include_dirs if d not in includes]
+    harness = _harness(work / "tune_main.c", built, inputs, out_size)
+    elf = qemu.build_firmware(board, [*sources, harness], includes, {}, work / "fw", jobs=2)
+    result = qemu.run_firmware(board, elf, timeout_s=600)
+    if result.fault:
+        raise UtvmError(f"the tuning firmware crashed on {board_name}: {result.fault}")
+    by_index = {c.index: c for c in built}
+    for m in _LINE.finditer(result.stdout):
+        c = by_index[int(m.group(1))]
+        if int(m.group(2)) != 0:
+            c.error = f"the kernel returned status {m.group(2)}"
+            continue
+        c.instructions = board.ticks_to_instructions(int(m.group(3)))
+        c.output = bytes.fromhex(m.group(4))
+    for c in built:
+        if c.instructions is None and not c.error:
+            c.error = "no measurement (the firmware stopped early)"
+
+
+def kernel_inputs(graph: Graph, op: Operator, seed: int) -> list[np.ndarray]:
+    """Seeded random inputs for the operator's non-constant inputs."""
+    alone = one_op_graph(graph, op, {}, "inputs")
+    return random_inputs(alone, seed)
+
+
+Progress = Callable[[str], None]
+
+
+def measure(graph: Graph, op: Operator, configs: list[Config], board: str, cpu: str | None, work: Path,
+            jobs: int = 1, seed: int = 0, **_: Any) -> list[Candidate]:
+    """Compile and measure every configuration of ``op`` on an emulated ``board``."""
+    work.mkdir(parents=True, exist_ok=True)
+    cands = compile_candidates(graph, op, configs, cpu, work, jobs)
+    inputs = kernel_inputs(graph, op, seed)
+    run_candidates(cands, board, inputs, graph.tensors[op.outputs[0]].nbytes, work)
+    return cands

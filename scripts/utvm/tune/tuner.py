@@ -1,0 +1,186 @@
+"""`utvm tune`: for each distinct MAC-carrying kernel of a model, measure the configurations of
+its tuning space and record the fastest one whose outputs equal the default's."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..compiler import CompileOptions, CompileResult, compile_model
+from ..errors import UtvmError
+from ..ir import Graph, Operator
+from ..lower.target import Target
+from ..ops import macs
+from .log import write_log
+from .measure import Candidate, measure
+from .space import Config, sample, space
+from .workload import tunable, workload, workload_key
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class TuneOptions:
+    board: str
+    trials: int = 16
+    jobs: int = 1
+    max_ram: int | None = None
+    seed: int = 0
+    #: RPC servers to measure on (serial ports, ptys, socket://host:port); empty: QEMU directly
+    devices: tuple[str, ...] = ()
+    #: command that puts a built firmware on the device; {elf}, {build} and {device} are replaced
+    flash: str | None = None
+    #: the CPU, for a device whose board utvm does not know (else the board's)
+    cpu: str | None = None
+    work_dir: Path | None = None
+
+
+@dataclass
+class KernelResult:
+    key: str
+    op: str
+    configs: int
+    measured: int
+    default: Candidate
+    best: Candidate
+    rejected: dict[str, int] = field(default_factory=dict)
+
+
+def _toolchain() -> str:
+    gcc = shutil.which("arm-none-eabi-gcc")
+    if gcc is None:
+        return "none"
+    out = subprocess.run([gcc, "--version"], capture_output=True, text=True, check=False).stdout
+    return out.splitlines()[0] if out else "arm-none-eabi-gcc"
+
+
+def _heights(result: CompileResult) -> dict[int, int]:
+    """Per kernel call: the pool bytes in use at that step apart from the call's own scratch."""
+    plan, calls = result.plan, result.lowered.calls
+    out = {}
+    for step, call in enumerate(calls):
+        own = {b.name for b in plan.buffers
+               if b.first == b.last == step and (b.kind == "scratch" or b.name.startswith(call.symbol + "_"))}
+        live = [b for b in plan.buffers if b.first <= step <= b.last and b.name not in own]
+        out[step] = max((b.offset + b.size for b in live), default=0)
+    return out
+
+
+def _pool_with(result: CompileResult, steps: list[int], heights: dict[int, int], scratch: int) -> int:
+    """The pool the model would need (estimated) if the kernels at ``steps`` needed ``scratch``."""
+    return max([result.plan.pool_size, *(heights[s] + scratch for s in steps)])
+
+
+def tune_model(model: Path, log_path: Path, options: TuneOptions, progress: Progress) -> list[KernelResult]:
+    from ..run.boards import get_board
+
+    if options.trials < 1:
+        raise UtvmError("--trials must be at least 1")
+    if options.jobs < 1:
+        raise UtvmError("--jobs must be at least 1")
+    if options.board == "host":
+        raise UtvmError("tune needs an emulated board (mps2/an385, mps2/an386, mps2/an500, mps3/an547) or --device")
+    if options.cpu is not None and options.devices:
+        cpu = options.cpu
+    else:
+        cpu = get_board(options.board).cpu
+    target = Target.for_cpu(cpu)
+    if options.work_dir is not None:
+        options.work_dir.mkdir(parents=True, exist_ok=True)
+        return _tune(model, log_path, options, progress, cpu, target, options.work_dir)
+    with tempfile.TemporaryDirectory(prefix="utvm-tune-") as tmp:
+        return _tune(model, log_path, options, progress, cpu, target, Path(tmp))
+
+
+def _tune(model: Path, log_path: Path, options: TuneOptions, progress: Progress, cpu: str | None,
+          target: Target, work: Path) -> list[KernelResult]:
+    progress(f"compiling {model} for {cpu} (the default configuration)")
+    default = compile_model(model, work / "default", CompileOptions(cpu=cpu, constants_target="arm"))
+    heights = _heights(default)
+    steps_of: dict[str, list[int]] = {}
+    first_op: dict[str, Operator] = {}
+    for step, call in enumerate(default.lowered.calls):
+        op = default.graph.ops[call.op_index]
+        if call.external is not None or not tunable(default.graph, op):
+            continue
+        key = workload_key(workload(default.graph, op, cpu))
+        steps_of.setdefault(key, []).append(step)
+        first_op.setdefault(key, op)
+    results: list[KernelResult] = []
+    records: list[dict[str, Any]] = []
+    keys = sorted(first_op, key=lambda k: steps_of[k][0])
+    for k, key in enumerate(keys, 1):
+        op = first_op[key]
+        configs = space(default.graph, op, target)
+        chosen = sample(configs, options.trials, options.seed)
+        progress(f"kernel {k}/{len(keys)} {op.kind} ({op.source}): {len(configs)} configurations, "
+                 f"measuring {len(chosen)}")
+        measured = _measure(default.graph, op, chosen, options, cpu, work / f"k{k}")
+        result = _pick(key, op, len(configs), measured, options, default, steps_of[key], heights)
+        progress(f"kernel {k}/{len(keys)}: best {result.best.instructions} instructions "
+                 f"({result.best.config}), default {result.default.instructions}")
+        results.append(result)
+        records.append(_record(default.graph, op, cpu, result, options))
+    write_log(log_path, records)
+    progress(f"wrote {len(records)} records to {log_path}")
+    return results
+
+
+def _measure(graph: Graph, op: Operator, configs: list[Config], options: TuneOptions, cpu: str | None,
+             work: Path) -> list[Candidate]:
+    if options.devices:
+        from .device import measure_on_devices
+
+        return measure_on_devices(graph, op, configs, options, cpu, work)
+    return measure(graph, op, configs, options.board, cpu, work, jobs=options.jobs, seed=options.seed)
+
+
+def _emulated(board: str) -> bool:
+    from ..run.boards import get_board
+
+    try:
+        get_board(board)
+    except UtvmError:
+        return False
+    return True
+
+
+def _pick(key: str, op: Operator, n_configs: int, cands: list[Candidate], options: TuneOptions,
+          default_result: CompileResult, steps: list[int], heights: dict[int, int]) -> KernelResult:
+    base = cands[0]
+    if base.instructions is None:
+        raise UtvmError(f"{op.source}: the default kernel could not be measured: {base.error}")
+    rejected = {"failed": 0, "differs": 0, "ram": 0}
+    best = base
+    for c in cands[1:]:
+        if c.instructions is None:
+            rejected["failed"] += 1
+            continue
+        if c.output != base.output:
+            rejected["differs"] += 1
+            continue
+        if options.max_ram is not None and _pool_with(default_result, steps, heights, c.scratch) > options.max_ram:
+            rejected["ram"] += 1
+            continue
+        if c.instructions < best.instructions:  # type: ignore[operator]
+            best = c
+    return KernelResult(key, op.kind, n_configs, len(cands), base, best, rejected)
+
+
+def _record(graph: Graph, op: Operator, cpu: str | None, r: KernelResult, options: TuneOptions) -> dict[str, Any]:
+    from .. import __version__
+
+    unit = "instructions" if _emulated(options.board) else "cycles"
+    return {
+        "key": r.key, "workload": workload(graph, op, cpu), "config": r.best.config,
+        "cost": {unit: r.best.instructions, "macs": macs(graph, op)},
+        "default": {"config": r.default.config, unit: r.default.instructions},
+        "trials": r.measured, "configurations": r.configs, "rejected": r.rejected,
+        "board": options.board, "measured_on": "device" if options.devices else "qemu",
+        "toolchain": _toolchain(), "utvm": __version__,
+    }

@@ -1,0 +1,187 @@
+"""`utvm tune`: tuning spaces, the measured search on QEMU and through the RPC server, the log."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from utvm.compiler import CompileOptions, compile_model
+from utvm.importer import load_model
+from utvm.lower.target import Target
+from utvm.run.runner import run_model
+from utvm.tune.log import read_log, write_log
+from utvm.tune.space import sample, space
+from utvm.tune.workload import tunable, workload, workload_key
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+ENV = {"PYTHONPATH": str(ROOT / "scripts"), "PATH": "/usr/bin:/bin:/usr/local/bin"}
+
+
+def _toolchain() -> None:
+    from test_boards import _toolchain_problem
+
+    problem = _toolchain_problem()
+    if problem:
+        pytest.skip(problem)
+
+
+@pytest.fixture(scope="module")
+def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A pointwise and a 3x3 int8 convolution side by side: each has several variants on M4."""
+    from op_check import side_by_side
+    from tflite_builder import ModelBuilder
+
+    def conv(seed: int, kernel: tuple[int, int], cin: int, cout: int):  # type: ignore[no-untyped-def]
+        def case(m: ModelBuilder):  # type: ignore[no-untyped-def]
+            rng = np.random.default_rng(seed)
+            p = f"c{seed}_"
+            x = m.add_tensor(p + "x", (1, 6, 6, cin), "int8", scale=0.05, zero_point=-7)
+            ws = rng.uniform(0.002, 0.02, cout)
+            w = m.add_tensor(p + "w", (cout, *kernel, cin), "int8", rng.integers(-127, 128, (cout, *kernel, cin)),
+                             scale=ws)
+            b = m.add_tensor(p + "b", (cout,), "int32", rng.integers(-500, 500, cout), scale=0.05 * ws)
+            y = m.add_tensor(p + "y", (1, 6, 6, cout), "int8", scale=0.1, zero_point=4)
+            m.add_operator("CONV_2D", [x, w, b], [y], {"padding": "SAME", "stride_w": 1, "stride_h": 1,
+                                                       "dilation_w_factor": 1, "dilation_h_factor": 1})
+            return [x], [y]
+        return case
+
+    path = tmp_path_factory.mktemp("tune") / "small.tflite"
+    path.write_bytes(side_by_side([conv(1, (1, 1), 8, 8), conv(2, (3, 3), 4, 8)]))
+    return path
+
+
+def test_space_starts_with_the_default_the_lowering_picks(small_model: Path, tmp_path: Path) -> None:
+    result = compile_model(small_model, tmp_path / "mlf", CompileOptions(cpu="cortex-m4"))
+    target = Target.for_cpu("cortex-m4")
+    for call in result.lowered.calls:
+        op = result.graph.ops[call.op_index]
+        configs = space(result.graph, op, target)
+        assert configs and configs[0]["variant"] == call.variant
+        assert len({json.dumps(c, sort_keys=True) for c in configs}) == len(configs)
+
+
+def test_sample_is_seeded_and_keeps_the_default() -> None:
+    configs = [{"variant": "v", "k": i} for i in range(20)]
+    a, b = sample(configs, 5, seed=3), sample(configs, 5, seed=3)
+    assert a == b and a[0] == configs[0] and len(a) == 5
+    assert sample(configs[:4], 5, seed=3) == configs[:4]
+
+
+def test_every_configuration_is_bit_exact_with_tflite_micro(small_model: Path, tmp_path: Path) -> None:
+    """Each configuration of each kernel, applied through a log, on the host (the plain-C forms
+    of the DSP helpers): outputs identical to TFLite Micro."""
+    graph = load_model(small_model)
+    target = Target.for_cpu(None)
+    records = []
+    for op in graph.ops:
+        for config in space(graph, op, target):
+            w = workload(graph, op, None)
+            records.append((workload_key(w), w, config))
+    assert len(records) >= 4
+    for n, (key, w, config) in enumerate(records):
+        log = tmp_path / f"log{n}.json"
+        write_log(log, [{"key": key, "workload": w, "config": config, "cost": {"instructions": 1}}])
+        report = run_model(small_model, "host", tuning_log=log, workdir=tmp_path / f"w{n}")
+        assert report.outputs_match_reference, config
+
+
+def _tune(model: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "utvm", "tune", str(model), "--board", "mps2/an386",
+                           "--trials", "8", "-o", str(out), *extra], capture_output=True, text=True, env=ENV)
+
+
+@pytest.mark.slow
+def test_tune_is_deterministic_and_its_log_applies(small_model: Path, tmp_path: Path) -> None:
+    _toolchain()
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    for out in (a, b):
+        proc = _tune(small_model, out, "--jobs", "2")
+        assert proc.returncode == 0, proc.stderr
+    assert a.read_bytes() == b.read_bytes()
+    records = read_log(a)
+    assert len(records) == 2
+    for rec in records:
+        assert rec["workload"]["cpu"] == "cortex-m4"
+        assert rec["cost"]["instructions"] <= rec["default"]["instructions"]
+        assert rec["measured_on"] == "qemu"
+    plain = run_model(small_model, "mps2/an386", workdir=tmp_path / "plain")
+    tuned = run_model(small_model, "mps2/an386", tuning_log=a, workdir=tmp_path / "tuned")
+    assert plain.outputs_match_reference and tuned.outputs_match_reference
+    for x, y in zip(plain.outputs, tuned.outputs):
+        assert np.array_equal(x, y)
+
+
+def test_log_for_another_cpu_is_ignored_with_one_warning(small_model: Path, tmp_path: Path) -> None:
+    graph = load_model(small_model)
+    op = next(o for o in graph.ops if tunable(graph, o))
+    w = workload(graph, op, "cortex-m4")
+    log = tmp_path / "m4.json"
+    write_log(log, [{"key": workload_key(w), "workload": w, "config": {"variant": "generic"},
+                     "cost": {"instructions": 1}}])
+    proc = subprocess.run([sys.executable, "-m", "utvm", "compile", str(small_model), "--cpu", "cortex-m55",
+                           "--tuning-log", str(log), "-o", str(tmp_path / "out"), "--json"],
+                          capture_output=True, text=True, env=ENV)
+    assert proc.returncode == 0, proc.stderr
+    warnings = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(warnings) == 1 and "cortex-m4" in warnings[0] and "ignored" in warnings[0]
+
+
+@pytest.mark.parametrize("content", ["{not json\n", "[1, 2]\n", '{"key": "x"}\n',
+                                     '{"key": "x", "workload": {"cpu": "any"}, "config": {"variant": "g"}, '
+                                     '"cost": {"instructions": 3}}\n'])
+def test_malformed_log_is_one_error_line(small_model: Path, tmp_path: Path, content: str) -> None:
+    log = tmp_path / "bad.json"
+    log.write_text(content)
+    proc = subprocess.run([sys.executable, "-m", "utvm", "compile", str(small_model), "--tuning-log", str(log),
+                           "-o", str(tmp_path / "out")], capture_output=True, text=True, env=ENV)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and proc.stderr.startswith("error:"), proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_merge_keeps_the_best_per_workload(tmp_path: Path, small_model: Path) -> None:
+    graph = load_model(small_model)
+    w = workload(graph, graph.ops[0], "cortex-m4")
+    key = workload_key(w)
+    a, b, out = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"
+    write_log(a, [{"key": key, "workload": w, "config": {"variant": "x"}, "cost": {"instructions": 10}}])
+    write_log(b, [{"key": key, "workload": w, "config": {"variant": "y"}, "cost": {"instructions": 7}}])
+    proc = subprocess.run([sys.executable, "-m", "utvm", "tune", "--merge", str(a), str(b), "-o", str(out)],
+                          capture_output=True, text=True, env=ENV)
+    assert proc.returncode == 0, proc.stderr
+    (rec,) = read_log(out)
+    assert rec["config"] == {"variant": "y"}
+
+
+@pytest.mark.slow
+def test_tune_through_the_rpc_server_on_qemu(small_model: Path, tmp_path: Path) -> None:
+    """--device: the candidates' RPC server firmware is put on the 'device' (QEMU restarted by
+    the flash command) and measured through the serial link; the same choice as QEMU direct."""
+    _toolchain()
+    from utvm.rpc.server import _free_port
+
+    port = _free_port()
+    pidfile = tmp_path / "qemu.pid"
+    flash = f"{sys.executable} {FIXTURES / 'qemu_flash.py'} mps2/an386 {{elf}} {port} {pidfile}"
+    out = tmp_path / "device.json"
+    try:
+        proc = _tune(small_model, out, "--device", f"socket://127.0.0.1:{port}", "--flash", flash)
+    finally:
+        subprocess.run([sys.executable, str(FIXTURES / "qemu_flash.py"), "--stop", str(pidfile)], env=ENV)
+    assert proc.returncode == 0, proc.stderr
+    device = {r["key"]: r for r in read_log(out)}
+    direct_log = tmp_path / "direct.json"
+    assert _tune(small_model, direct_log).returncode == 0
+    direct = {r["key"]: r for r in read_log(direct_log)}
+    assert device.keys() == direct.keys()
+    for key, rec in device.items():
+        assert rec["measured_on"] == "device"
+        assert rec["config"] == direct[key]["config"]
+        assert abs(rec["cost"]["instructions"] - direct[key]["cost"]["instructions"]) <= 0.02 * rec["cost"]["instructions"]
