@@ -322,3 +322,16 @@ def test_kconfig_matches_the_c_and_cmake(kconfig) -> None:
     assert not re.search(r"CONFIG_TVM_", "\n".join(
         p.read_text() for p in [*REPO.glob("samples/*/prj.conf"), *REPO.glob("samples/*/sample.yaml"),
                                 REPO / "tests/zephyr/crt/prj.conf", REPO / "tests/zephyr/crt/testcase.yaml"]))
+
+
+def test_west_tvm_run_knows_which_boards_zephyr_emulates_with_fvp_only() -> None:
+    """`west tvm run` sends a board to `west build -t run` only where Zephyr runs it in QEMU;
+    the boards Zephyr's own files give Arm FVP alone go to utvm's QEMU runner."""
+    from utvm.run.boards import BOARDS
+    from utvm.zephyr.build import FVP_ONLY_BOARDS
+
+    boards = _boards()
+    fvp_only = {name for name, spec in BOARDS.items()
+                if spec.zephyr_name in boards and "qemu" not in _simulators(boards[spec.zephyr_name])}
+    assert {"mps2/an386", "mps2/an500"} <= fvp_only
+    assert fvp_only == set(FVP_ONLY_BOARDS)
