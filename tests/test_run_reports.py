@@ -5,7 +5,6 @@ where there is no reference to compare with (tflite-micro has wheels for Linux x
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -41,17 +40,6 @@ def test_run_rpc_and_profile_share_one_schema(capsys: pytest.CaptureFixture[str]
     sizes = {mode: (d["workspace_bytes"], d["io_bytes"], d["constants_bytes"]) for mode, (_, d, _) in reports.items()}
     assert len(set(sizes.values())) == 1, sizes  # the same compiled model
     assert reports["profile"][1]["operators"] and reports["profile"][1]["total_cycles"] > 0
-
-
-@pytest.fixture()
-def no_tflite_micro(monkeypatch: pytest.MonkeyPatch) -> None:
-    """As on macOS, Windows or Linux aarch64: importing tflite_micro fails."""
-    monkeypatch.setitem(sys.modules, "tflite_micro", None)
-    monkeypatch.setitem(sys.modules, "tflite_micro.python", None)
-    monkeypatch.setitem(sys.modules, "tflite_micro.python.tflite_micro", None)
-    from utvm.run.reference import tflm_runtime
-
-    assert tflm_runtime() is None
 
 
 def test_run_without_a_reference(no_tflite_micro: None, capsys: pytest.CaptureFixture[str]) -> None:
