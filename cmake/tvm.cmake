@@ -26,6 +26,8 @@
 #                                       cmsis-nn module (CONFIG_CMSIS_NN builds the library),
 #                                       outside Zephyr from CMSIS_NN_DIR, and the caller links
 #                                       a CMSIS-NN library (e.g. CMSIS-NN's own CMake project)
+#                 [TUNING_LOG <file>]   kernel configurations `utvm tune` recorded (JSON lines);
+#                                       records for another CPU are ignored with a warning
 #                 [OPTIONS <arg>...])   more arguments for `utvm compile`
 #
 # -DUTVM_OPTIONS=<arg;...> on the CMake command line adds arguments for every model of that
@@ -173,7 +175,7 @@ endfunction()
 
 function(tvm_add_model)
   cmake_parse_arguments(PARSE_ARGV 0 ARG "TEST_DATA;PROFILE"
-    "NAME;MODEL;TARGET;OUTPUT_DIR;CPU;POOL_SECTION;RUNTIME" "OPTIONS;OFFLOAD")
+    "NAME;MODEL;TARGET;OUTPUT_DIR;CPU;POOL_SECTION;RUNTIME;TUNING_LOG" "OPTIONS;OFFLOAD")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "tvm_add_model: unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -231,6 +233,14 @@ function(tvm_add_model)
     if(accepts_cpu)
       list(APPEND args --cpu "${ARG_CPU}")
     endif()
+  endif()
+  set(tuning_log "")
+  if(ARG_TUNING_LOG)
+    get_filename_component(tuning_log "${ARG_TUNING_LOG}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    if(NOT EXISTS "${tuning_log}")
+      message(FATAL_ERROR "tvm_add_model: tuning log not found: ${tuning_log}")
+    endif()
+    list(APPEND args --tuning-log "${tuning_log}")
   endif()
   _utvm_configure_options(configure_options)
   list(APPEND args ${ARG_OPTIONS} ${configure_options})
@@ -318,7 +328,7 @@ function(tvm_add_model)
     COMMAND ${env} "${python}" ${args}
     COMMAND "${CMAKE_COMMAND}" -E touch_nocreate ${produced}
     COMMAND "${CMAKE_COMMAND}" -E touch "${dir}/.tvm-done"
-    DEPENDS "${model}" "${dir}.cmdline" ${compiler_sources} ${runtime_files}
+    DEPENDS "${model}" "${dir}.cmdline" ${tuning_log} ${compiler_sources} ${runtime_files}
     COMMENT "utvm: compiling model ${name} (${model})"
     VERBATIM)
 

@@ -251,12 +251,29 @@ def test_cmake_options_stamp_changes_only_with_the_options(tmp_path: Path) -> No
     assert stamp.read_text().splitlines()[-2:] == ["--foo", "bar"]
 
 
+def test_cmake_tuning_log_reaches_the_compiler(tmp_path: Path) -> None:
+    """TUNING_LOG becomes --tuning-log with the absolute path, in the command-line stamp."""
+    log = tmp_path / "m4.json"
+    log.write_text("")
+    (tmp_path / "main.c").write_text("int main(void) { return 0; }\n")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\nproject(t C)\n"
+        f"include({(REPO / 'cmake/tvm.cmake').as_posix()})\n"
+        "add_executable(t main.c)\n"
+        f"tvm_add_model(NAME m MODEL {CMAKE_MODEL.as_posix()} TARGET t TUNING_LOG m4.json)\n")
+    r = _run([_cmake(), "-S", str(tmp_path), "-B", str(tmp_path / "b"), f"-DPython3_EXECUTABLE={sys.executable}"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = (tmp_path / "b" / "tvm" / "m.cmdline").read_text().splitlines()
+    assert lines[lines.index("--tuning-log") + 1] == str(log)
+
+
 @pytest.mark.parametrize(("call", "message"), [
     ("tvm_add_model(NAME m MODEL {model})", "TARGET is required outside Zephyr"),
     ("tvm_add_model(NAME 1m MODEL {model} TARGET t)", "NAME must be a C identifier"),
     ("tvm_add_model(NAME m MODEL /no/such.tflite TARGET t)", "model file not found"),
     ("tvm_add_model(NAME m MODEL {model} TARGET t RUNTIME nope)", "no runtime port 'nope'"),
     ("tvm_add_model(NAME m MODEL {model} TARGET t BOGUS 1)", "unknown arguments: BOGUS"),
+    ("tvm_add_model(NAME m MODEL {model} TARGET t TUNING_LOG /no/such.json)", "tuning log not found"),
 ])
 def test_cmake_usage_errors(tmp_path: Path, call: str, message: str) -> None:
     (tmp_path / "main.c").write_text("int main(void) { return 0; }\n")
