@@ -2,7 +2,8 @@
 # target.
 #
 # Zephyr includes this file through the module's CMakeLists.txt; a plain CMake project can
-# include it directly (include(<utvm>/cmake/tvm.cmake)).
+# include it directly: include(<utvm>/cmake/tvm.cmake), where <utvm> is a checkout of the
+# repository or the data directory of the installed package (`utvm info` prints it).
 #
 #   tvm_add_model(NAME <name> MODEL <file.tflite|file.onnx>
 #                 [TARGET <target>]     target that gets the sources; default "app" in Zephyr
@@ -13,38 +14,63 @@
 #                 [RUNTIME <port>]      also compile the Model Library Format's runtime and
 #                                       port <port> (host, baremetal) into <target>; not
 #                                       needed in Zephyr, where the module builds the runtime
-#                 [TEST_DATA]           also generate tvmgen_<name>_testdata.h: one input and
-#                                       the output TFLite Micro computes for it
+#                 [PROFILE]             compile the executor with UTVM_PROFILE (per-operator
+#                                       cycles); in Zephyr also CONFIG_UTVM_PROFILE
+#                 [TEST_DATA]           also generate tvmgen_<name>_testdata.h: one input and,
+#                                       where tflite-micro is installed, the output TFLite
+#                                       Micro computes for it
 #                 [OFFLOAD <module>...] external modules that take the operators they support
 #                                       (plain-c, cmsis-nn); in Zephyr also chosen with
-#                                       CONFIG_TVM_OFFLOAD_PLAIN_C / CONFIG_TVM_OFFLOAD_CMSIS_NN.
+#                                       CONFIG_UTVM_OFFLOAD_PLAIN_C / CONFIG_UTVM_OFFLOAD_CMSIS_NN.
 #                                       cmsis-nn reads CMSIS-NN's sources from Zephyr's
 #                                       cmsis-nn module (CONFIG_CMSIS_NN builds the library),
 #                                       outside Zephyr from CMSIS_NN_DIR, and the caller links
 #                                       a CMSIS-NN library (e.g. CMSIS-NN's own CMake project)
+#                 [TUNING_LOG <file>]   kernel configurations `utvm tune` recorded (JSON lines);
+#                                       records for another CPU are ignored with a warning
 #                 [OPTIONS <arg>...])   more arguments for `utvm compile`
+#
+# -DUTVM_OPTIONS=<arg;...> on the CMake command line adds arguments for every model of that
+# configure only: it is taken out of the cache once read, so a later configure without it
+# compiles without it (also when the build tool re-runs CMake because a CMakeLists.txt or
+# prj.conf changed).
 #
 # The compiler runs as a custom command whose outputs are the generated files. It depends on
 # the model, on a stamp file holding the compiler's command line (rewritten only when the
 # command line changes), and on the compiler's and runtime's sources: it runs again when one
 # of those changes, never on every build.
 #
-# After the call, in the caller's scope:
-#   TVM_<NAME>_DIR          the Model Library Format directory
-#   TVM_<NAME>_INCLUDE_DIR  where tvmgen_<name>.h is (pool and I/O size macros)
-#   TVM_<NAME>_SOURCES      the generated C sources
-#   TVM_<NAME>_TESTDATA_DIR where tvmgen_<name>_testdata.h is (with TEST_DATA)
+#   tvm_use_runtime(<target>)
+#
+# gives <target> the runtime's include directories (in Zephyr also the port's, utvm_zephyr.h)
+# for code that calls the runtime without a model of its own; tvm_add_model() does it for
+# its target. In Zephyr nothing else sees them: they bring generic names (dlpack/,
+# tvm/runtime/, tvm/ffi/) that must not reach every library of the image.
+#
+# After the tvm_add_model() call, in the caller's scope:
+#   UTVM_<NAME>_DIR          the Model Library Format directory
+#   UTVM_<NAME>_INCLUDE_DIR  where tvmgen_<name>.h is (pool and I/O size macros)
+#   UTVM_<NAME>_SOURCES      the generated C sources
+#   UTVM_<NAME>_TESTDATA_DIR where tvmgen_<name>_testdata.h is (with TEST_DATA)
 # and a custom target tvm_<name> that other targets can depend on.
 #
 # SPDX-License-Identifier: Apache-2.0
 
 include_guard(GLOBAL)
 
-set(TVM_ROOT "${CMAKE_CURRENT_LIST_DIR}/.." CACHE INTERNAL "root of the utvm repository")
-get_filename_component(TVM_ROOT "${TVM_ROOT}" ABSOLUTE)
+# Where lib/crt, lib/ext and cmake/ are: the repository, or the installed package's data.
+get_filename_component(_utvm_root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+set(UTVM_ROOT "${_utvm_root}" CACHE INTERNAL "root of utvm's runtime and CMake files")
+# The Python package: scripts/utvm in a checkout; the directory holding the data otherwise.
+if(EXISTS "${UTVM_ROOT}/scripts/utvm/__init__.py")
+  set(UTVM_PYTHON_PACKAGE "${UTVM_ROOT}/scripts/utvm" CACHE INTERNAL "utvm's Python package")
+else()
+  get_filename_component(_utvm_pkg "${UTVM_ROOT}/.." ABSOLUTE)
+  set(UTVM_PYTHON_PACKAGE "${_utvm_pkg}" CACHE INTERNAL "utvm's Python package")
+endif()
 
 # Python interpreter: Zephyr's (Python3_EXECUTABLE), else PYTHON, else find one.
-function(_tvm_python out)
+function(_utvm_python out)
   if(DEFINED Python3_EXECUTABLE AND NOT "${Python3_EXECUTABLE}" STREQUAL "")
     set(py "${Python3_EXECUTABLE}")
   elseif(DEFINED PYTHON AND NOT "${PYTHON}" STREQUAL "")
@@ -59,7 +85,7 @@ endfunction()
 # The CPU the Zephyr image is compiled for, as gcc's -mcpu spells it, or "" (host, POSIX
 # architecture, or not Zephyr). Taken from the toolchain settings Zephyr derived from
 # Kconfig (GCC_M_CPU), else from the CONFIG_CPU_* symbols themselves.
-function(_tvm_zephyr_cpu out)
+function(_utvm_zephyr_cpu out)
   set(cpu "")
   if(DEFINED GCC_M_CPU AND NOT "${GCC_M_CPU}" STREQUAL "")
     string(REGEX REPLACE "\\+.*$" "" cpu "${GCC_M_CPU}")
@@ -74,13 +100,18 @@ function(_tvm_zephyr_cpu out)
 endfunction()
 
 # `cmake -E env PYTHONPATH=<repo>/scripts[:$PYTHONPATH]`: runs the compiler of this checkout.
-function(_tvm_env out)
+# An installed package needs no PYTHONPATH: the interpreter imports its own copy.
+function(_utvm_env out)
+  if(NOT UTVM_PYTHON_PACKAGE STREQUAL "${UTVM_ROOT}/scripts/utvm")
+    set(${out} "" PARENT_SCOPE)
+    return()
+  endif()
   if(WIN32)
     set(sep ";")
   else()
     set(sep ":")
   endif()
-  set(pythonpath "${TVM_ROOT}/scripts")
+  set(pythonpath "${UTVM_ROOT}/scripts")
   if(NOT "$ENV{PYTHONPATH}" STREQUAL "")
     string(APPEND pythonpath "${sep}$ENV{PYTHONPATH}")
   endif()
@@ -88,17 +119,17 @@ function(_tvm_env out)
 endfunction()
 
 # Whether `utvm compile` has the option (asked once per configure: its --help is cheap).
-function(_tvm_compile_accepts python option out)
-  get_property(help GLOBAL PROPERTY TVM_COMPILE_HELP)
-  get_property(known GLOBAL PROPERTY TVM_COMPILE_HELP SET)
+function(_utvm_compile_accepts python option out)
+  get_property(help GLOBAL PROPERTY UTVM_COMPILE_HELP)
+  get_property(known GLOBAL PROPERTY UTVM_COMPILE_HELP SET)
   if(NOT known)
-    _tvm_env(env)
+    _utvm_env(env)
     execute_process(COMMAND ${env} "${python}" -m utvm compile --help
                     OUTPUT_VARIABLE help ERROR_QUIET RESULT_VARIABLE rc)
     if(NOT rc EQUAL 0)
       set(help "")
     endif()
-    set_property(GLOBAL PROPERTY TVM_COMPILE_HELP "${help}")
+    set_property(GLOBAL PROPERTY UTVM_COMPILE_HELP "${help}")
   endif()
   # argparse lists an option as "  --opt ARG  help" (or "  --opt  help").
   string(FIND "${help}" " ${option} " pos)
@@ -109,8 +140,23 @@ function(_tvm_compile_accepts python option out)
   endif()
 endfunction()
 
+# The -DUTVM_OPTIONS=... of this configure: read once, then removed from the cache.
+function(_utvm_configure_options out)
+  get_property(taken GLOBAL PROPERTY UTVM_OPTIONS_OF_THIS_CONFIGURE SET)
+  if(NOT taken)
+    set(options "")
+    if(DEFINED CACHE{UTVM_OPTIONS})
+      set(options "$CACHE{UTVM_OPTIONS}")
+      unset(UTVM_OPTIONS CACHE)
+    endif()
+    set_property(GLOBAL PROPERTY UTVM_OPTIONS_OF_THIS_CONFIGURE "${options}")
+  endif()
+  get_property(options GLOBAL PROPERTY UTVM_OPTIONS_OF_THIS_CONFIGURE)
+  set(${out} "${options}" PARENT_SCOPE)
+endfunction()
+
 # Writes content to file only when it differs, so that its time stamp changes only then.
-function(_tvm_write_if_changed file content)
+function(_utvm_write_if_changed file content)
   if(EXISTS "${file}")
     file(READ "${file}" old)
     if("${old}" STREQUAL "${content}")
@@ -120,19 +166,26 @@ function(_tvm_write_if_changed file content)
   file(WRITE "${file}" "${content}")
 endfunction()
 
-function(tvm_add_model)
-  cmake_parse_arguments(PARSE_ARGV 0 TVM "TEST_DATA"
-    "NAME;MODEL;TARGET;OUTPUT_DIR;CPU;POOL_SECTION;RUNTIME" "OPTIONS;OFFLOAD")
-  if(TVM_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "tvm_add_model: unknown arguments: ${TVM_UNPARSED_ARGUMENTS}")
+function(tvm_use_runtime target)
+  target_include_directories(${target} PRIVATE "${UTVM_ROOT}/lib/crt/include")
+  if(COMMAND zephyr_library AND DEFINED ZEPHYR_BASE)
+    target_include_directories(${target} PRIVATE "${UTVM_ROOT}/lib/crt/ports/zephyr")
   endif()
-  if(NOT TVM_NAME OR NOT TVM_MODEL)
+endfunction()
+
+function(tvm_add_model)
+  cmake_parse_arguments(PARSE_ARGV 0 ARG "TEST_DATA;PROFILE"
+    "NAME;MODEL;TARGET;OUTPUT_DIR;CPU;POOL_SECTION;RUNTIME;TUNING_LOG" "OPTIONS;OFFLOAD")
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "tvm_add_model: unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT ARG_NAME OR NOT ARG_MODEL)
     message(FATAL_ERROR "tvm_add_model: NAME and MODEL are required")
   endif()
-  if(NOT TVM_NAME MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
-    message(FATAL_ERROR "tvm_add_model: NAME must be a C identifier, got '${TVM_NAME}'")
+  if(NOT ARG_NAME MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+    message(FATAL_ERROR "tvm_add_model: NAME must be a C identifier, got '${ARG_NAME}'")
   endif()
-  get_filename_component(model "${TVM_MODEL}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  get_filename_component(model "${ARG_MODEL}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
   if(NOT EXISTS "${model}")
     message(FATAL_ERROR "tvm_add_model: model file not found: ${model}")
   endif()
@@ -140,53 +193,65 @@ function(tvm_add_model)
   set(zephyr FALSE)
   if(COMMAND zephyr_library AND DEFINED ZEPHYR_BASE)
     set(zephyr TRUE)
-    if(NOT CONFIG_TVM)
-      message(FATAL_ERROR "tvm_add_model: set CONFIG_TVM=y (prj.conf) to use TVM models")
+    if(NOT CONFIG_UTVM)
+      message(FATAL_ERROR "tvm_add_model: set CONFIG_UTVM=y (prj.conf) to use TVM models")
     endif()
   endif()
-  if(NOT TVM_TARGET)
+  if(NOT ARG_TARGET)
     if(zephyr)
-      set(TVM_TARGET app)
+      set(ARG_TARGET app)
     else()
       message(FATAL_ERROR "tvm_add_model: TARGET is required outside Zephyr")
     endif()
   endif()
-  if(zephyr AND TVM_RUNTIME)
+  if(zephyr AND ARG_RUNTIME)
     message(FATAL_ERROR "tvm_add_model: RUNTIME is for plain CMake; in Zephyr the module "
-                        "builds the runtime (CONFIG_TVM)")
+                        "builds the runtime (CONFIG_UTVM)")
   endif()
-  if(NOT TVM_OUTPUT_DIR)
-    set(TVM_OUTPUT_DIR "${CMAKE_CURRENT_BINARY_DIR}/tvm/${TVM_NAME}")
+  if(NOT ARG_OUTPUT_DIR)
+    set(ARG_OUTPUT_DIR "${CMAKE_CURRENT_BINARY_DIR}/tvm/${ARG_NAME}")
   endif()
-  get_filename_component(dir "${TVM_OUTPUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
-  if(NOT DEFINED TVM_CPU AND zephyr)
-    _tvm_zephyr_cpu(TVM_CPU)
+  get_filename_component(dir "${ARG_OUTPUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+  if(NOT DEFINED ARG_CPU AND zephyr)
+    _utvm_zephyr_cpu(ARG_CPU)
   endif()
-  if(NOT DEFINED TVM_POOL_SECTION AND DEFINED CONFIG_TVM_POOL_SECTION)
-    set(TVM_POOL_SECTION "${CONFIG_TVM_POOL_SECTION}")
+  if(NOT DEFINED ARG_POOL_SECTION AND DEFINED CONFIG_UTVM_POOL_SECTION)
+    set(ARG_POOL_SECTION "${CONFIG_UTVM_POOL_SECTION}")
+  endif()
+  if(zephyr AND CONFIG_UTVM_PROFILE)
+    set(ARG_PROFILE TRUE)
   endif()
 
-  _tvm_python(python)
-  _tvm_env(env)
-  set(name "${TVM_NAME}")
+  _utvm_python(python)
+  _utvm_env(env)
+  set(name "${ARG_NAME}")
   set(args -m utvm compile "${model}" --name "${name}" -o "${dir}")
-  if(TVM_CPU)
+  if(ARG_CPU)
     # The kernels are portable C that the toolchain compiles with the CPU flags Zephyr
     # chose; a compiler that specialises them for a CPU is told which one.
-    _tvm_compile_accepts("${python}" --cpu accepts_cpu)
+    _utvm_compile_accepts("${python}" --cpu accepts_cpu)
     if(accepts_cpu)
-      list(APPEND args --cpu "${TVM_CPU}")
+      list(APPEND args --cpu "${ARG_CPU}")
     endif()
   endif()
-  list(APPEND args ${TVM_OPTIONS})
+  set(tuning_log "")
+  if(ARG_TUNING_LOG)
+    get_filename_component(tuning_log "${ARG_TUNING_LOG}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    if(NOT EXISTS "${tuning_log}")
+      message(FATAL_ERROR "tvm_add_model: tuning log not found: ${tuning_log}")
+    endif()
+    list(APPEND args --tuning-log "${tuning_log}")
+  endif()
+  _utvm_configure_options(configure_options)
+  list(APPEND args ${ARG_OPTIONS} ${configure_options})
 
   # External modules: `utvm compile --offload <m>` writes codegen/<m>/src/<name>_<m>.c, the
   # glue between the executor and the module's library.
-  set(offload ${TVM_OFFLOAD})
-  if(zephyr AND CONFIG_TVM_OFFLOAD_PLAIN_C)
+  set(offload ${ARG_OFFLOAD})
+  if(zephyr AND CONFIG_UTVM_OFFLOAD_PLAIN_C)
     list(APPEND offload plain-c)
   endif()
-  if(zephyr AND CONFIG_TVM_OFFLOAD_CMSIS_NN)
+  if(zephyr AND CONFIG_UTVM_OFFLOAD_CMSIS_NN)
     list(APPEND offload cmsis-nn)
   endif()
   list(REMOVE_DUPLICATES offload)
@@ -213,35 +278,37 @@ function(tvm_add_model)
     list(APPEND args --cmsis-nn-dir "${cmsis_nn_dir}")
     list(APPEND offload_includes "${cmsis_nn_dir}/Include")
   endif()
-  if("plain-c" IN_LIST offload AND NOT zephyr)
-    # In Zephyr the module builds lib/ext/plain_c (CONFIG_TVM_OFFLOAD_PLAIN_C).
-    file(GLOB plain_c_sources "${TVM_ROOT}/lib/ext/plain_c/src/*.c")
-    target_sources(${TVM_TARGET} PRIVATE ${plain_c_sources})
-    list(APPEND offload_includes "${TVM_ROOT}/lib/ext/plain_c/include")
+  if("plain-c" IN_LIST offload)
+    list(APPEND offload_includes "${UTVM_ROOT}/lib/ext/plain_c/include")
+    if(NOT zephyr)
+      # In Zephyr the module's library builds lib/ext/plain_c (CONFIG_UTVM_OFFLOAD_PLAIN_C).
+      file(GLOB plain_c_sources "${UTVM_ROOT}/lib/ext/plain_c/src/*.c")
+      target_sources(${ARG_TARGET} PRIVATE ${plain_c_sources})
+    endif()
   endif()
 
   # The stamp of the options: the command line, one argument per line.
   string(REPLACE ";" "\n" cmdline "${python};${args}")
-  _tvm_write_if_changed("${dir}.cmdline" "${cmdline}\n")
+  _utvm_write_if_changed("${dir}.cmdline" "${cmdline}\n")
 
   set(src "${dir}/codegen/host/src")
   set(inc "${dir}/codegen/host/include")
   set(sources "${src}/${name}_lib0.c" "${src}/${name}_lib1.c" "${src}/${name}_lib2.c" ${glue_sources})
   set(outputs "${dir}/.tvm-done" ${sources} "${inc}/tvmgen_${name}.h" "${dir}/metadata.json")
 
-  file(GLOB_RECURSE compiler_sources "${TVM_ROOT}/scripts/utvm/*.py")
+  file(GLOB_RECURSE compiler_sources "${UTVM_PYTHON_PACKAGE}/*.py")
 
   set(runtime_sources "")
   set(runtime_files "")
-  if(TVM_RUNTIME)
+  if(ARG_RUNTIME)
     # The Model Library Format carries a copy of lib/crt: copy it again when it changes.
-    file(GLOB_RECURSE runtime_files "${TVM_ROOT}/lib/crt/*.c" "${TVM_ROOT}/lib/crt/*.h")
-    file(GLOB core RELATIVE "${TVM_ROOT}/lib/crt" "${TVM_ROOT}/lib/crt/src/*.c")
+    file(GLOB_RECURSE runtime_files "${UTVM_ROOT}/lib/crt/*.c" "${UTVM_ROOT}/lib/crt/*.h")
+    file(GLOB core RELATIVE "${UTVM_ROOT}/lib/crt" "${UTVM_ROOT}/lib/crt/src/*.c")
     # The port's platform hooks only: a port directory may hold programs too (a main()).
-    file(GLOB port RELATIVE "${TVM_ROOT}/lib/crt"
-         "${TVM_ROOT}/lib/crt/ports/${TVM_RUNTIME}/platform_*.c")
+    file(GLOB port RELATIVE "${UTVM_ROOT}/lib/crt"
+         "${UTVM_ROOT}/lib/crt/ports/${ARG_RUNTIME}/platform_*.c")
     if(NOT port)
-      message(FATAL_ERROR "tvm_add_model: no runtime port '${TVM_RUNTIME}' in lib/crt/ports")
+      message(FATAL_ERROR "tvm_add_model: no runtime port '${ARG_RUNTIME}' in lib/crt/ports")
     endif()
     foreach(f IN LISTS core port)
       list(APPEND runtime_sources "${dir}/runtime/${f}")
@@ -261,14 +328,14 @@ function(tvm_add_model)
     COMMAND ${env} "${python}" ${args}
     COMMAND "${CMAKE_COMMAND}" -E touch_nocreate ${produced}
     COMMAND "${CMAKE_COMMAND}" -E touch "${dir}/.tvm-done"
-    DEPENDS "${model}" "${dir}.cmdline" ${compiler_sources} ${runtime_files}
+    DEPENDS "${model}" "${dir}.cmdline" ${tuning_log} ${compiler_sources} ${runtime_files}
     COMMENT "utvm: compiling model ${name} (${model})"
     VERBATIM)
 
   set(all_sources ${sources} ${runtime_sources})
   set(headers "${inc}/tvmgen_${name}.h")
 
-  if(TVM_TEST_DATA)
+  if(ARG_TEST_DATA)
     # Beside the Model Library Format directory, which the compiler replaces as a whole.
     set(testdata_dir "${dir}-testdata")
     set(testdata "${testdata_dir}/tvmgen_${name}_testdata.h")
@@ -276,34 +343,41 @@ function(tvm_add_model)
       OUTPUT "${testdata}"
       COMMAND ${env} "${python}" -m utvm.zephyr.testdata "${model}" --name "${name}"
               -o "${testdata}"
-      DEPENDS "${model}" "${TVM_ROOT}/scripts/utvm/zephyr/testdata.py"
+      DEPENDS "${model}" "${UTVM_PYTHON_PACKAGE}/zephyr/testdata.py"
       COMMENT "utvm: test data for model ${name} (TFLite Micro reference output)"
       VERBATIM)
     list(APPEND headers "${testdata}")
   endif()
 
-  # Placement of the static pool: the executor (<name>_lib1.c) honours UTVM_POOL_SECTION.
-  if(TVM_POOL_SECTION)
+  # Placement of the static pool and per-operator timing: the executor (<name>_lib1.c)
+  # honours UTVM_POOL_SECTION and UTVM_PROFILE. Only the generated sources get them.
+  if(ARG_POOL_SECTION)
     set_property(SOURCE "${src}/${name}_lib1.c" APPEND PROPERTY
-                 COMPILE_DEFINITIONS "UTVM_POOL_SECTION=\"${TVM_POOL_SECTION}\"")
+                 COMPILE_DEFINITIONS "UTVM_POOL_SECTION=\"${ARG_POOL_SECTION}\"")
+  endif()
+  if(ARG_PROFILE)
+    set_property(SOURCE "${src}/${name}_lib1.c" APPEND PROPERTY COMPILE_DEFINITIONS UTVM_PROFILE=1)
   endif()
 
   add_custom_target(tvm_${name} DEPENDS ${outputs} ${headers})
-  target_sources(${TVM_TARGET} PRIVATE ${all_sources} ${headers})
-  target_include_directories(${TVM_TARGET} PRIVATE "${inc}" ${offload_includes})
-  if(TVM_TEST_DATA)
-    target_include_directories(${TVM_TARGET} PRIVATE "${testdata_dir}")
+  target_sources(${ARG_TARGET} PRIVATE ${all_sources} ${headers})
+  target_include_directories(${ARG_TARGET} PRIVATE "${inc}" ${offload_includes})
+  if(zephyr)
+    tvm_use_runtime(${ARG_TARGET})
   endif()
-  if(TVM_RUNTIME)
-    target_include_directories(${TVM_TARGET} PRIVATE "${dir}/runtime/include")
+  if(ARG_TEST_DATA)
+    target_include_directories(${ARG_TARGET} PRIVATE "${testdata_dir}")
   endif()
-  add_dependencies(${TVM_TARGET} tvm_${name})
+  if(ARG_RUNTIME)
+    target_include_directories(${ARG_TARGET} PRIVATE "${dir}/runtime/include")
+  endif()
+  add_dependencies(${ARG_TARGET} tvm_${name})
 
   string(TOUPPER "${name}" NAME)
-  set(TVM_${NAME}_DIR "${dir}" PARENT_SCOPE)
-  set(TVM_${NAME}_INCLUDE_DIR "${inc}" PARENT_SCOPE)
-  set(TVM_${NAME}_SOURCES ${all_sources} PARENT_SCOPE)
-  if(TVM_TEST_DATA)
-    set(TVM_${NAME}_TESTDATA_DIR "${testdata_dir}" PARENT_SCOPE)
+  set(UTVM_${NAME}_DIR "${dir}" PARENT_SCOPE)
+  set(UTVM_${NAME}_INCLUDE_DIR "${inc}" PARENT_SCOPE)
+  set(UTVM_${NAME}_SOURCES ${all_sources} PARENT_SCOPE)
+  if(ARG_TEST_DATA)
+    set(UTVM_${NAME}_TESTDATA_DIR "${testdata_dir}" PARENT_SCOPE)
   endif()
 endfunction()

@@ -7,6 +7,7 @@ command -v arm-none-eabi-gcc >/dev/null || need+=(gcc-arm-none-eabi)
 [ -e /usr/lib/picolibc/arm-none-eabi/picolibc.specs ] || need+=(picolibc-arm-none-eabi)
 command -v qemu-system-arm >/dev/null || need+=(qemu-system-arm)
 command -v cmake >/dev/null || need+=(cmake)
+command -v ninja >/dev/null || need+=(ninja-build)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: apt-get install ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
@@ -14,3 +15,10 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 python3 -m pip install -q --disable-pip-version-check -e ".[test]"
+# Zephyr's pytest-twister-harness (unmodified, beside the repository): the RPC sample's
+# twister test runs against its device adapter in tests/test_twister_harness.py. Its pytest
+# plugin needs ZEPHYR_BASE when loaded: pyproject.toml keeps it out of this suite (-p no:).
+harness=../shared/third_party/zephyr/assembled/scripts/pylib/pytest-twister-harness
+if [ -f "$harness/setup.cfg" ]; then
+  python3 -m pip install -q --disable-pip-version-check "$harness"
+fi

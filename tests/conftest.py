@@ -19,3 +19,15 @@ def models_dir() -> Path:
     if not MODELS_DIR.is_dir():
         pytest.skip(f"the shared models are not at {MODELS_DIR}")
     return MODELS_DIR
+
+
+@pytest.fixture()
+def no_tflite_micro(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on macOS, Windows or Linux aarch64, where tflite-micro has no wheels: importing it
+    fails (also when an earlier test imported it already)."""
+    for name in ("tflite_micro", "tflite_micro.python", "tflite_micro.python.tflite_micro",
+                 "tflite_micro.python.tflite_micro.runtime"):
+        monkeypatch.setitem(sys.modules, name, None)
+    from utvm.run.reference import tflm_runtime
+
+    assert tflm_runtime() is None

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -161,14 +164,18 @@ def test_west_build_command(tmp_path: Path) -> None:
     assert cmd[:6] == ["west", "build", "-b", "mps2/an385", "-d", "b"]
     assert cmd[6:9] == ["-p", "always", str(zbuild.DEFAULT_APP)]
     assert cmd[9] == "--"
-    assert cmd[10:] == [f"-DTVM_MODEL={model.resolve().as_posix()}",
-                        "-DTVM_MODEL_NAME=my_model", "-DCONFIG_X=y"]
+    assert cmd[10:] == [f"-DUTVM_MODEL={model.resolve().as_posix()}",
+                        "-DUTVM_MODEL_NAME=my_model", "-DCONFIG_X=y"]
     req.target = "run"
     req.model = None
     req.west_args = []
     req.cmake_args = []
     assert zbuild.west_build_command(req, ["west"]) == [
         "west", "build", "-b", "mps2/an385", "-d", "b", "-t", "run", str(zbuild.DEFAULT_APP)]
+    # No -d: west build picks the directory (its build.dir-fmt setting), as west flash will.
+    req.build_dir = None
+    assert zbuild.west_build_command(req, ["west"]) == [
+        "west", "build", "-b", "mps2/an385", "-t", "run", str(zbuild.DEFAULT_APP)]
 
 
 def test_cmake_commands(tmp_path: Path) -> None:
@@ -205,6 +212,8 @@ def test_find_zephyr_base(tmp_path: Path) -> None:
         zbuild.find_zephyr_base({"ZEPHYR_BASE": str(tmp_path / "nope")})
     assert zbuild.uses_zephyr("mps2/an385", tree)
     assert not zbuild.uses_zephyr("host", tree)
+    # Zephyr runs these only in Arm FVP: utvm's QEMU runner takes them.
+    assert not zbuild.uses_zephyr("mps2/an386", tree) and not zbuild.uses_zephyr("mps2/an500", tree)
     assert not zbuild.uses_zephyr("mps2/an385", None)
     assert not zbuild.uses_zephyr("mps2/an385", tree, baremetal=True)
 
@@ -235,7 +244,7 @@ def test_model_name() -> None:
 def test_offload_cmake_args() -> None:
     assert zbuild.offload_cmake_args([]) == []
     assert zbuild.offload_cmake_args(["plain-c", "cmsis-nn", "plain-c"]) == [
-        "-DCONFIG_TVM_OFFLOAD_PLAIN_C=y", "-DCONFIG_CMSIS_NN=y", "-DCONFIG_TVM_OFFLOAD_CMSIS_NN=y"]
+        "-DCONFIG_UTVM_OFFLOAD_PLAIN_C=y", "-DCONFIG_CMSIS_NN=y", "-DCONFIG_UTVM_OFFLOAD_CMSIS_NN=y"]
 
 
 def test_regions_from_config(tmp_path: Path) -> None:
@@ -243,7 +252,7 @@ def test_regions_from_config(tmp_path: Path) -> None:
     cfg.write_text('CONFIG_BOARD="mps2"\nCONFIG_BOARD_TARGET="mps2/an385"\nCONFIG_XIP=y\n'
                    "CONFIG_FLASH_BASE_ADDRESS=0x0\nCONFIG_FLASH_SIZE=4096\n"
                    "CONFIG_SRAM_BASE_ADDRESS=0x20000000\nCONFIG_SRAM_SIZE=4096\n"
-                   "# CONFIG_TVM_PROFILE is not set\n")
+                   "# CONFIG_UTVM_PROFILE is not set\n")
     config = report.read_config(cfg)
     board = report.regions_from_config(config)
     assert board is not None and board.name == "mps2/an385"
@@ -444,27 +453,30 @@ def test_report_on_a_cortex_m_build_dir(compiled_kws: Path, workspace: Path,
     assert "flash/RAM from Zephyr .config" in r.stdout
 
 
-def test_sample_main_on_host(compiled_kws: Path, tmp_path: Path) -> None:
+def _run_sample_on_host(compiled_kws: Path, tmp_path: Path,
+                        edit: Callable[[str], str] | None = None) -> subprocess.CompletedProcess[str]:
     """samples/utvm_inference/src/main.c and the Zephyr port, built on the host against
     stand-ins of Zephyr's headers (tests/zephyr/host), with the KWS model compiled above and
-    the test data header the sample's build makes: it prints PASS (outputs equal TFLite
-    Micro's)."""
+    the test data header the sample's build makes (``edit`` may change its text), then run."""
     gcc = shutil.which("gcc")
     if gcc is None:
         pytest.skip("no gcc")
     testdata = tmp_path / "testdata"
+    header = testdata / "tvmgen_kws_testdata.h"
     r = subprocess.run([sys.executable, "-m", "utvm.zephyr.testdata", str(KWS), "--name", "kws",
-                        "-o", str(testdata / "tvmgen_kws_testdata.h")],
+                        "-o", str(header)],
                        capture_output=True, text=True, check=False,
                        env=dict(os.environ, PYTHONPATH=str(REPO / "scripts")))
     assert r.returncode == 0, r.stderr
+    if edit is not None:
+        header.write_text(edit(header.read_text()))
     crt = REPO / "lib/crt"
     stubs = REPO / "tests/zephyr/host"
     flags = [
         "-DUTVM_SAMPLE_MODEL=kws", "-DUTVM_SAMPLE_MODEL_UPPER=KWS",
         '-DUTVM_SAMPLE_MODEL_H="tvmgen_kws.h"', '-DUTVM_SAMPLE_TESTDATA_H="tvmgen_kws_testdata.h"',
-        "-DCONFIG_LOG=1", "-DCONFIG_TVM_LOG_LEVEL=3", "-DCONFIG_TVM_LOG_LINE_SIZE=128",
-        "-DCONFIG_TVM_WORKSPACE_CHECK=1", "-DCONFIG_TVM_STACK_CHECK=1", "-DCONFIG_TVM_PROFILE=1",
+        "-DCONFIG_LOG=1", "-DCONFIG_UTVM_LOG_LEVEL=3", "-DCONFIG_UTVM_LOG_LINE_SIZE=128",
+        "-DCONFIG_UTVM_WORKSPACE_CHECK=1", "-DCONFIG_UTVM_STACK_CHECK=1", "-DCONFIG_UTVM_PROFILE=1",
         "-DUTVM_PROFILE=1", f"-I{stubs}", f"-I{crt / 'include'}", f"-I{crt / 'ports/zephyr'}",
         f"-I{compiled_kws / 'codegen/host/include'}", f"-I{testdata}",
     ]
@@ -481,12 +493,48 @@ def test_sample_main_on_host(compiled_kws: Path, tmp_path: Path) -> None:
     r = subprocess.run([gcc, "-std=c99", "-O1", *flags, *objs, *map(str, others), "-lm", "-o",
                         str(exe)], capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr
-    r = subprocess.run([str(exe)], capture_output=True, text=True, check=False, timeout=120)
+    return subprocess.run([str(exe)], capture_output=True, text=True, check=False, timeout=120)
+
+
+def test_sample_main_on_host(compiled_kws: Path, tmp_path: Path) -> None:
+    """The sample prints PASS: its outputs equal TFLite Micro's."""
+    r = _run_sample_on_host(compiled_kws, tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "utvm_inference: model kws, 1 input(s), 1 output(s), pool" in r.stdout
-    assert "cycles per inference" in r.stdout
-    assert "utvm_inference: op 0 " in r.stdout  # CONFIG_TVM_PROFILE: per-operator cycles
+    assert re.search(r"utvm_inference: \d+ k_cycle_get_32 ticks per inference", r.stdout), r.stdout
+    assert "utvm_inference: op 0 " in r.stdout  # CONFIG_UTVM_PROFILE: per-operator cycles
     assert r.stdout.rstrip().endswith("utvm_inference: PASS"), r.stdout
+
+
+def test_sample_ends_a_failed_run_the_way_twister_sees_at_once(compiled_kws: Path, tmp_path: Path) -> None:
+    """A wrong output ends with FAIL and twister's failure marker (twisterlib/harness.py:
+    RUN_FAILED stops the run), not a timeout."""
+    def corrupt(text: str) -> str:
+        start = text.index("tvmgen_kws_test_output0")
+        return text[:start] + re.sub(r"0x[0-9a-f]{2}", "0x00", text[start:], count=4)
+
+    r = _run_sample_on_host(compiled_kws, tmp_path, corrupt)
+    assert r.returncode == 1
+    lines = r.stdout.rstrip().splitlines()
+    assert lines[-2:] == ["utvm_inference: FAIL", "PROJECT EXECUTION FAILED"], r.stdout
+    assert any(line.startswith("expected 0 (") for line in lines)
+
+
+def test_sample_without_a_reference_says_so(compiled_kws: Path, tmp_path: Path, no_tflite_micro: None) -> None:
+    """Built where tflite-micro is missing: the test data has the input only, the sample
+    still builds and runs, and says in one line that it could not check its outputs."""
+    from utvm.zephyr import testdata
+
+    vectors = testdata.reference(KWS)
+    assert vectors.outputs == [] and vectors.output_bytes == [12]
+    text = testdata.render_header("kws", vectors, KWS, 0)
+    assert "#define TVMGEN_KWS_TEST_HAS_REFERENCE 0" in text
+    r = _run_sample_on_host(compiled_kws, tmp_path, lambda _: text)
+    assert r.returncode == 1
+    notes = [line for line in r.stdout.splitlines() if "not checked" in line]
+    assert notes == ["utvm_inference: outputs not checked: no reference output (tflite-micro was "
+                     "not installed where the sample was built)"]
+    assert r.stdout.rstrip().endswith("PROJECT EXECUTION FAILED")
 
 
 # --------------------------------------------------------------------------- with Zephyr
@@ -506,3 +554,146 @@ def test_build_and_report_with_zephyr(workspace: Path, tmp_path: Path) -> None:
     (model,) = json.loads(r.stdout)["models"]
     assert model["name"] == "kws"
     assert model["constants_in_flash"] and model["pool_in_ram"]
+
+
+# --------------------------------------------------------------------------- workspace, build dirs
+
+
+def test_version(workspace: Path) -> None:
+    r = west(workspace, "tvm", "--version")
+    assert r.returncode == 0, r.stderr
+    assert re.fullmatch(r"utvm \S+ \(Apache TVM \S+\)", r.stdout.strip()), r.stdout
+    r = subprocess.run([sys.executable, "-m", "utvm", "--version"], capture_output=True, text=True,
+                       check=False, env=dict(os.environ, PYTHONPATH=str(REPO / "scripts")))
+    assert r.returncode == 0 and r.stdout.strip().startswith("utvm "), r.stderr
+
+
+def _zephyr_build_dir(path: Path) -> Path:
+    """A directory west's build helpers take for a Zephyr build (a CMake cache naming the
+    toolchain variant)."""
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "CMakeCache.txt").write_text("ZEPHYR_TOOLCHAIN_VARIANT:STRING=zephyr\n")
+    return path
+
+
+def test_find_build_dir_follows_west(tmp_path: Path) -> None:
+    assert zbuild.find_build_dir(Path("given"), "b/{board}", tmp_path) == Path("given")
+    assert zbuild.find_build_dir(None, None, tmp_path) == tmp_path / "build"
+    fmt = "build/{board}/{app}"
+    assert zbuild.find_build_dir(None, fmt, tmp_path, board="mps2/an385", app="utvm_inference") == \
+        tmp_path / "build/mps2/an385/utvm_inference"
+    _zephyr_build_dir(tmp_path / "cwd")
+    assert zbuild.find_build_dir(None, fmt, tmp_path / "cwd") == tmp_path / "cwd"  # in a build dir
+    with pytest.raises(UtvmError, match="build.dir-fmt"):
+        zbuild.find_build_dir(None, fmt, tmp_path)
+
+
+def test_sysbuild_image_is_the_default_domains(tmp_path: Path) -> None:
+    """With sysbuild the application's image is in its domain's directory: the same one
+    Zephyr's own domains helper (shared/.../build_helpers/domains.py) reads from domains.yaml."""
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "domains.yaml").write_text(
+        "default: utvm_inference\nbuild_dir: .\ndomains:\n"
+        "  - name: mcuboot\n    build_dir: mcuboot\n"
+        "  - name: utvm_inference\n    build_dir: utvm_inference\n"
+        "flash_order:\n  - mcuboot\n  - utvm_inference\n")
+    elf = zbuild.image_elf(build)
+    assert elf == build / "utvm_inference" / "zephyr" / "zephyr.elf"
+    assert zbuild.image_elf(tmp_path) == tmp_path / "zephyr" / "zephyr.elf"  # no sysbuild
+    helpers = REPO.parent / "shared/third_party/zephyr/06e1c7789e/scripts/pylib/build_helpers"
+    if helpers.is_dir():
+        sys.path.insert(0, str(helpers))
+        try:
+            from domains import Domains
+        finally:
+            sys.path.remove(str(helpers))
+        domain = Domains.from_file(str(build / "domains.yaml")).get_default_domain()
+        assert Path(domain.build_dir).resolve() == elf.parent.parent.resolve()
+
+
+def test_report_follows_build_dir_fmt_and_sysbuild(workspace: Path, tmp_path: Path) -> None:
+    """west tvm report without -d reads west's build.dir-fmt, and a sysbuild layout."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("no gcc")
+    cwd = Path(tempfile.mkdtemp(prefix="report-", dir=workspace))  # inside the workspace
+    app_dir = _zephyr_build_dir(cwd / "out" / "kws_app")
+    (app_dir.parent / "domains.yaml").write_text(
+        f"default: kws_app\nbuild_dir: {app_dir.parent}\ndomains:\n"
+        f"  - name: kws_app\n    build_dir: {app_dir}\n")
+    (app_dir / "zephyr").mkdir()
+    (tmp_path / "fake.c").write_text(_FAKE_MODEL_C)
+    r = subprocess.run([gcc, "-O1", str(tmp_path / "fake.c"), "-o", str(app_dir / "zephyr" / "zephyr.elf")],
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    config = subprocess.run([sys.executable, "-m", "west", "config", "--local", "build.dir-fmt", "out"],
+                            cwd=workspace, env=env, capture_output=True, text=True, check=False)
+    assert config.returncode == 0, config.stderr
+    try:
+        r = subprocess.run([sys.executable, "-m", "west", "tvm", "report", "--json"], cwd=cwd, env=env,
+                           capture_output=True, text=True, check=False, timeout=300)
+    finally:
+        subprocess.run([sys.executable, "-m", "west", "config", "--local", "-d", "build.dir-fmt"],
+                       cwd=workspace, env=env, capture_output=True, check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert json.loads(r.stdout)["elf"] == str(app_dir / "zephyr" / "zephyr.elf")
+
+
+def test_utvm_info_says_what_the_workspace_lacks(tmp_path: Path) -> None:
+    """A workspace that lists utvm as an ordinary project (no west-commands) has no
+    `west tvm`: west only says "unknown command"; `utvm info` names the missing line."""
+    from utvm.zephyr.workspace import WEST_COMMANDS_LINE, check
+
+    top = tmp_path / "ws"
+    (top / "manifest").mkdir(parents=True)
+    (top / "manifest" / "west.yml").write_text(_MANIFEST.replace(
+        "      west-commands: west-commands/west-commands.yml\n", ""))
+    (top / "utvm").symlink_to(REPO, target_is_directory=True)
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    r = subprocess.run([sys.executable, "-m", "west", "init", "-l", "manifest"], cwd=top, env=env,
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, "-m", "west", "tvm", "--help"], cwd=top, env=env,
+                       capture_output=True, text=True, check=False)
+    assert r.returncode != 0  # west does not know the command
+    status = check(top)
+    assert status.project == "utvm" and not status.west_tvm
+    assert any(WEST_COMMANDS_LINE in line and "project utvm" in line for line in status.advice)
+    assert any("no zephyr project" in line for line in status.advice)
+    r = subprocess.run([sys.executable, "-m", "utvm", "info"], cwd=top, capture_output=True, text=True,
+                       check=False, env=dict(os.environ, PYTHONPATH=str(REPO / "scripts")))
+    assert r.returncode == 0 and WEST_COMMANDS_LINE in r.stdout, r.stdout + r.stderr
+    assert check(tmp_path).topdir is None  # not a workspace at all
+
+
+def test_workspace_with_the_extension_is_fine(workspace: Path) -> None:
+    from utvm.zephyr.workspace import check
+
+    status = check(workspace)
+    assert status.west_tvm and status.project == "utvm"
+
+
+def test_run_on_an_fvp_only_board_uses_qemu(workspace: Path, tmp_path: Path) -> None:
+    """mps2/an386 inside a Zephyr workspace: Zephyr runs it in Arm FVP only, so west tvm run
+    uses utvm's QEMU runner (and says so) instead of `west build -t run`."""
+    reason = _compiler_missing()
+    if reason:
+        pytest.skip(reason)
+    if shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("QEMU or the Arm toolchain is not installed")
+    tree = tmp_path / "zephyr"
+    (tree / "cmake").mkdir(parents=True)
+    (tree / "Kconfig.zephyr").write_text("")
+    model = REPO.parent / "shared/models/ad01_int8.tflite"
+    if not model.is_file():
+        pytest.skip(f"{model} is not there")
+    r = west(workspace, "tvm", "run", "--board", "mps2/an386", str(model), "--json",
+             env=dict(os.environ, ZEPHYR_BASE=str(tree)))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Arm FVP only" in r.stdout
+    data = json.loads(r.stdout.strip().splitlines()[-1])
+    assert data["board"] == "mps2/an386" and data["outputs_match_reference"] is True

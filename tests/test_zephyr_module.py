@@ -1,9 +1,10 @@
-"""The Zephyr module: module.yml, Kconfig, the CMake function tvm_add_model, the C port.
+"""The Zephyr module: the CMake function tvm_add_model, the C port, the manifest.
 
 What needs Zephyr itself (a real `west build` of the sample and the ztest suite) runs only
-where ZEPHYR_BASE points at a Zephyr tree; everything else runs here for real: pykwalify on
-module.yml, kconfiglib on the Kconfig tree, cmake + gcc on a plain CMake project that uses
-cmake/tvm.cmake, gcc on the Zephyr-facing C against host stand-ins of Zephyr's headers.
+where ZEPHYR_BASE points at a Zephyr tree; everything else runs here for real: cmake + gcc on
+a plain CMake project that uses cmake/tvm.cmake, gcc on the Zephyr-facing C against host
+stand-ins of Zephyr's headers. module.yml, the sample and testcase files and Kconfig are
+checked against Zephyr's own files in tests/test_zephyr_files.py.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import sys
 import time
 from pathlib import Path
 
-import pykwalify.core
 import pytest
 import yaml
 
@@ -43,77 +43,6 @@ def _compiler_missing() -> str | None:
     return None
 
 
-# The schema of zephyr/module.yml as Zephyr's scripts/zephyr_module.py validates it
-# (METADATA_SCHEMA), written out here from its documented structure.
-MODULE_SCHEMA = yaml.safe_load("""
-type: map
-mapping:
-  name: {required: false, type: str}
-  build:
-    required: false
-    type: map
-    mapping:
-      cmake: {required: false, type: str}
-      kconfig: {required: false, type: str}
-      cmake-ext: {required: false, type: bool}
-      kconfig-ext: {required: false, type: bool}
-      sysbuild-cmake: {required: false, type: str}
-      sysbuild-kconfig: {required: false, type: str}
-      sysbuild-cmake-ext: {required: false, type: bool}
-      sysbuild-kconfig-ext: {required: false, type: bool}
-      depends: {required: false, type: seq, sequence: [{type: str}]}
-      settings:
-        required: false
-        type: map
-        mapping:
-          board_root: {required: false, type: str}
-          dts_root: {required: false, type: str}
-          snippet_root: {required: false, type: str}
-          soc_root: {required: false, type: str}
-          arch_root: {required: false, type: str}
-          module_ext_root: {required: false, type: str}
-          sca_root: {required: false, type: str}
-  tests: {required: false, type: seq, sequence: [{type: str}]}
-  samples: {required: false, type: seq, sequence: [{type: str}]}
-  boards: {required: false, type: seq, sequence: [{type: str}]}
-  blobs:
-    required: false
-    type: seq
-    sequence:
-      - type: map
-        mapping:
-          path: {required: true, type: str}
-          sha256: {required: true, type: str}
-          type: {required: true, type: str, enum: [img, lib]}
-          version: {required: true, type: str}
-          license-path: {required: true, type: str}
-          url: {required: true, type: str}
-          description: {required: true, type: str}
-          doc-url: {required: false, type: str}
-  security:
-    required: false
-    type: map
-    mapping:
-      external-references: {required: false, type: seq, sequence: [{type: str}]}
-  package-managers:
-    required: false
-    type: map
-    mapping:
-      pip:
-        required: false
-        type: map
-        mapping:
-          requirement-files: {required: false, type: seq, sequence: [{type: str}]}
-  runners:
-    required: false
-    type: seq
-    sequence:
-      - type: map
-        mapping:
-          file: {required: true, type: str}
-""")
-
-
 def _run(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None,
          timeout: float = 900) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True,
@@ -123,32 +52,27 @@ def _run(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = N
 # --------------------------------------------------------------------------- module.yml
 
 
-def test_module_yml_is_valid() -> None:
-    meta = yaml.safe_load((REPO / "zephyr" / "module.yml").read_text())
-    pykwalify.core.Core(source_data=meta, schema_data=MODULE_SCHEMA).validate()
-    assert meta["name"] == "utvm"
-    # What zephyr_module.py then checks or uses: the cmake folder has a CMakeLists.txt,
-    # kconfig names a file, and the sample, test and requirement paths exist.
-    assert (REPO / meta["build"]["cmake"] / "CMakeLists.txt").is_file()
-    assert (REPO / meta["build"]["kconfig"]).is_file()
-    for path in meta["samples"] + meta["tests"]:
-        assert (REPO / path).is_dir(), path
-    for path in meta["package-managers"]["pip"]["requirement-files"]:
-        assert (REPO / path).is_file(), path
-    assert "west-commands" not in meta  # declared by west.yml instead
+def test_requirements_match_the_package() -> None:
+    """scripts/requirements.txt (what a Zephyr workspace installs) lists pyproject.toml's
+    dependencies, with the same environment markers: tflite-micro only where its wheels
+    exist (Linux x86-64), so that pip install works on macOS and Linux aarch64."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11
+    from packaging.requirements import Requirement
 
-
-def test_module_schema_rejects_a_bad_module_yml() -> None:
-    bad = {"name": "utvm", "build": {"cmake": ".", "kconfig": ["Kconfig"]}}
-    with pytest.raises(pykwalify.errors.SchemaError):
-        pykwalify.core.Core(source_data=bad, schema_data=MODULE_SCHEMA).validate()
-
-
-def test_requirements_pin_tvm() -> None:
-    reqs = (REPO / "scripts" / "requirements.txt").read_text().split()
-    assert "apache-tvm==0.27.0.post1" in reqs
-    for name in ("tflite-micro", "pyelftools", "west", "kconfiglib", "numpy"):
-        assert name in reqs
+    lines = (REPO / "scripts" / "requirements.txt").read_text().splitlines()
+    listed = {str(Requirement(line)) for line in lines if line.strip() and not line.startswith("#")}
+    declared = {str(Requirement(d)) for d in
+                tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]}
+    assert listed == declared
+    reqs = {Requirement(r).name: Requirement(r) for r in declared}
+    assert str(reqs["apache-tvm"].specifier) == "==0.27.0.post1"
+    marker = reqs["tflite-micro"].marker
+    assert marker is not None
+    assert marker.evaluate({"platform_system": "Linux", "platform_machine": "x86_64"})
+    for system, machine in (("Darwin", "arm64"), ("Linux", "aarch64"), ("Windows", "AMD64")):
+        assert not marker.evaluate({"platform_system": system, "platform_machine": machine})
+    for name in ("pyelftools", "west", "kconfiglib", "numpy", "tflite"):
+        assert reqs[name].marker is None, name
 
 
 def test_sample_ships_the_mlperf_tiny_model() -> None:
@@ -161,34 +85,6 @@ def test_sample_ships_the_mlperf_tiny_model() -> None:
         assert shared.read_bytes() == model.read_bytes()
 
 
-def test_sample_and_testcase_yaml() -> None:
-    sample = yaml.safe_load((REPO / "samples/utvm_inference/sample.yaml").read_text())
-    for name, test in sample["tests"].items():
-        assert name.startswith("sample.")
-        del test
-    # the external-module variants switch on the Kconfig options tvm_add_model() reads
-    assert "CONFIG_TVM_OFFLOAD_CMSIS_NN=y" in sample["tests"]["sample.tvm.utvm_inference.cmsis_nn"]["extra_configs"]
-    assert "CONFIG_TVM_OFFLOAD_PLAIN_C=y" in sample["tests"]["sample.tvm.utvm_inference.plain_c"]["extra_configs"]
-    common = sample["common"]
-    assert common["harness"] == "console"
-    assert set(common["integration_platforms"]) == {"qemu_cortex_m3", "mps2/an385", "native_sim"}
-    regexes = common["harness_config"]["regex"]
-    assert regexes[-1] == "utvm_inference: PASS"
-    for r in regexes:
-        re.compile(r)
-    # The sample's output lines match the regexes (the format main.c prints).
-    lines = [
-        "utvm_inference: model kws, 1 input(s), 1 output(s), pool 16000 bytes",
-        "output 0 (Identity): -128 -128 -127 42",
-        "utvm_inference: 123456 cycles per inference (4938 us)",
-        "utvm_inference: PASS",
-    ]
-    for r, line in zip(regexes, lines, strict=True):
-        assert re.search(r, line), (r, line)
-    testcase = yaml.safe_load((REPO / "tests/zephyr/crt/testcase.yaml").read_text())
-    assert all(name.startswith("tvm.") for name in testcase["tests"])
-
-
 def test_west_manifest_declares_the_extension() -> None:
     from west.manifest import validate
 
@@ -197,11 +93,28 @@ def test_west_manifest_declares_the_extension() -> None:
     manifest = data["manifest"]
     assert manifest["self"]["path"] == "utvm"
     allow = manifest["projects"][0]["import"]["name-allowlist"]
-    assert {"cmsis-nn", "cmsis-dsp"} <= set(allow)  # CONFIG_TVM_OFFLOAD_CMSIS_NN
+    assert {"cmsis-nn", "cmsis-dsp"} <= set(allow)  # CONFIG_UTVM_OFFLOAD_CMSIS_NN
+    # The HALs of a first real board (as zephyrproject-rtos/example-application lists them).
+    assert {"cmsis", "hal_nordic", "hal_stm32"} <= set(allow)
     commands_file = REPO / manifest["self"]["west-commands"]
     commands = yaml.safe_load(commands_file.read_text())["west-commands"]
     assert commands[0]["commands"][0]["name"] == "tvm"
     assert (REPO / commands[0]["file"]).is_file()
+
+
+def test_samples_take_what_west_tvm_passes() -> None:
+    """The -D variables west tvm build/run pass are the samples' cache variables, and no
+    sample caches UTVM_OPTIONS (tvm_add_model() reads it for one configure only)."""
+    from utvm.zephyr import build as zbuild
+
+    req = zbuild.BuildRequest(board="b", model=CMAKE_MODEL, name="kws")
+    passed = {d[2:].split("=")[0] for d in zbuild.cmake_defines(req)}
+    assert passed == {"UTVM_MODEL", "UTVM_MODEL_NAME"}
+    for sample in ("utvm_inference", "utvm_rpc_server"):
+        text = (REPO / "samples" / sample / "CMakeLists.txt").read_text()
+        cached = set(re.findall(r"^set\((\w+)\s[^)]*\bCACHE\b", text, re.M))
+        assert passed <= cached, (sample, passed - cached)
+        assert "UTVM_OPTIONS" not in cached and "TVM_OPTIONS" not in text.replace("UTVM_OPTIONS", "")
 
 
 def test_no_board_names_in_cmake() -> None:
@@ -211,140 +124,6 @@ def test_no_board_names_in_cmake() -> None:
         code = "\n".join(line for line in path.read_text().splitlines()
                          if not line.lstrip().startswith("#"))
         assert not board_like.search(code), path
-
-
-# --------------------------------------------------------------------------- Kconfig
-
-
-# The Zephyr pieces our Kconfig refers to, reduced to what kconfiglib needs: the symbols it
-# selects or depends on, and the logging template (same symbol names as Zephyr's).
-_STUB_TOP = """
-mainmenu "utvm Kconfig test"
-config LOG
-\tbool "Logging"
-config ASSERT
-\tbool "Asserts"
-config THREAD_STACK_INFO
-\tbool
-config INIT_STACKS
-\tbool
-menuconfig CMSIS_NN
-\tbool "CMSIS-NN"
-if CMSIS_NN
-config CMSIS_NN_BASICMATH
-\tbool "Basic math"
-config CMSIS_NN_CONVOLUTION
-\tbool "Convolution"
-config CMSIS_NN_FULLYCONNECTED
-\tbool "Fully connected"
-config CMSIS_NN_NNSUPPORT
-\tbool "NN support"
-config CMSIS_NN_POOLING
-\tbool "Pooling"
-config CMSIS_NN_SOFTMAX
-\tbool "Softmax"
-endif
-source "{repo}/Kconfig"
-"""
-
-_STUB_LOG_TEMPLATE = """
-choice "$(module)_LOG_LEVEL_CHOICE"
-\tprompt "Max compiled-in log level for $(module-str)"
-\tdefault $(module)_LOG_LEVEL_DEFAULT
-\tdepends on LOG
-config $(module)_LOG_LEVEL_OFF
-\tbool "Off"
-config $(module)_LOG_LEVEL_ERR
-\tbool "Error"
-config $(module)_LOG_LEVEL_WRN
-\tbool "Warning"
-config $(module)_LOG_LEVEL_INF
-\tbool "Info"
-config $(module)_LOG_LEVEL_DBG
-\tbool "Debug"
-config $(module)_LOG_LEVEL_DEFAULT
-\tbool "Default"
-endchoice
-config $(module)_LOG_LEVEL
-\tint
-\tdepends on LOG
-\tdefault 0 if $(module)_LOG_LEVEL_OFF
-\tdefault 1 if $(module)_LOG_LEVEL_ERR
-\tdefault 2 if $(module)_LOG_LEVEL_WRN
-\tdefault 3 if $(module)_LOG_LEVEL_INF
-\tdefault 4 if $(module)_LOG_LEVEL_DBG
-\tdefault 3
-"""
-
-_STUB_SYMBOLS = {"LOG", "ASSERT", "THREAD_STACK_INFO", "INIT_STACKS", "CMSIS_NN", "CMSIS_NN_BASICMATH",
-                 "CMSIS_NN_CONVOLUTION", "CMSIS_NN_FULLYCONNECTED", "CMSIS_NN_NNSUPPORT", "CMSIS_NN_POOLING",
-                 "CMSIS_NN_SOFTMAX"}
-
-
-@pytest.fixture()
-def kconfig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    kconfiglib = pytest.importorskip("kconfiglib")
-    (tmp_path / "subsys" / "logging").mkdir(parents=True)
-    (tmp_path / "subsys/logging/Kconfig.template.log_config").write_text(_STUB_LOG_TEMPLATE)
-    top = tmp_path / "Kconfig"
-    top.write_text(_STUB_TOP.format(repo=REPO.as_posix()))
-    monkeypatch.setenv("srctree", str(tmp_path))
-    monkeypatch.chdir(tmp_path)
-    return kconfiglib.Kconfig(str(top), warn_to_stderr=False)
-
-
-def test_kconfig_symbols_are_prefixed(kconfig) -> None:
-    assert not kconfig.warnings, kconfig.warnings
-    ours = {sym.name for sym in kconfig.unique_defined_syms if sym.name not in _STUB_SYMBOLS}
-    assert "TVM" in ours
-    assert {"TVM_PROFILE", "TVM_POOL_SECTION", "TVM_LOG_LEVEL", "TVM_STACK_CHECK",
-            "TVM_WORKSPACE_CHECK"} <= ours
-    assert all(name == "TVM" or name.startswith("TVM_") for name in ours), sorted(ours)
-    for choice in kconfig.choices:
-        if choice.name:
-            assert choice.name.startswith("TVM_"), choice.name
-    # Every symbol referred to is defined: ours, or one of the Zephyr symbols stubbed above.
-    undefined = {sym.name for sym in kconfig.syms.values()
-                 if not sym.nodes and not re.fullmatch(r"[0-9]+|[ynm]|MODULES", sym.name)}
-    assert not undefined, undefined
-
-
-def test_kconfig_defaults(kconfig) -> None:
-    syms = kconfig.syms
-    assert syms["TVM"].str_value == "n"
-    assert syms["TVM_PROFILE"].visibility == 0  # hidden until TVM is on
-    syms["TVM"].set_value("y")
-    syms["LOG"].set_value("y")
-    assert syms["TVM_POOL_BSS"].str_value == "y"
-    assert syms["TVM_POOL_SECTION"].str_value == ""
-    assert syms["TVM_LOG_LEVEL"].str_value == "3"
-    syms["TVM_LOG_LEVEL_DBG"].set_value("y")
-    assert syms["TVM_LOG_LEVEL"].str_value == "4"
-    syms["TVM_POOL_NOINIT"].set_value("y")
-    assert syms["TVM_POOL_SECTION"].str_value == ".noinit.tvm_pool"
-    syms["TVM_STACK_CHECK"].set_value("y")
-    assert syms["THREAD_STACK_INFO"].str_value == "y"
-    # CMSIS-NN offload needs Zephyr's cmsis-nn module and turns on the parts the glue calls.
-    assert syms["TVM_OFFLOAD_CMSIS_NN"].visibility == 0
-    syms["CMSIS_NN"].set_value("y")
-    syms["TVM_OFFLOAD_CMSIS_NN"].set_value("y")
-    assert syms["TVM_OFFLOAD_CMSIS_NN"].str_value == "y"
-    for part in ("CONVOLUTION", "FULLYCONNECTED", "POOLING", "SOFTMAX", "BASICMATH", "NNSUPPORT"):
-        assert syms[f"CMSIS_NN_{part}"].str_value == "y", part
-    assert syms["TVM_LOG_LINE_SIZE"].str_value == "128"
-
-
-def test_kconfig_matches_the_c_and_cmake() -> None:
-    """Every CONFIG_TVM_* the C and CMake code use is defined in Kconfig."""
-    defined = set(re.findall(r"^(?:menu)?config (TVM\w*)", (REPO / "Kconfig").read_text(), re.MULTILINE))
-    defined |= {"TVM_LOG_LEVEL"}  # from Zephyr's logging template
-    used: set[str] = set()
-    for path in [REPO / "CMakeLists.txt", REPO / "cmake/tvm.cmake",
-                 REPO / "lib/crt/ports/zephyr/platform_zephyr.c",
-                 REPO / "samples/utvm_inference/src/main.c"]:
-        used |= set(re.findall(r"CONFIG_(TVM\w*)", path.read_text()))
-    assert used, "no CONFIG_TVM symbols found"
-    assert used <= defined, used - defined
 
 
 # --------------------------------------------------------------------------- C on the host
@@ -360,17 +139,17 @@ def _gcc() -> str:
 CFLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function"]
 
 
-_LOG = ["-DCONFIG_LOG=1", "-DCONFIG_TVM_LOG_LEVEL=3"]  # Kconfig: TVM_LOG_LEVEL needs LOG
+_LOG = ["-DCONFIG_LOG=1", "-DCONFIG_UTVM_LOG_LEVEL=3"]  # Kconfig: UTVM_LOG_LEVEL needs LOG
 
 
 @pytest.mark.parametrize("defines", [
     [],
     _LOG,
-    [*_LOG, "-DCONFIG_TVM_ABORT_PANIC=1", "-DCONFIG_TVM_STACK_CHECK=1"],
+    [*_LOG, "-DCONFIG_UTVM_ABORT_PANIC=1", "-DCONFIG_UTVM_STACK_CHECK=1"],
 ])
 def test_zephyr_port_compiles(tmp_path: Path, defines: list[str]) -> None:
     """lib/crt/ports/zephyr against host stand-ins of Zephyr's headers, warnings as errors."""
-    cmd = [_gcc(), *CFLAGS, "-DCONFIG_TVM_LOG_LINE_SIZE=128",
+    cmd = [_gcc(), *CFLAGS, "-DCONFIG_UTVM_LOG_LINE_SIZE=128",
            *defines, f"-I{HOST_STUBS}", f"-I{CRT / 'include'}", "-c",
            str(CRT / "ports/zephyr/platform_zephyr.c"), "-o", str(tmp_path / "p.o")]
     r = _run(cmd)
@@ -382,7 +161,7 @@ def test_ztest_suite_on_host(tmp_path: Path, defines: list[str]) -> None:
     """tests/zephyr/crt against the real lib/crt core and Zephyr port, with host stand-ins
     of ztest and the kernel."""
     exe = tmp_path / "crt_tests"
-    cmd = [_gcc(), *CFLAGS, "-DCONFIG_TVM_LOG_LINE_SIZE=128", *defines, f"-I{HOST_STUBS}",
+    cmd = [_gcc(), *CFLAGS, "-DCONFIG_UTVM_LOG_LINE_SIZE=128", *defines, f"-I{HOST_STUBS}",
            f"-I{CRT / 'include'}", f"-I{CRT / 'ports/zephyr'}",
            str(REPO / "tests/zephyr/crt/src/main.c"), str(HOST_STUBS / "ztest_host.c"),
            str(CRT / "src/backend.c"), str(CRT / "ports/zephyr/platform_zephyr.c"),
@@ -396,6 +175,42 @@ def test_ztest_suite_on_host(tmp_path: Path, defines: list[str]) -> None:
     assert ("utvm port test: 42 ok" in r.stdout) == bool(defines)
 
 
+_TIMING_MAIN = r"""
+#include <stdio.h>
+#include <string.h>
+#include <zephyr/timing/timing.h>
+#include "utvm/platform.h"
+#include "utvm_zephyr.h"
+int main(int argc, char** argv) {
+  uint32_t a, b;
+  (void)argv;
+  host_timing_step = argc > 1 ? 0u : 7u;
+  a = utvm_platform_cycles();
+  b = utvm_platform_cycles();
+  printf("%s|%u|%llu\n", utvm_zephyr_cycles_unit(), (unsigned)(b - a),
+         (unsigned long long)utvm_zephyr_cycles_to_ns(100u));
+  return 0;
+}
+"""
+
+
+def test_zephyr_port_counts_with_the_timing_functions(tmp_path: Path) -> None:
+    """With Zephyr's timing functions the port counts with them (the CPU's cycle counter on
+    Cortex-M, where k_cycle_get_32() may tick at 32 kHz), and names the unit; when the
+    counter does not run (DWT under QEMU) it falls back to k_cycle_get_32()."""
+    (tmp_path / "main.c").write_text(_TIMING_MAIN)
+    exe = tmp_path / "timing"
+    r = _run([_gcc(), *CFLAGS, "-DCONFIG_UTVM_LOG_LINE_SIZE=128", "-DCONFIG_UTVM_TIMING_FUNCTIONS=1",
+              "-DCONFIG_TIMING_FUNCTIONS=1", f"-I{HOST_STUBS}", f"-I{CRT / 'include'}",
+              f"-I{CRT / 'ports/zephyr'}", str(tmp_path / "main.c"), str(CRT / "ports/zephyr/platform_zephyr.c"),
+              str(HOST_STUBS / "zephyr_host.c"), str(HOST_STUBS / "timing_host.c"), "-o", str(exe)])
+    assert r.returncode == 0, r.stderr
+    unit, delta, ns = _run([str(exe)]).stdout.strip().split("|")
+    assert (unit, delta, ns) == ("timing cycles", "7", "1000")  # across the 32-bit wrap
+    unit, _, _ = _run([str(exe), "stopped"]).stdout.strip().split("|")
+    assert unit == "k_cycle_get_32 ticks"
+
+
 # --------------------------------------------------------------------------- CMake
 
 
@@ -406,29 +221,50 @@ def _cmake() -> str:
     return cmake
 
 
-def test_cmake_options_stamp_changes_only_with_the_options(tmp_path: Path) -> None:
-    """Configuring writes the compiler's command line to a stamp that the custom command
-    depends on; it is rewritten only when the command line changes (no compiler needed)."""
+def _configure_command(tmp_path: Path) -> tuple[Path, list[str]]:
+    """The build directory and the configure command of tests/cmake with a copy of KWS."""
     build = tmp_path / "build"
     model = tmp_path / "m.tflite"
     shutil.copy(CMAKE_MODEL, model)
-    configure = [_cmake(), "-S", str(REPO / "tests/cmake"), "-B", str(build),
-                 f"-DTVM_TEST_MODEL={model}", "-DTVM_TEST_NAME=kws",
-                 f"-DPython3_EXECUTABLE={sys.executable}"]
+    return build, [_cmake(), "-S", str(REPO / "tests/cmake"), "-B", str(build),
+                   f"-DUTVM_TEST_MODEL={model}", "-DUTVM_TEST_NAME=kws",
+                   f"-DPython3_EXECUTABLE={sys.executable}"]
+
+
+def test_cmake_options_stamp_changes_only_with_the_options(tmp_path: Path) -> None:
+    """Configuring writes the compiler's command line to a stamp that the custom command
+    depends on; it is rewritten only when the command line changes (no compiler needed)."""
+    build, configure = _configure_command(tmp_path)
     r = _run(configure)
     assert r.returncode == 0, r.stdout + r.stderr
     stamp = build / "tvm" / "kws.cmdline"
     lines = stamp.read_text().splitlines()
     assert lines[0] == sys.executable
     assert lines[1:4] == ["-m", "utvm", "compile"]
-    assert str(model) in lines and "--name" in lines
+    assert str(tmp_path / "m.tflite") in lines and "--name" in lines
     first = stamp.stat().st_mtime_ns
     time.sleep(1.1)
     assert _run(configure).returncode == 0
     assert stamp.stat().st_mtime_ns == first
-    assert _run([*configure, "-DTVM_TEST_OPTIONS=--foo;bar"]).returncode == 0
+    assert _run([*configure, "-DUTVM_TEST_OPTIONS=--foo;bar"]).returncode == 0
     assert stamp.stat().st_mtime_ns > first
     assert stamp.read_text().splitlines()[-2:] == ["--foo", "bar"]
+
+
+def test_cmake_tuning_log_reaches_the_compiler(tmp_path: Path) -> None:
+    """TUNING_LOG becomes --tuning-log with the absolute path, in the command-line stamp."""
+    log = tmp_path / "m4.json"
+    log.write_text("")
+    (tmp_path / "main.c").write_text("int main(void) { return 0; }\n")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\nproject(t C)\n"
+        f"include({(REPO / 'cmake/tvm.cmake').as_posix()})\n"
+        "add_executable(t main.c)\n"
+        f"tvm_add_model(NAME m MODEL {CMAKE_MODEL.as_posix()} TARGET t TUNING_LOG m4.json)\n")
+    r = _run([_cmake(), "-S", str(tmp_path), "-B", str(tmp_path / "b"), f"-DPython3_EXECUTABLE={sys.executable}"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = (tmp_path / "b" / "tvm" / "m.cmdline").read_text().splitlines()
+    assert lines[lines.index("--tuning-log") + 1] == str(log)
 
 
 @pytest.mark.parametrize(("call", "message"), [
@@ -437,6 +273,7 @@ def test_cmake_options_stamp_changes_only_with_the_options(tmp_path: Path) -> No
     ("tvm_add_model(NAME m MODEL /no/such.tflite TARGET t)", "model file not found"),
     ("tvm_add_model(NAME m MODEL {model} TARGET t RUNTIME nope)", "no runtime port 'nope'"),
     ("tvm_add_model(NAME m MODEL {model} TARGET t BOGUS 1)", "unknown arguments: BOGUS"),
+    ("tvm_add_model(NAME m MODEL {model} TARGET t TUNING_LOG /no/such.json)", "tuning log not found"),
 ])
 def test_cmake_usage_errors(tmp_path: Path, call: str, message: str) -> None:
     (tmp_path / "main.c").write_text("int main(void) { return 0; }\n")
@@ -458,7 +295,9 @@ def _stand_in_repo(root: Path) -> Path:
     tests/cmake/stand_in/fake_compile.py (the real lib/crt, cmake/ and test data helper)."""
     shutil.copytree(REPO / "cmake", root / "cmake")
     shutil.copytree(REPO / "lib/crt", root / "lib/crt")
+    shutil.copytree(REPO / "lib/ext", root / "lib/ext")
     shutil.copytree(REPO / "tests/cmake", root / "tests/cmake")
+    shutil.copy(REPO / "CMakeLists.txt", root / "CMakeLists.txt")
     pkg = root / "scripts" / "utvm"
     (pkg / "zephyr").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
@@ -466,6 +305,9 @@ def _stand_in_repo(root: Path) -> Path:
     shutil.copy(REPO / "tests/cmake/stand_in/fake_compile.py", pkg / "__main__.py")
     for name in ("__init__.py", "testdata.py"):
         shutil.copy(REPO / "scripts/utvm/zephyr" / name, pkg / "zephyr" / name)
+    (pkg / "run").mkdir()
+    for name in ("ir.py", "run/__init__.py", "run/reference.py"):  # what testdata.py imports
+        shutil.copy(REPO / "scripts/utvm" / name, pkg / name)
     return root
 
 
@@ -482,7 +324,7 @@ def test_cmake_with_a_stand_in_compiler(tmp_path: Path, generator: str) -> None:
     shutil.copy(CMAKE_MODEL, model)
     build = tmp_path / "build"
     configure = [_cmake(), "-S", str(root / "tests/cmake"), "-B", str(build), "-G", generator,
-                 f"-DTVM_TEST_MODEL={model}", "-DTVM_TEST_NAME=kws",
+                 f"-DUTVM_TEST_MODEL={model}", "-DUTVM_TEST_NAME=kws",
                  f"-DPython3_EXECUTABLE={sys.executable}"]
     calls = build / "tvm" / "kws.calls"
 
@@ -500,7 +342,7 @@ def test_cmake_with_a_stand_in_compiler(tmp_path: Path, generator: str) -> None:
     model.touch()
     assert build_and_count() == 2  # the model changed
     assert build_and_count() == 2
-    r = _run([*configure, "-DTVM_TEST_OPTIONS=--fast"])
+    r = _run([*configure, "-DUTVM_TEST_OPTIONS=--fast"])
     assert r.returncode == 0, r.stderr
     assert build_and_count() == 3  # the options changed
     assert calls.read_text().splitlines()[-1].endswith("--fast")
@@ -509,14 +351,58 @@ def test_cmake_with_a_stand_in_compiler(tmp_path: Path, generator: str) -> None:
     (build / "tvm" / "kws" / ".tvm-done").unlink()
     assert build_and_count() == 4
     # CPU goes to a compiler whose --help lists --cpu; POOL_SECTION to the executor's build.
-    r = _run([*configure, "-DTVM_TEST_OPTIONS=", "-DTVM_TEST_CPU=cortex-m4",
-              "-DTVM_TEST_POOL_SECTION=.tvm_pool", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"])
+    r = _run([*configure, "-DUTVM_TEST_OPTIONS=", "-DUTVM_TEST_CPU=cortex-m4",
+              "-DUTVM_TEST_POOL_SECTION=.tvm_pool", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"])
     assert r.returncode == 0, r.stderr
     assert build_and_count() == 5
     assert calls.read_text().splitlines()[-1].endswith("--cpu cortex-m4")
     commands = json.loads((build / "compile_commands.json").read_text())
     lib1 = [c["command"] for c in commands if c["file"].endswith("kws_lib1.c")]
     assert lib1 and 'UTVM_POOL_SECTION=\\".tvm_pool\\"' in lib1[0], lib1
+
+
+def test_cmake_options_of_one_configure_do_not_stick(tmp_path: Path) -> None:
+    """-DUTVM_OPTIONS=... applies to the configure it is given on: a later configure without
+    it compiles without it (a plain cache variable would keep it)."""
+    build, configure = _configure_command(tmp_path)
+    stamp = build / "tvm" / "kws.cmdline"
+    r = _run([*configure, "-DUTVM_OPTIONS=--io-in-pool"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert stamp.read_text().splitlines()[-1] == "--io-in-pool"
+    assert "UTVM_OPTIONS" not in (build / "CMakeCache.txt").read_text()
+    r = _run([*configure, "-DUTVM_TEST_CPU="])  # another option, not UTVM_OPTIONS
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "--io-in-pool" not in stamp.read_text().splitlines()
+
+
+def test_zephyr_mode_scopes_includes_and_definitions(tmp_path: Path) -> None:
+    """The module's CMakeLists.txt and tvm_add_model() as Zephyr runs them (stand-ins of
+    Zephyr's CMake functions, tests/cmake/zephyr_stand_in): the runtime's include
+    directories and UTVM_PROFILE reach the module's library, the app and the generated
+    executor only; another library of the image compiles without them (its source fails to
+    compile otherwise). The CPU and the offload module come from Kconfig."""
+    if shutil.which("ninja") is None:
+        pytest.skip("ninja is not installed")
+    root = _stand_in_repo(tmp_path / "repo")
+    model = tmp_path / "kws.tflite"
+    shutil.copy(CMAKE_MODEL, model)
+    build = tmp_path / "build"
+    r = _run([_cmake(), "-S", str(REPO / "tests/cmake/zephyr_stand_in"), "-B", str(build), "-G", "Ninja",
+              f"-DUTVM_MODULE_DIR={root}", f"-DMODEL={model}", f"-DHOST_STUBS={HOST_STUBS}",
+              f"-DPython3_EXECUTABLE={sys.executable}", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = _run([_cmake(), "--build", str(build)])
+    assert r.returncode == 0, r.stdout + r.stderr
+    commands = {Path(c["file"]).name: c["command"] for c in json.loads((build / "compile_commands.json").read_text())}
+    crt_include = f"-I{root / 'lib/crt/include'}"
+    assert crt_include in commands["platform_zephyr.c"] and crt_include in commands["app.c"]
+    assert crt_include not in commands["other.c"]
+    assert "UTVM_PROFILE" in commands["kws_lib1.c"]
+    assert not [f for f, c in commands.items() if "UTVM_PROFILE" in c and f != "kws_lib1.c"]
+    assert 'UTVM_POOL_SECTION=\\".noinit.utvm_pool\\"' in commands["kws_lib1.c"]
+    assert "utvm_plainc_avgpool.c" in commands  # CONFIG_UTVM_OFFLOAD_PLAIN_C: in the module's library
+    calls = (build / "tvm" / "kws.calls").read_text()
+    assert "--cpu cortex-m4" in calls and "--offload plain-c" in calls
 
 
 #: The shared model the real CMake project compiles: MLPerf Tiny's anomaly detection model,
@@ -537,8 +423,8 @@ def cmake_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copy(REAL_MODEL, model)
     build = work / "build"
     r = _run([_cmake(), "-S", str(REPO / "tests/cmake"), "-B", str(build),
-              f"-DTVM_TEST_MODEL={model}", "-DTVM_TEST_NAME=ad01",
-              "-DTVM_TEST_POOL_SECTION=.tvm_pool_test",
+              f"-DUTVM_TEST_MODEL={model}", "-DUTVM_TEST_NAME=ad01",
+              "-DUTVM_TEST_POOL_SECTION=.tvm_pool_test",
               f"-DPython3_EXECUTABLE={sys.executable}"])
     assert r.returncode == 0, r.stdout + r.stderr
     r = _run([_cmake(), "--build", str(build)])
@@ -608,8 +494,8 @@ def test_cmake_offload_plain_c(tmp_path: Path) -> None:
     if not model.is_file():
         pytest.skip(f"{model} is not there (shared/ beside the repository)")
     build = tmp_path / "build"
-    r = _run([_cmake(), "-S", str(REPO / "tests/cmake"), "-B", str(build), f"-DTVM_TEST_MODEL={model}",
-              "-DTVM_TEST_NAME=kws", "-DTVM_TEST_OFFLOAD=plain-c", f"-DPython3_EXECUTABLE={sys.executable}"])
+    r = _run([_cmake(), "-S", str(REPO / "tests/cmake"), "-B", str(build), f"-DUTVM_TEST_MODEL={model}",
+              "-DUTVM_TEST_NAME=kws", "-DUTVM_TEST_OFFLOAD=plain-c", f"-DPython3_EXECUTABLE={sys.executable}"])
     assert r.returncode == 0, r.stdout + r.stderr
     r = _run([_cmake(), "--build", str(build)])
     assert r.returncode == 0, r.stdout + r.stderr
@@ -626,7 +512,7 @@ def test_cmake_offload_errors(tmp_path: Path) -> None:
     model = MODELS / "ad01_int8.tflite"
     for offload, message in (("nope", "unknown OFFLOAD module 'nope'"), ("cmsis-nn", "CMSIS_NN_DIR")):
         r = _run([_cmake(), "-S", str(REPO / "tests/cmake"), "-B", str(tmp_path / offload),
-                  f"-DTVM_TEST_MODEL={model}", f"-DTVM_TEST_OFFLOAD={offload}",
+                  f"-DUTVM_TEST_MODEL={model}", f"-DUTVM_TEST_OFFLOAD={offload}",
                   f"-DPython3_EXECUTABLE={sys.executable}"])
         assert r.returncode != 0 and message in r.stderr, r.stderr
 
@@ -649,4 +535,4 @@ def test_zephyr_build(tmp_path: Path, app: str) -> None:
     assert r.returncode == 0, r.stdout + r.stderr
     assert (build / "zephyr" / "zephyr.elf").is_file()
     config = (build / "zephyr" / ".config").read_text()
-    assert "CONFIG_TVM=y" in config
+    assert "CONFIG_UTVM=y" in config

@@ -36,8 +36,13 @@ Zephyr application, run them and measure them.
                                               west build (after --: to CMake)
   west tvm run --board BOARD MODEL ...        host and bare-metal QEMU boards: python -m utvm
                                               run; Zephyr boards (ZEPHYR_BASE set): build the
-                                              sample and `west build -t run`
+                                              sample and `west build -t run`, except boards
+                                              Zephyr emulates with Arm FVP only (mps2/an386,
+                                              mps2/an500): utvm's QEMU runner
   west tvm report [-d BUILD_DIR] [--json]     flash and RAM of the models in a built image
+
+Build directories follow west build: -d, else build.dir-fmt (default build); sysbuild
+builds are read in their default domain. After west tvm build, `west flash` flashes it.
 """
 
 
@@ -54,9 +59,11 @@ class Tvm(WestCommand):
         parser = parser_adder.add_parser(
             self.name, help=self.help, description=self.description,
             formatter_class=argparse.RawDescriptionHelpFormatter)
+        cli = _cli_or_none()
+        if cli is not None:
+            parser.add_argument("--version", action="version", version=cli.version_text())
         sub = parser.add_subparsers(dest="tvm_command", metavar="COMMAND")
         sub.required = True
-        cli = _cli_or_none()
 
         p = sub.add_parser("compile", help="compile a model into a Model Library Format directory")
         if cli is not None:
@@ -76,13 +83,13 @@ class Tvm(WestCommand):
             cli.add_run_arguments(p)
         _add_free(p, ["--baremetal"], action="store_true",
                   help="use utvm's bare-metal runner even when ZEPHYR_BASE is set")
-        _add_free(p, ["--zephyr-build-dir"], dest="zephyr_build_dir", type=Path,
-                  default=Path("build"),
-                  help="Zephyr build directory (Zephyr boards only; default: build)")
+        _add_free(p, ["--zephyr-build-dir"], dest="zephyr_build_dir", type=Path, default=None,
+                  help="Zephyr build directory (Zephyr boards only; default: west build's)")
 
         p = sub.add_parser("report", help="flash and RAM taken by the models in a built image")
-        p.add_argument("-d", "--build-dir", type=Path, default=Path("build"),
-                       help="Zephyr build directory (default: build); reads zephyr/zephyr.elf")
+        p.add_argument("-d", "--build-dir", type=Path, default=None,
+                       help="Zephyr build directory (default: west's build.dir-fmt, else build); "
+                       "reads zephyr/zephyr.elf, or the default domain's with sysbuild")
         p.add_argument("--elf", type=Path, help="read this ELF file instead")
         p.add_argument("--name", action="append", default=None,
                        help="model name (repeatable; default: every model in the image)")
@@ -120,13 +127,16 @@ class Tvm(WestCommand):
         board = getattr(args, "board", None) or "host"
         base = self._zephyr_base()
         if not zbuild.uses_zephyr(board, base, bool(getattr(args, "baremetal", False))):
+            if base is not None and board in zbuild.FVP_ONLY_BOARDS:
+                self.inf(f"{board}: Zephyr emulates this board with Arm FVP only; running the "
+                         "model with utvm's bare-metal QEMU runner instead")
             self._exit(_cli().cmd_run(args))
             return
         if getattr(args, "input", None):
             self.wrn("--input is not used on Zephyr boards: the sample runs the input it "
                      "embeds (and checks TFLite Micro's output for it)")
         model = getattr(args, "model", None)
-        cmake_args = ["-DTVM_OPTIONS=--io-in-pool"] if getattr(args, "io_in_pool", False) else []
+        cmake_args = ["-DUTVM_OPTIONS=--io-in-pool"] if getattr(args, "io_in_pool", False) else []
         cmake_args += zbuild.offload_cmake_args(getattr(args, "offload", None) or [])
         if getattr(args, "cmsis_nn_dir", None):
             self.wrn("--cmsis-nn-dir is not used on Zephyr boards: Zephyr's cmsis-nn module is")
@@ -139,7 +149,10 @@ class Tvm(WestCommand):
     def _report(self, args: argparse.Namespace) -> None:
         from utvm.zephyr import report
 
-        rep = report.build_report(args.build_dir, elf=args.elf, names=args.name)
+        build_dir = args.build_dir
+        if args.elf is None:
+            build_dir = zbuild.find_build_dir(args.build_dir, self._dir_fmt())
+        rep = report.build_report(build_dir, elf=args.elf, names=args.name)
         if args.json:
             print(report.to_json(rep))
         else:
@@ -157,6 +170,12 @@ class Tvm(WestCommand):
             if project.name == "zephyr":
                 return Path(project.abspath)
         return None
+
+    def _dir_fmt(self) -> str | None:
+        """west's build.dir-fmt setting, if any."""
+        if not self.has_config:
+            return None
+        return self.config.get("build.dir-fmt")
 
     def _zephyr_base(self) -> Path | None:
         topdir = Path(self.topdir) if self.topdir else None
@@ -184,6 +203,9 @@ class Tvm(WestCommand):
             rc = subprocess.call(command, env=env)
             if rc != 0:
                 self.die(f"{command[0]} exited with code {rc}", exit_code=rc)
+        if cmd == "build" and req.target is None and self._workspace_zephyr() is not None:
+            where = f" -d {req.build_dir}" if req.build_dir is not None else ""
+            self.inf(f"built; flash it with: west flash{where}")
 
     def _exit(self, rc: int) -> None:
         if rc:
@@ -197,8 +219,8 @@ def _add_build_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", help="model name, a C identifier (default: the file's stem)")
     p.add_argument("--app", type=Path, default=zbuild.DEFAULT_APP,
                    help="application directory (default: samples/utvm_inference)")
-    p.add_argument("-d", "--build-dir", type=Path, default=Path("build"),
-                   help="build directory (default: build)")
+    p.add_argument("-d", "--build-dir", type=Path, default=None,
+                   help="build directory (default: west build's: build.dir-fmt, else build)")
     p.add_argument("-t", "--target", help="build target, e.g. run (QEMU boards)")
     p.add_argument("-p", "--pristine", choices=["auto", "always", "never"],
                    help="as west build --pristine")

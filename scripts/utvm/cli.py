@@ -131,13 +131,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.output:
         np.save(args.output, report.outputs[0])
     if args.json:
+        if report.reference is None:
+            from .run.reference import NO_TFLM
+
+            print(f"utvm: {NO_TFLM}", file=sys.stderr)
         print(json.dumps(report.to_json()))
     else:
-        rows = [("model", report.model), ("board", report.board), ("reference", report.reference),
-                ("outputs match", "yes" if report.outputs_match_reference else "NO"),
-                ("max abs diff", f"{report.max_abs_diff:g}"),
+        rows = [("model", report.model), ("board", report.board), ("reference", report.reference or "none"),
+                ("outputs match", _match_text(report.outputs_match_reference)),
+                ("max abs diff", "-" if report.max_abs_diff is None else f"{report.max_abs_diff:g}"),
                 ("workspace bytes", report.workspace_bytes), ("io bytes", report.io_bytes),
-                ("constants bytes", report.constants_bytes), ("code bytes", report.code_bytes),
+                ("constants bytes", report.constants_bytes), ("code bytes", report.code_bytes or "-"),
                 ("compile seconds", f"{report.compile_seconds:.1f}")]
         rows += [("offloaded", f"{n} operators to {m}") for m, n in report.offloaded.items()]
         if report.instructions is not None:
@@ -146,7 +150,24 @@ def cmd_run(args: argparse.Namespace) -> int:
                 rows.append(("instructions/MAC", f"{report.instructions_per_mac:.2f}"))
         for k, v in rows:
             print(f"  {k:<16} {v}")
-    return 0 if report.outputs_match_reference else 1
+    return 0 if report.outputs_match_reference is not False else 1
+
+
+def _match_text(match: bool | None) -> str:
+    return "not compared" if match is None else ("yes" if match else "NO")
+
+
+def version_text() -> str:
+    """``utvm --version``: this package's version and the TVM it compiles with."""
+    from importlib import metadata
+
+    from . import __version__
+
+    try:
+        tvm = metadata.version("apache-tvm")
+    except metadata.PackageNotFoundError:
+        tvm = "not installed"
+    return f"utvm {__version__} (Apache TVM {tvm})"
 
 
 def add_tune_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -215,6 +236,7 @@ def cmd_ops(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="utvm", description="Compile ML models into C for microcontrollers with TVM.")
+    parser.add_argument("--version", action="version", version=version_text())
     sub = parser.add_subparsers(dest="command", required=True)
     add_compile_arguments(sub.add_parser("compile", help="compile a model into Model Library Format"))
     from .rpc.commands import add_profile_parser, add_rpc_run_arguments
@@ -228,6 +250,9 @@ def build_parser() -> argparse.ArgumentParser:
     fmt = ops_parser.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the table as JSON")
     fmt.add_argument("--markdown", action="store_true", help="print docs/OPERATORS.md")
+    from .info import add_info_parser
+
+    add_info_parser(sub)
     return parser
 
 

@@ -1,72 +1,74 @@
 """Twister pytest harness for samples/utvm_rpc_server (``harness: pytest``).
 
-The ``dut`` fixture (pytest-twister-harness) boots the image and reads its console lines;
-once the sample prints "utvm_rpc_server: ready" the UART carries binary frames, so the
-test closes the harness's line reader and talks to the same UART with utvm's RpcClient:
-the serial port on hardware, QEMU's FIFO pair (``qemu-fifo.in`` / ``qemu-fifo.out`` in
-the build directory) on QEMU.
+The ``dut`` fixture (pytest-twister-harness) boots the image and reads its console lines in
+a thread of its own, up to every newline, for as long as the device runs: the console
+(QEMU's FIFO, or the serial port on hardware) cannot also carry binary frames to a second
+reader, which would get them split. So the console carries the "ready" line only, and the
+RPC runs on a UART of its own (boards/mps2_an385.overlay: UART1), which the sample's
+CMakeLists.txt connects, under QEMU, to a TCP port of the host (UTVM_RPC_QEMU_PORT in the
+build's CMakeCache.txt). On hardware, UTVM_RPC_DEVICE names the serial port of the board's
+RPC UART.
 """
 
 from __future__ import annotations
 
 import os
-import select
+import re
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from utvm.rpc import protocol as p
-from utvm.rpc.client import RpcClient, RpcClosed
-from utvm.rpc.runner import default_inputs, profile_from_client
+from utvm.rpc import protocol as p  # noqa: E402
+from utvm.rpc.client import RpcClient  # noqa: E402
+from utvm.rpc.runner import default_inputs, profile_from_client  # noqa: E402
+
+READY = r"utvm_rpc_server: ready, (\d+) model\(s\), max payload (\d+), on (\S+)"
 
 
-class FifoTransport:
-    """QEMU's ``-serial pipe:<base>``: write to ``<base>.in``, read from ``<base>.out``."""
-
-    def __init__(self, base: Path) -> None:
-        self._out = os.open(f"{base}.out", os.O_RDONLY | os.O_NONBLOCK)
-        self._in = os.open(f"{base}.in", os.O_WRONLY)
-
-    def write(self, data: bytes) -> None:
-        os.write(self._in, data)
-
-    def read(self, max_bytes: int, timeout_s: float) -> bytes:
-        ready, _, _ = select.select([self._out], [], [], max(0.0, timeout_s))
-        if not ready:
-            return b""
-        data = os.read(self._out, max_bytes)
-        if not data:
-            raise RpcClosed("QEMU closed its serial FIFO")
-        return data
-
-    def close(self) -> None:
-        os.close(self._in)
-        os.close(self._out)
+def cmake_cache_value(build_dir: Path, name: str) -> str | None:
+    """The value of ``name`` in ``build_dir/CMakeCache.txt`` (None when absent)."""
+    cache = build_dir / "CMakeCache.txt"
+    if not cache.is_file():
+        return None
+    for line in cache.read_text(errors="replace").splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.split(":", 1)[0] == name:
+            return value
+    return None
 
 
-def _client(dut: Any) -> RpcClient:
-    dut.readlines_until(regex="utvm_rpc_server: ready", timeout=60)
+def rpc_url(dut: Any) -> str:
+    """Waits for the ready line on the console; the pyserial URL of the RPC UART."""
+    lines = dut.readlines_until(regex=READY, timeout=60)
+    ready = re.search(READY, lines[-1])
+    assert ready is not None and int(ready.group(1)) >= 1, lines[-1]
     config = dut.device_config
-    dut.disconnect()
-    time.sleep(0.2)
-    if config.type == "hardware":
-        return RpcClient.over_url(config.serial, int(getattr(config, "baud", 115200)))
-    return RpcClient(
-        FifoTransport(Path(config.build_dir) / "qemu-fifo"), timeout_s=10.0
-    )
+    if config.type == "qemu":
+        port = cmake_cache_value(Path(config.app_build_dir), "UTVM_RPC_QEMU_PORT")
+        if not port:
+            pytest.fail(f"no UTVM_RPC_QEMU_PORT in {config.app_build_dir}/CMakeCache.txt: "
+                        "the RPC UART is not connected to the host")
+        return f"socket://127.0.0.1:{port}"
+    device = os.environ.get("UTVM_RPC_DEVICE")
+    if not device:
+        pytest.skip(f"{config.type}: set UTVM_RPC_DEVICE to the serial port of the board's RPC "
+                    "UART (devicetree chosen utvm,rpc-uart), not the console the harness reads")
+    return device
 
 
 def test_rpc_server(dut: Any) -> None:
-    with _client(dut) as client:
+    url = rpc_url(dut)
+    with RpcClient.over_url(url, int(getattr(dut.device_config, "baud", 115200)),
+                            timeout_s=10.0) as client:
         client.sync(timeout_s=10.0)
         (model,) = client.models()
-        assert model.profiling, "prj.conf sets CONFIG_TVM_PROFILE=y"
+        assert model.profiling, "prj.conf sets CONFIG_UTVM_PROFILE=y"
 
         inputs = default_inputs(model, seed=1)
         client.set_inputs(0, inputs)
@@ -91,3 +93,5 @@ def test_rpc_server(dut: Any) -> None:
         bad[-1] ^= 0xFF
         client.send_raw(bytes(bad))
         assert client.ping(b"alive") == b"alive"
+    # The console went on carrying text only: the harness still reads it line by line.
+    assert dut.is_device_connected()

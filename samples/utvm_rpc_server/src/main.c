@@ -3,8 +3,9 @@
  * (the chosen "utvm,rpc-uart" node if the devicetree has one, else the console UART).
  *
  * Receiving is interrupt driven into a ring buffer; the server thread (main) pulls bytes
- * with a timeout and writes replies with uart_poll_out(). After the line
- * "utvm_rpc_server: ready" nothing but reply frames is written to the UART (CONFIG_LOG=n).
+ * with a timeout and writes replies with uart_poll_out(). The console gets one line,
+ * "utvm_rpc_server: ready, ..., on <uart>"; when the RPC UART is the console, nothing but
+ * reply frames follows it (CONFIG_LOG=n).
  *
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -112,8 +113,9 @@ int main(void) {
   uart_irq_callback_user_data_set(rpc_uart, uart_isr, NULL);
   uart_irq_rx_enable(rpc_uart);
 
-  printk("utvm_rpc_server: ready, %u model(s), max payload %u\n",
-         (unsigned int)utvm_rpc_num_models, (unsigned int)CONFIG_APP_RPC_MAX_PAYLOAD);
+  printk("utvm_rpc_server: ready, %u model(s), max payload %u, on %s\n",
+         (unsigned int)utvm_rpc_num_models, (unsigned int)CONFIG_APP_RPC_MAX_PAYLOAD,
+         rpc_uart->name);
   (void)utvm_rpc_serve(&server); /* rpc_read never reports end of stream */
   return 0;
 }

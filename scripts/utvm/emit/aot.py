@@ -50,11 +50,39 @@ def c_field_names(names: list[str]) -> dict[str, str]:
     return out
 
 
+#: Inserted into the constants' source when a float constant is infinite or NaN: C99 has
+#: INFINITY (math.h); a NaN keeps its sign and payload through GCC's and Clang's builtins.
+NONFINITE_PRELUDE = [
+    "#include <math.h>",
+    "#if defined(__GNUC__)",
+    "#define UTVM_NANF(payload) __builtin_nanf(payload)",
+    "#define UTVM_NANSF(payload) __builtin_nansf(payload)",
+    "#else",
+    "#define UTVM_NANF(payload) NAN",
+    "#define UTVM_NANSF(payload) NAN",
+    "#endif",
+]
+
+
+def c_float(v: np.float32) -> str:
+    """A C99 constant expression for exactly the bits of float32 ``v``: a literal, or for
+    inf and NaN (sign, quiet bit and payload kept) the macros of NONFINITE_PRELUDE."""
+    v = np.float32(v)
+    if np.isfinite(v):
+        return f"{float(v)!r}f"  # repr round-trips: the nearest float is v itself
+    bits = int(v.view(np.uint32))
+    sign = "-" if bits >> 31 else ""
+    if np.isinf(v):
+        return f"{sign}INFINITY"
+    payload = bits & 0x3FFFFF
+    macro = "UTVM_NANF" if bits & 0x400000 else "UTVM_NANSF"
+    return f'{sign}{macro}("{payload:#x}")'
+
+
 def _format_array(data: np.ndarray) -> str:
     flat = data.reshape(-1)
     if flat.dtype == np.float32:
-        items = [f"{float(v)!r}f" if np.isfinite(v) else "0.0f" for v in flat]
-        items = [s.replace("inf", "INFINITY") for s in items]
+        items = [c_float(v) for v in flat]
     else:
         items = [str(int(v)) for v in flat]
     lines = []
@@ -107,6 +135,10 @@ def emit(name: str, lowered: Lowered, plan: MemoryPlan, io_in_pool: bool,
                 const_lines.append("};")
             const_decls.append(f"extern const {ctype} {sym}[{max(data.size, 1)}];")
 
+    if any(t.dtype == "float32" and not np.all(np.isfinite(t.data)) for t in g.tensors.values()
+           if t.name in const_syms and t.data is not None):
+        at = const_lines.index("#include <stdint.h>") + 1
+        const_lines[at:at] = NONFINITE_PRELUDE
     header = _header(name, g, plan, io, io_in_pool)
     executor = _executor(name, lowered, plan, io, const_syms, const_decls, io_in_pool)
     constants_text = "\n".join(const_lines) + "\n" if constants_c else ""

@@ -9,6 +9,7 @@ directly (no compiler, no objcopy), so symbol sizes are exact.
 
 from __future__ import annotations
 
+import platform
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,11 +28,47 @@ class ObjectTarget:
     flags: int       # e_flags
 
 
-#: ``host`` is x86-64 Linux; ``arm`` is 32-bit little-endian ARM EABI5 (Cortex-M).
+#: ``arm`` is 32-bit little-endian ARM EABI5 (Cortex-M); ``host`` is the machine utvm runs
+#: on (:func:`host_target`).
 TARGETS: dict[str, ObjectTarget] = {
-    "host": ObjectTarget("x86_64", True, 62, 0),
     "arm": ObjectTarget("arm", False, 40, 0x05000000),
 }
+
+#: ELF formats of the little-endian hosts whose linkers take ELF objects, by
+#: platform.machine() (e_machine per the ELF ABI supplements; e_flags as their compilers set
+#: them by default: RISC-V RVC + double-float ABI, PowerPC64 ELFv2).
+_HOST_ELF: dict[str, ObjectTarget] = {
+    "x86_64": ObjectTarget("x86_64", True, 62, 0),
+    "amd64": ObjectTarget("x86_64", True, 62, 0),
+    "aarch64": ObjectTarget("aarch64", True, 183, 0),
+    "arm64": ObjectTarget("aarch64", True, 183, 0),
+    "i386": ObjectTarget("i386", False, 3, 0),
+    "i686": ObjectTarget("i386", False, 3, 0),
+    "riscv64": ObjectTarget("riscv64", True, 243, 0x5),
+    "ppc64le": ObjectTarget("ppc64le", True, 21, 2),
+}
+#: Systems whose linkers take ELF objects.
+_ELF_SYSTEMS = ("Linux", "FreeBSD", "NetBSD", "OpenBSD")
+
+
+def host_target(system: str | None = None, machine: str | None = None) -> ObjectTarget:
+    """The ELF format of this host (or of ``system``/``machine``, as platform reports them)."""
+    system = platform.system() if system is None else system
+    machine = (platform.machine() if machine is None else machine).lower()
+    if system not in _ELF_SYSTEMS:
+        raise UtvmError(f"--constants object writes ELF objects, and the linker of this host "
+                        f"({system} {machine}) takes another format: use --constants c")
+    if machine not in _HOST_ELF:
+        raise UtvmError(f"--constants object: no ELF format known for a {machine} host: use --constants c")
+    return _HOST_ELF[machine]
+
+
+def _target(target: str) -> ObjectTarget:
+    if target == "host":
+        return host_target()
+    if target not in TARGETS:
+        raise UtvmError(f"unknown constants target '{target}' (one of: host, {', '.join(TARGETS)})")
+    return TARGETS[target]
 
 _SHT_PROGBITS, _SHT_SYMTAB, _SHT_STRTAB = 1, 2, 3
 _SHF_ALLOC = 0x2
@@ -58,9 +95,7 @@ def layout(constants: list[tuple[str, bytes]]) -> tuple[bytes, list[tuple[str, i
 
 def constants_object(constants: list[tuple[str, bytes]], target: str) -> bytes:
     """An ELF relocatable object defining every constant in section ``.rodata.tvm``."""
-    if target not in TARGETS:
-        raise UtvmError(f"unknown constants target '{target}' (one of: {', '.join(TARGETS)})")
-    t = TARGETS[target]
+    t = _target(target)
     blob, symbols = layout(constants)
 
     shstrtab = b"\0" + SECTION.encode() + b"\0.symtab\0.strtab\0.shstrtab\0.note.GNU-stack\0"
@@ -136,7 +171,7 @@ def constants_object(constants: list[tuple[str, bytes]], target: str) -> bytes:
 def write_constants_object(directory: Path, name: str, constants: list[tuple[str, bytes]],
                            target: str) -> Path:
     """Write ``<directory>/<name>_constants_<arch>.o``; return its path."""
-    path = Path(directory) / f"{name}_constants_{TARGETS[target].name if target in TARGETS else target}.o"
+    path = Path(directory) / f"{name}_constants_{_target(target).name}.o"
     data = constants_object(constants, target)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)

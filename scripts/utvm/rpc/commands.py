@@ -20,10 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 from utvm.errors import UtvmError
-from utvm.rpc.runner import ProfileResult, RpcRunResult, profile, run_over_rpc
+from utvm.rpc.runner import RpcRunResult, run_over_rpc
 from utvm.rpc.server import is_host_board
 
 
@@ -132,25 +130,53 @@ def compiled_mlf(model: Path, name: str | None, work: Path, extra: list[str] | N
     return out
 
 
-def _tflm_match(model: Path, result: RpcRunResult) -> bool | None:
-    """Whether TFLite Micro gives identical outputs for the same inputs (None: not a .tflite)."""
-    if model.suffix != ".tflite" or not model.is_file():
-        return None
+def reference_fields(model: Path, result: RpcRunResult, mlf: Path | None) -> dict[str, object]:
+    """The keys ``run --rpc --json`` and ``profile --json`` share with ``run --json``
+    (:class:`utvm.run.runner.RunReport`): the reference and the comparison with it (None
+    when there is no reference: not a model file, or tflite-micro not installed), and the
+    memory of the compiled model (None when only a device was given)."""
+    from utvm.run.reference import reference_name, run_reference
+    from utvm.run.runner import compare
+
+    fields: dict[str, object] = {
+        "model": str(model), "board": result.board, "reference": None,
+        "outputs_match_reference": None, "max_abs_diff": None, "max_rel_diff": None,
+    }
+    memory = _mlf_memory(mlf) if mlf is not None else {}
+    for key in ("workspace_size_bytes", "io_size_bytes", "constants_size_bytes"):
+        fields[key.replace("_size", "")] = memory.get(key)
+    if not model.is_file() or model.suffix.lower() not in (".tflite", ".onnx"):
+        return fields
+    reference = run_reference(model, [t.array for t in result.inputs], len(result.outputs))
+    if reference is None:
+        return fields
+    steps = None
+    if model.suffix.lower() == ".onnx":  # quantized ONNX: one quantization step of slack
+        from utvm.importer import load_model
+        from utvm.run.runner import output_steps
+
+        steps = output_steps(model, load_model(model))
+    ok, max_abs, max_rel = compare([o.array for o in result.outputs], reference[0], steps)
+    fields.update(reference=reference_name(model), outputs_match_reference=ok,
+                  max_abs_diff=max_abs, max_rel_diff=max_rel)
+    return fields
+
+
+def _mlf_memory(mlf: Path) -> dict[str, int]:
     try:
-        from tflite_micro.python.tflite_micro import runtime
-    except ImportError:
-        return None
-    interp = runtime.Interpreter.from_file(str(model))
-    for i, t in enumerate(result.inputs):
-        interp.set_input(t.array, i)
-    interp.invoke()
-    for i, out in enumerate(result.outputs):
-        want = np.asarray(interp.get_output(i))
-        if want.size != out.array.size or not np.array_equal(
-            want.reshape(-1), out.array.reshape(-1)
-        ):
-            return False
-    return True
+        meta = json.loads((mlf / "metadata.json").read_text())
+        module = next(iter(meta["modules"].values()))
+        return dict(module["memory"]["functions"]["main"][0])
+    except (OSError, ValueError, KeyError, StopIteration, IndexError, TypeError):
+        return {}
+
+
+def _print_reference(fields: dict[str, object], as_json: bool) -> None:
+    if fields["reference"] is not None or not str(fields["model"]).lower().endswith(".tflite"):
+        return
+    from utvm.run.reference import NO_TFLM
+
+    print(f"utvm: {NO_TFLM}", file=sys.stderr if as_json else sys.stdout)
 
 
 def _work_dir(arg: Path | None) -> Path:
@@ -177,12 +203,11 @@ def cmd_run_rpc(args: argparse.Namespace) -> int:
         seed=getattr(args, "seed", 0) or 0,
         baudrate=getattr(args, "baudrate", 115200),
     )
-    match = _tflm_match(model, result)
+    fields = reference_fields(model, result, mlf)
+    _print_reference(fields, getattr(args, "json", False))
+    match = fields["outputs_match_reference"]
     if getattr(args, "json", False):
-        data = result.to_json()
-        if match is not None:
-            data["matches_tflite_micro"] = match
-        print(json.dumps(data))
+        print(json.dumps({**result.to_json(), **fields}))  # model: the file, as run --json
     else:
         print(f"model {result.model} on {result.board} via RPC: {result.cycles} cycles")
         for out in result.outputs:
@@ -190,7 +215,7 @@ def cmd_run_rpc(args: argparse.Namespace) -> int:
                 f"output {out.name} {list(out.array.shape)}: {out.array.reshape(-1).tolist()}"
             )
         if match is not None:
-            print(f"TFLite Micro: {'identical outputs' if match else 'OUTPUTS DIFFER'}")
+            print(f"{fields['reference']}: {'identical outputs' if match else 'OUTPUTS DIFFER'}")
     return 0 if match is not False else 1
 
 
@@ -203,16 +228,23 @@ def cmd_profile(args: argparse.Namespace) -> int:
         if args.device and not model.exists()
         else compiled_mlf(model, args.name, work, compile_args(args))
     )
-    prof: ProfileResult = profile(
+    result, prof = run_over_rpc(
         mlf,
         args.board,
         device=args.device,
         work_dir=work,
         seed=args.seed,
         baudrate=args.baudrate,
+        with_profile=True,
     )
+    assert prof is not None
+    fields = reference_fields(model, result, mlf)
+    _print_reference(fields, args.json)
     if args.json:
-        print(json.dumps(prof.to_json()))
+        print(json.dumps({**fields, "cycles": result.cycles, **prof.to_json()}))
     else:
         print(prof.format_table())
-    return 0
+        if fields["outputs_match_reference"] is not None:
+            print(f"{fields['reference']}: "
+                  f"{'identical outputs' if fields['outputs_match_reference'] else 'OUTPUTS DIFFER'}")
+    return 0 if fields["outputs_match_reference"] is not False else 1

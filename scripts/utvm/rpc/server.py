@@ -20,10 +20,9 @@ from pathlib import Path
 
 from utvm.errors import UtvmError
 from utvm.package.mlf import model_sources
+from utvm.paths import crt_dir
 from utvm.rpc.client import RpcClient, RpcError
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-CRT_DIR = REPO_ROOT / "lib" / "crt"
 HOST_BOARDS = ("host", "native")
 
 #: CMSDK UART0 base per QEMU machine (rpc_uart.c defaults to the MPS2 one).
@@ -62,7 +61,7 @@ def write_model_table(path: Path, symbols: Sequence[str]) -> Path:
 
 def _crt_root(mlf_dir: Path) -> Path:
     runtime = mlf_dir / "runtime"
-    return runtime if (runtime / "include" / "utvm" / "rpc.h").is_file() else CRT_DIR
+    return runtime if (runtime / "include" / "utvm" / "rpc.h").is_file() else crt_dir()
 
 
 def mlf_model_name(mlf_dir: Path) -> str:
@@ -94,11 +93,11 @@ def server_runtime_sources(crt: Path, port: str) -> tuple[list[Path], list[Path]
     """(runtime sources with the RPC server, port sources with its main) of a runtime tree."""
     runtime = sorted((crt / "src").glob("*.c"))
     if not any(p.name == "rpc_server.c" for p in runtime):
-        runtime.append(CRT_DIR / "src" / "rpc_server.c")
+        runtime.append(crt_dir() / "src" / "rpc_server.c")
     ports = sorted((crt / "ports" / port).glob("*.c"))
     main_name = "rpc_host_main.c" if port == "host" else "rpc_uart.c"
     if not any(p.name == main_name for p in ports):
-        ports.append(CRT_DIR / "ports" / port / main_name)
+        ports.append(crt_dir() / "ports" / port / main_name)
     return runtime, ports
 
 

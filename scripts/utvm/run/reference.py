@@ -1,9 +1,16 @@
-"""Reference outputs: the TFLite Micro interpreter for .tflite, ONNX's reference evaluator for .onnx."""
+"""Reference outputs: the TFLite Micro interpreter for .tflite, ONNX's reference evaluator for .onnx.
+
+TFLite Micro comes from the tflite-micro package, whose wheels exist for Linux x86-64 only
+(pyproject.toml installs it there). Elsewhere there is no reference for .tflite models:
+:func:`tflm_runtime` is None, :func:`run_reference` returns None, and callers say so in one
+line (:data:`NO_TFLM`) instead of comparing.
+"""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -31,9 +38,24 @@ def random_inputs(graph: Graph, seed: int = 0) -> list[np.ndarray]:
     return out
 
 
-def reference_name(model: Path) -> str:
+#: The one line that says why a .tflite model's outputs are not compared.
+NO_TFLM = ("no reference: the tflite-micro package is not installed (its wheels exist for "
+           "Linux x86-64 only), so the outputs are not compared with TFLite Micro's")
+
+
+def tflm_runtime() -> ModuleType | None:
+    """TFLite Micro's Python runtime module, or None where tflite-micro is not installed."""
+    try:
+        from tflite_micro.python.tflite_micro import runtime
+    except ImportError:
+        return None
+    return runtime
+
+
+def reference_name(model: Path) -> str | None:
+    """The reference that checks ``model``'s outputs here, or None when there is none."""
     if model.suffix.lower() == ".tflite":
-        return "tflite-micro"
+        return "tflite-micro" if tflm_runtime() is not None else None
     try:
         import onnxruntime  # noqa: F401
     except ImportError:
@@ -42,17 +64,18 @@ def reference_name(model: Path) -> str:
 
 
 def run_reference(model: Path, inputs: list[np.ndarray], n_outputs: int,
-                  repeats: int = 1) -> tuple[list[np.ndarray], list[float]]:
-    """Outputs and wall seconds per invocation."""
+                  repeats: int = 1) -> tuple[list[np.ndarray], list[float]] | None:
+    """Outputs and wall seconds per invocation; None when no reference is installed."""
     if model.suffix.lower() == ".tflite":
-        return _run_tflm(model, inputs, n_outputs, repeats)
+        runtime = tflm_runtime()
+        if runtime is None:
+            return None
+        return _run_tflm(runtime, model, inputs, n_outputs, repeats)
     return _run_onnx(model, inputs, repeats)
 
 
-def _run_tflm(model: Path, inputs: list[np.ndarray], n_outputs: int,
+def _run_tflm(runtime: ModuleType, model: Path, inputs: list[np.ndarray], n_outputs: int,
               repeats: int) -> tuple[list[np.ndarray], list[float]]:
-    from tflite_micro.python.tflite_micro import runtime
-
     data = model.read_bytes()
     # the interpreter's own arena guess is too small for models with large inputs (e.g. two
     # 128x128 images): 1 MB plus room for the inputs several times over

@@ -15,23 +15,28 @@ from ..errors import UtvmError
 from ..ir import Graph
 from .harness import parse_harness_output, write_harness
 from .host import build_host, mlf_sources, run_host
-from .reference import random_inputs, reference_name, run_reference
+from .reference import NO_TFLM, random_inputs, reference_name, run_reference
 
 HOST_BOARD = "host"
 
 
 @dataclass
 class RunReport:
+    """What ``utvm run`` reports (``--json``): the same keys as ``run --rpc`` and ``profile``
+    where they are meaningful there (:func:`utvm.rpc.commands.reference_fields`)."""
+
     model: str
     board: str
-    reference: str
-    outputs_match_reference: bool
-    max_abs_diff: float
-    max_rel_diff: float
+    #: "tflite-micro" or "onnx-reference"; None when none is installed (no comparison)
+    reference: str | None
+    outputs_match_reference: bool | None
+    max_abs_diff: float | None
+    max_rel_diff: float | None
     workspace_bytes: int
     io_bytes: int
     constants_bytes: int
-    code_bytes: int
+    #: None where the host's executables are not ELF (macOS: Mach-O)
+    code_bytes: int | None
     compile_seconds: float
     io_in_pool: bool
     instructions: int | None = None
@@ -66,6 +71,8 @@ def compare(outputs: list[np.ndarray], reference: list[np.ndarray],
     max_abs = 0.0
     max_rel = 0.0
     for k, (ours, ref) in enumerate(zip(outputs, reference)):
+        if ref.size != ours.size:
+            return False, float("inf"), float("inf")
         ref = ref.reshape(ours.shape)
         diff = np.abs(ours.astype(np.float64) - ref.astype(np.float64))
         max_abs = max(max_abs, float(diff.max(initial=0.0)))
@@ -157,15 +164,23 @@ def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = 
         outputs, cycles, status = parse_harness_output(stdout, dtypes, shapes)
         if status != 0:
             raise UtvmError(f"the model returned status {status} on {board}")
-        ref, ref_times = run_reference(model, x, len(g.outputs), repeats)
-        ok, max_abs, max_rel = compare(outputs, ref, output_steps(model, g))
+        reference = run_reference(model, x, len(g.outputs), repeats)
+        ok: bool | None = None
+        max_abs: float | None = None
+        max_rel: float | None = None
+        ref_times: list[float] = []
+        if reference is not None:
+            ref, ref_times = reference
+            ok, max_abs, max_rel = compare(outputs, ref, output_steps(model, g))
+        elif progress is not None:
+            progress(NO_TFLM)
         mem = result.module_memory
         macs = count_macs(result)
         ratio = None
         if board == HOST_BOARD and cycles and ref_times:
             ratio = statistics.median(cycles) * 1e-9 / statistics.median(ref_times)
         return RunReport(
-            model=str(model), board=board, reference=reference_name(model),
+            model=str(model), board=board, reference=reference_name(model) if reference else None,
             outputs_match_reference=ok, max_abs_diff=max_abs, max_rel_diff=max_rel,
             workspace_bytes=mem["workspace_size_bytes"], io_bytes=mem["io_size_bytes"],
             constants_bytes=mem["constants_size_bytes"], code_bytes=code_bytes,
@@ -178,12 +193,16 @@ def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = 
         )
 
 
-def _host_code_bytes(binary: Path, name: str) -> int:
-    """Bytes of machine code of the model's functions in the host binary."""
+def _host_code_bytes(binary: Path, name: str) -> int | None:
+    """Bytes of machine code of the model's functions in the host binary (None when the
+    host's executables are not ELF)."""
     from elftools.elf.elffile import ELFFile
 
     total = 0
     with open(binary, "rb") as f:
+        if f.read(4) != b"\x7fELF":
+            return None
+        f.seek(0)
         elf = ELFFile(f)
         symtab = elf.get_section_by_name(".symtab")
         if symtab is None:

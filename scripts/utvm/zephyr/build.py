@@ -17,18 +17,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from utvm.errors import UtvmError
+from utvm.paths import repo_root
 
-#: Root of this repository (scripts/utvm/zephyr/build.py -> ../../..).
-REPO_ROOT = Path(__file__).resolve().parents[3]
-#: The application ``west tvm build`` builds unless told otherwise.
-DEFAULT_APP = REPO_ROOT / "samples" / "utvm_inference"
+#: The application ``west tvm build`` builds unless told otherwise (a checkout's sample; an
+#: installed package has no samples, so --app is needed there).
+_REPO = repo_root()
+DEFAULT_APP = (_REPO or Path(".")) / "samples" / "utvm_inference"
 #: Boards that ``utvm run`` handles itself, never through Zephyr.
 HOST_BOARDS = frozenset({"host"})
+#: Zephyr boards whose only emulator is Arm FVP (boards/arm/mps2/board.cmake and the boards'
+#: yaml: simulation armfvp): `west build -t run` needs FVP for them, so ``west tvm run`` runs
+#: them with utvm's own QEMU runner (the same CPU, QEMU machines mps2-an386 / mps2-an500).
+FVP_ONLY_BOARDS = frozenset({"mps2/an386", "mps2/an500"})
 
 NO_ZEPHYR_MESSAGE = (
     "ZEPHYR_BASE is not set: `west tvm {cmd}` needs a Zephyr tree "
-    "(set ZEPHYR_BASE, or add zephyr to this west workspace)"
+    "(set ZEPHYR_BASE, or add zephyr to this west workspace's west.yml and run west update)"
 )
+#: The default of west's build.dir-fmt setting (as zephyr's build_helpers.py).
+DEFAULT_BUILD_DIR = "build"
 
 
 @dataclass
@@ -37,7 +44,8 @@ class BuildRequest:
 
     board: str
     app: Path = DEFAULT_APP
-    build_dir: Path = Path("build")
+    #: None: west build chooses (its build.dir-fmt setting, "build" by default)
+    build_dir: Path | None = None
     model: Path | None = None
     name: str | None = None
     #: Build target, e.g. "run" for QEMU boards; None builds the image.
@@ -72,22 +80,22 @@ def cmake_defines(req: BuildRequest) -> list[str]:
         model = req.model.expanduser().resolve()
         if not model.is_file():
             raise UtvmError(f"model file not found: {req.model}")
-        defines.append(f"-DTVM_MODEL={model.as_posix()}")
-        defines.append(f"-DTVM_MODEL_NAME={req.name or model_name(model)}")
+        defines.append(f"-DUTVM_MODEL={model.as_posix()}")
+        defines.append(f"-DUTVM_MODEL_NAME={req.name or model_name(model)}")
     elif req.name:
-        defines.append(f"-DTVM_MODEL_NAME={req.name}")
+        defines.append(f"-DUTVM_MODEL_NAME={req.name}")
     return defines
 
 
 def offload_cmake_args(modules: Sequence[str]) -> list[str]:
     """Kconfig settings (as CMake -D) that make a Zephyr build offload to ``modules``: the
-    CONFIG_TVM_OFFLOAD_<M> symbol, and Zephyr's cmsis-nn library for cmsis-nn."""
+    CONFIG_UTVM_OFFLOAD_<M> symbol, and Zephyr's cmsis-nn library for cmsis-nn."""
     out: list[str] = []
     for name in dict.fromkeys(modules):
         symbol = re.sub(r"[^0-9A-Za-z]", "_", name).upper()
         if name == "cmsis-nn":
             out.append("-DCONFIG_CMSIS_NN=y")
-        out.append(f"-DCONFIG_TVM_OFFLOAD_{symbol}=y")
+        out.append(f"-DCONFIG_UTVM_OFFLOAD_{symbol}=y")
     return out
 
 
@@ -101,7 +109,9 @@ def _check_app(req: BuildRequest) -> Path:
 def west_build_command(req: BuildRequest, west: Sequence[str]) -> list[str]:
     """The ``west build`` command line for the request; west is how to run west."""
     app = _check_app(req)
-    cmd = [*west, "build", "-b", req.board, "-d", str(req.build_dir)]
+    cmd = [*west, "build", "-b", req.board]
+    if req.build_dir is not None:
+        cmd += ["-d", str(req.build_dir)]
     if req.target:
         cmd += ["-t", req.target]
     cmd += [*req.west_args, str(app)]
@@ -122,12 +132,13 @@ def cmake_commands(req: BuildRequest, zephyr_base: Path, cmake: str = "cmake",
             + ") need `west build`, which this workspace does not have; "
             "pass CMake arguments after --"
         )
-    configure = [cmake, "-S", str(app), "-B", str(req.build_dir), f"-DBOARD={req.board}",
+    build_dir = req.build_dir if req.build_dir is not None else Path(DEFAULT_BUILD_DIR)
+    configure = [cmake, "-S", str(app), "-B", str(build_dir), f"-DBOARD={req.board}",
                  f"-DZEPHYR_BASE={zephyr_base.as_posix()}"]
     if generator:
         configure += ["-G", generator]
     configure += [*cmake_defines(req), *req.cmake_args]
-    build = [cmake, "--build", str(req.build_dir)]
+    build = [cmake, "--build", str(build_dir)]
     if req.target:
         build += ["--target", req.target]
     return [configure, build]
@@ -158,9 +169,63 @@ def find_zephyr_base(env: Mapping[str, str] | None = None,
 
 
 def uses_zephyr(board: str, zephyr_base: Path | None, baremetal: bool = False) -> bool:
-    """Whether ``west tvm run`` goes through a Zephyr build: for any board but the host,
-    when a Zephyr tree is there and bare metal was not asked for."""
-    return zephyr_base is not None and not baremetal and board not in HOST_BOARDS
+    """Whether ``west tvm run`` goes through a Zephyr build: for any board but the host and
+    the boards Zephyr runs only in Arm FVP, when a Zephyr tree is there and bare metal was
+    not asked for."""
+    return (zephyr_base is not None and not baremetal and board not in HOST_BOARDS
+            and board not in FVP_ONLY_BOARDS)
+
+
+def _is_zephyr_build(path: Path) -> bool:
+    """As zephyr's build_helpers.is_zephyr_build: a CMake cache with ZEPHYR_TOOLCHAIN_VARIANT."""
+    cache = path / "CMakeCache.txt"
+    try:
+        return any(line.startswith("ZEPHYR_TOOLCHAIN_VARIANT:")
+                   for line in cache.read_text(errors="replace").splitlines())
+    except OSError:
+        return False
+
+
+def find_build_dir(given: Path | None, dir_fmt: str | None = None, cwd: Path | None = None,
+                   **fields: str) -> Path:
+    """The build directory west's commands would use, as zephyr's build_helpers.find_build_dir:
+    the given one; else build.dir-fmt (default "build", formatted with ``fields`` such as
+    board, source_dir, app) if it is a Zephyr build; else the current directory if it is one;
+    else the formatted default."""
+    cwd = Path.cwd() if cwd is None else cwd
+    if given is not None:
+        return given
+    try:
+        default: Path | None = cwd / (dir_fmt or DEFAULT_BUILD_DIR).format(**fields)
+    except (KeyError, IndexError, ValueError):
+        default = None
+    if default is not None and _is_zephyr_build(default):
+        return default
+    if _is_zephyr_build(cwd):
+        return cwd
+    if default is None:
+        raise UtvmError(f"west's build.dir-fmt ({dir_fmt}) needs fields that are not known here: "
+                        "give the build directory with -d")
+    return default
+
+
+def image_elf(build_dir: Path) -> Path:
+    """The application's zephyr.elf in a build directory: with sysbuild, in the default
+    domain's directory (domains.yaml, as zephyr's build_helpers/domains.py reads it)."""
+    domains = build_dir / "domains.yaml"
+    if domains.is_file():
+        import yaml
+
+        try:
+            data = yaml.safe_load(domains.read_text())
+            default = data["default"]
+            (domain,) = [d for d in data["domains"] if d["name"] == default]
+            top = build_dir / data["build_dir"]  # relative paths: to the file's directory
+            app_dir = top / domain["build_dir"]  # then to the top build directory
+        except (yaml.YAMLError, KeyError, TypeError, ValueError) as e:
+            raise UtvmError(f"{domains}: not a sysbuild domains file ({e})") from None
+        return app_dir / "zephyr" / "zephyr.elf"
+    return build_dir / "zephyr" / "zephyr.elf"
 
 
 #: Lines of samples/utvm_inference that end a run: QEMU and native_sim keep running after

@@ -147,8 +147,11 @@ def model_report(elf: Path, name: str, board: BoardSpec | None) -> ModelReport:
 
 def build_report(build_dir: Path, elf: Path | None = None,
                  names: list[str] | None = None) -> ImageReport:
-    """The report for a Zephyr build directory (or an ELF given explicitly)."""
-    elf_path = elf if elf is not None else build_dir / "zephyr" / "zephyr.elf"
+    """The report for a Zephyr build directory, sysbuild's included (or an ELF given
+    explicitly)."""
+    from utvm.zephyr.build import image_elf
+
+    elf_path = elf if elf is not None else image_elf(build_dir)
     if not elf_path.is_file():
         raise UtvmError(f"no image at {elf_path}: build first (west tvm build -b BOARD)")
     config = read_config(elf_path.parent / ".config")

@@ -8,6 +8,9 @@ host test in tests/cmake) compares its own inference with::
 The input is pseudo-random with a fixed seed, so the header is the same on every build:
 quantized inputs are normal around their zero point (20 quantization steps of spread, which
 keeps the KWS reference model's outputs away from saturation), float inputs standard normal.
+The input is made from the model file alone; the outputs need TFLite Micro (the tflite-micro
+package, whose wheels exist for Linux x86-64 only). Without it the header holds the input
+and ``TVMGEN_<NAME>_TEST_HAS_REFERENCE 0``, and one line says so.
 """
 
 from __future__ import annotations
@@ -39,7 +42,10 @@ class TestVectors:
     """Inputs and the reference outputs, in the model's tensor order."""
 
     inputs: list[np.ndarray]
+    #: TFLite Micro's outputs for the inputs; empty when tflite-micro is not installed
     outputs: list[np.ndarray]
+    #: bytes of each model output (known with or without the reference)
+    output_bytes: list[int]
 
 
 def _make_input(shape: tuple[int, ...], dtype: np.dtype, zero_point: int,
@@ -53,54 +59,73 @@ def _make_input(shape: tuple[int, ...], dtype: np.dtype, zero_point: int,
     return np.clip(values, info.min, info.max).astype(dtype)
 
 
-def _zero_point(details: dict) -> int:
-    zps = details.get("quantization_parameters", {}).get("zero_points")
-    if zps is None or len(zps) == 0:
-        return 0
-    return int(zps[0])
+#: numpy dtype of each TFLite TensorType the test data supports (schema enum values).
+_TFLITE_DTYPES = {0: "float32", 2: "int32", 3: "uint8", 7: "int16", 9: "int8"}
 
 
-def _io_counts(data: bytes, model: Path) -> tuple[int, int]:
-    """Numbers of inputs and outputs of the model's main subgraph."""
+@dataclass(frozen=True)
+class _Tensor:
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    zero_point: int
+
+
+def _io_tensors(data: bytes, model: Path) -> tuple[list[_Tensor], list[_Tensor]]:
+    """The inputs and outputs of the model's main subgraph, read from the flatbuffer."""
     import tflite
+
+    def tensor(graph: tflite.SubGraph, index: int, what: str) -> _Tensor:
+        t = graph.Tensors(index)
+        shape = tuple(int(d) for d in t.ShapeAsNumpy()) if t.ShapeLength() else ()
+        q = t.Quantization()
+        zero_point = int(q.ZeroPoint(0)) if q is not None and q.ZeroPointLength() else 0
+        type_name = _TFLITE_DTYPES.get(int(t.Type()))
+        if type_name is None:
+            raise UtvmError(f"{model}: {what} has a tensor type test data does not support")
+        return _Tensor(shape, np.dtype(type_name), zero_point)
 
     try:
         graph = tflite.Model.GetRootAsModel(data, 0).Subgraphs(0)
-        return int(graph.InputsLength()), int(graph.OutputsLength())
+        inputs = [tensor(graph, graph.Inputs(i), f"input {i}") for i in range(graph.InputsLength())]
+        outputs = [tensor(graph, graph.Outputs(i), f"output {i}") for i in range(graph.OutputsLength())]
+    except UtvmError:
+        raise
     except Exception as e:
         raise UtvmError(f"{model}: not a TFLite flatbuffer: {e}") from e
+    return inputs, outputs
+
+
+def _nbytes(t: _Tensor) -> int:
+    return int(np.prod(t.shape, dtype=np.int64)) * t.dtype.itemsize
 
 
 def reference(model: Path, seed: int = 0) -> TestVectors:
-    """Runs a .tflite model once in TFLite Micro on a seeded input."""
+    """A seeded input for a .tflite model and, where TFLite Micro is installed, its outputs
+    (``outputs`` is empty without it)."""
+    from utvm.run.reference import tflm_runtime
+
     if model.suffix.lower() != ".tflite":
         raise UtvmError(f"{model}: test data needs a .tflite model (TFLite Micro is the reference)")
-    try:
-        from tflite_micro.python.tflite_micro import runtime
-    except ImportError as e:  # pragma: no cover - depends on the environment
-        raise UtvmError(f"the tflite-micro package is needed for test data: {e}") from e
     try:
         data = model.read_bytes()
     except OSError as e:
         raise UtvmError(f"cannot read {model}: {e.strerror}") from e
+    tensors, output_tensors = _io_tensors(data, model)
+    output_bytes = [_nbytes(t) for t in output_tensors]
+    rng = np.random.default_rng(seed)
+    inputs = [_make_input(t.shape, t.dtype, t.zero_point, rng) for t in tensors]
+    runtime = tflm_runtime()
+    if runtime is None:
+        return TestVectors(inputs=inputs, outputs=[], output_bytes=output_bytes)
     try:
         interp = runtime.Interpreter.from_bytes(data)
     except Exception as e:  # TFLite Micro raises RuntimeError/ValueError variously
         raise UtvmError(f"{model}: TFLite Micro cannot load the model: {e}") from e
-
-    num_inputs, num_outputs = _io_counts(data, model)
-    rng = np.random.default_rng(seed)
-    inputs: list[np.ndarray] = []
-    for index in range(num_inputs):
-        details = interp.get_input_details(index)
-        dtype = np.dtype(details["dtype"])
-        shape = tuple(int(d) for d in details["shape"])
-        x = _make_input(shape, dtype, _zero_point(details), rng)
+    for index, x in enumerate(inputs):
         interp.set_input(x, index)
-        inputs.append(x)
     interp.invoke()
-    outputs = [np.array(interp.get_output(index)) for index in range(num_outputs)]
-    return TestVectors(inputs=inputs, outputs=outputs)
+    outputs = [np.array(interp.get_output(index)) for index in range(len(output_tensors))]
+    return TestVectors(inputs=inputs, outputs=outputs, output_bytes=output_bytes)
 
 
 def _c_array(decl: str, data: np.ndarray) -> str:
@@ -128,12 +153,14 @@ def render_header(name: str, vectors: TestVectors, model: Path, seed: int) -> st
     """The C header text for the test vectors of model ``name``."""
     upper = name.upper()
     guard = f"TVMGEN_{upper}_TESTDATA_H_"
-    io_bytes = sum(_align16(a.nbytes) for a in [*vectors.inputs, *vectors.outputs])
+    io_bytes = sum(_align16(n) for n in [*(a.nbytes for a in vectors.inputs), *vectors.output_bytes])
     out = [
         "/*",
         f" * Test data for model {name}: generated by `python -m utvm.zephyr.testdata`, do not edit.",
         f" * Model: {model.name}; input: seeded pseudo-random (seed {seed});",
-        " * outputs: computed by TFLite Micro (tflite-micro package) on that input.",
+        (" * outputs: computed by TFLite Micro (tflite-micro package) on that input."
+         if vectors.outputs else
+         " * outputs: none (tflite-micro was not installed): TEST_HAS_REFERENCE is 0."),
         " * Arrays hold the tensors' bytes in the target's (little-endian) order.",
         " */",
         f"#ifndef {guard}",
@@ -151,8 +178,10 @@ def render_header(name: str, vectors: TestVectors, model: Path, seed: int) -> st
         "#endif",
         "#endif",
         "",
+        "/** 1 when the outputs below are TFLite Micro's for the input, 0 when there are none. */",
+        f"#define TVMGEN_{upper}_TEST_HAS_REFERENCE {1 if vectors.outputs else 0}",
         f"#define TVMGEN_{upper}_TEST_NUM_INPUTS {len(vectors.inputs)}u",
-        f"#define TVMGEN_{upper}_TEST_NUM_OUTPUTS {len(vectors.outputs)}u",
+        f"#define TVMGEN_{upper}_TEST_NUM_OUTPUTS {len(vectors.output_bytes)}u",
         "/** Bytes of all inputs and outputs, each rounded up to 16: one buffer can hold them. */",
         f"#define TVMGEN_{upper}_TEST_IO_BYTES {io_bytes}u",
         "",
@@ -171,6 +200,8 @@ def render_header(name: str, vectors: TestVectors, model: Path, seed: int) -> st
             types[kind].append(utype)
     for kind in ("input", "output"):
         n = len(tables[kind])
+        if n == 0:
+            continue
         out.append(f"static const uint8_t* const tvmgen_{name}_test_{kind}s[{n}] UTVM_TESTDATA_ATTR"
                    " = {" + ", ".join(tables[kind]) + "};")
         out.append(f"static const utvm_dtype_t tvmgen_{name}_test_{kind}_dtypes[{n}] UTVM_TESTDATA_ATTR"
@@ -180,7 +211,12 @@ def render_header(name: str, vectors: TestVectors, model: Path, seed: int) -> st
 
 
 def write_header(model: Path, name: str, output: Path, seed: int = 0) -> None:
-    text = render_header(name, reference(model, seed), model, seed)
+    from utvm.run.reference import NO_TFLM
+
+    vectors = reference(model, seed)
+    if not vectors.outputs:
+        print(f"utvm: test data for {name} has no reference output: {NO_TFLM}", flush=True)
+    text = render_header(name, vectors, model, seed)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text)  # always: the build compares its time stamp with the model's
 

@@ -58,6 +58,7 @@ def main() -> int:
     p.add_argument("--name", required=True)
     p.add_argument("-o", type=Path, required=True, dest="out")
     p.add_argument("--cpu", help="as a compiler that specialises kernels for a CPU would")
+    p.add_argument("--offload", action="append", default=[], help="external module: writes its glue")
     args, _ = p.parse_known_args()
     n, out = args.name, args.out
     with open(f"{out}.calls", "a") as f:
@@ -71,6 +72,11 @@ def main() -> int:
     for i, text in enumerate((LIB0, LIB1, LIB2)):
         (src / f"{n}_lib{i}.c").write_text(text.format(**fmt))
     (inc / f"tvmgen_{n}.h").write_text(HEADER.format(**fmt))
+    for module in args.offload:
+        c_name = module.replace("-", "_")
+        glue = out / "codegen" / c_name / "src"
+        glue.mkdir(parents=True, exist_ok=True)
+        (glue / f"{n}_{c_name}.c").write_text(f"int tvmgen_{n}_{c_name}_glue(void) {{ return 0; }}\n")
     (out / "metadata.json").write_text(json.dumps({"version": 7, "modules": {n: {}}}))
     shutil.copytree(ROOT / "lib/crt", out / "runtime")
     return 0

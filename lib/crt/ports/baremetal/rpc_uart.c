@@ -13,6 +13,10 @@
  *                          20 MHz on the AN547 in QEMU; used for the inter-byte timeout
  *   UTVM_RPC_IO_BUF_SIZE, UTVM_RPC_MAX_PAYLOAD, UTVM_RPC_POOL_SIZE (0: static pools),
  *   UTVM_RPC_INTERBYTE_MS  (default 100)
+ *   UTVM_RPC_CONSOLE_UART_BASE  when defined, a second CMSDK UART on which the server
+ *                          announces itself with one line, as samples/utvm_rpc_server does on
+ *                          its Zephyr console: "utvm_rpc_server: ready, <n> model(s), max
+ *                          payload <p>, on uart@<base>", the RPC UART's base in hex
  *
  * QEMU: -serial tcp:127.0.0.1:PORT,server=on,wait=on (or pty, pipe, stdio) connects UART0.
  * Under -icount the timeout counts virtual time, i.e. executed instructions.
@@ -47,10 +51,11 @@
 #endif
 
 /* CMSDK APB UART registers. */
-#define UART_DATA (*(volatile uint32_t*)(uintptr_t)(UTVM_RPC_UART_BASE + 0x00u))
-#define UART_STATE (*(volatile uint32_t*)(uintptr_t)(UTVM_RPC_UART_BASE + 0x04u))
-#define UART_CTRL (*(volatile uint32_t*)(uintptr_t)(UTVM_RPC_UART_BASE + 0x08u))
-#define UART_BAUDDIV (*(volatile uint32_t*)(uintptr_t)(UTVM_RPC_UART_BASE + 0x10u))
+#define UART_REG(base, offset) (*(volatile uint32_t*)(uintptr_t)((base) + (offset)))
+#define UART_DATA UART_REG(UTVM_RPC_UART_BASE, 0x00u)
+#define UART_STATE UART_REG(UTVM_RPC_UART_BASE, 0x04u)
+#define UART_CTRL UART_REG(UTVM_RPC_UART_BASE, 0x08u)
+#define UART_BAUDDIV UART_REG(UTVM_RPC_UART_BASE, 0x10u)
 #define UART_STATE_TX_FULL 0x1u
 #define UART_STATE_RX_FULL 0x2u
 #define UART_CTRL_TX_EN 0x1u
@@ -93,6 +98,42 @@ static int32_t uart_write(void* ctx, const uint8_t* buf, size_t n) {
   return 0;
 }
 
+#ifdef UTVM_RPC_CONSOLE_UART_BASE
+static void console_put(const char* s) {
+  for (; *s != '\0'; s++) {
+    while ((UART_REG(UTVM_RPC_CONSOLE_UART_BASE, 0x04u) & UART_STATE_TX_FULL) != 0u) {
+    }
+    UART_REG(UTVM_RPC_CONSOLE_UART_BASE, 0x00u) = (uint8_t)*s;
+  }
+}
+
+/* Unsigned decimal (base 10) or lower-case hexadecimal (base 16) of v. */
+static void console_put_u32(uint32_t v, uint32_t base) {
+  char digits[11];
+  size_t n = 0;
+  do {
+    digits[n++] = "0123456789abcdef"[v % base];
+    v /= base;
+  } while (v != 0u);
+  while (n > 0u) {
+    char c[2] = {digits[--n], '\0'};
+    console_put(c);
+  }
+}
+
+static void announce(void) {
+  UART_REG(UTVM_RPC_CONSOLE_UART_BASE, 0x10u) = 16u;
+  UART_REG(UTVM_RPC_CONSOLE_UART_BASE, 0x08u) = UART_CTRL_TX_EN;
+  console_put("utvm_rpc_server: ready, ");
+  console_put_u32((uint32_t)utvm_rpc_num_models, 10u);
+  console_put(" model(s), max payload ");
+  console_put_u32((uint32_t)UTVM_RPC_MAX_PAYLOAD, 10u);
+  console_put(", on uart@");
+  console_put_u32((uint32_t)UTVM_RPC_UART_BASE, 16u);
+  console_put("\n");
+}
+#endif
+
 int main(void) {
   utvm_rpc_config_t cfg;
   int32_t rc;
@@ -123,6 +164,9 @@ int main(void) {
   }
   utvm_platform_log("utvm-rpc: serving %lu model(s) on UART 0x%08lx",
                     (unsigned long)utvm_rpc_num_models, (unsigned long)UTVM_RPC_UART_BASE);
+#ifdef UTVM_RPC_CONSOLE_UART_BASE
+  announce();
+#endif
   (void)utvm_rpc_serve(&g_server); /* the UART never reports end of stream */
   return 0;
 }

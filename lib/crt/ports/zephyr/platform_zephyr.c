@@ -1,14 +1,19 @@
 /*
  * Zephyr port of the utvm runtime hooks (utvm/platform.h):
  * - utvm_platform_abort(): LOG_ERR, then Zephyr's fatal error path (k_oops() or k_panic()),
- * - utvm_platform_log(): one line through Zephyr logging, module "tvm" (CONFIG_TVM_LOG_LEVEL);
- *   nothing when the logging subsystem is off,
- * - utvm_platform_cycles(): k_cycle_get_32().
+ * - utvm_platform_log(): one line through Zephyr logging, module "utvm"
+ *   (CONFIG_UTVM_LOG_LEVEL); nothing when the logging subsystem is off,
+ * - utvm_platform_cycles(): Zephyr's timing functions (timing_counter_get(), the DWT cycle
+ *   counter on Cortex-M) with CONFIG_UTVM_TIMING_FUNCTIONS and CONFIG_TIMING_FUNCTIONS, when
+ *   the counter is seen to run; else k_cycle_get_32(), the system timer (which counts at
+ *   32 kHz on some SoCs, and DWT does not run under QEMU). utvm_zephyr_cycles_unit() says
+ *   which one counts.
  *
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,11 +21,16 @@
 #include <zephyr/logging/log.h>
 #include <zephyr/sys/printk.h>
 
+#if defined(CONFIG_UTVM_TIMING_FUNCTIONS) && defined(CONFIG_TIMING_FUNCTIONS)
+#include <zephyr/timing/timing.h>
+#define UTVM_HAS_TIMING 1
+#endif
+
 #include "utvm/platform.h"
 #include "utvm_zephyr.h"
 
 #if defined(CONFIG_LOG)
-LOG_MODULE_REGISTER(tvm, CONFIG_TVM_LOG_LEVEL); /* CONFIG_TVM_LOG_LEVEL exists with LOG only */
+LOG_MODULE_REGISTER(utvm, CONFIG_UTVM_LOG_LEVEL); /* CONFIG_UTVM_LOG_LEVEL exists with LOG only */
 #endif
 
 void utvm_platform_abort(int32_t code) {
@@ -30,7 +40,7 @@ void utvm_platform_abort(int32_t code) {
   printk("utvm: abort (code %d)\n", (int)code);
 #endif
   /* Zephyr's fatal error handler flushes the log (LOG_PANIC) before it halts. */
-#if defined(CONFIG_TVM_ABORT_PANIC)
+#if defined(CONFIG_UTVM_ABORT_PANIC)
   k_panic();
 #else
   k_oops();
@@ -40,7 +50,7 @@ void utvm_platform_abort(int32_t code) {
 
 void utvm_platform_log(const char* fmt, ...) {
 #if defined(CONFIG_LOG)
-  char line[CONFIG_TVM_LOG_LINE_SIZE];
+  char line[CONFIG_UTVM_LOG_LINE_SIZE];
   va_list ap;
 
   va_start(ap, fmt);
@@ -54,14 +64,55 @@ void utvm_platform_log(const char* fmt, ...) {
 #endif
 }
 
-uint32_t utvm_platform_cycles(void) { return k_cycle_get_32(); }
+#if defined(UTVM_HAS_TIMING)
+/* 0: not decided yet, 1: the timing counter runs, -1: it does not (k_cycle_get_32()). */
+static int timing_state;
+
+static bool use_timing(void) {
+  if (timing_state == 0) {
+    timing_t before, after;
+
+    timing_init();
+    timing_start();
+    before = timing_counter_get();
+    k_busy_wait(100);
+    after = timing_counter_get();
+    timing_state = timing_cycles_get(&before, &after) != 0u ? 1 : -1;
+  }
+  return timing_state > 0;
+}
+#endif
+
+uint32_t utvm_platform_cycles(void) {
+#if defined(UTVM_HAS_TIMING)
+  if (use_timing()) {
+    /* Differences of the low 32 bits are the cycles between two reads. */
+    return (uint32_t)timing_counter_get();
+  }
+#endif
+  return k_cycle_get_32();
+}
+
+const char* utvm_zephyr_cycles_unit(void) {
+#if defined(UTVM_HAS_TIMING)
+  if (use_timing()) {
+    return "timing cycles";
+  }
+#endif
+  return "k_cycle_get_32 ticks";
+}
 
 uint64_t utvm_zephyr_cycles_to_ns(uint32_t cycles) {
+#if defined(UTVM_HAS_TIMING)
+  if (use_timing()) {
+    return timing_cycles_to_ns(cycles);
+  }
+#endif
   return k_cyc_to_ns_floor64(cycles);
 }
 
 int utvm_zephyr_stack_unused(size_t* unused) {
-#if defined(CONFIG_TVM_STACK_CHECK)
+#if defined(CONFIG_UTVM_STACK_CHECK)
   return k_thread_stack_space_get(k_current_get(), unused);
 #else
   *unused = 0u;

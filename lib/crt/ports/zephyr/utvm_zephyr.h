@@ -17,8 +17,14 @@ extern "C" {
 uint64_t utvm_zephyr_cycles_to_ns(uint32_t cycles);
 
 /**
- * Bytes of the calling thread's stack never used so far (CONFIG_TVM_STACK_CHECK).
- * Returns 0 on success, -ENOTSUP without CONFIG_TVM_STACK_CHECK, or the error of
+ * What utvm_platform_cycles() counts: "timing cycles" (Zephyr's timing functions, the CPU's
+ * cycle counter on Cortex-M) or "k_cycle_get_32 ticks" (the system timer).
+ */
+const char* utvm_zephyr_cycles_unit(void);
+
+/**
+ * Bytes of the calling thread's stack never used so far (CONFIG_UTVM_STACK_CHECK).
+ * Returns 0 on success, -ENOTSUP without CONFIG_UTVM_STACK_CHECK, or the error of
  * k_thread_stack_space_get().
  */
 int utvm_zephyr_stack_unused(size_t* unused);
