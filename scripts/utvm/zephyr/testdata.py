@@ -60,7 +60,7 @@ def _make_input(shape: tuple[int, ...], dtype: np.dtype, zero_point: int,
 
 
 #: numpy dtype of each TFLite TensorType the test data supports (schema enum values).
-_TFLITE_DTYPES = {0: "float32", 2: "int32", 3: "uint8", 7: "int16", 9: "int8"}
+_TFLITE_DTYPES = {0: "float32", 2: "int32", 3: "uint8", 6: "bool", 7: "int16", 9: "int8"}
 
 
 @dataclass(frozen=True)
