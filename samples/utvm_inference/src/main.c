@@ -102,6 +102,7 @@ static int32_t element(const utvm_tensor_info_t* t, const uint8_t* data, uint32_
     case UTVM_DTYPE_INT8:
       return ((const int8_t*)data)[k];
     case UTVM_DTYPE_UINT8:
+    case UTVM_DTYPE_BOOL:
       return data[k];
     case UTVM_DTYPE_INT16:
       return ((const int16_t*)data)[k];
@@ -121,6 +122,7 @@ static uint32_t element_size(utvm_dtype_t dtype) {
   switch (dtype) {
     case UTVM_DTYPE_INT8:
     case UTVM_DTYPE_UINT8:
+    case UTVM_DTYPE_BOOL:
       return 1u;
     case UTVM_DTYPE_INT16:
       return 2u;

@@ -28,6 +28,8 @@ PLAIN = "plain"
 NHWC = "nhwc"
 TO_NHWC = (0, 2, 3, 1)
 TO_NCHW = (0, 3, 1, 2)
+#: ONNX element types of values -> utvm dtypes (FLOAT, BOOL)
+_DTYPES = {1: "float32", 9: "bool"}
 
 def load_onnx(path: Path, data: bytes) -> Graph:
     """Parse ``data`` (the bytes of ``path``) into a graph."""
@@ -130,7 +132,7 @@ class OnnxImporter:
         graph_inputs = []
         for i in inputs:
             shape = self.shapes[i.name]
-            self.tensors[i.name] = Tensor(i.name, shape, "float32")
+            self.tensors[i.name] = Tensor(i.name, shape, self.value_dtype(i.name))
             self.vals[i.name] = {PLAIN: i.name}
             graph_inputs.append(i.name)
 
@@ -176,9 +178,9 @@ class OnnxImporter:
         tt = value.type.tensor_type if value.type.HasField("tensor_type") else None
         if tt is None:
             raise UtvmError(f"{self.path}: input '{value.name}' is not a tensor")
-        if tt.elem_type != 1:
+        if tt.elem_type not in _DTYPES:
             raise UtvmError(f"{self.path}: unsupported data type {_tensor_type_name(tt.elem_type)} "
-                            f"(input '{value.name}'); only float32 ONNX models are supported")
+                            f"(input '{value.name}'); only float32 (and bool) ONNX models are supported")
         if not tt.HasField("shape"):
             raise UtvmError(f"{self.path}: dynamic shapes are not supported (input '{value.name}' has no shape)")
         dims = list(tt.shape.dim)
@@ -351,14 +353,25 @@ class OnnxImporter:
 
     def add_const(self, base: str, data: np.ndarray, quant: Quant | None = None) -> str:
         """A constant graph tensor: float32, or with ``quant`` an integer constant of the
-        array's own type (int8 weights, int32 biases)."""
+        array's own type (int8 weights, int32 biases); bool arrays stay bool."""
         name = self._unique(base)
-        if quant is None:
-            data = np.ascontiguousarray(data.astype(np.float32))
-            self.tensors[name] = Tensor(name, tuple(data.shape), "float32", data=data)
+        shape = tuple(data.shape)  # (np.ascontiguousarray makes a scalar 1-D)
+        if quant is None and data.dtype != np.bool_:
+            data = np.ascontiguousarray(data.astype(np.float32)).reshape(shape)
+            self.tensors[name] = Tensor(name, shape, "float32", data=data)
         else:
-            data = np.ascontiguousarray(data)
-            self.tensors[name] = Tensor(name, tuple(data.shape), str(data.dtype), quant=quant, data=data)
+            data = np.ascontiguousarray(data).reshape(shape)
+            self.tensors[name] = Tensor(name, shape, str(data.dtype), quant=quant, data=data)
+        return name
+
+    def view(self, tensor: str, shape: tuple[int, ...]) -> str:
+        """A tensor with ``tensor``'s bytes seen with another shape of the same size (a reshape)."""
+        t = self.tensors[tensor]
+        name = self._unique(f"{tensor}_view")
+        self.tensors[name] = Tensor(name, shape, t.dtype, quant=t.quant)
+        op = Operator("reshape", [tensor], [name], {}, source=self._source())
+        self.ops.append(op)
+        self.producer[name] = op
         return name
 
     def emit_temp(self, kind: str, inputs: list[str], like: str, quant: Quant | None,
@@ -385,10 +398,10 @@ class OnnxImporter:
         return q
 
     def value_dtype(self, value: str) -> str:
-        """utvm's element type of an ONNX value: float32, or int8 for quantized values."""
+        """utvm's element type of an ONNX value: float32 (bool), or int8 for quantized values."""
         elem = self.elem_types.get(value, 1)
-        if elem == 1:
-            return "float32"
+        if elem in _DTYPES:
+            return _DTYPES[elem]
         if elem == 3 and value in self.qparams:
             return "int8"
         raise UtvmError(f"{self.path}: {self._where()}: unsupported data type {_tensor_type_name(elem)} "

@@ -129,14 +129,15 @@ class SoftmaxParams:
 ADD_LEFT_SHIFT = 20
 
 
-def add_params(sa: float, sb: float, sy: float) -> tuple[int, int, int, int, int, int]:
+def add_params(sa: float, sb: float, sy: float,
+               left_shift: int = ADD_LEFT_SHIFT) -> tuple[int, int, int, int, int, int]:
     """TFLite's int8 ADD multipliers and shifts (ma, sha, mb, shb, my, shy): the inputs, shifted
-    left by ADD_LEFT_SHIFT, are scaled by scale / (2 * max(scale_a, scale_b)), their sum by
-    2 * max / (2**ADD_LEFT_SHIFT * scale_y)."""
+    left by ``left_shift`` (ADD_LEFT_SHIFT; 15 for int16), are scaled by scale / (2 *
+    max(scale_a, scale_b)), their sum by 2 * max / (2**left_shift * scale_y)."""
     twice_max = 2.0 * max(float(sa), float(sb))
     ma, sha = quantize_multiplier(float(sa) / twice_max)
     mb, shb = quantize_multiplier(float(sb) / twice_max)
-    my, shy = quantize_multiplier(twice_max / ((1 << ADD_LEFT_SHIFT) * float(sy)))
+    my, shy = quantize_multiplier(twice_max / ((1 << left_shift) * float(sy)))
     return ma, sha, mb, shb, my, shy
 
 

@@ -47,11 +47,15 @@ def clamp_s8(x: tirx.PrimExpr, lo: int, hi: int) -> tirx.PrimExpr:
 
 def activation_range_int8(act: str, scale: float, zero_point: int) -> tuple[int, int]:
     """TFLite's CalculateActivationRangeQuantized for int8 outputs."""
+    return activation_range_quantized(act, scale, zero_point, -128, 127)
+
+
+def activation_range_quantized(act: str, scale: float, zero_point: int, lo: int, hi: int) -> tuple[int, int]:
+    """TFLite's CalculateActivationRangeQuantized for outputs of the type whose range is [lo, hi]."""
 
     def q(v: float) -> int:
         return zero_point + int(fp.tflite_round(v / scale))
 
-    lo, hi = -128, 127
     if act == "relu":
         lo = max(lo, q(0.0))
     elif act == "relu6":

@@ -28,6 +28,11 @@ def random_inputs(graph: Graph, seed: int = 0) -> list[np.ndarray]:
             out.append(rng.integers(-128, 128, size=t.shape, dtype=np.int8))
         elif t.dtype == "uint8":
             out.append(rng.integers(0, 256, size=t.shape, dtype=np.uint8))
+        elif t.dtype in ("int16", "int32"):
+            info = np.iinfo(t.dtype)
+            out.append(rng.integers(info.min, info.max, size=t.shape, endpoint=True, dtype=t.dtype))
+        elif t.dtype == "bool":
+            out.append(rng.integers(0, 2, size=t.shape).astype(np.bool_))
         else:
             out.append(rng.uniform(-1.0, 1.0, size=t.shape).astype(t.dtype))
     return out
@@ -71,8 +76,12 @@ def run_reference(model: Path, inputs: list[np.ndarray], n_outputs: int,
 
 def _run_tflm(runtime: ModuleType, model: Path, inputs: list[np.ndarray], n_outputs: int,
               repeats: int) -> tuple[list[np.ndarray], list[float]]:
+    data = model.read_bytes()
+    # the interpreter's own arena guess is too small for models with large inputs (e.g. two
+    # 128x128 images): 1 MB plus room for the inputs several times over
+    arena = (1 << 20) + 8 * sum(int(x.nbytes) for x in inputs)
     try:
-        interp = runtime.Interpreter.from_bytes(model.read_bytes())
+        interp = runtime.Interpreter.from_bytes(data, arena_size=arena)
     except Exception as exc:  # its errors are RuntimeErrors with long texts
         raise UtvmError(f"TFLite Micro refused {model.name}: {str(exc).splitlines()[0][:200]}") from None
     times = []

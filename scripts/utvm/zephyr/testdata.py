@@ -31,6 +31,7 @@ _C_TYPES: dict[str, tuple[str, str]] = {
     "int16": ("int16_t", "UTVM_DTYPE_INT16"),
     "int32": ("int32_t", "UTVM_DTYPE_INT32"),
     "float32": ("float", "UTVM_DTYPE_FLOAT32"),
+    "bool": ("uint8_t", "UTVM_DTYPE_BOOL"),
 }
 
 QUANT_SPREAD = 20.0
@@ -51,13 +52,15 @@ def _make_input(shape: tuple[int, ...], dtype: np.dtype, zero_point: int,
                 rng: np.random.Generator) -> np.ndarray:
     if dtype.kind == "f":
         return rng.standard_normal(size=shape).astype(dtype)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, size=shape).astype(dtype)
     info = np.iinfo(dtype)
     values = np.round(rng.normal(zero_point, QUANT_SPREAD, size=shape))
     return np.clip(values, info.min, info.max).astype(dtype)
 
 
 #: numpy dtype of each TFLite TensorType the test data supports (schema enum values).
-_TFLITE_DTYPES = {0: "float32", 2: "int32", 3: "uint8", 7: "int16", 9: "int8"}
+_TFLITE_DTYPES = {0: "float32", 2: "int32", 3: "uint8", 6: "bool", 7: "int16", 9: "int8"}
 
 
 @dataclass(frozen=True)

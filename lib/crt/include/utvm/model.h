@@ -19,6 +19,7 @@ typedef enum {
   UTVM_DTYPE_INT16 = 2,
   UTVM_DTYPE_INT32 = 3,
   UTVM_DTYPE_FLOAT32 = 4,
+  UTVM_DTYPE_BOOL = 5, /* one byte, 0 or 1 */
 } utvm_dtype_t;
 
 #define UTVM_MAX_DIMS 6
