@@ -26,6 +26,8 @@
 #                                       cmsis-nn module (CONFIG_CMSIS_NN builds the library),
 #                                       outside Zephyr from CMSIS_NN_DIR, and the caller links
 #                                       a CMSIS-NN library (e.g. CMSIS-NN's own CMake project)
+#                 [COMPAT tvm-0.18]     tvmgen_<name>.h and a system library as TVM 0.18 generated
+#                                       them, for microTVM application code
 #                 [TUNING_LOG <file>]   kernel configurations `utvm tune` recorded (JSON lines);
 #                                       records for another CPU are ignored with a warning
 #                 [OPTIONS <arg>...])   more arguments for `utvm compile`
@@ -175,7 +177,7 @@ endfunction()
 
 function(tvm_add_model)
   cmake_parse_arguments(PARSE_ARGV 0 ARG "TEST_DATA;PROFILE"
-    "NAME;MODEL;TARGET;OUTPUT_DIR;CPU;POOL_SECTION;RUNTIME;TUNING_LOG" "OPTIONS;OFFLOAD")
+    "NAME;MODEL;TARGET;OUTPUT_DIR;CPU;POOL_SECTION;RUNTIME;TUNING_LOG;COMPAT" "OPTIONS;OFFLOAD")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "tvm_add_model: unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -233,6 +235,14 @@ function(tvm_add_model)
     if(accepts_cpu)
       list(APPEND args --cpu "${ARG_CPU}")
     endif()
+  endif()
+  set(compat_sources "")
+  if(ARG_COMPAT)
+    if(NOT ARG_COMPAT STREQUAL "tvm-0.18")
+      message(FATAL_ERROR "tvm_add_model: COMPAT must be tvm-0.18, got '${ARG_COMPAT}'")
+    endif()
+    list(APPEND args --compat "${ARG_COMPAT}")
+    set(compat_sources "${dir}/codegen/host/src/${ARG_NAME}_lib3.c")
   endif()
   set(tuning_log "")
   if(ARG_TUNING_LOG)
@@ -293,7 +303,8 @@ function(tvm_add_model)
 
   set(src "${dir}/codegen/host/src")
   set(inc "${dir}/codegen/host/include")
-  set(sources "${src}/${name}_lib0.c" "${src}/${name}_lib1.c" "${src}/${name}_lib2.c" ${glue_sources})
+  set(sources "${src}/${name}_lib0.c" "${src}/${name}_lib1.c" "${src}/${name}_lib2.c" ${compat_sources}
+              ${glue_sources})
   set(outputs "${dir}/.tvm-done" ${sources} "${inc}/tvmgen_${name}.h" "${dir}/metadata.json")
 
   file(GLOB_RECURSE compiler_sources "${UTVM_PYTHON_PACKAGE}/*.py")

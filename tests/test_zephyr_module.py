@@ -274,6 +274,7 @@ def test_cmake_tuning_log_reaches_the_compiler(tmp_path: Path) -> None:
     ("tvm_add_model(NAME m MODEL {model} TARGET t RUNTIME nope)", "no runtime port 'nope'"),
     ("tvm_add_model(NAME m MODEL {model} TARGET t BOGUS 1)", "unknown arguments: BOGUS"),
     ("tvm_add_model(NAME m MODEL {model} TARGET t TUNING_LOG /no/such.json)", "tuning log not found"),
+    ("tvm_add_model(NAME m MODEL {model} TARGET t COMPAT tvm-0.17)", "COMPAT must be tvm-0.18"),
 ])
 def test_cmake_usage_errors(tmp_path: Path, call: str, message: str) -> None:
     (tmp_path / "main.c").write_text("int main(void) { return 0; }\n")

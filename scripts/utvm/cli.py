@@ -31,6 +31,9 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cflags", default="", help="flags for --cc, e.g. \"-mcpu=cortex-m4 -mthumb -O2\"")
     add_offload_arguments(p)
     add_tuning_log_argument(p)
+    p.add_argument("--compat", choices=("tvm-0.18",),
+                   help="tvm-0.18: tvmgen_<name>.h and a system library as TVM 0.18 generated them, for "
+                        "microTVM application code and project templates")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
 
 
@@ -89,7 +92,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
                              constants=args.constants, constants_target=args.constants_target,
                              export=args.export, cc=args.cc, cflags=args.cflags,
                              offload=tuple(args.offload), cmsis_nn_dir=args.cmsis_nn_dir,
-                             tuning_log=args.tuning_log)
+                             tuning_log=args.tuning_log, compat=args.compat)
     result = compile_model(args.model, out, options,
                            progress=(lambda _: None) if args.json else _progress)
     mem = result.module_memory

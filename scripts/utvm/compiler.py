@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .emit.aot import EmittedSources, emit
+from .emit.compat_v018 import COMPAT_TVM_018
 from .errors import UtvmError
 from .external import OffloadOptions, create_modules
 from .importer import c_identifier, load_model
@@ -43,6 +44,8 @@ class CompileOptions:
     cmsis_nn_dir: Path | None = None
     #: kernel configurations chosen by `utvm tune` (JSON lines), applied where they match
     tuning_log: Path | None = None
+    #: "tvm-0.18": the public header and a system library as TVM 0.18 generated them
+    compat: str | None = None
 
 
 @dataclass
@@ -99,6 +102,8 @@ def _check_options(options: CompileOptions) -> None:
     constants_target = options.constants_target or ("arm" if options.cpu else "host")
     if constants_target not in ("host", "arm"):
         raise UtvmError(f"--constants-target must be 'host' or 'arm', not '{constants_target}'")
+    if options.compat not in (None, COMPAT_TVM_018):
+        raise UtvmError(f"--compat must be '{COMPAT_TVM_018}', not '{options.compat}'")
 
 
 def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = None,
@@ -128,7 +133,8 @@ def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = 
     if problems:
         raise UtvmError(f"internal error: invalid memory plan: {problems[0]}")
     progress("emitting the AOT executor")
-    sources = emit(name, lowered, plan, options.io_in_pool, constants_c=options.constants == "c", modules=modules)
+    sources = emit(name, lowered, plan, options.io_in_pool, constants_c=options.constants == "c", modules=modules,
+                   compat=options.compat)
     libraries = {m.name: m.library(called_functions(sources.glue[m.c_name])) for m in modules}
     target = options.target + (f" -mcpu={options.cpu}" if options.cpu else "")
     meta = metadata(name, lowered.graph, lowered, plan, sources, options.io_in_pool, target,

@@ -12,6 +12,7 @@ from ..external.base import ExternalModule
 from ..ir import Graph, Tensor
 from ..lower.lowering import KernelCall, Lowered
 from ..plan.memory import MemoryPlan, resolve_alias
+from . import compat_v018
 
 _C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t",
             "float32": "float", "bool": "uint8_t"}
@@ -31,6 +32,8 @@ class EmittedSources:
     constant_data: list[tuple[str, bytes]] = field(default_factory=list)
     #: external module C name -> its glue source (<name>_<module>.c)
     glue: dict[str, str] = field(default_factory=dict)
+    #: --compat tvm-0.18: the system library (<name>_lib3.c), else ""
+    system_lib: str = ""
 
 
 def c_field_names(names: list[str]) -> dict[str, str]:
@@ -92,13 +95,14 @@ def _format_array(data: np.ndarray) -> str:
 
 
 def emit(name: str, lowered: Lowered, plan: MemoryPlan, io_in_pool: bool,
-         constants_c: bool = True, modules: Sequence[ExternalModule] = ()) -> EmittedSources:
+         constants_c: bool = True, modules: Sequence[ExternalModule] = (),
+         compat: str | None = None) -> EmittedSources:
     """Sources of a compiled model; ``constants_c=False`` skips the C text of the constants
     (``constants`` is then empty; ``constant_data`` always holds the raw bytes). Every module
     in ``modules`` gets a glue source, empty when it took no operator."""
     g = lowered.graph
     prefix = f"tvmgen_{name}"
-    io = c_field_names(g.inputs + g.outputs)
+    io = (compat_v018.field_names if compat else c_field_names)(g.inputs + g.outputs)
 
     # constants: every constant tensor a kernel reads
     const_syms: dict[str, str] = {}
@@ -139,12 +143,16 @@ def emit(name: str, lowered: Lowered, plan: MemoryPlan, io_in_pool: bool,
            if t.name in const_syms and t.data is not None):
         at = const_lines.index("#include <stdint.h>") + 1
         const_lines[at:at] = NONFINITE_PRELUDE
-    header = _header(name, g, plan, io, io_in_pool)
+    if compat:
+        header = compat_v018.header(name, g, plan, io)
+        system_lib = compat_v018.system_lib(name, len(g.inputs), len(g.outputs))
+    else:
+        header, system_lib = _header(name, g, plan, io, io_in_pool), ""
     executor = _executor(name, lowered, plan, io, const_syms, const_decls, io_in_pool)
     constants_text = "\n".join(const_lines) + "\n" if constants_c else ""
     glue = {m.c_name: _glue(name, m, [c for c in lowered.calls if c.module == m.name]) for m in modules}
     return EmittedSources(header, executor, constants_text, constants_bytes, io,
-                          constant_data, glue)
+                          constant_data, glue, system_lib)
 
 
 def _glue_signature(call: KernelCall) -> str:
@@ -305,6 +313,10 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
         '#include "utvm/model.h"',
         '#include "utvm/platform.h"',
         f'#include "{prefix}.h"',
+        "",
+        f"#ifndef TVMGEN_{upper}_STATE_SIZE  /* not in the header of --compat tvm-0.18 */",
+        f"#define TVMGEN_{upper}_STATE_SIZE {plan.state_size}",
+        "#endif",
         "",
         "/* kernels (TVM-generated, " + f"{name}_lib0.c) */",
     ]

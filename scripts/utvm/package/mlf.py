@@ -20,6 +20,7 @@ from ..lower.lowering import Lowered
 from ..paths import crt_dir
 from ..plan.memory import MemoryPlan
 from .constobj import write_constants_object
+from .params import param_dict_bytes
 
 MLF_VERSION = 7
 
@@ -68,6 +69,8 @@ def external_layout(name: str, modules: Sequence[ExternalModule], libraries: dic
 
 def metadata(name: str, graph: Graph, lowered: Lowered, plan: MemoryPlan, sources: EmittedSources,
              io_in_pool: bool, target: str, external: dict[str, Any] | None = None) -> dict[str, Any]:
+    from .. import __version__
+
     io_bytes = 0 if io_in_pool else sum(graph.tensors[n].nbytes for n in graph.inputs + graph.outputs)
     return {
         "version": MLF_VERSION,
@@ -103,6 +106,9 @@ def metadata(name: str, graph: Graph, lowered: Lowered, plan: MemoryPlan, source
                     for b in plan.buffers
                 ],
                 "external_modules": external or {},
+                # as TVM 0.18 lists the runtime an MLF carries
+                "external_dependencies": [{"short_name": "utvm_crt", "url": "./runtime", "url_type": "mlf_path",
+                                           "version_spec": __version__}],
             }
         },
     }
@@ -120,9 +126,15 @@ def write_mlf(directory: Path, name: str, graph: Graph, lowered: Lowered, plan: 
     src = directory / "codegen" / "host" / "src"
     inc = directory / "codegen" / "host" / "include"
     src.mkdir(parents=True)
-    inc.mkdir(parents=True)
-    (src / f"{name}_lib0.c").write_text(lowered.c_source)
-    (src / f"{name}_lib1.c").write_text(sources.executor)
+    crt = crt_dir()
+    # the headers the generated C includes, beside the model's own header: found through
+    # codegen/host/include, and by the generated C itself through "../include/..." (TVM 0.18's
+    # CRT host template compiles the model with no include directory of the MLF's)
+    shutil.copytree(crt / "include", inc)
+    (src / f"{name}_lib0.c").write_text(relative_includes(lowered.c_source))
+    (src / f"{name}_lib1.c").write_text(relative_includes(sources.executor))
+    if sources.system_lib:
+        (src / f"{name}_lib3.c").write_text(sources.system_lib)
     if constants_object_target is None:
         (src / f"{name}_lib2.c").write_text(sources.constants)
     else:
@@ -141,7 +153,13 @@ def write_mlf(directory: Path, name: str, graph: Graph, lowered: Lowered, plan: 
     (directory / "src").mkdir()
     (directory / "src" / f"{name}.graph.txt").write_text(graph.text())
     (directory / "src" / f"{name}.tir").write_text(lowered.tir_text)
-    crt = crt_dir()
+    (directory / "src" / f"{name}.relay").write_text(
+        f"# Model '{name}'. TVM 0.18 wrote the model's Relay here; TVM 0.27, which utvm compiles\n"
+        "# with, has no Relay (removed in TVM 0.20). What follows is utvm's graph of the model, as\n"
+        f"# in {name}.graph.txt (and the TIR of its kernels in {name}.tir).\n\n" + graph.text())
+    (directory / "parameters").mkdir()
+    (directory / "parameters" / f"{name}.params").write_bytes(param_dict_bytes(_parameters(graph, lowered)))
+    shutil.copytree(crt / "templates", directory / "templates")
     runtime = directory / "runtime"
     runtime.mkdir()
     for part in ("include", "src", "ports"):
@@ -149,10 +167,45 @@ def write_mlf(directory: Path, name: str, graph: Graph, lowered: Lowered, plan: 
     (directory / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
 
 
+def _root_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    return info
+
+
 def write_tar(directory: Path, tar_path: Path) -> None:
+    """The MLF as TVM 0.18 tars it: every member under "./" (the directory itself is "."),
+    owned by root, in sorted order."""
     with tarfile.open(tar_path, "w") as tar:
+        tar.add(directory, arcname=".", recursive=False, filter=_root_owned)
         for path in sorted(directory.rglob("*")):
-            tar.add(path, arcname=str(path.relative_to(directory)), recursive=False)
+            tar.add(path, arcname="./" + str(path.relative_to(directory)), recursive=False, filter=_root_owned)
+
+
+#: the headers of lib/crt/include that generated C includes by name
+_RUNTIME_HEADER_RE = re.compile(r'^#include "((?:tvm|utvm|dlpack)/[\w/.]+\.h|tvmgen_\w+\.h)"', re.M)
+
+
+def relative_includes(source: str) -> str:
+    """Generated C includes the runtime's headers (and the model's header) as
+    "../include/<header>": codegen/host/include holds them, and the C finds them there with or
+    without include directories."""
+    return _RUNTIME_HEADER_RE.sub(r'#include "../include/\1"', source)
+
+
+def _parameters(graph: Graph, lowered: Lowered) -> dict[str, Any]:
+    """The constants the kernels read, by name, as stored in the C arrays (TVM 0.18's
+    parameters/<name>.params held the model's weights by name)."""
+    import numpy as np
+
+    params: dict[str, Any] = {}
+    for call in lowered.calls:
+        for arg in call.args:
+            t = graph.tensors.get(arg)
+            if t is not None and t.is_constant and t.name not in params:
+                assert t.data is not None
+                params[t.name] = np.ascontiguousarray(t.data.astype(t.dtype))
+    return params
 
 
 @dataclass

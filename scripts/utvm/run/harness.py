@@ -29,6 +29,9 @@ def write_harness(directory: Path, model_name: str, inputs: list[np.ndarray],
         '#include "utvm/platform.h"',
         f'#include "tvmgen_{model_name}.h"',
         "",
+        "/* the descriptor (declared here too: the header of --compat tvm-0.18 does not) */",
+        f"extern const utvm_model_t tvmgen_{model_name}_model;",
+        "",
     ]
     for i, arr in enumerate(inputs):
         data = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)

@@ -133,7 +133,8 @@ def load_inputs(paths: list[Path], result: CompileResult) -> list[np.ndarray]:
 def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = None,
               io_in_pool: bool = False, repeats: int = 1, workdir: Path | None = None,
               progress: Any = None, constants: str = "c", offload: tuple[str, ...] = (),
-              cmsis_nn_dir: Path | None = None, tuning_log: Path | None = None) -> RunReport:
+              cmsis_nn_dir: Path | None = None, tuning_log: Path | None = None,
+              compat: str | None = None) -> RunReport:
     model = Path(model)
     with tempfile.TemporaryDirectory(prefix="utvm-run-") as tmp_s:
         tmp = Path(workdir) if workdir else Path(tmp_s)
@@ -144,7 +145,8 @@ def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = 
             cpu = get_board(board).cpu
         options = CompileOptions(io_in_pool=io_in_pool, cpu=cpu, constants=constants,
                                  constants_target="host" if board == HOST_BOARD else "arm",
-                                 offload=offload, cmsis_nn_dir=cmsis_nn_dir, tuning_log=tuning_log)
+                                 offload=offload, cmsis_nn_dir=cmsis_nn_dir, tuning_log=tuning_log,
+                                 compat=compat)
         result = compile_model(model, tmp / "mlf", options,
                                progress=progress or (lambda _: None))
         g = result.graph

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "utvm/model.h"
+#include "model.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dlpack/dlpack.h"
+#include "../../dlpack/dlpack.h"
 
 #ifdef __cplusplus
 extern "C" {

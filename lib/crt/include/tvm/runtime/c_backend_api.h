@@ -8,8 +8,9 @@
 
 #include <stdint.h>
 
-#include "tvm/ffi/c_api.h"
-#include "tvm/runtime/base.h"
+#include "../ffi/c_api.h"
+#include "base.h"
+#include "c_runtime_api.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,6 +22,11 @@ void* TVMBackendAllocWorkspace(int device_type, int device_id, uint64_t nbytes,
 
 /** Releases the most recent allocation; returns 0, or -1 when ptr is not the last one. */
 int TVMBackendFreeWorkspace(int device_type, int device_id, void* ptr);
+
+/** TVM 0.18's packed function signature (the system-library shim of --compat tvm-0.18). */
+typedef int (*TVMBackendPackedCFunc)(TVMValue* args, int* type_codes, int num_args,
+                                     TVMValue* out_ret_value, int* out_ret_tcode,
+                                     void* resource_handle);
 
 #ifdef __cplusplus
 }

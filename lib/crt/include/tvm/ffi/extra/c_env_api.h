@@ -5,6 +5,6 @@
 #ifndef UTVM_TVM_FFI_EXTRA_C_ENV_API_H_
 #define UTVM_TVM_FFI_EXTRA_C_ENV_API_H_
 
-#include "tvm/ffi/c_api.h"
+#include "../c_api.h"
 
 #endif /* UTVM_TVM_FFI_EXTRA_C_ENV_API_H_ */

@@ -1,0 +1,144 @@
+"""Model Library Format that TVM 0.18's own consumers accept (../shared/tools/mlf_v018): the
+tar layout, parameters/<name>.params, the runtime shim, and --compat tvm-0.18's C interface."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from utvm.compiler import CompileOptions, CompileResult, compile_model
+from utvm.run.runner import run_model
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+CHECK = SHARED / "tools" / "mlf_v018" / "check_mlf.py"
+TVM_018 = SHARED / "third_party" / "tvm-v0.18"
+KWS = SHARED / "models" / "kws_ref_model.tflite"
+#: the cases that only read the MLF (no C build)
+LAYOUT_CASES = ("zephyr_aot_standalone_demo_generate", "zephyr_host_driven_generate",
+                "arduino_example_project_generate", "arduino_host_driven_generate", "crt_host_generate",
+                "mlf_extract_workspace_size_bytes", "tvmc_package")
+
+
+def _needs_v018() -> None:
+    if not CHECK.is_file() or not TVM_018.is_dir():
+        pytest.skip(f"TVM 0.18's MLF consumers are not at {TVM_018} (../shared beside the repository)")
+    missing = [m for m in ("usb", "psutil", "yaml", "packaging") if _missing(m)]
+    if missing:
+        pytest.skip(f"missing Python packages for TVM 0.18's template servers: {missing} (pip install .[test])")
+
+
+def _missing(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is None
+
+
+@pytest.fixture(scope="module")
+def mlfs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CompileResult]:
+    if not KWS.is_file():
+        pytest.skip(f"{KWS} is not there (../shared beside the repository)")
+    tmp = tmp_path_factory.mktemp("mlf018")
+    return {
+        "compat": compile_model(KWS, tmp / "compat" / "default", CompileOptions(name="default", compat="tvm-0.18")),
+        "plain": compile_model(KWS, tmp / "plain" / "default", CompileOptions(name="default")),
+    }
+
+
+def _check(tar: Path, out: Path) -> dict[str, dict[str, object]]:
+    proc = subprocess.run([sys.executable, str(CHECK), str(tar), str(out), "--json"], capture_output=True,
+                          text=True, timeout=600)
+    return json.loads((out / "results.json").read_text()) if (out / "results.json").is_file() else \
+        pytest.fail(f"check_mlf.py wrote no results: {proc.stderr[-1000:]}")
+
+
+def test_compat_mlf_passes_every_tvm_018_consumer(mlfs: dict[str, CompileResult], tmp_path: Path) -> None:
+    """Project generation (Zephyr, Arduino, CRT host), the CRT host template's build and run with
+    the MLF's own code, the workspace reader, tvmc's package reader, v0.18's Infer() code."""
+    _needs_v018()
+    results = _check(mlfs["compat"].tar_path, tmp_path / "out")
+    failed = {k: v["detail"] for k, v in results.items() if not v["ok"]}
+    assert not failed, failed
+    assert {"crt_host_build", "crt_host_run", "infer_compile"} <= results.keys()
+
+
+def test_default_mlf_passes_the_layout_cases(mlfs: dict[str, CompileResult], tmp_path: Path) -> None:
+    _needs_v018()
+    results = _check(mlfs["plain"].tar_path, tmp_path / "out")
+    failed = {k: results[k]["detail"] for k in LAYOUT_CASES if not results[k]["ok"]}
+    assert not failed, failed
+
+
+def test_tar_members_are_under_dot_slash(mlfs: dict[str, CompileResult]) -> None:
+    with tarfile.open(mlfs["plain"].tar_path) as tar:
+        names = tar.getnames()
+        owners = {(m.uid, m.gid, m.uname) for m in tar.getmembers()}
+    assert names[0] == "." and all(n == "." or n.startswith("./") for n in names)
+    assert {"./metadata.json", "./parameters/default.params", "./src/default.relay",
+            "./templates/crt_config.h.template", "./templates/platform.c.template"} <= set(names)
+    assert owners == {(0, 0, "root")}
+
+
+def test_params_are_readable_by_tvm(mlfs: dict[str, CompileResult]) -> None:
+    """parameters/<name>.params in TVM's parameter-dictionary format: TVM 0.27's reader gives
+    back every constant the kernels read, by name and value."""
+    import tvm
+
+    result = mlfs["plain"]
+    data = (result.mlf_dir / "parameters" / "default.params").read_bytes()
+    params = {k: v.numpy() for k, v in tvm.runtime.load_param_dict(data).items()}
+    consts = {a for c in result.lowered.calls for a in c.args if result.graph.tensors[a].is_constant}
+    assert set(params) == consts
+    for name, value in params.items():
+        want = result.graph.tensors[name].data
+        assert want is not None and value.dtype == want.dtype and np.array_equal(value, want)
+
+
+def test_metadata_names_the_runtime_dependency(mlfs: dict[str, CompileResult]) -> None:
+    meta = json.loads((mlfs["plain"].mlf_dir / "metadata.json").read_text())
+    deps = meta["modules"]["default"]["external_dependencies"]
+    assert deps and deps[0]["url"] == "./runtime" and deps[0]["url_type"] == "mlf_path"
+
+
+def test_compat_header_is_tvm_018s(mlfs: dict[str, CompileResult]) -> None:
+    header = (mlfs["compat"].mlf_dir / "codegen" / "host" / "include" / "tvmgen_default.h").read_text()
+    includes = [ln for ln in header.splitlines() if ln.startswith("#include")]
+    assert includes == ["#include <stdint.h>"]
+    assert "  void* input_1;" in header and "  void* Identity;" in header
+    assert "#define TVMGEN_DEFAULT_INPUT_1_SIZE 490" in header
+    assert "#define TVMGEN_DEFAULT_IDENTITY_SIZE 12" in header
+    assert f"#define TVMGEN_DEFAULT_WORKSPACE_SIZE {mlfs['compat'].plan.pool_size}" in header
+    assert "int32_t tvmgen_default_run(" in header
+    plain = (mlfs["plain"].mlf_dir / "codegen" / "host" / "include" / "tvmgen_default.h").read_text()
+    assert "utvm/model.h" in plain and "  void* identity;" in plain  # utvm's own stays the default
+
+
+def test_generated_c_needs_no_include_directory(mlfs: dict[str, CompileResult], tmp_path: Path) -> None:
+    """The kernels, the executor and the system library compile with the MLF's code alone on
+    the include path (TVM 0.18's CRT host template gives the model no MLF directory)."""
+    mlf = mlfs["compat"].mlf_dir
+    for src in sorted((mlf / "codegen" / "host" / "src").glob("*.c")):
+        extra = [f"-I{mlf / 'codegen' / 'host' / 'include'}"] if src.name.endswith("_lib3.c") else []
+        proc = subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-c", *extra, str(src),
+                               "-o", str(tmp_path / (src.stem + ".o"))], capture_output=True, text=True)
+        assert proc.returncode == 0, f"{src.name}: {proc.stderr[:1500]}"
+
+
+@pytest.mark.parametrize("board", ["host", pytest.param("mps2/an386", marks=pytest.mark.slow)])
+def test_compat_model_stays_bit_exact(tmp_path: Path, board: str) -> None:
+    if not KWS.is_file():
+        pytest.skip(f"{KWS} is not there")
+    if board != "host":
+        from test_boards import _toolchain_problem
+
+        problem = _toolchain_problem()
+        if problem:
+            pytest.skip(problem)
+    report = run_model(KWS, board, compat="tvm-0.18", workdir=tmp_path)
+    assert report.outputs_match_reference and report.max_abs_diff == 0
