@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,12 +38,18 @@ class EmittedSources:
 
 def c_field_names(names: list[str]) -> dict[str, str]:
     """Unique C identifiers for the model's input and output tensors."""
+    return unique_idents(names, lambda n: re.sub(r"[^0-9A-Za-z_]", "_", n.split(":")[0]).strip("_").lower(), "t_")
+
+
+def unique_idents(names: list[str], base_of: Callable[[str], str], digit_prefix: str) -> dict[str, str]:
+    """A C identifier per name: ``base_of(name)`` (``digit_prefix`` before a leading digit),
+    made unique with _2, _3, ..."""
     out: dict[str, str] = {}
     used: set[str] = set()
     for name in names:
-        base = re.sub(r"[^0-9A-Za-z_]", "_", name.split(":")[0]).strip("_").lower() or "tensor"
+        base = base_of(name) or "tensor"
         if base[0].isdigit():
-            base = "t_" + base
+            base = digit_prefix + base
         ident, n = base, 1
         while ident in used:
             n += 1

@@ -27,19 +27,9 @@ def sanitize(name: str) -> str:
 
 def field_names(names: list[str]) -> dict[str, str]:
     """struct member per tensor, as TVM 0.18 names them (made unique if two collide)."""
-    out: dict[str, str] = {}
-    used: set[str] = set()
-    for n in names:
-        base = sanitize(n) or "tensor"
-        if base[0].isdigit():
-            base = "_" + base
-        ident, k = base, 1
-        while ident in used:
-            k += 1
-            ident = f"{base}_{k}"
-        used.add(ident)
-        out[n] = ident
-    return out
+    from .aot import unique_idents
+
+    return unique_idents(names, sanitize, "_")
 
 
 def header(name: str, g: Graph, plan: MemoryPlan, io: dict[str, str]) -> str:
