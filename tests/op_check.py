@@ -67,6 +67,18 @@ def check_cases(cases: Sequence[Case], tmp_path: Path, board: str = "host",
     return check_model(side_by_side(cases), tmp_path, board, inputs, **run_options)
 
 
+class Cases:
+    """Cases of one model and the input data they chose, in model-input order (a case that
+    makes a model input appends its data to ``inputs``)."""
+
+    def __init__(self) -> None:
+        self.cases: list[Case] = []
+        self.inputs: list[np.ndarray] = []
+
+    def check(self, tmp_path: Path, board: str = "host") -> RunReport:
+        return check_cases(self.cases, tmp_path, board, inputs=self.inputs)
+
+
 def quant_params(rng: np.random.Generator, lo: float = -4.0, hi: float = 4.0,
                  dtype: str = "int8") -> tuple[float, int]:
     """A random (scale, zero point) covering roughly [lo, hi]: int8 with any zero point, int16 with

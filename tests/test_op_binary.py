@@ -21,7 +21,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from op_check import Case, check_cases, check_model, quant_params
+import op_check
+from op_check import check_model, quant_params
+from seanet import check_layer
 from test_boards import _toolchain_problem
 from tflite_builder import ModelBuilder
 from utvm.ops.elementwise import broadcast_shape, plan
@@ -116,15 +118,8 @@ def values(rng: np.random.Generator, shape: Sequence[int], dtype: str, few: bool
     return data
 
 
-class Cases:
-    """Cases of one model, and the input data they chose, in model-input order."""
-
-    def __init__(self) -> None:
-        self.cases: list[Case] = []
-        self.inputs: list[np.ndarray] = []
-
-    def check(self, tmp_path: Path, board: str = "host") -> None:
-        check_cases(self.cases, tmp_path, board, inputs=self.inputs)
+class Cases(op_check.Cases):
+    """The binary operators' cases."""
 
     def tensor(self, m: ModelBuilder, name: str, shape: Sequence[int], dtype: str, rng: np.random.Generator,
                ins: list[int], constant: bool = False, quant: tuple[float, int] | None = None,
@@ -467,23 +462,9 @@ def test_binary_operators_of_other_corpus_models(models_dir: Path, tmp_path: Pat
     cases.check(tmp_path)
 
 
-def _csv(path: Path, dtype: str) -> np.ndarray:
-    return np.array([int(v) for v in path.read_text().replace("\n", ",").split(",") if v.strip()], dtype=dtype)
-
-
-def _seanet(models_dir: Path, tmp_path: Path, name: str, board: str) -> None:
-    """One SEANet layer test: TFLite Micro's inputs in, its golden output out (and the
-    interpreter's output too)."""
-    base = models_dir / "tflm" / "seanet" / name
-    inputs = [_csv(Path(f"{base}_input{k}_int16.csv"), "int16") for k in range(2)]
-    golden = _csv(Path(f"{base}_golden_int16.csv"), "int16")
-    report = check_model(Path(f"{base}.tflite"), tmp_path, board, inputs=inputs)
-    assert np.array_equal(report.outputs[0].reshape(-1), golden), f"{name} on {board}: differs from the golden output"
-
-
 @pytest.mark.parametrize("name", SEANET)
 def test_seanet_layer_on_host(models_dir: Path, tmp_path: Path, name: str) -> None:
-    _seanet(models_dir, tmp_path, name, "host")
+    check_layer(models_dir, tmp_path, name, "host")
 
 
 @pytest.mark.slow
@@ -491,7 +472,7 @@ def test_seanet_layer_on_host(models_dir: Path, tmp_path: Path, name: str) -> No
 @pytest.mark.parametrize("board", BOARDS)
 @pytest.mark.parametrize("name", SEANET)
 def test_seanet_layer_on_board(models_dir: Path, tmp_path: Path, name: str, board: str) -> None:
-    _seanet(models_dir, tmp_path, name, board)
+    check_layer(models_dir, tmp_path, name, board)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -78,6 +78,7 @@ ENUMS: dict[str, Any] = {
     "padding": Padding,
     "fused_activation_function": ActivationFunctionType,
     "weights_format": FullyConnectedOptionsWeightsFormat,
+    "quantized_bias_type": TensorType,
 }
 
 _BUFFER_ALIGNMENT = 16

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 #: Element types the compiler handles, with their sizes in bytes.
-DTYPE_SIZES = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4, "float32": 4, "bool": 1}
+DTYPE_SIZES = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int64": 8, "float32": 4, "bool": 1}
 
 
 @dataclass

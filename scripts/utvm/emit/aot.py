@@ -14,7 +14,7 @@ from ..lower.lowering import KernelCall, Lowered
 from ..plan.memory import MemoryPlan, resolve_alias
 from . import compat_v018
 
-_C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t",
+_C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
             "float32": "float", "bool": "uint8_t"}
 _UTVM_DTYPES = {"int8": "UTVM_DTYPE_INT8", "uint8": "UTVM_DTYPE_UINT8", "int16": "UTVM_DTYPE_INT16",
                 "int32": "UTVM_DTYPE_INT32", "float32": "UTVM_DTYPE_FLOAT32",

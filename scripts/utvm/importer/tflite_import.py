@@ -17,13 +17,14 @@ from ..errors import UtvmError
 from ..ir import Graph, Operator, Quant, Tensor
 
 # TFLite TensorType numbers -> our dtype names (None: known but unsupported).
-_TENSOR_TYPES: dict[int, str] = {0: "float32", 2: "int32", 3: "uint8", 9: "int8", 7: "int16", 6: "bool"}
+_TENSOR_TYPES: dict[int, str] = {0: "float32", 2: "int32", 3: "uint8", 9: "int8", 7: "int16", 6: "bool",
+                                 4: "int64"}
 _TENSOR_TYPE_NAMES = {
     0: "FLOAT32", 1: "FLOAT16", 2: "INT32", 3: "UINT8", 4: "INT64", 5: "STRING", 6: "BOOL",
     7: "INT16", 8: "COMPLEX64", 9: "INT8", 10: "FLOAT64", 11: "COMPLEX128", 12: "UINT64",
     13: "RESOURCE", 14: "VARIANT", 15: "UINT32", 16: "UINT16", 17: "INT4", 18: "BFLOAT16",
 }
-_NP_TYPES = {"float32": np.float32, "int32": np.int32, "uint8": np.uint8, "int8": np.int8,
+_NP_TYPES = {"float32": np.float32, "int32": np.int32, "int64": np.int64, "uint8": np.uint8, "int8": np.int8,
              "int16": np.int16, "bool": np.bool_}
 
 # Fused activation function codes.

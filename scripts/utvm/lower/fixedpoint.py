@@ -256,12 +256,7 @@ def multiply_by_quantized_multiplier(
     values loaded from constant tensors). Double rounding by default, single rounding as
     TFLITE_SINGLE_ROUNDING builds do."""
     if single_rounding:
-        if isinstance(shift, int):
-            total_e: Expr = c64(31 - shift)
-            rnd: Expr = c64(1 << (30 - shift))
-        else:
-            total_e = c64(31) - shift.astype("int64")
-            rnd = c64(1) << (total_e - c64(1))
+        total_e, rnd = _rounding_right_shift(31, shift)
         prod = x.astype("int64") * c32(multiplier).astype("int64") + rnd
         return (prod >> total_e).astype("int32")
     if isinstance(shift, int):
@@ -272,6 +267,39 @@ def multiply_by_quantized_multiplier(
         right = tirx.max(c32(0) - shift, c32(0))
     high = saturating_rounding_doubling_high_mul(_shift_left_expr(x, left), multiplier)
     return rounding_divide_by_pot(high, right)
+
+
+def multiply_by_quantized_multiplier_int64(x: Expr, multiplier: IntOrExpr, shift: IntOrExpr) -> Expr:
+    """TFLite MultiplyByQuantizedMultiplier(int64 x, m, shift), the 16x8 kernels' form: the
+    multiplier reduced to 16 bits (rounded, at most 0x7FFF), one rounding shift by 15 - shift.
+    Returns int32 (the result fits by TFLite's assumptions)."""
+    if isinstance(multiplier, int):
+        reduced: Expr = c64(((multiplier + (1 << 15)) >> 16) if multiplier < 0x7FFF0000 else 0x7FFF)
+    else:
+        m = multiplier.astype("int64")
+        reduced = tirx.Select(m < c64(0x7FFF0000), (m + c64(1 << 15)) >> c64(16), c64(0x7FFF))
+    total, rnd = _rounding_right_shift(15, shift)
+    return ((x.astype("int64") * reduced + rnd) >> total).astype("int32")
+
+
+def _rounding_right_shift(bits: int, shift: IntOrExpr) -> tuple[Expr, Expr]:
+    """(bits - shift, half of 1 << that) as int64: the right shift and rounding term that
+    follow a multiplication by a ``bits``-bit fixed-point multiplier and a left ``shift``."""
+    if isinstance(shift, int):
+        return c64(bits - shift), c64(1 << (bits - 1 - shift))
+    total = c64(bits) - shift.astype("int64")
+    return total, c64(1) << (total - c64(1))
+
+
+def np_multiply_by_quantized_multiplier_int64(x: npt.ArrayLike, multiplier: npt.ArrayLike,
+                                             shift: npt.ArrayLike) -> IntArray:
+    """numpy reference of multiply_by_quantized_multiplier_int64."""
+    xa = np.asarray(x, dtype=np.int64)
+    m = np.asarray(multiplier, dtype=np.int64)
+    s = np.asarray(shift, dtype=np.int64)
+    reduced = np.where(m < 0x7FFF0000, (m + (1 << 15)) >> 16, 0x7FFF)
+    total = 15 - s
+    return (xa * reduced + (np.int64(1) << (total - 1))) >> total
 
 
 def multiply_by_quantized_multiplier_greater_than_one(

@@ -4,6 +4,7 @@ their type checks, and the shape of operators' attributes."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from tvm import te
@@ -36,8 +37,12 @@ def check_io_types(g: Graph, op: Operator, types: tuple[str, ...] = ("int8", "fl
 
 def check_mac_types(g: Graph, op: Operator) -> None:
     """Types of a conv / depthwise / fully connected layer: int8 or float32 activations with
-    weights of the same type; refuse dynamic-range (hybrid) models."""
+    weights of the same type, or int16 activations with int8 weights (16x8); refuse
+    dynamic-range (hybrid) models."""
     x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
+    if x.dtype == "int16":
+        check_16x8(g, op)
+        return
     if x.dtype == "float32" and w.dtype == "int8":
         raise OpError(
             f"{op.source}: hybrid (dynamic-range) quantized model: float32 activations and int8 weights;"
@@ -47,6 +52,93 @@ def check_mac_types(g: Graph, op: Operator) -> None:
         raise OpError(f"{op.source}: int8 tensors without quantization parameters")
     if x.dtype not in ("int8", "float32") or w.dtype != x.dtype:
         raise OpError(f"{op.source}: unsupported data types {x.dtype} input, {w.dtype} weights")
+
+
+def check_16x8(g: Graph, op: Operator) -> None:
+    """int16 activations (zero points 0), int8 symmetric weights, an int16, int32 or int64 bias,
+    an int16 output: what TFLite Micro's 16x8 kernels take."""
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    b = bias_of(g, op)
+    if w.dtype != "int8" or y.dtype != "int16":
+        raise OpError(f"{op.source}: int16 activations need int8 weights and an int16 output, "
+                      f"not {w.dtype} weights, {y.dtype} output")
+    if x.quant is None or w.quant is None or y.quant is None:
+        raise OpError(f"{op.source}: int16 tensors without quantization parameters")
+    if x.quant.scalar()[1] != 0 or y.quant.scalar()[1] != 0:
+        raise OpError(f"{op.source}: int16 activations must have zero point 0")
+    if np.any(w.quant.zero_point != 0):
+        raise OpError(f"{op.source}: filter zero points must be 0 (symmetric int8 weights)")
+    if b is not None and b.dtype not in ("int16", "int32", "int64"):
+        raise OpError(f"{op.source}: unsupported bias type {b.dtype} for int16 activations")
+
+
+@dataclass
+class Requant16:
+    """The output of a 16x8 layer: the accumulator type (TFLite Micro accumulates in int64
+    unless the bias is int32), the bias as a kernel argument, per-channel multipliers and shifts,
+    and the int16 activation range."""
+
+    args: list[KernelArg]       # bias (when there is one), then multiplier and shift arrays
+    acc: str                    # "int64" or "int32"
+    bias: te.Tensor | None
+    at: Any                     # o -> (multiplier, shift): ints, or loads of the arrays
+    lo: int
+    hi: int
+
+    def output(self, acc: Any, o: Any) -> Any:
+        """MultiplyByQuantizedMultiplier(acc + bias[o]) (the int64 form for int64 accumulators),
+        clamped to the activation range, as int16."""
+        from ..lower import fixedpoint as fp
+        from ..lower.requant import clamp
+
+        if self.bias is not None:
+            acc = acc + self.bias[o].astype(self.acc)
+        m, s = self.at(o)
+        if self.acc == "int64":
+            v = fp.multiply_by_quantized_multiplier_int64(acc, m, s)
+        else:
+            v = fp.multiply_by_quantized_multiplier(acc, m, s)
+        return clamp(v, self.lo, self.hi).astype("int16")
+
+
+def requant16(g: Graph, op: Operator, channels: int, in_double: bool, int64_acc: bool) -> Requant16:
+    """The Requant16 of a 16x8 conv / depthwise / fully connected / transpose conv layer."""
+    from ..lower import fixedpoint as fp
+    from ..lower.requant import activation_range_quantized
+
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    b = bias_of(g, op)
+    assert x.quant and w.quant and y.quant
+    acc = "int64" if int64_acc else "int32"
+    args: list[KernelArg] = []
+    bias = None
+    if b is not None:
+        bias = te.placeholder((channels,), b.dtype, name="bias")
+        args.append(KernelArg(bias, tensor=b.name))
+    pairs = [fp.quantize_multiplier(float(s)) for s in effective_scales(x, w, y, in_double)]
+    mults = np.array([m for m, _ in pairs], np.int32)
+    shifts = np.array([s for _, s in pairs], np.int32)
+    if mults.size == 1 or (np.all(mults == mults[0]) and np.all(shifts == shifts[0])):
+        m0, s0 = int(mults[0]), int(shifts[0])
+        at = lambda o: (m0, s0)  # noqa: E731
+    else:
+        M = te.placeholder((channels,), "int32", name="mult")
+        S = te.placeholder((channels,), "int32", name="shift")
+        args += [KernelArg(M, constant=np.broadcast_to(mults, (channels,)).copy(), role="mult"),
+                 KernelArg(S, constant=np.broadcast_to(shifts, (channels,)).copy(), role="shift")]
+        at = lambda o: (M[o], S[o])  # noqa: E731
+    ys, zy = y.quant.scalar()
+    lo, hi = activation_range_quantized(op.attrs.get("activation", "none"), ys, zy, -32768, 32767)
+    return Requant16(args, acc, bias, at, lo, hi)
+
+
+def int64_accumulation(g: Graph, op: Operator) -> bool:
+    """TFLite Micro's rule for 16x8 conv and fully connected layers: int32 accumulators when
+    the bias is int32 (or there is none and the options say the bias type is int32), else int64."""
+    b = bias_of(g, op)
+    if b is not None:
+        return b.dtype != "int32"
+    return op.attrs.get("quantized_bias_type") != "int32"
 
 
 @dataclass

@@ -47,7 +47,15 @@ from ..lower.schedules import (
 )
 from ..lower.target import VECTOR_LANES, Target
 from .base import OpDef, OpError, SourceOp, Variant
-from .common import QuantConv, bias_of, check_mac_types, conv_macs, quant_conv
+from .common import (
+    QuantConv,
+    bias_of,
+    check_mac_types,
+    conv_macs,
+    int64_accumulation,
+    quant_conv,
+    requant16,
+)
 
 # ---------------------------------------------------------------------------------------
 # import
@@ -74,6 +82,8 @@ def from_tflite(ctx: Any, node: Any) -> None:
     }
     if depthwise:
         attrs["depth_multiplier"] = w.shape[3] // x.shape[3] if x.shape[3] else 0
+    elif hasattr(o, "QuantizedBiasType") and o.QuantizedBiasType() == 2:  # INT32: 16x8 accumulates in int32
+        attrs["quantized_bias_type"] = "int32"
     inputs = [ins[0], ins[1]] + ([ins[2]] if len(ins) > 2 and ins[2] else [])
     ctx.emit(node, "depthwise_conv2d" if depthwise else "conv2d", inputs, node.outputs, attrs)
 
@@ -210,6 +220,29 @@ def _mac4(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     q = quant_conv(g, op, target.packed)
     X4, _, P, pad_name = _packed_input(g, op, q)
     return _conv_mac4(op, X4, P, pad_name, q, y.shape[1:3], y.name)
+
+
+def _int16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """16x8: int16 input and output, int8 filter, TFLite Micro's int64 accumulation (int32 with
+    an int32 bias) and MultiplyByQuantizedMultiplier of that width."""
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    if x.dtype != "int16":
+        return None
+    n, oh, ow, cout = y.shape
+    kh, kw, cin = w.shape[1], w.shape[2], w.shape[3]
+    sh, sw = op.attrs["strides"]
+    dh, dw = op.attrs["dilation"]
+    rq = requant16(g, op, cout, True, int64_accumulation(g, op))
+    X = te.placeholder(x.shape, "int16", name="x")
+    W = te.placeholder(w.shape, "int8", name="w")
+    P, pad_name = pad(X, op.attrs["padding"], imm(0, "int16"))
+    ry, rx, rc = te.reduce_axis((0, kh), "ry"), te.reduce_axis((0, kw), "rx"), te.reduce_axis((0, cin), "rc")
+    acc = te.compute((n, oh, ow, cout), lambda bb, i, j, o: te.sum(
+        P[bb, i * sh + ry * dh, j * sw + rx * dw, rc].astype(rq.acc) * W[o, ry, rx, rc].astype(rq.acc),
+        axis=[ry, rx, rc]), name="acc")
+    out = te.compute((n, oh, ow, cout), lambda bb, i, j, o: rq.output(acc[bb, i, j, o], o), name="out")
+    args = [KernelArg(X, tensor=x.name), KernelArg(W, tensor=w.name), *rq.args]
+    return KernelDef(args, out, y.name, reduction_schedule("acc", "out", pad_name, 4))
 
 
 def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:
@@ -609,8 +642,9 @@ OPS = (
     OpDef(
         kind="conv2d",
         summary="2-D convolution",
-        tflite=(SourceOp("CONV_2D", from_tflite, constraints="fused activation NONE/RELU/RELU6/RELU_N1_TO_1; "
-                                                              "int8 filter per-channel symmetric"),),
+        tflite=(SourceOp("CONV_2D", from_tflite, ("int8", "int16", "float32"),
+                         "fused activation NONE/RELU/RELU6/RELU_N1_TO_1; int8 filter per-channel symmetric; "
+                         "int16: zero points 0, int32/int64 bias"),),
         onnx=(SourceOp("Conv", from_onnx, ("float32",), "2-D, group 1 or depthwise, constant weights"),
               SourceOp("QLinearConv", from_onnx_qlinear, ("int8",),
                        "also QDQ Conv groups; symmetric int8 weights, per-tensor or per-channel")),
@@ -619,10 +653,12 @@ OPS = (
             Variant("dsp_rows4", _rows4, "Cortex-M4/M7/M33"),
             Variant("dsp_rows_flat", _rows_flat, "Cortex-M4/M7/M33"),
             Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33"),
+            Variant("int16", _int16, types=("int16",)),
             Variant("generic", _generic),
         ),
         check=check,
-        reference="TFLite Micro conv.cc: reference_integer_ops::ConvPerChannel (int8), reference_ops::Conv (float32)",
+        reference="TFLite Micro conv.cc: reference_integer_ops::ConvPerChannel (int8; int16 with int64 or int32 "
+                  "accumulators), reference_ops::Conv (float32)",
         fuses_activation=True,
         macs=conv_macs,
     ),

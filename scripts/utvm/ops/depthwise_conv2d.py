@@ -37,7 +37,7 @@ from ..lower.schedules import (
 )
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
-from .common import QuantConv, bias_of, check_mac_types, conv_macs, quant_conv
+from .common import QuantConv, bias_of, check_mac_types, conv_macs, quant_conv, requant16
 from .conv2d import float_output, from_tflite
 
 
@@ -47,9 +47,36 @@ def check(g: Graph, op: Operator) -> None:
     if w.data is None:
         raise OpError(f"{op.source}: the filter must be a constant")
     mult = op.attrs.get("depth_multiplier", 1)
+    b = bias_of(g, op)
+    if x.dtype == "int16" and b is not None and b.dtype != "int64":
+        raise OpError(f"{op.source}: a 16x8 depthwise convolution needs an int64 bias (TFLite Micro reads it as one)")
     if mult < 1 or x.shape[3] * mult != y.shape[3]:
         raise OpError(f"{op.source}: {y.shape[3]} output channels are not {x.shape[3]} input channels"
                       f" x depth multiplier {mult}")
+
+
+def _int16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """16x8: int16 input and output, int8 filter, int64 accumulation and bias (TFLite Micro's
+    DepthwiseConvPerChannel for int16)."""
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    if x.dtype != "int16":
+        return None
+    n, oh, ow, cout = y.shape
+    kh, kw = w.shape[1], w.shape[2]
+    sh, sw = op.attrs["strides"]
+    dh, dw = op.attrs["dilation"]
+    mult = op.attrs.get("depth_multiplier", 1)
+    rq = requant16(g, op, cout, True, True)
+    X = te.placeholder(x.shape, "int16", name="x")
+    W = te.placeholder(w.shape, "int8", name="w")
+    P, pad_name = pad(X, op.attrs["padding"], imm(0, "int16"))
+    ry, rx = te.reduce_axis((0, kh), "ry"), te.reduce_axis((0, kw), "rx")
+    acc = te.compute((n, oh, ow, cout), lambda bb, i, j, o: te.sum(
+        P[bb, i * sh + ry * dh, j * sw + rx * dw, o // mult].astype("int64") * W[0, ry, rx, o].astype("int64"),
+        axis=[ry, rx]), name="acc")
+    out = te.compute((n, oh, ow, cout), lambda bb, i, j, o: rq.output(acc[bb, i, j, o], o), name="out")
+    args = [KernelArg(X, tensor=x.name), KernelArg(W, tensor=w.name), *rq.args]
+    return KernelDef(args, out, y.name, reduction_schedule("acc", "out", pad_name, 4))
 
 
 def _dw4(g: Graph, op: Operator, target: Target) -> KernelDef | None:
@@ -240,15 +267,18 @@ OPS = (
     OpDef(
         kind="depthwise_conv2d",
         summary="depthwise 2-D convolution",
-        tflite=(SourceOp("DEPTHWISE_CONV_2D", from_tflite,
-                         constraints="fused activation NONE/RELU/RELU6/RELU_N1_TO_1; any depth multiplier"),),
+        tflite=(SourceOp("DEPTHWISE_CONV_2D", from_tflite, ("int8", "int16", "float32"),
+                         "fused activation NONE/RELU/RELU6/RELU_N1_TO_1; any depth multiplier; "
+                         "int16: zero points 0, int64 bias"),),
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
             Variant("dsp_dw4", _dw4, "Cortex-M4/M7/M33"),
+            Variant("int16", _int16, types=("int16",)),
             Variant("generic", _generic),
         ),
         check=check,
-        reference="TFLite Micro depthwise_conv.cc: reference_integer_ops::DepthwiseConvPerChannel (int8), "
+        reference="TFLite Micro depthwise_conv.cc: reference_integer_ops::DepthwiseConvPerChannel (int8; int16 "
+                  "with int64 accumulators), "
                   "reference_ops::DepthwiseConv (float32)",
         fuses_activation=True,
         macs=conv_macs,

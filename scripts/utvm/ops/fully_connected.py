@@ -1,7 +1,8 @@
 """FULLY_CONNECTED: y = x W^T + b over the last axis of x (W is units x depth).
 
 Import: TFLite FULLY_CONNECTED (any input rank: the input is rows of ``depth``); ONNX Gemm
-(transA=0, constant B, alpha/beta folded) and MatMul with a constant 2-D second operand.
+(transA=0, constant B, alpha/beta folded) and MatMul with a constant 2-D second operand (any other MatMul
+is a batch_matmul).
 Semantics: TFLite Micro's reference kernels (reference_integer_ops::FullyConnected, per-tensor
 or per-channel; the effective scale of per-tensor layers is a float32 product as TFLite Micro
 computes it), reference_ops::FullyConnected for float32.
@@ -34,7 +35,7 @@ from ..lower.schedules import (
 )
 from ..lower.target import VECTOR_LANES, Target
 from .base import OpDef, OpError, SourceOp, Variant
-from .common import bias_of, check_mac_types
+from .common import bias_of, check_mac_types, int64_accumulation, requant16
 
 # ---------------------------------------------------------------------------------------
 # import
@@ -45,6 +46,8 @@ def from_tflite(ctx: Any, node: Any) -> None:
     if o.WeightsFormat() != 0:
         raise ctx.fail(node, "shuffled weights format is not supported")
     attrs = {"activation": ctx.activation(o.FusedActivationFunction(), node)}
+    if hasattr(o, "QuantizedBiasType") and o.QuantizedBiasType() == 2:  # INT32: 16x8 accumulates in int32
+        attrs["quantized_bias_type"] = "int32"
     ins = node.inputs
     inputs = [ins[0], ins[1]] + ([ins[2]] if len(ins) > 2 and ins[2] else [])
     ctx.emit(node, "fully_connected", inputs, node.outputs, attrs)
@@ -83,9 +86,13 @@ def from_onnx_gemm(imp: Any, node: Any) -> None:
 
 
 def from_onnx_matmul(imp: Any, node: Any) -> None:
+    """MatMul by a constant 2-D matrix is a layer; any other MatMul is a batch_matmul."""
+    if node.input[1] not in imp.consts or imp.consts[node.input[1]].ndim != 2:
+        from .batch_matmul import from_onnx
+
+        from_onnx(imp, node)
+        return
     b = imp.float_const(node.input[1], "second MatMul operand")
-    if b.ndim != 2:
-        raise imp.fail(f"expects a 2-D constant second operand, got {list(b.shape)}")
     if len(imp.shape(node.input[0])) < 2:
         raise imp.fail("a 1-D first operand is not supported")
     _onnx_fc(imp, node.input[0], b.T, None, node.output[0])
@@ -164,6 +171,26 @@ def macs(g: Graph, op: Operator) -> int:
 
 # ---------------------------------------------------------------------------------------
 # kernels
+
+
+def _int16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """16x8: int16 input and output, int8 weights, int64 accumulation (int32 with an int32 bias)
+    as TFLite Micro's FullyConnected / FullyConnectedPerChannel for int16."""
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    if x.dtype != "int16":
+        return None
+    assert w.quant is not None
+    units, depth = w.shape
+    batch = x.size // depth
+    rq = requant16(g, op, units, bool(w.quant.per_channel), int64_accumulation(g, op))
+    X = te.placeholder((batch, depth), "int16", name="x")
+    W = te.placeholder(w.shape, "int8", name="w")
+    k = te.reduce_axis((0, depth), "k")
+    acc = te.compute((batch, units), lambda i, o: te.sum(X[i, k].astype(rq.acc) * W[o, k].astype(rq.acc), axis=k),
+                     name="acc")
+    out = te.compute((batch, units), lambda i, o: rq.output(acc[i, o], o), name="out")
+    args = [KernelArg(X, tensor=x.name), KernelArg(W, tensor=w.name), *rq.args]
+    return KernelDef(args, out, y.name, reduction_schedule("acc", "out", None, 2))
 
 
 def _mac4_applies(g: Graph, op: Operator, target: Target) -> bool:
@@ -312,10 +339,11 @@ OPS = (
     OpDef(
         kind="fully_connected",
         summary="fully connected layer (matrix times constant weights)",
-        tflite=(SourceOp("FULLY_CONNECTED", from_tflite,
-                         constraints="fused activation NONE/RELU/RELU6/RELU_N1_TO_1; default weights format"),),
+        tflite=(SourceOp("FULLY_CONNECTED", from_tflite, ("int8", "int16", "float32"),
+                         "fused activation NONE/RELU/RELU6/RELU_N1_TO_1; default weights format; "
+                         "int16: zero points 0, int32/int64 bias"),),
         onnx=(SourceOp("Gemm", from_onnx_gemm, ("float32",), "transA=0, constant B"),
-              SourceOp("MatMul", from_onnx_matmul, ("float32",), "constant 2-D second operand"),
+              SourceOp("MatMul", from_onnx_matmul, ("float32",), "constant 2-D second operand; otherwise a batch_matmul"),
               SourceOp("QLinearMatMul", from_onnx_qlinear_matmul, ("int8",),
                        "also QDQ MatMul groups; constant symmetric int8 2-D second operand"),
               SourceOp("com.microsoft.QGemm", from_onnx_qgemm, ("int8",),
@@ -323,6 +351,7 @@ OPS = (
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
             Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33"),
+            Variant("int16", _int16, types=("int16",)),
             Variant("generic", _generic),
         ),
         check=check,
