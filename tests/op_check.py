@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
 
 from tflite_builder import ModelBuilder
 from utvm.run.runner import RunReport, run_model
@@ -88,3 +90,36 @@ def quant_params(rng: np.random.Generator, lo: float = -4.0, hi: float = 4.0,
         return span / 65535.0, 0
     scale = span / 255.0
     return scale, int(np.clip(round(-128 - lo / scale), -128, 127))
+
+
+class OnnxCases:
+    """ONNX nodes side by side in one model (opset 17), with the data of its inputs."""
+
+    def __init__(self) -> None:
+        self.nodes: list[onnx.NodeProto] = []
+        self.inputs: list[onnx.ValueInfoProto] = []
+        self.outputs: list[onnx.ValueInfoProto] = []
+        self.inits: list[onnx.TensorProto] = []
+        self.data: list[np.ndarray] = []
+
+    def operand(self, name: str, data: np.ndarray, constant: bool = False) -> str:
+        """An initializer, or a graph input (float32 or bool) whose data is recorded."""
+        if constant:
+            self.inits.append(numpy_helper.from_array(data, name))
+        else:
+            elem = TensorProto.BOOL if data.dtype == np.bool_ else TensorProto.FLOAT
+            self.inputs.append(helper.make_tensor_value_info(name, elem, list(data.shape)))
+            self.data.append(data)
+        return name
+
+    def output(self, name: str, shape: Sequence[int], elem: int = TensorProto.FLOAT) -> str:
+        self.outputs.append(helper.make_tensor_value_info(name, elem, [int(d) for d in shape]))
+        return name
+
+    def save(self, path: Path) -> Path:
+        graph = helper.make_graph(self.nodes, path.stem, self.inputs, self.outputs, self.inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        onnx.checker.check_model(model, full_check=True)
+        onnx.save(model, str(path))
+        return path

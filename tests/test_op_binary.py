@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 import op_check
 from op_check import check_model, quant_params
@@ -266,28 +265,8 @@ ONNX_COMPARISONS = {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"}
 ONNX_LOGICAL = {"And", "Or", "Xor"}
 
 
-class OnnxCases:
-    """ONNX nodes side by side in one model, with their inputs' data."""
-
-    def __init__(self) -> None:
-        self.nodes: list[onnx.NodeProto] = []
-        self.inputs: list[onnx.ValueInfoProto] = []
-        self.outputs: list[onnx.ValueInfoProto] = []
-        self.inits: list[onnx.TensorProto] = []
-        self.data: list[np.ndarray] = []
-
-    def operand(self, name: str, data: np.ndarray, constant: bool) -> str:
-        if constant:
-            self.inits.append(numpy_helper.from_array(data, name))
-        else:
-            elem = TensorProto.BOOL if data.dtype == np.bool_ else TensorProto.FLOAT
-            self.inputs.append(helper.make_tensor_value_info(name, elem, list(data.shape)))
-            self.data.append(data)
-        return name
-
-    def output(self, name: str, shape: Sequence[int], elem: int = TensorProto.FLOAT) -> str:
-        self.outputs.append(helper.make_tensor_value_info(name, elem, list(shape)))
-        return name
+class OnnxCases(op_check.OnnxCases):
+    """The binary operators' ONNX cases."""
 
     def add(self, op: str, seed: int) -> None:
         rng = np.random.default_rng(seed)
@@ -320,14 +299,6 @@ class OnnxCases:
             out_shape = tuple(int(d) for d in np.broadcast_shapes(shp[1], shp[2]))
         elem = TensorProto.BOOL if op in ONNX_COMPARISONS | ONNX_LOGICAL else TensorProto.FLOAT
         self.nodes.append(helper.make_node(op, names, [self.output(f"{tag}_y", out_shape, elem)]))
-
-    def save(self, path: Path) -> Path:
-        graph = helper.make_graph(self.nodes, path.stem, self.inputs, self.outputs, self.inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-        model.ir_version = 8
-        onnx.checker.check_model(model, full_check=True)
-        onnx.save(model, str(path))
-        return path
 
 
 @pytest.mark.parametrize("op", ONNX_OPS)

@@ -15,9 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
 import op_check
 from op_check import check_model, quant_params
@@ -288,21 +287,8 @@ def test_operators_on_board(tmp_path: Path, board: str) -> None:
 # ONNX (float32) against onnxruntime
 
 
-class OnnxCases:
-    def __init__(self) -> None:
-        self.nodes: list[onnx.NodeProto] = []
-        self.inputs: list[onnx.ValueInfoProto] = []
-        self.outputs: list[onnx.ValueInfoProto] = []
-        self.inits: list[onnx.TensorProto] = []
-        self.data: list[np.ndarray] = []
-
-    def value(self, name: str, data: np.ndarray, constant: bool = False) -> str:
-        if constant:
-            self.inits.append(numpy_helper.from_array(data, name))
-        else:
-            self.inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, list(data.shape)))
-            self.data.append(data)
-        return name
+class OnnxCases(op_check.OnnxCases):
+    """ConvTranspose and MatMul cases."""
 
     def conv_transpose(self, seed: int) -> None:
         rng = np.random.default_rng(seed)
@@ -311,11 +297,11 @@ class OnnxCases:
         kh, kw = (int(v) for v in rng.integers(1, 5, 2))
         sh, sw = (int(v) for v in rng.integers(1, 4, 2))
         h, w = (int(v) for v in rng.integers(1, 6, 2))
-        x = self.value(f"{tag}_x", rng.uniform(-2, 2, (1, cin, h, w)).astype(np.float32))
-        wt = self.value(f"{tag}_w", rng.normal(0, 0.5, (cin, cout, kh, kw)).astype(np.float32), constant=True)
+        x = self.operand(f"{tag}_x", rng.uniform(-2, 2, (1, cin, h, w)).astype(np.float32))
+        wt = self.operand(f"{tag}_w", rng.normal(0, 0.5, (cin, cout, kh, kw)).astype(np.float32), constant=True)
         ins = [x, wt]
         if rng.random() < 0.6:
-            ins.append(self.value(f"{tag}_b", rng.normal(0, 0.5, cout).astype(np.float32), constant=True))
+            ins.append(self.operand(f"{tag}_b", rng.normal(0, 0.5, cout).astype(np.float32), constant=True))
         attrs: dict[str, object] = {"strides": [sh, sw]}
         style = seed % 3
         if style == 0:  # explicit pads
@@ -331,7 +317,7 @@ class OnnxCases:
         else:
             oh, ow = (h - 1) * sh + kh, (w - 1) * sw + kw
         y = f"{tag}_y"
-        self.outputs.append(helper.make_tensor_value_info(y, TensorProto.FLOAT, [1, cout, oh, ow]))
+        self.output(y, (1, cout, oh, ow))
         self.nodes.append(helper.make_node("ConvTranspose", ins, [y], **attrs))
 
     def matmul(self, seed: int) -> None:
@@ -344,21 +330,13 @@ class OnnxCases:
         if not ba and not bb:
             bb = [2]  # two values, or a batched constant: not a plain layer
         mm, k, n = (int(v) for v in rng.integers(1, 9, 3))
-        a = self.value(f"{tag}_a", rng.uniform(-2, 2, (*ba, mm, k)).astype(np.float32))
-        b = self.value(f"{tag}_b", rng.uniform(-2, 2, (*bb, k, n)).astype(np.float32),
+        a = self.operand(f"{tag}_a", rng.uniform(-2, 2, (*ba, mm, k)).astype(np.float32))
+        b = self.operand(f"{tag}_b", rng.uniform(-2, 2, (*bb, k, n)).astype(np.float32),
                        constant=bool(bb) and rng.random() < 0.3)
         out = (*np.broadcast_shapes(tuple(ba), tuple(bb)), mm, n)
         y = f"{tag}_y"
-        self.outputs.append(helper.make_tensor_value_info(y, TensorProto.FLOAT, [int(d) for d in out]))
+        self.output(y, out)
         self.nodes.append(helper.make_node("MatMul", [a, b], [y]))
-
-    def save(self, path: Path) -> Path:
-        graph = helper.make_graph(self.nodes, path.stem, self.inputs, self.outputs, self.inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-        model.ir_version = 8
-        onnx.checker.check_model(model, full_check=True)
-        onnx.save(model, str(path))
-        return path
 
 
 @pytest.mark.parametrize("op", ["ConvTranspose", "MatMul"])
