@@ -6,6 +6,9 @@ rectangle from kernel-call step ``first`` to ``last + 1`` and from byte ``offset
 ``offset + size``, coloured by kind (tensor / scratch / input / output) and labelled with a
 short tensor name. A dashed line marks the pool size; a thin step line shows the bytes live
 at each step (what a perfect packing would need), so the gap between the two is fragmentation.
+Tensors that share a buffer (``memory_sharing``) are drawn over it, hatched: concatenation
+slots that their producers write straight into (``//``) and elementwise outputs written over
+their input in place (``xx``); slots in model outputs (outside the pool) are counted at the side.
 
     python3 benchmarks/plot_memory_plan.py MODEL.tflite|MLF_DIR|metadata.json ... [--out-dir DIR]
 
@@ -19,7 +22,7 @@ import json
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +35,12 @@ from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
+
+#: hatching of tensors that share a buffer, by how they share it
+SHARED_HATCHES: dict[str, tuple[str, str]] = {
+    "slot": ("//", "slot written by its producer"),
+    "inplace": ("xx", "written in place over its input"),
+}
 
 KIND_COLOURS: dict[str, str] = {
     "tensor": "#4c72b0",
@@ -55,10 +64,24 @@ class PlanBuffer:
 
 
 @dataclass(frozen=True)
+class Shared:
+    """A tensor living inside ``buffer``: a slot, an in-place output or an alias."""
+
+    name: str
+    buffer: str
+    how: str
+    offset: int
+    size: int
+    first: int
+    last: int
+
+
+@dataclass(frozen=True)
 class Plan:
     model: str
     pool_size: int
     buffers: list[PlanBuffer]
+    shared: list[Shared] = field(default_factory=list)
 
 
 def plan_from_metadata(metadata: Mapping[str, Any] | Path) -> Plan:
@@ -74,7 +97,10 @@ def plan_from_metadata(metadata: Mapping[str, Any] | Path) -> Plan:
     buffers = [PlanBuffer(str(b["name"]), str(b["kind"]), int(b["offset"]), int(b["size"]),
                           int(b["first"]), int(b["last"]))
                for b in module.get("memory_plan", [])]
-    return Plan(model=str(name), pool_size=pool, buffers=buffers)
+    shared = [Shared(str(t["name"]), str(t["buffer"]), str(t["how"]), int(t["offset"]), int(t["size"]),
+                     int(t["first"]), int(t["last"]))
+              for t in module.get("memory_sharing", [])]
+    return Plan(model=str(name), pool_size=pool, buffers=buffers, shared=shared)
 
 
 def _common_prefix(names: Sequence[str]) -> str:
@@ -143,6 +169,7 @@ def plot_plan(plan: Plan, out: Path, title: str | None = None) -> Path:
                        ha="center", va="center", fontsize=7, color="white",
                        rotation=90 if vertical else 0)
         text.set_clip_path(rect)
+    _draw_shared(ax, plan)
     live = _live_bytes(plan, steps)
     ax.stairs(live, range(steps + 1), color="#e6a700", linewidth=1.6, linestyle="-",
               label="bytes live at the step", zorder=3)
@@ -152,16 +179,26 @@ def plot_plan(plan: Plan, out: Path, title: str | None = None) -> Path:
     ax.set_xlabel("kernel-call step")
     ax.set_ylabel("offset in the workspace pool (bytes)")
     ax.xaxis.get_major_locator().set_params(integer=True)
-    ax.set_title(title or f"{plan.model}: memory plan, {len(plan.buffers)} buffers, "
+    n_slots = sum(t.how == "slot" for t in plan.shared)
+    n_inplace = sum(t.how == "inplace" for t in plan.shared)
+    sharing = f", {n_slots} slots, {n_inplace} in place" if n_slots or n_inplace else ""
+    ax.set_title(title or f"{plan.model}: memory plan, {len(plan.buffers)} buffers{sharing}, "
                  f"pool {plan.pool_size:,} B, peak live {max(live, default=0):,} B", fontsize=10)
     kinds = [k for k in KIND_COLOURS if any(b.kind == k for b in plan.buffers)]
     handles: list[Any] = [Patch(facecolor=KIND_COLOURS[k], edgecolor="black", alpha=0.75, label=k)
                           for k in kinds]
+    for how, (hatch, text) in SHARED_HATCHES.items():
+        if any(t.how == how for t in plan.shared):
+            handles.append(Patch(facecolor="none", edgecolor="black", hatch=hatch, label=text))
     handles.append(ax.get_legend_handles_labels()[0][0])
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=8,
               frameon=False)
     if not any(b.kind in ("input", "output") for b in plan.buffers):
         ax.text(1.005, 0.0, "inputs and outputs\nlive outside the pool\n(--io-in-pool puts\nthem inside)",
+                transform=ax.transAxes, ha="left", va="bottom", fontsize=7, color="#555555")
+    outside = [t for t in plan.shared if t.how == "slot" and t.buffer not in {b.name for b in plan.buffers}]
+    if outside:
+        ax.text(1.005, 0.25, f"{len(outside)} tensor(s) written\nstraight into model\noutputs (slots)",
                 transform=ax.transAxes, ha="left", va="bottom", fontsize=7, color="#555555")
     ax.grid(axis="y", linewidth=0.3, alpha=0.5)
     fig.tight_layout()
@@ -170,6 +207,19 @@ def plot_plan(plan: Plan, out: Path, title: str | None = None) -> Path:
     fig.savefig(out)
     plt.close(fig)
     return out
+
+
+def _draw_shared(ax: Any, plan: Plan) -> None:
+    """Hatched rectangles over the pool buffers for the tensors living inside them."""
+    where = {b.name: b for b in plan.buffers}
+    for t in plan.shared:
+        if t.how not in SHARED_HATCHES or t.buffer not in where or t.first < 0:
+            continue
+        base = where[t.buffer]
+        first, last = (t.first, t.last) if t.how == "slot" else (t.first, max(t.last, t.first))
+        ax.add_patch(Rectangle((first, base.offset + t.offset), last + 1 - first, max(t.size, 1),
+                               facecolor="none", edgecolor="white", hatch=SHARED_HATCHES[t.how][0],
+                               linewidth=0.8, zorder=2))
 
 
 def plot_memory_plan(metadata: Mapping[str, Any] | Path, out_dir: Path = RESULTS,

@@ -13,8 +13,9 @@ from tvm import te
 from ..errors import UtvmError
 from ..external.base import ExternalArg, ExternalKernel, ExternalModule
 from ..ir import Graph, Operator, Tensor
-from .kerneldef import KernelArg
+from .kerneldef import KernelArg, KernelDef
 from .pipeline import PIPELINE_NAME
+from .slots import Placement, View, alias_roots, plan_slots, read_view, strided_output
 from .target import Target
 
 
@@ -39,6 +40,8 @@ class Lowered:
     graph: Graph                                         # with the constants the lowering added
     calls: list[KernelCall]
     aliases: dict[str, str] = field(default_factory=dict)  # tensor -> tensor whose bytes it uses
+    #: tensor -> where it lies inside another tensor (producers writing into a concatenation)
+    views: dict[str, View] = field(default_factory=dict)
     c_source: str = ""
     tir_text: str = ""
 
@@ -61,6 +64,9 @@ def lower_graph(graph: Graph, prefix: str, cpu: str | None = None,
     calls: list[KernelCall] = []
     aliases: dict[str, str] = {}
     tensors = dict(graph.tensors)
+    placements = plan_slots(graph)
+    roots = alias_roots(graph)
+    views: dict[str, View] = {}
     for index, op in enumerate(graph.ops):
         opdef = get(op.kind)
         if opdef is None:
@@ -68,6 +74,16 @@ def lower_graph(graph: Graph, prefix: str, cpu: str | None = None,
         if opdef.alias:
             aliases[op.outputs[0]] = op.inputs[0]
             continue
+        if opdef.input_slots is not None:
+            _fill_slots(graph, op, index, prefix, target, tensors, views, funcs, calls)
+            continue
+        view = read_view(graph, index, roots)
+        if view is not None:
+            views[op.outputs[0]] = view
+            continue
+        if graph.tensors[op.outputs[0]].size == 0:
+            continue  # an empty output: nothing to compute
+        placed = placements.get(op.outputs[0])
         external = _offload(graph, op, offload)
         if external is not None:
             module, kernel = external
@@ -75,19 +91,14 @@ def lower_graph(graph: Graph, prefix: str, cpu: str | None = None,
             names = [_bind_arg(tensors, arg, symbol) for arg in (*kernel.args, kernel.output)]
             calls.append(KernelCall(symbol, index, f"{op.kind}_{index}", names, module=module.name,
                                     external=kernel))
+            if placed is not None and placed.view.strides is None:
+                views[placed.tensor] = placed.view
             continue
         variant, kdef = opdef.kernel(graph, op, target)
         symbol = f"{prefix}_{op.kind}_{index}"
-        arg_names: list[str] = []
-        for arg in kdef.args:
-            arg_names.append(_bind_arg(tensors, arg, symbol))
-        arg_names.append(kdef.output_tensor)
-        func = te.create_prim_func([a.placeholder for a in kdef.args] + [kdef.output])
-        sch = tvm.s_tir.Schedule(func)
-        if kdef.schedule is not None:
-            kdef.schedule(sch)
-        _decompose_reductions(sch)
-        func = sch.mod["main"]
+        func, arg_names = _build(kdef, tensors, symbol)
+        if placed is not None and kdef.output_tensor == placed.tensor:
+            func = _into_view(func, placed, views)
         funcs[symbol] = func.with_attr("global_symbol", symbol)
         calls.append(KernelCall(symbol, index, f"{op.kind}_{index}", arg_names, variant=variant))
     for module in offload:
@@ -97,7 +108,7 @@ def lower_graph(graph: Graph, prefix: str, cpu: str | None = None,
             call.scratch_bytes = call.external.scratch_bytes
     lowered_graph = Graph(graph.name, tensors, graph.ops, graph.inputs, graph.outputs)
     if not funcs:
-        return Lowered(lowered_graph, calls, aliases)
+        return Lowered(lowered_graph, calls, aliases, views)
     mod = tvm.IRModule(funcs)
     with tvm.transform.PassContext(opt_level=3, config={"tirx.disable_assert": True}):
         lib = tvm.compile(mod, target=tvm.target.Target("c"), tir_pipeline=PIPELINE_NAME)
@@ -105,7 +116,66 @@ def lower_graph(graph: Graph, prefix: str, cpu: str | None = None,
     for call in calls:
         if call.external is None:
             call.scratch_bytes = _scratch_bytes(source, call.symbol)
-    return Lowered(lowered_graph, calls, aliases, source, mod.script())
+    return Lowered(lowered_graph, calls, aliases, views, source, mod.script())
+
+
+def _build(kdef: KernelDef, tensors: dict[str, Tensor], symbol: str) -> tuple[tvm.tirx.PrimFunc, list[str]]:
+    """The scheduled PrimFunc of a kernel and the tensor names of its arguments (output last)."""
+    arg_names = [_bind_arg(tensors, arg, symbol) for arg in kdef.args]
+    arg_names.append(kdef.output_tensor)
+    func = te.create_prim_func([a.placeholder for a in kdef.args] + [kdef.output])
+    sch = tvm.s_tir.Schedule(func)
+    if kdef.schedule is not None:
+        kdef.schedule(sch)
+    _decompose_reductions(sch)
+    return sch.mod["main"], arg_names
+
+
+def _into_view(func: tvm.tirx.PrimFunc, placed: Placement, views: dict[str, View]) -> tvm.tirx.PrimFunc:
+    """Let the kernel write its output into its planned slot: contiguous slots need nothing, a
+    strided slot needs a kernel that writes by plain element stores (else the slot is given up
+    and the concatenation copies the tensor)."""
+    if placed.view.strides is not None:
+        strided = strided_output(func, placed.view.strides)
+        if strided is None:
+            return func
+        func = strided
+    views[placed.tensor] = placed.view
+    return func
+
+
+def _fill_slots(graph: Graph, op: Operator, index: int, prefix: str, target: Target,
+                tensors: dict[str, Tensor], views: dict[str, View],
+                funcs: dict[str, tvm.tirx.PrimFunc], calls: list[KernelCall]) -> None:
+    """A concatenation: every input whose producer did not write into its slot is copied there
+    by the operator's kernel for one input."""
+    from ..ops import get
+
+    opdef = get(op.kind)
+    assert opdef is not None and opdef.input_slots is not None
+    y = graph.tensors[op.outputs[0]]
+    itemsize = y.nbytes // max(y.size, 1)
+    roots = alias_roots(graph)
+    for k, (name, slot) in enumerate(zip(op.inputs, opdef.input_slots(graph, op))):
+        view = View(op.outputs[0], slot.offset * itemsize, slot.strides)
+        root = roots.get(name, name)
+        if views.get(root) == view:
+            continue  # its producer wrote it there
+        x = graph.tensors[name]
+        part = f"{op.outputs[0]}:slot{k}"
+        tensors[part] = Tensor(part, x.shape, x.dtype, x.quant)
+        copy = Operator(op.kind, [name], [part], dict(op.attrs), source=op.source)
+        variant, kdef = opdef.kernel(graph, copy, target)
+        symbol = f"{prefix}_{op.kind}_{index}_{k}"
+        func, arg_names = _build(kdef, tensors, symbol)
+        if slot.strides is not None:
+            strided = strided_output(func, slot.strides)
+            if strided is None:
+                raise UtvmError(f"{op.source}: the copy kernel of input {k} cannot write into its slot")
+            func = strided
+        views[part] = view
+        funcs[symbol] = func.with_attr("global_symbol", symbol)
+        calls.append(KernelCall(symbol, index, f"{op.kind}_{index}", arg_names, variant=variant))
 
 
 _COMM_REDUCE = 2  # IterVar type of a reduction axis
@@ -170,6 +240,9 @@ def finish_source(src: str) -> str:
 
 
 _EMPTY_IF_RE = re.compile(r"^[ \t]*if \(!\(\w+ == NULL\)\) \{\n[ \t]*\}\n", re.M)
+#: the packed-API unpacking of an argument the kernel never reads (e.g. indices into an axis of 1)
+_UNUSED_ARG_RE = re.compile(r"^[ \t]*int32_t (\w+)_type_index = [^\n]*\n[ \t]*void\* (condval\w*);\n"
+                            r"[ \t]*if \(\1_type_index == \d+\) \{\n[^\n]*\n[ \t]*\} else \{\n[^\n]*\n[ \t]*\}\n", re.M)
 _LOCAL_RE = re.compile(r"^[ \t]*[A-Za-z_][\w]*\*? (\w+) = [^;\n]*;\n", re.M)
 _DEF_RE = re.compile(r"^(TVM_DLL int32_t __tvm_ffi_\w+\(void\* self_handle, void\* args, "
                      r"int32_t num_args, void\* result\) \{\n)", re.M)
@@ -187,6 +260,10 @@ def _warning_clean(src: str) -> str:
         changed = True
         while changed:
             changed = False
+            for m in list(_UNUSED_ARG_RE.finditer(body)):
+                if len(re.findall(rf"\b{m.group(2)}\b", body)) == 3:
+                    body = body.replace(m.group(0), "", 1)
+                    changed = True
             for m in list(_LOCAL_RE.finditer(body)):
                 name = m.group(1)
                 if len(re.findall(rf"\b{re.escape(name)}\b", body)) == 1:

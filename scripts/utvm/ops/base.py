@@ -71,6 +71,16 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class Slot:
+    """Where one input of a kernel-less operator (CONCATENATION) lies inside its output: the
+    element offset of the input's first element and, when the input's elements are not one
+    contiguous run of the output, the output's element strides for the input's axes."""
+
+    offset: int
+    strides: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
 class OpDef:
     """One operator kind of utvm's graph IR (``Operator.kind``)."""
 
@@ -86,6 +96,20 @@ class OpDef:
     reference: str = ""
     #: the output only renames the input's bytes: no kernel, the planner aliases them
     alias: bool = False
+    #: elementwise: output element i depends only on element i of each same-shaped input, and
+    #: every kernel variant reads input element i before it writes output element i and never
+    #: after, so the output may take the bytes of such an input (same shape and dtype) when that
+    #: input dies at this operator; the memory planner decides where (``utvm.plan.memory``)
+    inplace: bool = False
+    #: the output is its inputs side by side (CONCATENATION): ``input_slots`` gives each input's
+    #: place in the output. There is no kernel for the whole operator: the producer of an input
+    #: writes straight into its slot where it can (``utvm.lower.lowering``); the others are
+    #: copied by the generic variant built for a one-input operator (a copy into the slot).
+    input_slots: Callable[[Graph, Operator], list[Slot]] | None = None
+    #: the element offset in the input when the output is one contiguous run of the input's
+    #: bytes (a slice along the outermost axis that is not 1), else None: then the operator needs
+    #: no kernel, its consumers read the input's bytes there (a view)
+    view_of_input: Callable[[Graph, Operator], int | None] | None = None
     #: a following ReLU/Clip can be folded into ``attrs["activation"]`` (ONNX import)
     fuses_activation: bool = False
     #: multiply-accumulates of one run (for instructions-per-MAC figures)

@@ -1,8 +1,8 @@
 """RESHAPE: the same bytes seen with another shape. No kernel: the memory planner gives the
 output the input's bytes (an alias).
 
-Import: TFLite RESHAPE; ONNX Reshape (constant shape), Flatten; ONNX Identity and Dropout
-(inference) only rename a value and add no operator.
+Import: TFLite RESHAPE, SQUEEZE, EXPAND_DIMS; ONNX Reshape (constant shape), Flatten, Squeeze,
+Unsqueeze; ONNX Identity and Dropout (inference) only rename a value and add no operator.
 Semantics: row-major element order is kept (TFLite Micro's reshape.cc copies when the buffers
 differ, which they never do here).
 """
@@ -43,6 +43,13 @@ def from_onnx_flatten(imp: Any, node: Any) -> None:
     _reshape_to(imp, node.input[0], node.output[0])
 
 
+def from_onnx_squeeze(imp: Any, node: Any) -> None:
+    """Squeeze / Unsqueeze: the output shape (from shape inference) says which axes go or come."""
+    if len(node.input) > 1 and node.input[1]:
+        imp.const(node.input[1], "axes")
+    _reshape_to(imp, node.input[0], node.output[0])
+
+
 def from_onnx_identity(imp: Any, node: Any) -> None:
     x, out = node.input[0], node.output[0]
     if node.op_type == "Dropout" and len([o for o in node.output if o]) > 1:
@@ -65,13 +72,17 @@ OPS = (
     OpDef(
         kind="reshape",
         summary="view the same bytes with another shape (no kernel)",
-        tflite=(SourceOp("RESHAPE", from_tflite, _ANY),),
+        tflite=(SourceOp("RESHAPE", from_tflite, _ANY),
+                SourceOp("SQUEEZE", from_tflite, _ANY),
+                SourceOp("EXPAND_DIMS", from_tflite, _ANY, "constant axis")),
         onnx=(SourceOp("Reshape", from_onnx_reshape, ("float32",), "constant shape"),
               SourceOp("Flatten", from_onnx_flatten, ("float32",)),
+              SourceOp("Squeeze", from_onnx_squeeze, ("float32",), "constant axes"),
+              SourceOp("Unsqueeze", from_onnx_squeeze, ("float32",), "constant axes"),
               SourceOp("Identity", from_onnx_identity, ("float32",)),
               SourceOp("Dropout", from_onnx_identity, ("float32",), "inference, no mask output")),
         check=check,
-        reference="TFLite Micro reshape.cc (a copy there, an alias here)",
+        reference="TFLite Micro reshape.cc, squeeze.cc, expand_dims.cc (copies there, an alias here)",
         alias=True,
     ),
 )

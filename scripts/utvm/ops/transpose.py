@@ -1,7 +1,7 @@
 """TRANSPOSE: permute the axes of a tensor (attr ``perm``, numpy semantics).
 
 ``out.shape[d] == x.shape[perm[d]]`` and ``out[j0, .., jn] == x[k]`` with ``k[perm[d]] == j[d]``.
-Import: ONNX Transpose. The ONNX importer also uses it to move 4-D activations between NCHW
+Import: TFLite TRANSPOSE (constant perm, up to 5-D); ONNX Transpose. The ONNX importer also uses it to move 4-D activations between NCHW
 (the model's view) and NHWC (utvm's layout), and both importers to give a model output that
 would share its bytes with another tensor a copy of its own (identity perm).
 Semantics: it only moves elements, so it is exact for every dtype.
@@ -17,6 +17,16 @@ from ..ir import Graph, Operator
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
+
+
+def from_tflite(ctx: Any, node: Any) -> None:
+    from ._movement import tflite_ints
+
+    x = ctx.tensors[node.inputs[0]]
+    perm = tuple(int(p) for p in tflite_ints(ctx, node, 1, "perm").reshape(-1))
+    if len(perm) != len(x.shape):
+        raise ctx.fail(node, f"perm {list(perm)} does not fit a {len(x.shape)}-D input")
+    ctx.emit(node, "transpose", [node.inputs[0]], node.outputs, {"perm": perm})
 
 
 def from_onnx(imp: Any, node: Any) -> None:
@@ -43,6 +53,9 @@ def from_onnx(imp: Any, node: Any) -> None:
 
 
 def check(g: Graph, op: Operator) -> None:
+    from ._movement import MOVE_TYPES, check_same_types
+
+    check_same_types(g, op, MOVE_TYPES + ("int32", "uint8"))
     x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
     perm = tuple(int(p) for p in op.attrs["perm"])
     if sorted(perm) != list(range(len(x.shape))):
@@ -73,6 +86,7 @@ OPS = (
     OpDef(
         kind="transpose",
         summary="permute axes",
+        tflite=(SourceOp("TRANSPOSE", from_tflite, ("int8", "int16", "float32"), "constant perm"),),
         onnx=(SourceOp("Transpose", from_onnx, ("float32",)),),
         variants=(Variant("generic", _generic),),
         check=check,

@@ -105,6 +105,14 @@ def metadata(name: str, graph: Graph, lowered: Lowered, plan: MemoryPlan, source
                      "first": b.first, "last": b.last}
                     for b in plan.buffers
                 ],
+                # tensors sharing a buffer: RESHAPE aliases, concatenation slots written in place by
+                # their producers, elementwise outputs written over their input (utvm.plan.sharing)
+                "memory_sharing": [
+                    {"name": t.name, "buffer": t.buffer, "how": t.how, "target": t.target,
+                     "offset": t.offset, "size": t.byte_span(), "strided": t.strides is not None,
+                     "first": t.first, "last": t.last}
+                    for t in plan.tenants
+                ],
                 "external_modules": external or {},
                 # as TVM 0.18 lists the runtime an MLF carries
                 "external_dependencies": [{"short_name": "utvm_crt", "url": "./runtime", "url_type": "mlf_path",

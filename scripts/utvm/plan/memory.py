@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ..ir import Graph
 from ..lower.lowering import Lowered
+from .sharing import Storage, Tenant, check_tenants, choose_inplace, tenants, tensor_steps
 
 ALIGN = 16
 
@@ -51,10 +52,19 @@ class MemoryPlan:
     #: variable tensor (state kept between runs) -> offset in the state buffer, outside the pool
     state: dict[str, int] = field(default_factory=dict)
     state_size: int = 0
+    #: tensor name -> (buffer it lives in, byte offset there): pool buffers and model inputs/outputs
+    storage: dict[str, tuple[str, int]] = field(default_factory=dict)
+    #: tensors sharing a buffer: aliases, concatenation slots, in-place outputs (utvm.plan.sharing)
+    tenants: list[Tenant] = field(default_factory=list)
+    #: bytes of every buffer tenants live in (pool buffers and model inputs/outputs)
+    buffer_bytes: dict[str, int] = field(default_factory=dict)
+    #: tensor name -> first and last kernel-call step it is an argument of (outputs: to the end)
+    lifetimes: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def check(self) -> list[str]:
-        """Problems with the plan: overlapping live buffers, buffers outside the pool."""
-        problems = []
+        """Problems with the plan: overlapping live buffers, buffers outside the pool, unsafe
+        sharing (slots overlapping, in-place outputs over data still needed)."""
+        problems = check_tenants(self.tenants, self.buffer_bytes, self.lifetimes)
         for i, a in enumerate(self.buffers):
             if a.offset < 0 or a.offset + a.size > self.pool_size:
                 problems.append(f"{a.name} [{a.offset}, {a.offset + a.size}) outside pool of {self.pool_size}")
@@ -73,34 +83,37 @@ def resolve_alias(name: str, aliases: dict[str, str]) -> str:
 
 
 def plan_memory(lowered: Lowered, io_in_pool: bool = False) -> MemoryPlan:
-    """Assign pool offsets from the lifetimes of the tensors the kernel calls touch."""
+    """Assign pool offsets from the lifetimes of the tensors the kernel calls touch. Aliases and
+    concatenation slots share their buffer; elementwise operators run in place where safe."""
     graph: Graph = lowered.graph
-    aliases = lowered.aliases
+    storage = Storage(lowered)
     steps = len(lowered.calls)
     first: dict[str, int] = {}
     last: dict[str, int] = {}
 
     def touch(name: str, step: int) -> None:
-        root = resolve_alias(name, aliases)
+        root = storage.root(name)
         first[root] = min(first.get(root, step), step)
         last[root] = max(last.get(root, step), step)
 
     for step, call in enumerate(lowered.calls):
         for arg in call.args:
-            if not graph.tensors[resolve_alias(arg, aliases)].is_constant:
+            if not graph.tensors[storage.root(arg)].is_constant:
                 touch(arg, step)
 
     io_roots: dict[str, str] = {}
     for name in graph.inputs:
-        io_roots[resolve_alias(name, aliases)] = name
+        io_roots[storage.root(name)] = name
         touch(name, 0)  # written by the application before the run
     for name in graph.outputs:
-        root = resolve_alias(name, aliases)
+        root = storage.root(name)
         io_roots.setdefault(root, name)
         touch(name, max(steps - 1, 0))
+    inplace = choose_inplace(lowered, storage, first, last, io_roots)
 
     buffers: list[Buffer] = []
     external: dict[str, str] = {}
+    input_roots = {storage.root(n) for n in graph.inputs}
     state: dict[str, int] = {}
     state_size = 0
     for root in first:
@@ -113,11 +126,7 @@ def plan_memory(lowered: Lowered, io_in_pool: bool = False) -> MemoryPlan:
         if is_io and not io_in_pool:
             external[root] = io_roots[root]
             continue
-        kind = "tensor"
-        if root in (resolve_alias(n, aliases) for n in graph.inputs):
-            kind = "input"
-        elif root in (resolve_alias(n, aliases) for n in graph.outputs):
-            kind = "output"
+        kind = "input" if root in input_roots else "output" if is_io else "tensor"
         buffers.append(Buffer(root, align_up(tensor.nbytes), first[root], last[root], kind=kind))
 
     scratch: dict[int, Buffer] = {}
@@ -129,13 +138,23 @@ def plan_memory(lowered: Lowered, io_in_pool: bool = False) -> MemoryPlan:
 
     pool_size = _best_placement(buffers)
     offsets = {b.name: b.offset for b in buffers if b.kind != "scratch"}
-    for name in graph.tensors:
-        root = resolve_alias(name, aliases)
-        if root != name and root in offsets:
-            offsets[name] = offsets[root]
-        if root != name and root in external:
+    places: dict[str, tuple[str, int]] = {}
+    for name, t in graph.tensors.items():
+        if t.is_constant:
+            continue
+        root, off = storage.resolve(name)
+        if root in offsets:
+            offsets[name] = offsets[root] + off
+            places[name] = (root, off)
+        elif root in external:
             external[name] = external[root]
-    return MemoryPlan(pool_size, buffers, offsets, scratch, external, state, state_size)
+            places[name] = (root, off)
+    lifetimes = tensor_steps(lowered)
+    shared = tenants(lowered, storage, inplace, lifetimes)
+    sizes = {b.name: graph.tensors[b.name].nbytes for b in buffers if b.kind != "scratch"}
+    sizes.update({root: graph.tensors[root].nbytes for root in external})
+    return MemoryPlan(pool_size, buffers, offsets, scratch, external, state, state_size, places, shared, sizes,
+                      lifetimes)
 
 
 _ORDERS = {

@@ -38,6 +38,11 @@ def random_inputs(graph: Graph, seed: int = 0) -> list[np.ndarray]:
     return out
 
 
+#: TFLite Micro's smallest tensor arena for reference runs (its own guess, a multiple of the file
+#: size, is too small for models with large activations)
+_TFLM_ARENA_BYTES = 16 << 20
+
+
 #: The one line that says why a .tflite model's outputs are not compared.
 NO_TFLM = ("no reference: the tflite-micro package is not installed (its wheels exist for "
            "Linux x86-64 only), so the outputs are not compared with TFLite Micro's")
@@ -77,9 +82,8 @@ def run_reference(model: Path, inputs: list[np.ndarray], n_outputs: int,
 def _run_tflm(runtime: ModuleType, model: Path, inputs: list[np.ndarray], n_outputs: int,
               repeats: int) -> tuple[list[np.ndarray], list[float]]:
     data = model.read_bytes()
-    # the interpreter's own arena guess is too small for models with large inputs (e.g. two
-    # 128x128 images): 1 MB plus room for the inputs several times over
-    arena = (1 << 20) + 8 * sum(int(x.nbytes) for x in inputs)
+    # room for large inputs (e.g. two 128x128 images) several times over
+    arena = max(_TFLM_ARENA_BYTES, (1 << 20) + 8 * sum(int(x.nbytes) for x in inputs))
     try:
         interp = runtime.Interpreter.from_bytes(data, arena_size=arena)
     except Exception as exc:  # its errors are RuntimeErrors with long texts
