@@ -55,7 +55,7 @@ def from_onnx(imp: Any, node: Any) -> None:
 def check(g: Graph, op: Operator) -> None:
     from ._movement import MOVE_TYPES, check_same_types
 
-    check_same_types(g, op, MOVE_TYPES + ("int32", "uint8"))
+    check_same_types(g, op, MOVE_TYPES + ("int32", "uint8", "bool"))
     x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
     perm = tuple(int(p) for p in op.attrs["perm"])
     if sorted(perm) != list(range(len(x.shape))):
