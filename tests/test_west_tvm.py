@@ -339,6 +339,20 @@ def test_compile(compiled_kws: Path) -> None:
         "kws_lib0.c", "kws_lib1.c", "kws_lib2.c"]
 
 
+def test_compile_with_compat(workspace: Path, tmp_path: Path) -> None:
+    """west tvm compile passes --compat on: TVM 0.18's header and system library."""
+    reason = _compiler_missing()
+    if reason:
+        pytest.skip(reason)
+    out = tmp_path / "default"
+    r = west(workspace, "tvm", "compile", str(KWS), "--name", "default", "-o", str(out), "--compat", "tvm-0.18")
+    assert r.returncode == 0, r.stdout + r.stderr
+    header = (out / "codegen/host/include/tvmgen_default.h").read_text()
+    assert [ln for ln in header.splitlines() if ln.startswith("#include")] == ["#include <stdint.h>"]
+    assert "  void* Identity;" in header
+    assert "TVMSystemLibEntryPoint" in (out / "codegen/host/src/default_lib3.c").read_text()
+
+
 def test_compile_with_offload(workspace: Path, tmp_path: Path) -> None:
     """west tvm compile passes --offload on: the glue and the module's library are in the MLF."""
     reason = _compiler_missing()
