@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from utvm.compiler import CompileOptions, CompileResult, compile_model
-from utvm.run.runner import run_model
+from utvm.run.runner import run_compiled
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -131,14 +131,15 @@ def test_generated_c_needs_no_include_directory(mlfs: dict[str, CompileResult], 
 
 
 @pytest.mark.parametrize("board", ["host", pytest.param("mps2/an386", marks=pytest.mark.slow)])
-def test_compat_model_stays_bit_exact(tmp_path: Path, board: str) -> None:
-    if not KWS.is_file():
-        pytest.skip(f"{KWS} is not there")
+def test_compat_model_stays_bit_exact(mlfs: dict[str, CompileResult], tmp_path: Path, board: str) -> None:
+    """The very MLF that check_mlf.py gets (--name default --compat tvm-0.18, portable C) built
+    with utvm's runtime for the host and for a Cortex-M4 under QEMU: TFLite Micro's outputs."""
     if board != "host":
         from test_boards import _toolchain_problem
 
         problem = _toolchain_problem()
         if problem:
             pytest.skip(problem)
-    report = run_model(KWS, board, compat="tvm-0.18", workdir=tmp_path)
+    report = run_compiled(KWS, mlfs["compat"], board, tmp_path)
+    assert report.reference == "tflite-micro"
     assert report.outputs_match_reference and report.max_abs_diff == 0
