@@ -224,3 +224,25 @@ def test_host_constants_object_on_a_non_elf_host(monkeypatch: pytest.MonkeyPatch
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and "use --constants c" in err[0], err
     assert not out.exists()
+
+
+def test_constants_c_compiles_for_elf_and_mach_o_hosts(tmp_path: Path) -> None:
+    """The constants' C compiles for macOS hosts (Mach-O, whose sections are named
+    "segment,section": clang refuses ".rodata.tvm") as for ELF, where the constants keep
+    their section. clang cross-compiles this file without an SDK (it includes <stdint.h> only)."""
+    from elftools.elf.elffile import ELFFile
+
+    clang = shutil.which("clang")
+    if clang is None:
+        pytest.skip("clang is not installed (it cross-compiles for the macOS targets)")
+    model = ROOT / "samples/utvm_inference/model/kws_ref_model.tflite"
+    lib2 = compile_model(model, tmp_path / "m", CompileOptions(name="m")).mlf_dir / "codegen/host/src/m_lib2.c"
+    flags = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-ffreestanding", "-c", str(lib2)]
+    for target in ("arm64-apple-macos11", "x86_64-apple-macos10.15", "x86_64-linux-gnu"):
+        obj = tmp_path / f"{target}.o"
+        r = subprocess.run([clang, "-target", target, *flags, "-o", str(obj)], capture_output=True, text=True,
+                           check=False)
+        assert r.returncode == 0, f"{target}: {r.stderr[:1000]}"
+    with (tmp_path / "x86_64-linux-gnu.o").open("rb") as f:
+        section = ELFFile(f).get_section_by_name(".rodata.tvm")
+        assert section is not None and section.data_size >= 26672  # every KWS weight

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from utvm.compiler import CompileOptions, CompileResult, compile_model
-from utvm.run.runner import run_model
+from utvm.run.runner import run_compiled
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -130,15 +130,45 @@ def test_generated_c_needs_no_include_directory(mlfs: dict[str, CompileResult], 
         assert proc.returncode == 0, f"{src.name}: {proc.stderr[:1500]}"
 
 
+def test_templates_build_and_run_the_model(mlfs: dict[str, CompileResult], tmp_path: Path) -> None:
+    """templates/platform.c.template, copied as it is in place of a runtime port (and
+    crt_config.h.template included everywhere), builds the MLF with its runtime/src on a hosted
+    C library: the program gives TFLite Micro's outputs."""
+    from utvm.run.harness import parse_harness_output, write_harness
+    from utvm.run.reference import random_inputs, run_reference
+    from utvm.run.runner import compare
+
+    result = mlfs["compat"]
+    mlf, g = result.mlf_dir, result.graph
+    x = random_inputs(g)
+    harness = write_harness(tmp_path, "default", x, [g.tensors[n].nbytes for n in g.outputs])
+    platform = tmp_path / "platform.c"
+    platform.write_text((mlf / "templates" / "platform.c.template").read_text())
+    sources = [*sorted((mlf / "codegen" / "host" / "src").glob("*.c")), *sorted((mlf / "runtime" / "src").glob("*.c"))]
+    proc = subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-include",
+                           str(mlf / "templates" / "crt_config.h.template"), f"-I{mlf / 'codegen' / 'host' / 'include'}",
+                           f"-I{mlf / 'runtime' / 'include'}", *map(str, [*sources, platform, harness]), "-lm",
+                           "-o", str(tmp_path / "app")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[:2000]
+    run = subprocess.run([str(tmp_path / "app")], capture_output=True, text=True, timeout=120)
+    outputs, _, status = parse_harness_output(run.stdout, [g.tensors[n].dtype for n in g.outputs],
+                                              [g.tensors[n].shape for n in g.outputs])
+    reference = run_reference(KWS, x, len(g.outputs), 1)
+    assert status == 0 and reference is not None
+    ok, max_abs, _ = compare(outputs, reference[0])
+    assert ok and max_abs == 0
+
+
 @pytest.mark.parametrize("board", ["host", pytest.param("mps2/an386", marks=pytest.mark.slow)])
-def test_compat_model_stays_bit_exact(tmp_path: Path, board: str) -> None:
-    if not KWS.is_file():
-        pytest.skip(f"{KWS} is not there")
+def test_compat_model_stays_bit_exact(mlfs: dict[str, CompileResult], tmp_path: Path, board: str) -> None:
+    """The very MLF that check_mlf.py gets (--name default --compat tvm-0.18, portable C) built
+    with utvm's runtime for the host and for a Cortex-M4 under QEMU: TFLite Micro's outputs."""
     if board != "host":
         from test_boards import _toolchain_problem
 
         problem = _toolchain_problem()
         if problem:
             pytest.skip(problem)
-    report = run_model(KWS, board, compat="tvm-0.18", workdir=tmp_path)
+    report = run_compiled(KWS, mlfs["compat"], board, tmp_path)
+    assert report.reference == "tflite-micro"
     assert report.outputs_match_reference and report.max_abs_diff == 0

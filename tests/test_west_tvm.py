@@ -339,15 +339,30 @@ def test_compile(compiled_kws: Path) -> None:
         "kws_lib0.c", "kws_lib1.c", "kws_lib2.c"]
 
 
-def test_compile_with_offload(workspace: Path, tmp_path: Path) -> None:
-    """west tvm compile passes --offload on: the glue and the module's library are in the MLF."""
+def _west_compile(workspace: Path, out: Path, *options: str) -> str:
+    """west tvm compile of KWS into ``out`` (named as its last part) with these options; its stdout."""
     reason = _compiler_missing()
     if reason:
         pytest.skip(reason)
-    out = tmp_path / "kws"
-    r = west(workspace, "tvm", "compile", str(KWS), "--name", "kws", "-o", str(out), "--offload", "plain-c")
+    r = west(workspace, "tvm", "compile", str(KWS), "--name", out.name, "-o", str(out), *options)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "offloaded        1 to plain-c" in r.stdout
+    return r.stdout
+
+
+def test_compile_with_compat(workspace: Path, tmp_path: Path) -> None:
+    """west tvm compile passes --compat on: TVM 0.18's header and system library."""
+    out = tmp_path / "default"
+    _west_compile(workspace, out, "--compat", "tvm-0.18")
+    header = (out / "codegen/host/include/tvmgen_default.h").read_text()
+    assert [ln for ln in header.splitlines() if ln.startswith("#include")] == ["#include <stdint.h>"]
+    assert "  void* Identity;" in header
+    assert "TVMSystemLibEntryPoint" in (out / "codegen/host/src/default_lib3.c").read_text()
+
+
+def test_compile_with_offload(workspace: Path, tmp_path: Path) -> None:
+    """west tvm compile passes --offload on: the glue and the module's library are in the MLF."""
+    out = tmp_path / "kws"
+    assert "offloaded        1 to plain-c" in _west_compile(workspace, out, "--offload", "plain-c")
     assert (out / "codegen/plain_c/src/kws_plain_c.c").is_file()
     assert "tvmgen_kws_plain_c_avg_pool2d" in (out / "codegen/host/src/kws_lib1.c").read_text()
 

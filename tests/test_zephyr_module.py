@@ -491,19 +491,39 @@ def test_cmake_offload_plain_c(tmp_path: Path) -> None:
     reason = _compiler_missing()
     if reason:
         pytest.skip(reason)
+    build = _build_kws_project(tmp_path, "kws", "-DUTVM_TEST_OFFLOAD=plain-c")
+    assert "kws_plain_c.c" in (build / "tvm_vars.txt").read_text()
+    assert "utvm_plainc_avgpool_s8" in _run(["nm", str(build / "model_host")]).stdout
+
+
+def test_cmake_compat_tvm_018(tmp_path: Path) -> None:
+    """COMPAT tvm-0.18: tvmgen_<name>.h is TVM 0.18's, the system library (<name>_lib3.c)
+    is built in, and the program still prints PASS (TFLite Micro's output)."""
+    reason = _compiler_missing()
+    if reason:
+        pytest.skip(reason)
+    build = _build_kws_project(tmp_path, "default", "-DUTVM_TEST_COMPAT=tvm-0.18")
+    assert "default_lib3.c" in (build / "tvm_vars.txt").read_text()
+    header = (build / "tvm/default/codegen/host/include/tvmgen_default.h").read_text()
+    assert "  void* Identity;" in header and "utvm/model.h" not in header
+    symbols = _run(["nm", str(build / "model_host")]).stdout
+    assert "TVMSystemLibEntryPoint" in symbols and "tvmgen_default___tvm_main__" in symbols
+
+
+def _build_kws_project(tmp_path: Path, name: str, *defines: str) -> Path:
+    """tests/cmake built with the shared KWS model and these -D options; its program prints PASS."""
     model = MODELS / "kws_ref_model.tflite"
     if not model.is_file():
         pytest.skip(f"{model} is not there (shared/ beside the repository)")
     build = tmp_path / "build"
     r = _run([_cmake(), "-S", str(REPO / "tests/cmake"), "-B", str(build), f"-DUTVM_TEST_MODEL={model}",
-              "-DUTVM_TEST_NAME=kws", "-DUTVM_TEST_OFFLOAD=plain-c", f"-DPython3_EXECUTABLE={sys.executable}"])
+              f"-DUTVM_TEST_NAME={name}", *defines, f"-DPython3_EXECUTABLE={sys.executable}"])
     assert r.returncode == 0, r.stdout + r.stderr
     r = _run([_cmake(), "--build", str(build)])
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "kws_plain_c.c" in (build / "tvm_vars.txt").read_text()
     r = _run([str(build / "model_host")])
     assert r.returncode == 0 and r.stdout.rstrip().endswith("PASS"), r.stdout + r.stderr
-    assert "utvm_plainc_avgpool_s8" in _run(["nm", str(build / "model_host")]).stdout
+    return build
 
 
 def test_cmake_offload_errors(tmp_path: Path) -> None:

@@ -25,6 +25,9 @@
 /* The pool size macro of the generated header must be a compile-time constant. */
 #define WORKSPACE_SIZE CAT3(TVMGEN_, MODEL_NAME_UPPER, _WORKSPACE_SIZE)
 
+/* The model's descriptor: utvm's header declares it, TVM 0.18's (COMPAT tvm-0.18) does not. */
+extern const utvm_model_t MODEL;
+
 static uint8_t pool[WORKSPACE_SIZE + 1u] __attribute__((aligned(16)));
 static uint8_t io[IO_BYTES] __attribute__((aligned(16)));
 

@@ -149,50 +149,58 @@ def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = 
                                  compat=compat)
         result = compile_model(model, tmp / "mlf", options,
                                progress=progress or (lambda _: None))
-        g = result.graph
-        x = load_inputs(inputs, result) if inputs else random_inputs(g)
-        out_sizes = [g.tensors[n].nbytes for n in g.outputs]
-        harness = write_harness(tmp, result.name, x, out_sizes, repeats)
-        dtypes = [g.tensors[n].dtype for n in g.outputs]
-        shapes = [g.tensors[n].shape for n in g.outputs]
-        instructions = None
-        memory: dict[str, Any] = {}
-        if board == HOST_BOARD:
-            binary = build_host(result.mlf_dir, harness, tmp / "model_host")
-            stdout = run_host(binary)
-            code_bytes = _host_code_bytes(binary, result.name)
-        else:
-            stdout, instructions, code_bytes, memory = _run_qemu(board, result, harness, tmp)
-        outputs, cycles, status = parse_harness_output(stdout, dtypes, shapes)
-        if status != 0:
-            raise UtvmError(f"the model returned status {status} on {board}")
-        reference = run_reference(model, x, len(g.outputs), repeats)
-        ok: bool | None = None
-        max_abs: float | None = None
-        max_rel: float | None = None
-        ref_times: list[float] = []
-        if reference is not None:
-            ref, ref_times = reference
-            ok, max_abs, max_rel = compare(outputs, ref, output_steps(model, g))
-        elif progress is not None:
-            progress(NO_TFLM)
-        mem = result.module_memory
-        macs = count_macs(result)
-        ratio = None
-        if board == HOST_BOARD and cycles and ref_times:
-            ratio = statistics.median(cycles) * 1e-9 / statistics.median(ref_times)
-        return RunReport(
-            model=str(model), board=board, reference=reference_name(model) if reference else None,
-            outputs_match_reference=ok, max_abs_diff=max_abs, max_rel_diff=max_rel,
-            workspace_bytes=mem["workspace_size_bytes"], io_bytes=mem["io_size_bytes"],
-            constants_bytes=mem["constants_size_bytes"], code_bytes=code_bytes,
-            compile_seconds=round(result.compile_seconds, 3), io_in_pool=io_in_pool,
-            instructions=instructions,
-            instructions_per_mac=(instructions / macs) if instructions and macs else None,
-            macs=macs, latency_ratio_vs_reference=ratio, memory=memory,
-            offloaded={m: sum(1 for c in result.lowered.calls if c.module == m) for m in offload},
-            outputs=outputs,
-        )
+        return run_compiled(model, result, board, tmp, inputs, io_in_pool, repeats, progress, offload)
+
+
+def run_compiled(model: Path, result: CompileResult, board: str, tmp: Path, inputs: list[Path] | None = None,
+                 io_in_pool: bool = False, repeats: int = 1, progress: Any = None,
+                 offload: tuple[str, ...] = ()) -> RunReport:
+    """Builds the Model Library Format of ``result`` (compiled from ``model`` for ``board``) in
+    ``tmp``, runs it and compares its outputs with the reference's."""
+    g = result.graph
+    x = load_inputs(inputs, result) if inputs else random_inputs(g)
+    out_sizes = [g.tensors[n].nbytes for n in g.outputs]
+    harness = write_harness(tmp, result.name, x, out_sizes, repeats)
+    dtypes = [g.tensors[n].dtype for n in g.outputs]
+    shapes = [g.tensors[n].shape for n in g.outputs]
+    instructions = None
+    memory: dict[str, Any] = {}
+    if board == HOST_BOARD:
+        binary = build_host(result.mlf_dir, harness, tmp / "model_host")
+        stdout = run_host(binary)
+        code_bytes = _host_code_bytes(binary, result.name)
+    else:
+        stdout, instructions, code_bytes, memory = _run_qemu(board, result, harness, tmp)
+    outputs, cycles, status = parse_harness_output(stdout, dtypes, shapes)
+    if status != 0:
+        raise UtvmError(f"the model returned status {status} on {board}")
+    reference = run_reference(model, x, len(g.outputs), repeats)
+    ok: bool | None = None
+    max_abs: float | None = None
+    max_rel: float | None = None
+    ref_times: list[float] = []
+    if reference is not None:
+        ref, ref_times = reference
+        ok, max_abs, max_rel = compare(outputs, ref, output_steps(model, g))
+    elif progress is not None:
+        progress(NO_TFLM)
+    mem = result.module_memory
+    macs = count_macs(result)
+    ratio = None
+    if board == HOST_BOARD and cycles and ref_times:
+        ratio = statistics.median(cycles) * 1e-9 / statistics.median(ref_times)
+    return RunReport(
+        model=str(model), board=board, reference=reference_name(model) if reference else None,
+        outputs_match_reference=ok, max_abs_diff=max_abs, max_rel_diff=max_rel,
+        workspace_bytes=mem["workspace_size_bytes"], io_bytes=mem["io_size_bytes"],
+        constants_bytes=mem["constants_size_bytes"], code_bytes=code_bytes,
+        compile_seconds=round(result.compile_seconds, 3), io_in_pool=io_in_pool,
+        instructions=instructions,
+        instructions_per_mac=(instructions / macs) if instructions and macs else None,
+        macs=macs, latency_ratio_vs_reference=ratio, memory=memory,
+        offloaded={m: sum(1 for c in result.lowered.calls if c.module == m) for m in offload},
+        outputs=outputs,
+    )
 
 
 def _host_code_bytes(binary: Path, name: str) -> int | None:
