@@ -159,6 +159,111 @@ def test_templates_build_and_run_the_model(mlfs: dict[str, CompileResult], tmp_p
     assert ok and max_abs == 0
 
 
+#: a Makefile laid out as TVM 0.18's apps/microtvm/cmsisnn one is: the MLF extracted as build/,
+#: its runtime/ as the standalone CRT, two CRT files compiled by their TVM 0.18 paths, the
+#: generated code archived, the application linked with both
+V018_STYLE_MAKEFILE = """\
+BUILD_DIR := build
+STANDALONE_CRT_PATH := $(abspath $(BUILD_DIR))/runtime
+CC ?= gcc
+AR ?= ar
+PKG_CFLAGS = -std=gnu99 -Wall -Wextra -Werror -O2 \\
+\t-I${STANDALONE_CRT_PATH}/include \\
+\t-I${STANDALONE_CRT_PATH}/src/runtime/crt/include \\
+\t-I$(abspath $(BUILD_DIR))/codegen/host/include
+CODEGEN_SRCS = $(wildcard $(abspath $(BUILD_DIR))/codegen/host/src/*.c)
+
+$(BUILD_DIR)/demo: demo.c $(BUILD_DIR)/stack_allocator.o $(BUILD_DIR)/crt_backend_api.o $(BUILD_DIR)/libcodegen.a
+\t$(CC) $(PKG_CFLAGS) -o $@ $^ -lm
+
+$(BUILD_DIR)/stack_allocator.o: $(STANDALONE_CRT_PATH)/src/runtime/crt/memory/stack_allocator.c
+\t$(CC) -c $(PKG_CFLAGS) -o $@ $^
+
+$(BUILD_DIR)/crt_backend_api.o: $(STANDALONE_CRT_PATH)/src/runtime/crt/common/crt_backend_api.c
+\t$(CC) -c $(PKG_CFLAGS) -o $@ $^
+
+$(BUILD_DIR)/libcodegen.a: $(CODEGEN_SRCS)
+\tcd $(abspath $(BUILD_DIR))/codegen/host/src && $(CC) -c $(PKG_CFLAGS) $(CODEGEN_SRCS)
+\t$(AR) -cr $@ $(abspath $(BUILD_DIR))/codegen/host/src/*.o
+"""
+
+
+def test_v018_style_makefile_builds_and_runs_the_model(mlfs: dict[str, CompileResult], tmp_path: Path) -> None:
+    """A Makefile written for a TVM 0.18 MLF (apps/microtvm/cmsisnn's layout: the runtime's
+    src/runtime/crt/memory/stack_allocator.c and src/runtime/crt/common/crt_backend_api.c, no
+    port, TVMLogf and TVMPlatformAbort from the application) builds the compat MLF, and the
+    application's Infer-style call gives TFLite Micro's outputs; its own workspace through
+    StackMemoryManager_* allocates and frees last-in first-out."""
+    from utvm.run.reference import random_inputs, run_reference
+    from utvm.run.runner import compare
+
+    result = mlfs["compat"]
+    g = result.graph
+    with tarfile.open(result.tar_path) as tar:
+        tar.extractall(tmp_path / "build", filter="data")
+    (x,) = random_inputs(g)
+    (out_name,) = g.outputs
+    out = g.tensors[out_name]
+    values = ", ".join(str(int(v)) for v in np.asarray(x).reshape(-1))
+    (tmp_path / "demo.c").write_text(f"""\
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <tvm/runtime/crt/logging.h>
+#include <tvm/runtime/crt/platform.h>
+#include <tvm/runtime/crt/stack_allocator.h>
+#include "tvmgen_default.h"
+
+void TVMLogf(const char* msg, ...) {{
+  va_list args;
+  va_start(args, msg);
+  vprintf(msg, args);
+  va_end(args);
+}}
+void TVMPlatformAbort(tvm_crt_error_t code) {{
+  printf("abort %d\\n", (int)code);
+  exit(1);
+}}
+
+static int8_t input[TVMGEN_DEFAULT_INPUT_1_SIZE] = {{{values}}};
+static int8_t output[TVMGEN_DEFAULT_IDENTITY_SIZE];
+static uint8_t app_memory[256];
+
+int main(void) {{
+  tvm_workspace_t ws;
+  void* a = NULL;
+  void* b = NULL;
+  int lifo = StackMemoryManager_Init(&ws, app_memory, sizeof(app_memory)) == kTvmErrorNoError &&
+             StackMemoryManager_Allocate(&ws, 40, &a) == kTvmErrorNoError &&
+             StackMemoryManager_Allocate(&ws, 24, &b) == kTvmErrorNoError &&
+             ((uintptr_t)b % TVM_RUNTIME_ALLOC_ALIGNMENT_BYTES) == 0 &&
+             StackMemoryManager_Allocate(&ws, 1000, &b) == kTvmErrorPlatformNoMemory &&
+             StackMemoryManager_Free(&ws, a) == kTvmErrorPlatformStackAllocBadFree &&
+             StackMemoryManager_Free(&ws, b) == kTvmErrorNoError &&
+             StackMemoryManager_Free(&ws, a) == kTvmErrorNoError && ws.next_alloc == ws.workspace;
+  struct tvmgen_default_inputs inputs = {{.input_1 = input}};
+  struct tvmgen_default_outputs outputs = {{.Identity = output}};
+  int32_t rc = tvmgen_default_run(&inputs, &outputs);
+  printf("lifo %d rc %d out", lifo, (int)rc);
+  for (int i = 0; i < TVMGEN_DEFAULT_IDENTITY_SIZE; i++) printf(" %d", output[i]);
+  printf("\\n");
+  return rc;
+}}
+""")
+    (tmp_path / "Makefile").write_text(V018_STYLE_MAKEFILE)
+    make = subprocess.run(["make", "-s"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert make.returncode == 0, (make.stdout + make.stderr)[-2000:]
+    run = subprocess.run([str(tmp_path / "build" / "demo")], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    words = run.stdout.split()
+    assert words[:4] == ["lifo", "1", "rc", "0"], run.stdout
+    got = np.array([int(v) for v in words[5:]], dtype=out.dtype).reshape(out.shape)
+    reference = run_reference(KWS, [x], 1, 1)
+    assert reference is not None
+    ok, max_abs, _ = compare([got], reference[0])
+    assert ok and max_abs == 0
+
+
 @pytest.mark.parametrize("board", ["host", pytest.param("mps2/an386", marks=pytest.mark.slow)])
 def test_compat_model_stays_bit_exact(mlfs: dict[str, CompileResult], tmp_path: Path, board: str) -> None:
     """The very MLF that check_mlf.py gets (--name default --compat tvm-0.18, portable C) built

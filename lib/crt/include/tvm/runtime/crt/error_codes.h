@@ -19,8 +19,11 @@ typedef enum {
   kTvmErrorPlatformShutdown = 0x0502,
   kTvmErrorPlatformNoMemory = 0x0503,
   kTvmErrorPlatformTimerBadState = 0x0504,
+  kTvmErrorPlatformStackAllocBadFree = 0x0505,
   kTvmErrorFunctionCallNumArguments = 0x0800,
-  kTvmErrorFunctionCallWrongArgType = 0x0801
+  kTvmErrorFunctionCallWrongArgType = 0x0801,
+  kTvmErrorFunctionCallNotImplemented = 0x0802,
+  kTvmErrorFunctionCallInvalidArg = 0x0803
 } tvm_crt_error_t;
 
 #ifdef __cplusplus
