@@ -36,8 +36,8 @@ from ..ir import Graph, Operator, Quant, Tensor
 from ..lower import activation16 as act16
 from ..lower import fixedpoint as fp
 from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, acc_bound, bias_requant, clamp, imm, scale_const
-from ..lower.schedules import CHANNEL_BLOCK, interleave_rows, loop, root_schedule, seq, to_tir
+from ..lower.requant import I32, clamp, imm, scale_const
+from ..lower.schedules import CHANNEL_BLOCK, interleave_rows, loop, root_schedule, seq
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 
@@ -183,124 +183,176 @@ def _double_scale(a: float, b: float, c: float) -> float:
     return float(np.float32(a)) * float(np.float32(b)) / float(np.float32(c))
 
 
+#: the largest |product| of two Q0.15 gate outputs (sigmoid in [0, 32767], tanh and the cell
+#: state in [-32768, 32767]): below 2**30, so their rescaling takes the short exact form
+_GATE_PRODUCT_BOUND = 32767 * 32768
+
+
+class _Recurrence:
+    """The TIR of the ``lstm`` kernel: per batch row and time step the gates, then the cell and
+    hidden states (the time loop is why the kernel is written in TIR, not TE)."""
+
+    def __init__(self, g: Graph, op: Operator, target: Target, bufs: dict[str, tirx.Buffer]) -> None:
+        self.batch, self.steps, self.units = _dims(g, op)
+        self.time_major = bool(op.attrs["time_major"])
+        self.clip = float(op.attrs["cell_clip"])
+        self.hidden, self.cell = g.tensors[op.inputs[8]], g.tensors[op.inputs[9]]
+        self.integer = self.hidden.dtype == "int8"
+        self.mac4 = _uses_mac4(g, op, target)
+        self.bufs = bufs
+        self.acc = tirx.decl_buffer((CHANNEL_BLOCK,), I32 if self.integer else "float32", "acc")
+        if self.integer:
+            assert self.hidden.quant is not None
+            hs, _ = self.hidden.quant.scalar()
+            self.wabs = [int(np.abs(g.tensors[n].data.astype(np.int64)).sum(axis=1).max())  # type: ignore[union-attr]
+                         for n in op.inputs[4:8]]
+            self.requant = [fp.quantize_multiplier(fp.conv_real_multiplier(
+                hs, g.tensors[n].quant.scalar()[0], GATE_INPUT_SCALE, False)) for n in op.inputs[4:8]]  # type: ignore[union-attr]
+
+    def body(self) -> tirx.Stmt:
+        return loop(self.batch, "b", lambda b: loop(self.steps, "t", lambda t: seq([
+            self.gates(b, self.row(b, t)), self.update(b, self.row(b, t))])))
+
+    def row(self, b: tirx.PrimExpr, t: tirx.PrimExpr) -> tirx.PrimExpr:
+        """The row of the input and output (and of the gate inputs) at batch b, time t."""
+        return t * self.batch + b if self.time_major else b * self.steps + t
+
+    def gates(self, b: tirx.PrimExpr, r: tirx.PrimExpr) -> tirx.Stmt:
+        """gates[k U + u] = activation(gate k's input part + its recurrent FC of the hidden state)."""
+        units, acc, hb, wb = self.units, self.acc, self.bufs["h"], self.bufs["w"]
+        if self.mac4:  # utvm_mac4_u_s8 per four rows of interleaved weights
+            def block(k: int, ub: tirx.PrimExpr) -> tirx.Stmt:
+                o0 = k * units + ub * CHANNEL_BLOCK
+                stmts: list[tirx.Stmt] = [tirx.BufferStore(acc, imm(0), [j]) for j in range(CHANNEL_BLOCK)]
+                stmts.append(tirx.Evaluate(tirx.call_extern(
+                    I32, "utvm_mac4_u_s8", tirx.address_of(acc[0]), tirx.address_of(hb[b, 0]),
+                    tirx.address_of(wb[o0 * units]), imm(units // 4))))
+                for j in range(CHANNEL_BLOCK):
+                    stmts += self.gate(k, ub * CHANNEL_BLOCK + j, r, acc[j])
+                return seq(stmts)
+
+            return seq([loop(units // CHANNEL_BLOCK, "ub", lambda ub, k=k: block(k, ub)) for k in range(4)])
+
+        def unit(k: int, u: tirx.PrimExpr) -> tirx.Stmt:
+            o = k * units + u
+
+            def mac(j: tirx.Var) -> tirx.Stmt:
+                hv, wv = hb[b, j], wb[o * units + j]
+                return tirx.BufferStore(acc, acc[0] + (hv.astype(I32) * wv.astype(I32) if self.integer else hv * wv),
+                                        [0])
+
+            zero = imm(0) if self.integer else imm(0.0, "float32")
+            return seq([tirx.BufferStore(acc, zero, [0]), loop(units, "j", mac), *self.gate(k, u, r, acc[0])])
+
+        return seq([loop(units, "u", lambda u, k=k: unit(k, u)) for k in range(4)])
+
+    def gate(self, k: int, u: tirx.PrimExpr, r: tirx.PrimExpr, acc: tirx.PrimExpr) -> list[tirx.Stmt]:
+        """Store gate k's pre-activation at unit u (from the recurrent FC's accumulator), then
+        its activation over it (sigmoid; tanh for the cell gate)."""
+        gates, o = self.bufs["gates"], k * self.units + u
+        gin = self.bufs[f"gate{k}"][r, u]
+        if not self.integer:
+            v = gates[o]
+            act = tirx.tanh(v) if k == 2 else _sigmoid_f32(v)
+            return [tirx.BufferStore(gates, gin + acc, [o]), tirx.BufferStore(gates, act, [o])]
+        m, shift = self.requant[k]
+        if "rbias" in self.bufs:
+            acc = acc + self.bufs["rbias"][o]
+        rec = scale_const(acc, m, shift, 255 * self.wabs[k])
+        pre = clamp(clamp(rec, -32768, 32767) + gin.astype(I32), -32768, 32767)
+        v = act16.scaled_input(gates[o].astype(I32), 0)
+        table = self.bufs["table"]
+        act = act16.tanh(table, v) if k == 2 else act16.sigmoid(table, v)
+        return [tirx.BufferStore(gates, pre.astype("int16"), [o]), tirx.BufferStore(gates, act.astype("int16"), [o])]
+
+    def update(self, b: tirx.PrimExpr, r: tirx.PrimExpr) -> tirx.Stmt:
+        """Per unit: the new cell state, then the hidden state (= the output) from it."""
+        gates, cb, hb, yb, units = self.bufs["gates"], self.bufs["c"], self.bufs["h"], self.bufs["out"], self.units
+
+        def unit(u: tirx.Var) -> tirx.Stmt:
+            i_g, f_g, c_g, o_g = (gates[k * units + u] for k in range(4))
+            c_old, c_new = cb[b, u], cb[b, u]  # the second read follows the store below
+            tanh_at = 2 * units + u  # tanh(c) replaces the cell gate, no longer needed
+            if self.integer:
+                stmts = [tirx.BufferStore(cb, self.cell_int(f_g, i_g, c_g, c_old), [b, u]),
+                         tirx.BufferStore(gates, self.tanh_cell(c_new), [tanh_at]),
+                         tirx.BufferStore(hb, self.hidden_int(o_g, gates[tanh_at]), [b, u])]
+            else:
+                c = f_g * c_old + i_g * c_g
+                if self.clip > 0:
+                    c = clamp(c, imm(-self.clip, "float32"), imm(self.clip, "float32"))
+                stmts = [tirx.BufferStore(cb, c, [b, u]), tirx.BufferStore(hb, o_g * tirx.tanh(c_new), [b, u])]
+            return seq([*stmts, tirx.BufferStore(yb, hb[b, u], [r, u])])
+
+        return loop(units, "u", unit)
+
+    def cell_int(self, f_g: tirx.PrimExpr, i_g: tirx.PrimExpr, c_g: tirx.PrimExpr, c_old: tirx.PrimExpr) -> tirx.PrimExpr:
+        """int16 c = sat(f * c rescaled + i * g rescaled), clipped to the quantized cell clip."""
+        assert self.cell.quant is not None
+        cs = self.cell.quant.scalar()[0]
+        m_fc, s_fc = fp.quantize_multiplier(_double_scale(GATE_OUTPUT_SCALE, cs, cs))
+        m_ig, s_ig = fp.quantize_multiplier(_double_scale(GATE_OUTPUT_SCALE, GATE_OUTPUT_SCALE, cs))
+        bound = _GATE_PRODUCT_BOUND
+        fc = clamp(scale_const(f_g.astype(I32) * c_old.astype(I32), m_fc, s_fc, bound), -32768, 32767)
+        ig = clamp(scale_const(i_g.astype(I32) * c_g.astype(I32), m_ig, s_ig, bound), -32768, 32767)
+        lo, hi = -32768, 32767
+        if self.clip > 0:
+            q = int(min(max(float(np.float32(self.clip)) / float(np.float32(cs)), -32768.0), 32767.0))
+            lo, hi = max(lo, -q), min(hi, q)
+        return clamp(fc + ig, lo, hi).astype("int16")
+
+    def tanh_cell(self, c: tirx.PrimExpr) -> tirx.PrimExpr:
+        """Q0.15 tanh of the cell state (its scale's power of two gives the input shift)."""
+        assert self.cell.quant is not None
+        shift = _cell_power(self.cell.quant.scalar()[0]) + 12
+        return act16.tanh(self.bufs["table"], act16.scaled_input(c.astype(I32), shift)).astype("int16")
+
+    def hidden_int(self, o_g: tirx.PrimExpr, tanh_c: tirx.PrimExpr) -> tirx.PrimExpr:
+        """int8 h = o * tanh(c) rescaled to the hidden state's scale, plus its zero point."""
+        assert self.hidden.quant is not None
+        hs, zh = self.hidden.quant.scalar()
+        m, s = fp.quantize_multiplier(_double_scale(GATE_OUTPUT_SCALE, GATE_OUTPUT_SCALE, hs))
+        v = scale_const(o_g.astype(I32) * tanh_c.astype(I32), m, s, _GATE_PRODUCT_BOUND)
+        return clamp(v + zh, -128, 127).astype("int8")
+
+
+def _uses_mac4(g: Graph, op: Operator, target: Target) -> bool:
+    """int8 on a CPU with 4-lane dot products and a multiple of 4 units: utvm_mac4_u_s8."""
+    return g.tensors[op.inputs[8]].dtype == "int8" and target.packed and _dims(g, op)[2] % 4 == 0
+
+
 def _kernel(g: Graph, op: Operator, target: Target) -> KernelDef:
     batch, steps, units = _dims(g, op)
-    time_major = bool(op.attrs["time_major"])
-    rows = batch * steps
     hidden, cell, y = g.tensors[op.inputs[8]], g.tensors[op.inputs[9]], g.tensors[op.outputs[0]]
-    dtype = y.dtype
-    integer = dtype == "int8"
-    gate_dtype = "int16" if integer else "float32"
+    gate_dtype = "int16" if y.dtype == "int8" else "float32"
     n4 = 4 * units
     wdata = np.concatenate([g.tensors[n].data for n in op.inputs[4:8]])  # type: ignore[misc]
-    mac4 = integer and target.packed and units % 4 == 0
-    G = [te.placeholder((rows, units), gate_dtype, name=f"gate{k}") for k in range(4)]
+    G = [te.placeholder((batch * steps, units), gate_dtype, name=f"gate{k}") for k in range(4)]
     W = te.placeholder((n4 * units,), wdata.dtype, name="w")
-    H = te.placeholder((batch, units), dtype, name="h")
+    H = te.placeholder((batch, units), y.dtype, name="h")
     C = te.placeholder((batch, units), cell.dtype, name="c")
     S = te.placeholder((n4,), gate_dtype, name="gates")
     args = [KernelArg(p, tensor=n) for p, n in zip(G, op.inputs[:4])]
-    args.append(KernelArg(W, constant=(interleave_rows(wdata) if mac4 else wdata).reshape(-1), role="w"))
+    args.append(KernelArg(W, constant=(interleave_rows(wdata) if _uses_mac4(g, op, target) else wdata).reshape(-1),
+                          role="w"))
     args += [KernelArg(H, tensor=hidden.name), KernelArg(C, tensor=cell.name),
              KernelArg(S, scratch=True, role="gates")]
-    rq = None
-    if integer:
-        assert hidden.quant is not None and cell.quant is not None
-        hs, zh = hidden.quant.scalar()
-        wd = wdata.astype(np.int64)
-        folded = -zh * wd.sum(axis=1)
-        scales = np.repeat([fp.conv_real_multiplier(hs, g.tensors[n].quant.scalar()[0], GATE_INPUT_SCALE, False)  # type: ignore[union-attr]
-                            for n in op.inputs[4:8]], units)
-        rq = bias_requant(folded, scales, n4, acc_bound(np.abs(wd).sum(axis=1), np.zeros(n4, np.int64)),
-                          None, target.dsp)
+    if y.dtype == "int8":
+        assert hidden.quant is not None
+        _, zh = hidden.quant.scalar()
         table = te.placeholder((256,), "int16", name="table")
-        args += rq.args + [KernelArg(table, constant=act16.TABLE_S16, role="table")]
+        args.append(KernelArg(table, constant=act16.TABLE_S16, role="table"))
+        if zh:  # the recurrent FCs have no bias: the hidden state's zero point folded in is theirs
+            rbias = te.placeholder((n4,), I32, name="rbias")
+            args.append(KernelArg(rbias, constant=(-zh * wdata.astype(np.int64).sum(axis=1)).astype(np.int32),
+                                  role="rbias"))
     # the recurrence cannot be written in TE: this definition gives the kernel's signature only,
-    # the body is built in TIR below
-    out = te.compute((rows, units), lambda r, u: H[r % batch, u], name="out")
+    # the body is built in TIR (_Recurrence)
+    out = te.compute((batch * steps, units), lambda r, u: H[r % batch, u], name="out")
 
-    def build(bufs: dict[str, tirx.Var]) -> tuple[tirx.Stmt, list[tirx.Var]]:
-        gates, hb, cb, yb, wb = bufs["gates"], bufs["h"], bufs["c"], bufs["out"], bufs["w"]
-        acc = tirx.decl_buffer((CHANNEL_BLOCK,), I32 if integer else "float32", "acc")
-
-        def row_of(b: tirx.PrimExpr, t: tirx.PrimExpr) -> tirx.PrimExpr:
-            return t * batch + b if time_major else b * steps + t
-
-        def preactivations(b: tirx.PrimExpr, r: tirx.PrimExpr) -> tirx.Stmt:
-            """gates[o] = the gate's input part + the recurrent FC of the hidden state, o = k U + u."""
-            def value(k: int, u: tirx.PrimExpr, a: tirx.PrimExpr) -> tirx.PrimExpr:
-                gin = bufs[f"gate{k}"][r, u]
-                if not integer:
-                    return gin + a
-                assert rq is not None
-                rec = clamp(to_tir(rq.apply(a, k * units + u), bufs), -32768, 32767)
-                return clamp(rec + gin.astype(I32), -32768, 32767).astype("int16")
-
-            if mac4:
-                def block(k: int, ub: tirx.PrimExpr) -> tirx.Stmt:
-                    o0 = k * units + ub * CHANNEL_BLOCK
-                    stmts: list[tirx.Stmt] = [tirx.BufferStore(acc, imm(0), [j]) for j in range(CHANNEL_BLOCK)]
-                    stmts.append(tirx.Evaluate(tirx.call_extern(
-                        I32, "utvm_mac4_u_s8", tirx.address_of(acc[0]), tirx.address_of(hb[b, 0]),
-                        tirx.address_of(wb[o0 * units]), imm(units // 4))))
-                    stmts += [tirx.BufferStore(gates, value(k, ub * CHANNEL_BLOCK + j, acc[j]), [o0 + j])
-                              for j in range(CHANNEL_BLOCK)]
-                    return seq(stmts)
-
-                return seq([loop(units // CHANNEL_BLOCK, "ub", lambda ub, k=k: block(k, ub)) for k in range(4)])
-
-            def unit(k: int, u: tirx.PrimExpr) -> tirx.Stmt:
-                o = k * units + u
-                zero = imm(0) if integer else imm(0.0, "float32")
-
-                def mac(j: tirx.Var) -> tirx.Stmt:
-                    hv, wv = hb[b, j], wb[o * units + j]
-                    p = hv.astype(I32) * wv.astype(I32) if integer else hv * wv
-                    return tirx.BufferStore(acc, acc[0] + p, [0])
-
-                return seq([tirx.BufferStore(acc, zero, [0]), loop(units, "j", mac),
-                            tirx.BufferStore(gates, value(k, u, acc[0]), [o])])
-
-            return seq([loop(units, "u", lambda u, k=k: unit(k, u)) for k in range(4)])
-
-        def activations() -> tirx.Stmt:
-            """Sigmoid on the input, forget and output gates, tanh on the cell gate, in place."""
-            def unit(o: tirx.Var) -> tirx.Stmt:
-                v = gates[o]
-                if integer:
-                    sv = act16.scaled_input(v.astype(I32), 0)
-                    a = tirx.Select(tirx.all(o >= 2 * units, o < 3 * units), act16.tanh(bufs["table"], sv),
-                                    act16.sigmoid(bufs["table"], sv))
-                    return tirx.BufferStore(gates, a.astype("int16"), [o])
-                a = tirx.Select(tirx.all(o >= 2 * units, o < 3 * units), tirx.tanh(v), _sigmoid_f32(v))
-                return tirx.BufferStore(gates, a, [o])
-
-            return loop(n4, "o", unit)
-
-        def update(b: tirx.PrimExpr, r: tirx.PrimExpr) -> tirx.Stmt:
-            """The new cell state, hidden state and output of one row."""
-            def unit(u: tirx.Var) -> tirx.Stmt:
-                i_g, f_g, c_g, o_g = (gates[k * units + u] for k in range(4))
-                if integer:
-                    c_new = _cell_update_int(cell, f_g, i_g, c_g, cb[b, u], op.attrs["cell_clip"])
-                    h_new = _hidden_int(cell, hidden, bufs["table"], o_g, cb[b, u])
-                else:
-                    c_new = f_g * cb[b, u] + i_g * c_g
-                    clip = float(op.attrs["cell_clip"])
-                    if clip > 0:
-                        c_new = clamp(c_new, imm(-clip, "float32"), imm(clip, "float32"))
-                    h_new = o_g * tirx.tanh(cb[b, u])
-                return seq([tirx.BufferStore(cb, c_new, [b, u]), tirx.BufferStore(hb, h_new, [b, u]),
-                            tirx.BufferStore(yb, hb[b, u], [r, u])])
-
-            return loop(units, "u", unit)
-
-        def step(b: tirx.PrimExpr, t: tirx.PrimExpr) -> tirx.Stmt:
-            r = row_of(b, t)
-            return seq([preactivations(b, r), activations(), update(b, r)])
-
-        body = loop(batch, "b", lambda b: loop(steps, "t", lambda t: step(b, t)))
-        return body, [acc]
+    def build(bufs: dict[str, tirx.Buffer]) -> tuple[tirx.Stmt, list[tirx.Buffer]]:
+        rec = _Recurrence(g, op, target, bufs)
+        return rec.body(), [rec.acc]
 
     return KernelDef(args, out, y.name, root_schedule(build))
 
@@ -310,34 +362,6 @@ def _sigmoid_f32(v: tirx.PrimExpr) -> tirx.PrimExpr:
     f = "float32"
     inner = tirx.Select(v < imm(-9.0, f), tirx.exp(v), imm(1.0, f) / (imm(1.0, f) + tirx.exp(imm(0.0, f) - v)))
     return tirx.Select(v > imm(16.619047164916992188, f), imm(1.0, f), inner)
-
-
-def _cell_update_int(cell: Tensor, f_g: tirx.PrimExpr, i_g: tirx.PrimExpr, c_g: tirx.PrimExpr,
-                     c_old: tirx.PrimExpr, clip: float) -> tirx.PrimExpr:
-    """int16 c = sat(f * c rescaled + i * g rescaled), clipped to the quantized cell clip."""
-    assert cell.quant is not None
-    cs = cell.quant.scalar()[0]
-    m_fc, s_fc = fp.quantize_multiplier(_double_scale(GATE_OUTPUT_SCALE, cs, cs))
-    m_ig, s_ig = fp.quantize_multiplier(_double_scale(GATE_OUTPUT_SCALE, GATE_OUTPUT_SCALE, cs))
-    bound = 1 << 30
-    fc = clamp(scale_const(f_g.astype(I32) * c_old.astype(I32), m_fc, s_fc, bound), -32768, 32767)
-    ig = clamp(scale_const(i_g.astype(I32) * c_g.astype(I32), m_ig, s_ig, bound), -32768, 32767)
-    lo, hi = -32768, 32767
-    if clip > 0:
-        q = int(min(max(float(np.float32(clip)) / float(np.float32(cs)), -32768.0), 32767.0))
-        lo, hi = max(lo, -q), min(hi, q)
-    return clamp(fc + ig, lo, hi).astype("int16")
-
-
-def _hidden_int(cell: Tensor, hidden: Tensor, table: tirx.Buffer, o_g: tirx.PrimExpr,
-                c_new: tirx.PrimExpr) -> tirx.PrimExpr:
-    """int8 h = o * tanh(c) rescaled to the hidden state's scale, plus its zero point."""
-    assert cell.quant is not None and hidden.quant is not None
-    hs, zh = hidden.quant.scalar()
-    shift = _cell_power(cell.quant.scalar()[0]) + 12
-    m, s = fp.quantize_multiplier(_double_scale(GATE_OUTPUT_SCALE, GATE_OUTPUT_SCALE, hs))
-    th = act16.tanh(table, act16.scaled_input(c_new.astype(I32), shift))
-    return clamp(scale_const(o_g.astype(I32) * th, m, s, 1 << 30) + zh, -128, 127).astype("int8")
 
 
 OPS = (
