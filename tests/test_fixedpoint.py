@@ -74,7 +74,7 @@ _MULT = _rng.integers(1 << 30, 1 << 31, N, dtype=np.int64)
 # int16 inputs of the sigmoid/tanh builders (the extremes and table edges included); their table rides
 # in the second operand
 _X16 = np.random.default_rng(12).integers(-32768, 32768, N, dtype=np.int64)
-_X16[:8] = [-32768, 32767, 0, -1, 1, 255 * 512 // 3, -(255 * 512 // 3) - 1, 255 * 256 // 3]
+_X16[:8] = [-32768, 32767, 0, -1, 1, 255 * 256 // 3, -(255 * 256 // 3) - 1, 255 * 128 // 3]
 _TABLE = np.zeros(N, np.int64)
 _TABLE[:256] = act16.TABLE_S16
 
@@ -138,8 +138,8 @@ CASES: dict[str, tuple[Builder, Ref, npt.NDArray[np.int64], npt.NDArray[np.int64
         _A,
         _B,
     ),
-    "sigmoid16": (
-        lambda a, b, i: act16.sigmoid(b, act16.scaled_input(a[i], 0)),
+    "sigmoid16": (  # the saturation test left out: int16 inputs stay inside the table
+        lambda a, b, i: act16.sigmoid(b, act16.scaled_input(a[i], 0), act16.INT16_SCALED_MAX),
         lambda: act16.np_sigmoid(act16.np_scaled_input(_X16, 0)),
         _X16,
         _TABLE,

@@ -48,6 +48,10 @@ def _c(v: int) -> tirx.PrimExpr:
     return tirx.const(v, I32)
 
 
+#: the largest |scaled_input| of an int16 value with left shift 0 (the LSTM's gates)
+INT16_SCALED_MAX = 3 * 32768
+
+
 def scaled_input(x: tirx.PrimExpr, left_shift: int) -> tirx.PrimExpr:
     """The table's input from an int32 ``x``: x * (3 << left_shift) for left_shift >= 0, else
     (3x + 2**(-left_shift - 1)) >> -left_shift (TFLite's Tanh with a negative shift)."""
@@ -56,31 +60,35 @@ def scaled_input(x: tirx.PrimExpr, left_shift: int) -> tirx.PrimExpr:
     return (x * _c(3) + _c(1 << (-left_shift - 1))) >> _c(-left_shift)
 
 
-def _interpolate(table: tirx.Buffer, v: tirx.PrimExpr, frac_bits: int, saturated: int) -> tirx.PrimExpr:
-    """(``table`` holds TABLE_S16) table[|v| >> frac_bits] interpolated towards the next entry by the low bits, or
-    ``saturated`` past the table."""
+def _interpolate(table: tirx.Buffer, v: tirx.PrimExpr, frac_bits: int, saturated: int,
+                 max_abs: int | None) -> tirx.PrimExpr:
+    """(``table`` holds TABLE_S16) table[|v| >> frac_bits] interpolated towards the next entry
+    by the low bits, or ``saturated`` past the table (no test when ``max_abs``, a bound of |v|,
+    keeps v inside it)."""
     m = v >> _c(31)
     a = (v ^ m) - m
     uh = a >> _c(frac_bits)
-    idx = tirx.min(uh, _c(254))
+    inside = max_abs is not None and max_abs >> frac_bits < 255
+    idx = uh if inside else tirx.min(uh, _c(254))
     ua = table[idx].astype(I32)
     ub = table[idx + 1].astype(I32)
     r = ((ua + _c(32768)) << _c(frac_bits)) + (a & _c((1 << frac_bits) - 1)) * (ub - ua)
-    return tirx.Select(uh < _c(255), r, _c(saturated))
+    return r if inside else tirx.Select(uh < _c(255), r, _c(saturated))
 
 
-def sigmoid(table: tirx.Buffer, v: tirx.PrimExpr) -> tirx.PrimExpr:
-    """Q0.15 sigmoid of the scaled input ``v`` (:func:`scaled_input`), an int32 in [0, 32767]:
-    (r + 2**9) >> 10 for v >= 0, (2**25 - r + 2**9 - 1) >> 10 below."""
-    r = _interpolate(table, v, 9, 0x7FFF << 10)
+def sigmoid(table: tirx.Buffer, v: tirx.PrimExpr, max_abs: int | None = None) -> tirx.PrimExpr:
+    """Q0.15 sigmoid of the scaled input ``v`` (:func:`scaled_input`; ``max_abs``: a bound of
+    |v| if known), an int32 in [0, 32767]: (r + 2**9) >> 10 for v >= 0, (2**25 - r + 2**9 - 1) >> 10
+    below."""
+    r = _interpolate(table, v, 9, 0x7FFF << 10, max_abs)
     m = v >> _c(31)
     return ((r ^ m) + _c(1 << 9) + (m & _c(1 << 25))) >> _c(10)
 
 
-def tanh(table: tirx.Buffer, v: tirx.PrimExpr) -> tirx.PrimExpr:
+def tanh(table: tirx.Buffer, v: tirx.PrimExpr, max_abs: int | None = None) -> tirx.PrimExpr:
     """Q0.15 tanh of the scaled input ``v``, an int32 in [-32768, 32767]: (r - 2**23 + 2**7) >> 8
     for v >= 0, (2**23 - r + 2**7 - 1) >> 8 below."""
-    q = _interpolate(table, v, 8, 0xFFFF << 8) - _c(1 << 23)
+    q = _interpolate(table, v, 8, 0xFFFF << 8, max_abs) - _c(1 << 23)
     m = v >> _c(31)
     return ((q ^ m) + _c(1 << 7)) >> _c(8)
 

@@ -36,7 +36,7 @@ from ..ir import Graph, Operator, Quant, Tensor
 from ..lower import activation16 as act16
 from ..lower import fixedpoint as fp
 from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, clamp, imm, scale_const
+from ..lower.requant import I32, clamp, imm, sat_s16, scale_const
 from ..lower.schedules import CHANNEL_BLOCK, interleave_rows, loop, root_schedule, seq
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
@@ -259,10 +259,11 @@ class _Recurrence:
         if "rbias" in self.bufs:
             acc = acc + self.bufs["rbias"][o]
         rec = scale_const(acc, m, shift, 255 * self.wabs[k])
-        pre = clamp(clamp(rec, -32768, 32767) + gin.astype(I32), -32768, 32767)
+        pre = sat_s16(sat_s16(rec) + gin.astype(I32))
         v = act16.scaled_input(gates[o].astype(I32), 0)
         table = self.bufs["table"]
-        act = act16.tanh(table, v) if k == 2 else act16.sigmoid(table, v)
+        bound = act16.INT16_SCALED_MAX
+        act = act16.tanh(table, v, bound) if k == 2 else act16.sigmoid(table, v, bound)
         return [tirx.BufferStore(gates, pre.astype("int16"), [o]), tirx.BufferStore(gates, act.astype("int16"), [o])]
 
     def update(self, b: tirx.PrimExpr, r: tirx.PrimExpr) -> tirx.Stmt:
@@ -293,13 +294,16 @@ class _Recurrence:
         m_fc, s_fc = fp.quantize_multiplier(_double_scale(GATE_OUTPUT_SCALE, cs, cs))
         m_ig, s_ig = fp.quantize_multiplier(_double_scale(GATE_OUTPUT_SCALE, GATE_OUTPUT_SCALE, cs))
         bound = _GATE_PRODUCT_BOUND
-        fc = clamp(scale_const(f_g.astype(I32) * c_old.astype(I32), m_fc, s_fc, bound), -32768, 32767)
-        ig = clamp(scale_const(i_g.astype(I32) * c_g.astype(I32), m_ig, s_ig, bound), -32768, 32767)
-        lo, hi = -32768, 32767
+        fc = sat_s16(scale_const(f_g.astype(I32) * c_old.astype(I32), m_fc, s_fc, bound))
+        ig = sat_s16(scale_const(i_g.astype(I32) * c_g.astype(I32), m_ig, s_ig, bound))
+        c = sat_s16(fc + ig)
         if self.clip > 0:
             q = int(min(max(float(np.float32(self.clip)) / float(np.float32(cs)), -32768.0), 32767.0))
-            lo, hi = max(lo, -q), min(hi, q)
-        return clamp(fc + ig, lo, hi).astype("int16")
+            if q < 32767:
+                c = clamp(c, -q, q)
+            elif q == 32767:
+                c = tirx.max(c, imm(-q))
+        return c.astype("int16")
 
     def tanh_cell(self, c: tirx.PrimExpr) -> tirx.PrimExpr:
         """Q0.15 tanh of the cell state (its scale's power of two gives the input shift)."""

@@ -49,7 +49,7 @@
  * - utvm_srdhm2_small(a, m2): the same from m2 = 2 * m mod 2**32, for 2**30 <= m < 2**31: as
  *   int32, m2 = 2m - 2**32, so the rounded high word of a * m2 plus a is the rounded high word
  *   of 2a * m (one SMMLAR with DSP, accumulating a itself).
- * - utvm_sat_s8(x): x clamped to the int8 range (SSAT).
+ * - utvm_sat_s8(x), utvm_sat_s16(x): x clamped to the int8 or int16 range (SSAT).
  */
 #ifndef UTVM_KERNELS_H_
 #define UTVM_KERNELS_H_
@@ -417,6 +417,15 @@ static inline int32_t utvm_sat_s8(int32_t x) {
   return __ssat(x, 8);
 #else
   return x < -128 ? -128 : (x > 127 ? 127 : x);
+#endif
+}
+
+/* x clamped to [-32768, 32767] (SSAT on Armv7-M and later) */
+static inline int32_t utvm_sat_s16(int32_t x) {
+#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
+  return __ssat(x, 16);
+#else
+  return x < -32768 ? -32768 : (x > 32767 ? 32767 : x);
 #endif
 }
 
