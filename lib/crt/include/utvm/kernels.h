@@ -411,23 +411,17 @@ static inline int32_t utvm_mac4_pad_s8(int32_t* acc, int32_t inside, int32_t* x,
   return utvm_mac4_s8(acc, inside ? x : z, w, n);
 }
 
-/* x clamped to [-128, 127] (SSAT on Armv7-M and later) */
-static inline int32_t utvm_sat_s8(int32_t x) {
+/* x clamped to the range of an n-bit signed integer (SSAT on Armv7-M and later) */
 #if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
-  return __ssat(x, 8);
+#define UTVM_SSAT(x, n) __ssat((x), (n))
 #else
-  return x < -128 ? -128 : (x > 127 ? 127 : x);
+#define UTVM_SSAT(x, n) \
+  ((x) < -(1 << ((n) - 1)) ? -(1 << ((n) - 1)) : ((x) > (1 << ((n) - 1)) - 1 ? (1 << ((n) - 1)) - 1 : (x)))
 #endif
-}
 
-/* x clamped to [-32768, 32767] (SSAT on Armv7-M and later) */
-static inline int32_t utvm_sat_s16(int32_t x) {
-#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
-  return __ssat(x, 16);
-#else
-  return x < -32768 ? -32768 : (x > 32767 ? 32767 : x);
-#endif
-}
+static inline int32_t utvm_sat_s8(int32_t x) { return UTVM_SSAT(x, 8); }
+
+static inline int32_t utvm_sat_s16(int32_t x) { return UTVM_SSAT(x, 16); }
 
 static inline int32_t utvm_dot16_acc_s8(int32_t acc, int32_t* a, int32_t* b) {
 #ifdef UTVM_HAVE_MVE
