@@ -210,9 +210,11 @@ def _int16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
 
 
 def _mac4_applies(g: Graph, op: Operator, target: Target) -> bool:
-    """int8 on a DSP CPU, symmetric weights, depth % 4 == 0, units % 4 == 0."""
-    x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
-    return (target.dsp and x.dtype == "int8" and w.quant is not None and int(w.quant.zero_point.reshape(-1)[0]) == 0
+    """int8 on a DSP CPU (or on a Helium CPU for the int16 outputs its helium variant does not
+    write: the LSTM's gates), symmetric weights, depth % 4 == 0, units % 4 == 0."""
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    dsp = target.dsp or (target.helium and y.dtype == "int16")
+    return (dsp and x.dtype == "int8" and w.quant is not None and int(w.quant.zero_point.reshape(-1)[0]) == 0
             and w.shape[1] % 4 == 0 and w.shape[0] % CHANNEL_BLOCK == 0)
 
 
