@@ -103,8 +103,20 @@ def test_int8_over_several_runs(tmp_path: Path) -> None:
 
 
 def test_float32_over_several_runs(tmp_path: Path) -> None:
+    """The gates' input parts from fully_connected operators before the recurrence."""
     cases = [lstm_case(100 + i, dtype="float32") for i in range(12)]
     check_cases(cases, tmp_path, repeats=3)
+
+
+def test_float32_input_parts_inside_the_recurrence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above PRECOMPUTE_LIMIT a float32 recurrence computes the gates' input parts step by step,
+    as int8 ones always do (no fully_connected operators)."""
+    from utvm.importer import load_model
+    from utvm.ops import lstm
+
+    monkeypatch.setattr(lstm, "PRECOMPUTE_LIMIT", 0)
+    check_cases([lstm_case(200 + i, dtype="float32") for i in range(12)], tmp_path, repeats=2)
+    assert {op.kind for op in load_model(tmp_path / "model.tflite").ops} == {"lstm"}
 
 
 @pytest.mark.parametrize("variant, message", [

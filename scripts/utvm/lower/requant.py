@@ -134,12 +134,11 @@ class Requant:
 
     def apply(self, acc: tirx.PrimExpr, o: tirx.PrimExpr) -> tirx.PrimExpr:
         """MultiplyByQuantizedMultiplier(acc + bias[o], multiplier[o], shift[o])."""
+        assert not self.right_minus_one
         bias_o, m, s = self.at(o)
         x = acc + bias_o
         if not self.small:
             return fp.multiply_by_quantized_multiplier(x, m, s)
-        if self.right_minus_one:  # (small only) s is the right shift minus one
-            return rounding_divide_by_pot_small(self._high(x, m), s + imm(1), True)
         if isinstance(s, int):
             a = x * (1 << s) if s > 0 else x
             right: tirx.PrimExpr | int = max(-s, 0)

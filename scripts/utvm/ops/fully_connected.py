@@ -11,9 +11,6 @@ Kernel variants, first that applies:
 - helium: Cortex-M52/M55/M85, utvm_mve_gemm_s8;
 - dsp_mac4: units % 4 == 0 and depth % 4 == 0, one assembly MAC loop per block of 4 units;
 - generic: any shape (weights with a zero point, float32).
-
-The integer LSTM (ops/lstm.py) uses this operator with ``attrs["int16_output"]`` for its gate
-layers: int8 input and weights, an int16 output (TFLite Micro's FullyConnected<int8, int16>).
 """
 
 from __future__ import annotations
@@ -26,17 +23,7 @@ from tvm import te, tirx
 from ..ir import Graph, Operator
 from ..lower import helium as mve
 from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import (
-    I32,
-    acc_bound,
-    activation_range_int8,
-    activation_range_quantized,
-    bias_requant,
-    clamp,
-    effective_scales,
-    float_clamp,
-    imm,
-)
+from ..lower.requant import I32, acc_bound, activation_range_int8, bias_requant, effective_scales, float_clamp, imm
 from ..lower.schedules import (
     CHANNEL_BLOCK,
     blocked_schedule,
@@ -172,9 +159,6 @@ def from_onnx_qgemm(imp: Any, node: Any) -> None:
 def check(g: Graph, op: Operator) -> None:
     check_mac_types(g, op)
     x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
-    y = g.tensors[op.outputs[0]]
-    if x.dtype == "int8" and y.dtype != "int8" and not (y.dtype == "int16" and op.attrs.get("int16_output")):
-        raise OpError(f"{op.source}: unsupported output type {y.dtype} for int8 activations")
     if w.data is None or len(w.shape) != 2:
         raise OpError(f"{op.source}: the weights must be a 2-D constant")
     if w.shape[1] == 0 or x.size % w.shape[1]:
@@ -210,11 +194,9 @@ def _int16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
 
 
 def _mac4_applies(g: Graph, op: Operator, target: Target) -> bool:
-    """int8 on a DSP CPU (or on a Helium CPU for the int16 outputs its helium variant does not
-    write: the LSTM's gates), symmetric weights, depth % 4 == 0, units % 4 == 0."""
-    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
-    dsp = target.dsp or (target.helium and y.dtype == "int16")
-    return (dsp and x.dtype == "int8" and w.quant is not None and int(w.quant.zero_point.reshape(-1)[0]) == 0
+    """int8 on a DSP CPU, symmetric weights, depth % 4 == 0, units % 4 == 0."""
+    x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
+    return (target.dsp and x.dtype == "int8" and w.quant is not None and int(w.quant.zero_point.reshape(-1)[0]) == 0
             and w.shape[1] % 4 == 0 and w.shape[0] % CHANNEL_BLOCK == 0)
 
 
@@ -281,20 +263,13 @@ def _kernel(g: Graph, op: Operator, target: Target) -> KernelDef:
                 (X[i, k].astype(I32) - zx) * (W[o, k].astype(I32) - zw), axis=k), name="acc")
         wabs = np.abs(w.data.astype(np.int64)).sum(axis=1)
         bound = acc_bound(wabs, bias) if zw == 0 else None
-        # all-zero rows requantize from a small bias only where the output is int8 (see bias_requant)
-        rq = bias_requant(folded, effective_scales(x, w, y, w.quant.per_channel), units, bound,
-                          wabs == 0 if y.dtype == "int8" else None, bool(packed))
+        rq = bias_requant(folded, effective_scales(x, w, y, w.quant.per_channel), units, bound, wabs == 0,
+                           bool(packed))
         args += rq.args
-        if y.dtype == "int16":  # the int8 -> int16 gate layers of the integer LSTM (ops/lstm.py)
-            lo, hi = activation_range_quantized(op.attrs["activation"], ys, zy, -32768, 32767)
+        lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
 
-            def out_f(i, o):  # type: ignore[no-untyped-def]
-                return clamp(rq.apply(acc[i, o], o) + zy, lo, hi).astype("int16")
-        else:
-            lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
-
-            def out_f(i, o):  # type: ignore[no-untyped-def]
-                return rq.output_s8(acc[i, o], o, zy, lo, hi)
+        def out_f(i, o):  # type: ignore[no-untyped-def]
+            return rq.output_s8(acc[i, o], o, zy, lo, hi)
 
         out = te.compute((batch, units), out_f, name="out")
     else:

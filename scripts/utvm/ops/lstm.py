@@ -3,20 +3,22 @@
 Import: TFLite UNIDIRECTIONAL_SEQUENCE_LSTM, int8 (int8 activations and weights, int32 biases,
 an int16 cell state) and float32, batch-major ([batch, time, input]) or time-major. The hidden
 state (input 18) and the cell state (input 19) are variable tensors: they survive between runs
-(utvm keeps them outside the pool; ``tvmgen_<name>_reset()`` zeroes them). As TFLite Micro, no
+(utvm keeps them outside the pool; ``tvmgen_<name>_reset()`` sets them to their zero points). As TFLite Micro, no
 peephole, projection, layer normalisation or CIFG (coupled input and forget gates) variants:
-those are refused in one line, as is the 16x8 form (int16 activations). The layer is imported
-as five operators:
+those are refused in one line, as is the 16x8 form (int16 activations). The layer imports as
+one ``lstm`` operator, the recurrence: per batch row and time step, each gate's input FC and
+recurrent FC (int8: each rescaled to int16 Q3.12, scale 2**-12, and saturated, then their
+saturating sum; the gate bias and the input zero point in the input FC, the hidden state's zero
+point in the recurrent one), sigmoid (cell gate: tanh) in Q0.15 (lower/activation16.py); the cell
+state c = f * c + i * g (two int16 products rescaled to the cell scale, a saturating sum, the
+cell clip); the hidden state h = o * tanh(c) requantized to the hidden state's int8 scale and
+zero point, which is also the step's output. The kernel updates the hidden and cell states in
+place, as TFLite Micro does; the only other RAM is one row of gate values (pool scratch).
 
-- four ``fully_connected`` (ops/fully_connected.py), one per gate (input, forget, cell, output):
-  the input times the gate's input weights plus its bias, for every time step at once; int8:
-  an int16 result in Q3.12 (scale 2**-12), TFLite Micro's input FC of the gate;
-- ``lstm``: the recurrence. Per batch row and time step: each gate's recurrent FC on the hidden
-  state (int16 Q3.12), added with saturation to the gate's input part, sigmoid (cell gate: tanh)
-  in Q0.15 (lower/activation16.py); the cell state c = f * c + i * g (two int16 products rescaled
-  to the cell scale, a saturating sum, the cell clip); the hidden state h = o * tanh(c)
-  requantized to the hidden state's int8 scale and zero point, which is also the step's output.
-  The kernel updates the hidden and cell states in place, as TFLite Micro does.
+A float32 layer whose gates' input parts for all time steps fit in PRECOMPUTE_LIMIT bytes takes
+them from four ``fully_connected`` operators (one per gate: input, forget, cell, output) run
+before the recurrence, which is faster; int8 layers do not (MNIST LSTM: as fast, 720 instead of
+5200 bytes of pool).
 
 Semantics: TFLite Micro's unidirectional_sequence_lstm.cc and lstm_eval (integer LSTM: effective
 scales of the gate FCs as GetQuantizedConvolutionMultipler computes them, the fixed gate scale
@@ -27,16 +29,17 @@ path (1 / (1 + exp(-x)) with TFLite's cut-offs, tanh).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from tvm import te, tirx
 
-from ..ir import Graph, Operator, Quant, Tensor
+from ..ir import Graph, Operator, Tensor
 from ..lower import activation16 as act16
 from ..lower import fixedpoint as fp
 from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, clamp, imm, sat_s16, scale_const
+from ..lower.requant import I32, acc_bound, clamp, imm, sat_s16, scale_const
 from ..lower.schedules import CHANNEL_BLOCK, interleave_rows, loop, root_schedule, seq
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
@@ -52,6 +55,11 @@ _INPUT_W, _RECURRENT_W, _BIAS = 1, 5, 12
 _HIDDEN, _CELL = 18, 19
 _VARIANTS = {"peephole weights": (9, 10, 11), "projection": (16, 17), "layer normalisation": (20, 21, 22, 23)}
 _TANH = 4  # ActivationFunctionType.TANH
+#: float32: the gates' input parts of all time steps are computed before the recurrence (four
+#: fully_connected operators, faster) when they take at most this many bytes of the pool; above,
+#: the recurrence computes them step by step (one row of gate values in RAM, as TFLite Micro).
+#: int8 always steps (utvm_mac4_u_s8 there is as fast as the layers, and the pool is far smaller)
+PRECOMPUTE_LIMIT = 16384
 
 
 # ---------------------------------------------------------------------------------------------
@@ -81,27 +89,27 @@ def from_tflite(ctx: Any, node: Any) -> None:
     if x.dtype not in ("int8", "float32"):
         raise ctx.fail(node, f"unsupported input type {x.dtype}")
     y = node.outputs[0]
+    weights = [ctx.tensors[ins[_INPUT_W + k]] for k in range(4)]
+    biases = [ins[_BIAS + k] for k in range(4)]
+    if not all(biases):
+        raise ctx.fail(node, "every gate needs a bias")
+    attrs = {"time_major": bool(o.TimeMajor()), "cell_clip": float(o.CellClip()), "input": ins[0],
+             "input_weights": [w.name for w in weights], "fused": False}
+    recurrent = [ins[_RECURRENT_W + k] for k in range(4)] + [ins[_HIDDEN], ins[_CELL]]
+    w0 = weights[0]
+    units = w0.shape[0] if len(w0.shape) == 2 else 0
+    rows = x.size // w0.shape[1] if len(w0.shape) == 2 and w0.shape[1] else 0
+    if x.dtype == "int8" or rows * 4 * units * 4 > PRECOMPUTE_LIMIT:
+        attrs["fused"] = True  # the input parts step by step inside the recurrence
+        ctx.emit(node, "lstm", [ins[0], *attrs["input_weights"], *biases, *recurrent], [y], attrs)
+        return
     gate_inputs = []
-    for k, gate in enumerate(GATES):
-        w_name, b_name = ins[_INPUT_W + k], ins[_BIAS + k]
-        w = ctx.tensors[w_name]
-        if not b_name:
-            raise ctx.fail(node, f"the {gate} gate has no bias")
+    for gate, w, b_name in zip(GATES, weights, biases):
         name = f"{y}:{gate}_gate_input"
-        units = w.shape[0] if len(w.shape) == 2 else 0
-        rows = x.size // w.shape[1] if len(w.shape) == 2 and w.shape[1] else 0
-        if x.dtype == "int8":
-            quant = Quant(np.array([GATE_INPUT_SCALE], np.float32), np.zeros(1, np.int32))
-            ctx.tensors[name] = Tensor(name, (rows, units), "int16", quant)
-        else:
-            ctx.tensors[name] = Tensor(name, (rows, units), "float32")
-        ctx.emit(node, "fully_connected", [ins[0], w_name, b_name], [name],
-                 {"activation": "none", "int16_output": x.dtype == "int8"})
+        ctx.tensors[name] = Tensor(name, (rows, units), "float32")
+        ctx.emit(node, "fully_connected", [ins[0], w.name, b_name], [name], {"activation": "none"})
         gate_inputs.append(name)
-    recurrent = [ins[_RECURRENT_W + k] for k in range(4)]
-    ctx.emit(node, "lstm", gate_inputs + recurrent + [ins[_HIDDEN], ins[_CELL]], [y],
-             {"time_major": bool(o.TimeMajor()), "cell_clip": float(o.CellClip()),
-              "input": ins[0], "input_weights": [ins[_INPUT_W + k] for k in range(4)]})
+    ctx.emit(node, "lstm", gate_inputs + recurrent, [y], attrs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -111,7 +119,7 @@ def from_tflite(ctx: Any, node: Any) -> None:
 def _dims(g: Graph, op: Operator) -> tuple[int, int, int]:
     """(batch, time steps, units)."""
     x = g.tensors[op.attrs["input"]]
-    units = g.tensors[op.inputs[8]].shape[-1]
+    units = g.tensors[op.inputs[-2]].shape[-1]
     if len(x.shape) != 3:
         return 0, 0, units
     t, b = x.shape[0], x.shape[1]
@@ -120,7 +128,7 @@ def _dims(g: Graph, op: Operator) -> tuple[int, int, int]:
 
 def check(g: Graph, op: Operator) -> None:
     x = g.tensors[op.attrs["input"]]
-    hidden, cell = g.tensors[op.inputs[8]], g.tensors[op.inputs[9]]
+    hidden, cell = g.tensors[op.inputs[-2]], g.tensors[op.inputs[-1]]
     y = g.tensors[op.outputs[0]]
     if len(x.shape) != 3:
         raise OpError(f"{op.source}: the input must be 3-D, not {list(x.shape)}")
@@ -129,7 +137,7 @@ def check(g: Graph, op: Operator) -> None:
     if len(hidden.shape) != 2 or hidden.shape != cell.shape or hidden.shape[0] != batch:
         raise OpError(f"{op.source}: hidden and cell states {list(hidden.shape)}, {list(cell.shape)} "
                       f"are not [{batch}, units]")
-    weights = [g.tensors[n] for n in op.attrs["input_weights"] + op.inputs[4:8]]
+    weights = [g.tensors[n] for n in op.attrs["input_weights"] + op.inputs[-6:-2]]
     for k, w in enumerate(weights):
         want = (units, depth if k < 4 else units)
         if w.data is None or w.shape != want:
@@ -138,6 +146,11 @@ def check(g: Graph, op: Operator) -> None:
     if y.shape != (*lead, units) or y.dtype != x.dtype or hidden.dtype != x.dtype:
         raise OpError(f"{op.source}: output {y.dtype}{list(y.shape)}, hidden state {hidden.dtype} do not match "
                       f"the input {x.dtype}{list(x.shape)} and {units} units")
+    if op.attrs["fused"]:  # the biases are the kernel's (else the fully_connected operators')
+        for b in (g.tensors[n] for n in op.inputs[5:9]):
+            if b.data is None or b.size != units or b.dtype != ("int32" if x.dtype == "int8" else x.dtype):
+                raise OpError(f"{op.source}: bias {b.name} must be a constant of {units} "
+                              f"{'int32' if x.dtype == 'int8' else x.dtype} values")
     if x.dtype == "float32":
         if cell.dtype != "float32" or any(w.dtype != "float32" for w in weights):
             raise OpError(f"{op.source}: a float32 LSTM needs float32 weights and cell state")
@@ -157,10 +170,6 @@ def check(g: Graph, op: Operator) -> None:
     shift = _cell_power(cell.quant.scalar()[0]) + 12
     if shift > 14:
         raise OpError(f"{op.source}: cell state scale {cell.quant.scalar()[0]:g} is too large")
-    for gate in op.inputs[:4]:
-        b = g.tensors[gate]
-        if b.dtype != "int16":
-            raise OpError(f"{op.source}: gate input {b.name} must be int16")
 
 
 def _cell_power(scale: float) -> int:
@@ -170,8 +179,10 @@ def _cell_power(scale: float) -> int:
 
 
 def _macs(g: Graph, op: Operator) -> int:
+    """The recurrent FCs (and the input FCs when fused; else the fully_connected operators count them)."""
     batch, steps, units = _dims(g, op)
-    return batch * steps * 4 * units * units
+    depth = g.tensors[op.attrs["input"]].shape[-1] if op.attrs["fused"] else 0
+    return batch * steps * 4 * units * (units + depth)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -196,18 +207,22 @@ class _Recurrence:
         self.batch, self.steps, self.units = _dims(g, op)
         self.time_major = bool(op.attrs["time_major"])
         self.clip = float(op.attrs["cell_clip"])
-        self.hidden, self.cell = g.tensors[op.inputs[8]], g.tensors[op.inputs[9]]
+        self.fused = bool(op.attrs["fused"])
+        x = g.tensors[op.attrs["input"]]
+        self.depth = x.shape[-1]
+        self.hidden, self.cell = g.tensors[op.inputs[-2]], g.tensors[op.inputs[-1]]
         self.integer = self.hidden.dtype == "int8"
-        self.mac4 = _uses_mac4(g, op, target)
+        self.mac4 = _mac4(g, op, target)
         self.bufs = bufs
-        self.acc = tirx.decl_buffer((CHANNEL_BLOCK,), I32 if self.integer else "float32", "acc")
+        acc_type = I32 if self.integer else "float32"
+        self.acc = tirx.decl_buffer((CHANNEL_BLOCK,), acc_type, "acc")
+        self.acc_in = tirx.decl_buffer((CHANNEL_BLOCK,), acc_type, "acc_in")
         if self.integer:
-            assert self.hidden.quant is not None
-            hs, _ = self.hidden.quant.scalar()
-            self.wabs = [int(np.abs(g.tensors[n].data.astype(np.int64)).sum(axis=1).max())  # type: ignore[union-attr]
-                         for n in op.inputs[4:8]]
-            self.requant = [fp.quantize_multiplier(fp.conv_real_multiplier(
-                hs, g.tensors[n].quant.scalar()[0], GATE_INPUT_SCALE, False)) for n in op.inputs[4:8]]  # type: ignore[union-attr]
+            assert self.hidden.quant is not None and x.quant is not None
+            self.rec = [_GateFC(g.tensors[n], self.hidden) for n in op.inputs[-6:-2]]
+            if self.fused:
+                self.inp = [_GateFC(g.tensors[n], x, g.tensors[b])
+                            for n, b in zip(op.attrs["input_weights"], op.inputs[5:9])]
 
     def body(self) -> tirx.Stmt:
         return loop(self.batch, "b", lambda b: loop(self.steps, "t", lambda t: seq([
@@ -218,48 +233,62 @@ class _Recurrence:
         return t * self.batch + b if self.time_major else b * self.steps + t
 
     def gates(self, b: tirx.PrimExpr, r: tirx.PrimExpr) -> tirx.Stmt:
-        """gates[k U + u] = activation(gate k's input part + its recurrent FC of the hidden state)."""
-        units, acc, hb, wb = self.units, self.acc, self.bufs["h"], self.bufs["w"]
-        if self.mac4:  # utvm_mac4_u_s8 per four rows of interleaved weights
-            def block(k: int, ub: tirx.PrimExpr) -> tirx.Stmt:
-                o0 = k * units + ub * CHANNEL_BLOCK
-                stmts: list[tirx.Stmt] = [tirx.BufferStore(acc, imm(0), [j]) for j in range(CHANNEL_BLOCK)]
-                stmts.append(tirx.Evaluate(tirx.call_extern(
-                    I32, "utvm_mac4_u_s8", tirx.address_of(acc[0]), tirx.address_of(hb[b, 0]),
-                    tirx.address_of(wb[o0 * units]), imm(units // 4))))
-                for j in range(CHANNEL_BLOCK):
-                    stmts += self.gate(k, ub * CHANNEL_BLOCK + j, r, acc[j])
-                return seq(stmts)
+        """gates[k U + u] = activation(gate k's input part + its recurrent FC of the hidden state),
+        four units at a time where utvm_mac4_u_s8 serves (interleaved weights), else one."""
+        units, rec_mac4, in_mac4 = self.units, self.mac4[0], self.mac4[1]
+        n = CHANNEL_BLOCK if rec_mac4 else 1
+        hb, xb = self.bufs["h"], self.bufs.get("x")
 
-            return seq([loop(units // CHANNEL_BLOCK, "ub", lambda ub, k=k: block(k, ub)) for k in range(4)])
+        def block(k: int, u0: tirx.PrimExpr) -> tirx.Stmt:
+            stmts = self.matvec(self.acc, lambda d: hb[b, d], self.bufs["w"], k * units + u0, n, units, rec_mac4)
+            if self.fused:
+                assert xb is not None
+                stmts += self.matvec(self.acc_in, lambda d: xb[r, d], self.bufs["wi"], k * units + u0, n,
+                                     self.depth, in_mac4)
+            for j in range(n):
+                stmts += self.gate(k, u0 + j, r, j)
+            return seq(stmts)
 
-        def unit(k: int, u: tirx.PrimExpr) -> tirx.Stmt:
-            o = k * units + u
+        return seq([loop(units // n, "ub", lambda ub, k=k: block(k, ub * n)) for k in range(4)])
 
-            def mac(j: tirx.Var) -> tirx.Stmt:
-                hv, wv = hb[b, j], wb[o * units + j]
-                return tirx.BufferStore(acc, acc[0] + (hv.astype(I32) * wv.astype(I32) if self.integer else hv * wv),
-                                        [0])
+    def matvec(self, acc: tirx.Buffer, vec: Any, w: tirx.Buffer, o0: tirx.PrimExpr, n: int, depth: int,
+               mac4: bool) -> list[tirx.Stmt]:
+        """acc[j] = the dot product of the vector (``vec(d)``) with weight row o0 + j, j < n: one
+        utvm_mac4_u_s8 call (n == 4, interleaved rows), else a loop per row."""
+        zero = imm(0) if self.integer else imm(0.0, "float32")
+        stmts: list[tirx.Stmt] = [tirx.BufferStore(acc, zero, [j]) for j in range(n)]
+        if mac4:
+            stmts.append(tirx.Evaluate(tirx.call_extern(
+                I32, "utvm_mac4_u_s8", tirx.address_of(acc[0]), tirx.address_of(vec(imm(0))),
+                tirx.address_of(w[o0 * depth]), imm(depth // 4))))
+            return stmts
+        for j in range(n):
+            def mac(d: tirx.Var, j: int = j) -> tirx.Stmt:
+                xv, wv = vec(d), w[(o0 + j) * depth + d]
+                return tirx.BufferStore(acc, acc[j] + (xv.astype(I32) * wv.astype(I32) if self.integer else xv * wv),
+                                        [j])
 
-            zero = imm(0) if self.integer else imm(0.0, "float32")
-            return seq([tirx.BufferStore(acc, zero, [0]), loop(units, "j", mac), *self.gate(k, u, r, acc[0])])
+            stmts.append(loop(depth, "d", mac))
+        return stmts
 
-        return seq([loop(units, "u", lambda u, k=k: unit(k, u)) for k in range(4)])
-
-    def gate(self, k: int, u: tirx.PrimExpr, r: tirx.PrimExpr, acc: tirx.PrimExpr) -> list[tirx.Stmt]:
-        """Store gate k's pre-activation at unit u (from the recurrent FC's accumulator), then
-        its activation over it (sigmoid; tanh for the cell gate)."""
+    def gate(self, k: int, u: tirx.PrimExpr, r: tirx.PrimExpr, j: int) -> list[tirx.Stmt]:
+        """Store gate k's pre-activation at unit u (from the accumulators at j), then its
+        activation over it (sigmoid; tanh for the cell gate)."""
         gates, o = self.bufs["gates"], k * self.units + u
-        gin = self.bufs[f"gate{k}"][r, u]
+        acc = self.acc[j]
+        if self.fused:
+            ib = self.bufs["ibias"][o]
+            gin = (self.acc_in[j] + ib if not self.integer else
+                   sat_s16(self.inp[k].requant(self.acc_in[j] + ib)))
+        else:  # float32 only
+            gin = self.bufs[f"gate{k}"][r, u]
         if not self.integer:
             v = gates[o]
             act = tirx.tanh(v) if k == 2 else _sigmoid_f32(v)
             return [tirx.BufferStore(gates, gin + acc, [o]), tirx.BufferStore(gates, act, [o])]
-        m, shift = self.requant[k]
         if "rbias" in self.bufs:
             acc = acc + self.bufs["rbias"][o]
-        rec = scale_const(acc, m, shift, 255 * self.wabs[k])
-        pre = sat_s16(sat_s16(rec) + gin.astype(I32))
+        pre = sat_s16(sat_s16(self.rec[k].requant(acc)) + gin.astype(I32))
         v = act16.scaled_input(gates[o].astype(I32), 0)
         table = self.bufs["table"]
         bound = act16.INT16_SCALED_MAX
@@ -320,43 +349,85 @@ class _Recurrence:
         return clamp(v + zh, -128, 127).astype("int8")
 
 
-def _uses_mac4(g: Graph, op: Operator, target: Target) -> bool:
-    """int8 on a CPU with 4-lane dot products and a multiple of 4 units: utvm_mac4_u_s8."""
-    return g.tensors[op.inputs[8]].dtype == "int8" and target.packed and _dims(g, op)[2] % 4 == 0
+@dataclass
+class _GateFC:
+    """One int8 gate FC of TFLite Micro's integer LSTM: weights times an int8 vector (the input
+    or the hidden state) plus the bias, rescaled to the gate scale 2**-12 (int16, saturated by
+    the caller)."""
+
+    weights: Tensor
+    vector: Tensor
+    bias: Tensor | None = None
+
+    def requant(self, acc: tirx.PrimExpr) -> tirx.PrimExpr:
+        """MultiplyByQuantizedMultiplier of ``acc`` (the folded bias included)."""
+        assert self.weights.quant is not None and self.vector.quant is not None and self.weights.data is not None
+        scale = fp.conv_real_multiplier(self.vector.quant.scalar()[0], self.weights.quant.scalar()[0],
+                                        GATE_INPUT_SCALE, False)
+        m, shift = fp.quantize_multiplier(scale)
+        wabs = np.abs(self.weights.data.astype(np.int64)).sum(axis=1)
+        bias = self.bias.data if self.bias is not None and self.bias.data is not None else np.zeros_like(wabs)
+        return scale_const(acc, m, shift, int(np.max(acc_bound(wabs, bias))))
+
+
+def _mac4(g: Graph, op: Operator, target: Target) -> tuple[bool, bool]:
+    """(recurrent, input) FCs by utvm_mac4_u_s8: int8 on a CPU with 4-lane dot products, a
+    multiple of 4 units (and for the input FCs, of 4 input values)."""
+    units, depth = _dims(g, op)[2], g.tensors[op.attrs["input"]].shape[-1]
+    rec = g.tensors[op.inputs[-2]].dtype == "int8" and target.packed and units % 4 == 0
+    return rec, rec and bool(op.attrs["fused"]) and depth % 4 == 0
+
+
+def _weights(g: Graph, names: list[str], interleaved: bool) -> np.ndarray:
+    """The four gates' weights one after the other, flat (rows interleaved for utvm_mac4_u_s8)."""
+    w = np.concatenate([g.tensors[n].data for n in names])  # type: ignore[misc]
+    return (interleave_rows(w) if interleaved else w).reshape(-1)
 
 
 def _kernel(g: Graph, op: Operator, target: Target) -> KernelDef:
     batch, steps, units = _dims(g, op)
-    hidden, cell, y = g.tensors[op.inputs[8]], g.tensors[op.inputs[9]], g.tensors[op.outputs[0]]
+    hidden, cell, y = g.tensors[op.inputs[-2]], g.tensors[op.inputs[-1]], g.tensors[op.outputs[0]]
+    x = g.tensors[op.attrs["input"]]
     gate_dtype = "int16" if y.dtype == "int8" else "float32"
-    n4 = 4 * units
-    wdata = np.concatenate([g.tensors[n].data for n in op.inputs[4:8]])  # type: ignore[misc]
-    G = [te.placeholder((batch * steps, units), gate_dtype, name=f"gate{k}") for k in range(4)]
-    W = te.placeholder((n4 * units,), wdata.dtype, name="w")
+    n4, rows = 4 * units, batch * steps
+    rec_mac4, in_mac4 = _mac4(g, op, target)
+    wrec = _weights(g, op.inputs[-6:-2], rec_mac4)
+    args = []
+    if op.attrs["fused"]:
+        wi = _weights(g, op.attrs["input_weights"], in_mac4)
+        bias = np.concatenate([g.tensors[n].data for n in op.inputs[5:9]])  # type: ignore[misc]
+        if y.dtype == "int8":
+            assert x.quant is not None
+            wsum = np.concatenate([g.tensors[n].data.astype(np.int64).sum(axis=1)  # type: ignore[union-attr]
+                                   for n in op.attrs["input_weights"]])
+            bias = (bias.astype(np.int64) - x.quant.scalar()[1] * wsum).astype(np.int32)  # input zero point folded
+        args += [KernelArg(te.placeholder((rows, x.shape[-1]), x.dtype, name="x"), tensor=x.name),
+                 KernelArg(te.placeholder(wi.shape, wi.dtype, name="wi"), constant=wi, role="wi"),
+                 KernelArg(te.placeholder(bias.shape, str(bias.dtype), name="ibias"), constant=bias, role="ibias")]
+    else:
+        args += [KernelArg(te.placeholder((rows, units), "float32", name=f"gate{k}"), tensor=n)
+                 for k, n in enumerate(op.inputs[:4])]
     H = te.placeholder((batch, units), y.dtype, name="h")
-    C = te.placeholder((batch, units), cell.dtype, name="c")
-    S = te.placeholder((n4,), gate_dtype, name="gates")
-    args = [KernelArg(p, tensor=n) for p, n in zip(G, op.inputs[:4])]
-    args.append(KernelArg(W, constant=(interleave_rows(wdata) if _uses_mac4(g, op, target) else wdata).reshape(-1),
-                          role="w"))
-    args += [KernelArg(H, tensor=hidden.name), KernelArg(C, tensor=cell.name),
-             KernelArg(S, scratch=True, role="gates")]
+    args += [KernelArg(te.placeholder(wrec.shape, wrec.dtype, name="w"), constant=wrec, role="w"),
+             KernelArg(H, tensor=hidden.name),
+             KernelArg(te.placeholder((batch, units), cell.dtype, name="c"), tensor=cell.name),
+             KernelArg(te.placeholder((n4,), gate_dtype, name="gates"), scratch=True, role="gates")]
     if y.dtype == "int8":
         assert hidden.quant is not None
         _, zh = hidden.quant.scalar()
-        table = te.placeholder((256,), "int16", name="table")
-        args.append(KernelArg(table, constant=act16.TABLE_S16, role="table"))
+        args.append(KernelArg(te.placeholder((256,), "int16", name="table"), constant=act16.TABLE_S16, role="table"))
         if zh:  # the recurrent FCs have no bias: the hidden state's zero point folded in is theirs
-            rbias = te.placeholder((n4,), I32, name="rbias")
-            args.append(KernelArg(rbias, constant=(-zh * wdata.astype(np.int64).sum(axis=1)).astype(np.int32),
+            wsum = np.concatenate([g.tensors[n].data.astype(np.int64).sum(axis=1)  # type: ignore[union-attr]
+                                   for n in op.inputs[-6:-2]])
+            args.append(KernelArg(te.placeholder((n4,), I32, name="rbias"), constant=(-zh * wsum).astype(np.int32),
                                   role="rbias"))
     # the recurrence cannot be written in TE: this definition gives the kernel's signature only,
     # the body is built in TIR (_Recurrence)
-    out = te.compute((batch * steps, units), lambda r, u: H[r % batch, u], name="out")
+    out = te.compute((rows, units), lambda r, u: H[r % batch, u], name="out")
 
     def build(bufs: dict[str, tirx.Buffer]) -> tuple[tirx.Stmt, list[tirx.Buffer]]:
         rec = _Recurrence(g, op, target, bufs)
-        return rec.body(), [rec.acc]
+        return rec.body(), [rec.acc, rec.acc_in]
 
     return KernelDef(args, out, y.name, root_schedule(build))
 
