@@ -123,3 +123,21 @@ class OnnxCases:
         onnx.checker.check_model(model, full_check=True)
         onnx.save(model, str(path))
         return path
+
+
+def check_state_outside_pool(model: bytes, tmp_path: Path, name: str) -> list:  # type: ignore[type-arg]
+    """Compile ``model`` (written as ``<name>.tflite``): the header declares the state size and
+    the reset function, the state buffer holds every variable tensor and the pool none of them.
+    Returns the variable tensors."""
+    from utvm.compiler import compile_model
+
+    path = tmp_path / f"{name}.tflite"
+    path.write_bytes(model)
+    result = compile_model(path, tmp_path / "mlf")
+    header = (result.mlf_dir / "codegen" / "host" / "include" / f"tvmgen_{name}.h").read_text()
+    states = [t for t in result.graph.tensors.values() if t.variable]
+    assert f"#define TVMGEN_{name.upper()}_STATE_SIZE {result.plan.state_size}" in header
+    assert result.plan.state_size >= sum(t.nbytes for t in states)
+    assert f"void tvmgen_{name}_reset(void);" in header
+    assert not any(t.name in result.plan.offsets for t in states)
+    return states

@@ -1,5 +1,5 @@
-"""utvm.lower.fixedpoint: host parameters, TE builders compiled to C, numpy references, and the
-rounding mode of the tflite-micro PyPI build (through a FULLY_CONNECTED single-op model)."""
+"""utvm.lower.fixedpoint (and the int16 sigmoid/tanh of utvm.lower.activation16): host
+parameters, TE builders compiled to C, numpy references, and the rounding mode of the tflite-micro PyPI build (through a FULLY_CONNECTED single-op model)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from tvm import te  # noqa: E402
 
 import tflite_builder as tb  # noqa: E402
 from test_softmax_int8 import HostKernel, kernel_c_source  # noqa: E402
+from utvm.lower import activation16 as act16  # noqa: E402
 from utvm.lower import fixedpoint as fp  # noqa: E402
 
 
@@ -69,6 +70,13 @@ _B[:4] = [fp.INT32_MIN, 5, fp.INT32_MAX, 0]
 _E = _rng.integers(0, 32, N, dtype=np.int64)
 _SHIFT = _rng.integers(-31, 8, N, dtype=np.int64)
 _MULT = _rng.integers(1 << 30, 1 << 31, N, dtype=np.int64)
+
+# int16 inputs of the sigmoid/tanh builders (the extremes and table edges included); their table rides
+# in the second operand
+_X16 = np.random.default_rng(12).integers(-32768, 32768, N, dtype=np.int64)
+_X16[:8] = [-32768, 32767, 0, -1, 1, 255 * 256 // 3, -(255 * 256 // 3) - 1, 255 * 128 // 3]
+_TABLE = np.zeros(N, np.int64)
+_TABLE[:256] = act16.TABLE_S16
 
 Builder = Callable[[Any, Any, Any], Any]
 Ref = Callable[[], npt.NDArray[np.int64]]
@@ -130,7 +138,33 @@ CASES: dict[str, tuple[Builder, Ref, npt.NDArray[np.int64], npt.NDArray[np.int64
         _A,
         _B,
     ),
+    "sigmoid16": (  # the saturation test left out: int16 inputs stay inside the table
+        lambda a, b, i: act16.sigmoid(b, act16.scaled_input(a[i], 0), act16.INT16_SCALED_MAX),
+        lambda: act16.np_sigmoid(act16.np_scaled_input(_X16, 0)),
+        _X16,
+        _TABLE,
+    ),
 }
+# tanh with the input shifts of the LSTM's cell state (scales 2**-12, 2**-15, 2**-11)
+CASES.update({f"tanh16_shift{shift}": (
+    lambda a, b, i, shift=shift: act16.tanh(b, act16.scaled_input(a[i], shift)),
+    lambda shift=shift: act16.np_tanh(act16.np_scaled_input(_X16, shift)),
+    _X16,
+    _TABLE,
+) for shift in (0, -3, 1)})
+
+
+def test_int16_sigmoid_and_tanh_references() -> None:
+    """The numpy references on every Q3.12 input: monotonic, in range, close to the functions (Q0.15)."""
+    x = np.arange(-32768, 32768)
+    s = act16.np_sigmoid(act16.np_scaled_input(x, 0))
+    t = act16.np_tanh(act16.np_scaled_input(x, 0))
+    assert 0 <= s.min() and s.max() <= 32767 and np.all(np.diff(s) >= 0)
+    assert -32768 <= t.min() and t.max() <= 32767 and np.all(np.diff(t) >= 0)
+    assert s[32768] == 16384 and t[32768] == 0  # x = 0
+    real = x / 4096.0  # Q3.12
+    assert np.abs(s / 32768.0 - 1 / (1 + np.exp(-real))).max() < 2e-4
+    assert np.abs(t / 32768.0 - np.tanh(real)).max() < 5e-4
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

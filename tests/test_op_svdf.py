@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from op_check import check_cases, check_model, side_by_side
+from op_check import check_cases, check_model, check_state_outside_pool, side_by_side
 from tflite_builder import ModelBuilder
 
 
@@ -86,18 +86,8 @@ def test_float32_over_several_runs(tmp_path: Path) -> None:
 
 def test_state_is_outside_the_pool_and_reset(tmp_path: Path) -> None:
     """The header declares the state size and the reset function; the state is not in the pool."""
-    from utvm.compiler import compile_model
-
-    model = tmp_path / "svdf.tflite"
-    model.write_bytes(side_by_side([svdf_case(7)]))
-    result = compile_model(model, tmp_path / "mlf")
-    header = (result.mlf_dir / "codegen" / "host" / "include" / "tvmgen_svdf.h").read_text()
-    state = [t for t in result.graph.tensors.values() if t.variable]
-    assert len(state) == 1
-    assert f"#define TVMGEN_SVDF_STATE_SIZE {result.plan.state_size}" in header
-    assert result.plan.state_size >= state[0].nbytes
-    assert "void tvmgen_svdf_reset(void);" in header
-    assert state[0].name not in result.plan.offsets
+    states = check_state_outside_pool(side_by_side([svdf_case(7)]), tmp_path, "svdf")
+    assert len(states) == 1
 
 
 @pytest.mark.slow

@@ -41,6 +41,11 @@ def clamp_s8(x: tirx.PrimExpr, lo: int, hi: int) -> tirx.PrimExpr:
     return v.astype("int8")
 
 
+def sat_s16(x: tirx.PrimExpr) -> tirx.PrimExpr:
+    """An int32 value saturated to the int16 range, still int32 (one SSAT, utvm/kernels.h)."""
+    return tirx.call_pure_extern(I32, "utvm_sat_s16", x)
+
+
 # ---------------------------------------------------------------------------------------
 # quantization helpers
 

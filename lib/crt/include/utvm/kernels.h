@@ -49,7 +49,7 @@
  * - utvm_srdhm2_small(a, m2): the same from m2 = 2 * m mod 2**32, for 2**30 <= m < 2**31: as
  *   int32, m2 = 2m - 2**32, so the rounded high word of a * m2 plus a is the rounded high word
  *   of 2a * m (one SMMLAR with DSP, accumulating a itself).
- * - utvm_sat_s8(x): x clamped to the int8 range (SSAT).
+ * - utvm_sat_s8(x), utvm_sat_s16(x): x clamped to the int8 or int16 range (SSAT).
  */
 #ifndef UTVM_KERNELS_H_
 #define UTVM_KERNELS_H_
@@ -411,14 +411,17 @@ static inline int32_t utvm_mac4_pad_s8(int32_t* acc, int32_t inside, int32_t* x,
   return utvm_mac4_s8(acc, inside ? x : z, w, n);
 }
 
-/* x clamped to [-128, 127] (SSAT on Armv7-M and later) */
-static inline int32_t utvm_sat_s8(int32_t x) {
+/* x clamped to the range of an n-bit signed integer (SSAT on Armv7-M and later) */
 #if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
-  return __ssat(x, 8);
+#define UTVM_SSAT(x, n) __ssat((x), (n))
 #else
-  return x < -128 ? -128 : (x > 127 ? 127 : x);
+#define UTVM_SSAT(x, n) \
+  ((x) < -(1 << ((n) - 1)) ? -(1 << ((n) - 1)) : ((x) > (1 << ((n) - 1)) - 1 ? (1 << ((n) - 1)) - 1 : (x)))
 #endif
-}
+
+static inline int32_t utvm_sat_s8(int32_t x) { return UTVM_SSAT(x, 8); }
+
+static inline int32_t utvm_sat_s16(int32_t x) { return UTVM_SSAT(x, 16); }
 
 static inline int32_t utvm_dot16_acc_s8(int32_t acc, int32_t* a, int32_t* b) {
 #ifdef UTVM_HAVE_MVE
