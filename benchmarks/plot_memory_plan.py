@@ -94,8 +94,14 @@ def plan_from_metadata(metadata: Mapping[str, Any] | Path) -> Plan:
     modules = meta["modules"]
     name, module = next(iter(modules.items()))
     pool = int(module["memory"]["functions"]["main"][0]["workspace_size_bytes"])
-    buffers = [PlanBuffer(str(b["name"]), str(b["kind"]), int(b["offset"]), int(b["size"]),
-                          int(b["first"]), int(b["last"]))
+    # several pools (--pool NAME:BYTES): drawn one above the other, in their order
+    base: dict[str, int] = {}
+    top = 0
+    for p in module.get("pools", []):
+        base[str(p["name"])] = top
+        top += (int(p["size"]) + 15) // 16 * 16
+    buffers = [PlanBuffer(str(b["name"]), str(b["kind"]), base.get(str(b.get("pool", "")), 0) + int(b["offset"]),
+                          int(b["size"]), int(b["first"]), int(b["last"]))
                for b in module.get("memory_plan", [])]
     shared = [Shared(str(t["name"]), str(t["buffer"]), str(t["how"]), int(t["offset"]), int(t["size"]),
                      int(t["first"]), int(t["last"]))

@@ -46,6 +46,12 @@ class CompileOptions:
     tuning_log: Path | None = None
     #: "tvm-0.18": the public header and a system library as TVM 0.18 generated them
     compat: str | None = None
+    #: workspace pools (name, bytes) in order of preference; empty: one pool of any size
+    pools: tuple[tuple[str, int], ...] = ()
+    #: the model group whose shared pool (tvmgen_<group>_pool) the model runs in (--shared-pool)
+    shared_pool: str | None = None
+    #: (offset, bytes) of the pool the plan must leave alone (another model's kept output)
+    reserved: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -104,6 +110,16 @@ def _check_options(options: CompileOptions) -> None:
         raise UtvmError(f"--constants-target must be 'host' or 'arm', not '{constants_target}'")
     if options.compat not in (None, COMPAT_TVM_018):
         raise UtvmError(f"--compat must be '{COMPAT_TVM_018}', not '{options.compat}'")
+    names = [name for name, _ in options.pools]
+    for name, size in options.pools:
+        if not name.isidentifier() or not name.isascii():
+            raise UtvmError(f"--pool: '{name}' is not a C identifier")
+        if size <= 0:
+            raise UtvmError(f"--pool {name}: the size must be a positive number of bytes, not {size}")
+    if len(set(names)) != len(names):
+        raise UtvmError("--pool: each pool name may be given once")
+    if options.pools and (options.shared_pool or options.compat):
+        raise UtvmError("--pool cannot be combined with --shared-pool or --compat")
 
 
 def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = None,
@@ -128,13 +144,13 @@ def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = 
         taken = sum(1 for c in lowered.calls if c.module == m.name)
         progress(f"{m.name}: {taken} of {len(lowered.calls)} operators offloaded")
     progress("planning memory")
-    plan = plan_memory(lowered, options.io_in_pool)
+    plan = plan_memory(lowered, options.io_in_pool, options.pools, options.reserved)
     problems = plan.check()
     if problems:
         raise UtvmError(f"internal error: invalid memory plan: {problems[0]}")
     progress("emitting the AOT executor")
     sources = emit(name, lowered, plan, options.io_in_pool, constants_c=options.constants == "c", modules=modules,
-                   compat=options.compat)
+                   compat=options.compat, shared_pool=options.shared_pool)
     libraries = {m.name: m.library(called_functions(sources.glue[m.c_name])) for m in modules}
     target = options.target + (f" -mcpu={options.cpu}" if options.cpu else "")
     meta = metadata(name, lowered.graph, lowered, plan, sources, options.io_in_pool, target,

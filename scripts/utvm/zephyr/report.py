@@ -32,6 +32,8 @@ class ModelReport:
     constants_in_flash: bool
     pool_in_ram: bool
     problems: tuple[str, ...]
+    #: each pool symbol: bytes, output section (its memory region), address, in RAM or not
+    pools: tuple[dict[str, object], ...] = ()
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -41,6 +43,7 @@ class ModelReport:
             "ram": {"pool": self.pool, "data": self.data, "total": self.pool + self.data},
             "constants_in_flash": self.constants_in_flash,
             "pool_in_ram": self.pool_in_ram,
+            "pools": list(self.pools),
             "problems": list(self.problems),
         }
 
@@ -142,7 +145,7 @@ def model_report(elf: Path, name: str, board: BoardSpec | None) -> ModelReport:
         name=name, code=code, constants=syms.constants_bytes,
         pool=syms.pool_bytes, data=syms.data_bytes,
         constants_in_flash=check.ok and bool(syms.constants),
-        pool_in_ram=pool_in_ram, problems=tuple(problems))
+        pool_in_ram=pool_in_ram, problems=tuple(problems), pools=tuple(syms.pool_places()))
 
 
 def build_report(build_dir: Path, elf: Path | None = None,
@@ -170,6 +173,10 @@ def to_json(report: ImageReport) -> str:
     return json.dumps(report.as_dict(), indent=2)
 
 
+def _of(capacity: int | None) -> str:
+    return f" of {capacity}" if capacity is not None else ""
+
+
 def format_table(report: ImageReport) -> list[str]:
     """Lines of a table: one row per model, then the image's totals."""
     where = "Zephyr .config" if report.regions_from_config else "ELF section flags"
@@ -182,8 +189,12 @@ def format_table(report: ImageReport) -> list[str]:
             f"{m.name:<16}{m.code:>10}{m.constants:>11}{m.code + m.constants:>10}"
             f"{m.pool:>10}{m.data:>8}{m.pool + m.data:>10}  "
             f"{'yes' if m.constants_in_flash else 'NO':<19} {'yes' if m.pool_in_ram else 'NO'}")
+    for m in report.models:
+        lines += [f"{m.name}: pool {p['symbol']} {p['bytes']} bytes in {p['section']} at {p['address']:#x}"
+                  for p in m.pools if len(m.pools) > 1]
     img = report.image
-    lines += ["", f"image: flash {img.flash_total} bytes, RAM {img.ram_total} bytes"]
+    lines += ["", f"image: flash {img.flash_total} bytes{_of(img.flash_capacity)}, "
+                  f"RAM {img.ram_total} bytes{_of(img.ram_capacity)}"]
     for m in report.models:
         lines += [f"{m.name}: {p}" for p in m.problems]
     return lines
