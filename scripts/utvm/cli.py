@@ -24,6 +24,7 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
                    help="place inputs and outputs inside the workspace pool (least RAM)")
     p.add_argument("--cpu", help="CPU the C is compiled for, e.g. cortex-m4 (selects kernel variants)")
     add_pool_argument(p)
+    add_memory_mode_argument(p)
     _add_constants_argument(p)
     p.add_argument("--constants-target", choices=("host", "arm"),
                    help="with --constants object: the object's ELF format (default: arm with --cpu, else host)")
@@ -75,6 +76,12 @@ def pool_spec(text: str) -> tuple[str, int]:
         raise argparse.ArgumentTypeError(f"'{text}' is not NAME:BYTES (e.g. dtcm:32768)") from None
 
 
+def add_memory_mode_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--memory-mode", choices=("fast", "min"), default="fast",
+                   help="fast: layer by layer; min: the first layers of a CNN patch by patch where that lowers the "
+                        "pool (more MACs: the overlapping halos are recomputed)")
+
+
 def add_pool_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pool", action="append", default=[], type=pool_spec, metavar="NAME:BYTES",
                    help="a workspace pool of at most BYTES (own symbol, size macro and section .bss.tvm.NAME); "
@@ -122,6 +129,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", type=Path, help="write the first output to this .npy file")
     p.add_argument("--io-in-pool", action="store_true", help="inputs and outputs inside the pool")
     add_pool_argument(p)
+    add_memory_mode_argument(p)
     p.add_argument("--repeats", type=int, default=1, help="runs to time (median is reported)")
     _add_constants_argument(p)
     add_offload_arguments(p)
@@ -142,7 +150,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
                              constants=args.constants, constants_target=args.constants_target,
                              export=args.export, cc=args.cc, cflags=args.cflags,
                              offload=tuple(args.offload), cmsis_nn_dir=args.cmsis_nn_dir,
-                             tuning_log=args.tuning_log, compat=args.compat, pools=tuple(args.pool))
+                             tuning_log=args.tuning_log, compat=args.compat, pools=tuple(args.pool),
+                             memory_mode=args.memory_mode)
     result = compile_model(args.model, out, options,
                            progress=(lambda _: None) if args.json else _progress)
     mem = result.module_memory
@@ -150,6 +159,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
                "tar": str(result.tar_path), "workspace_bytes": mem["workspace_size_bytes"],
                "io_bytes": mem["io_size_bytes"], "constants_bytes": mem["constants_size_bytes"],
                "pools": result.metadata["modules"][result.name]["pools"],
+               "patch_plan": result.metadata["modules"][result.name]["patch_plan"],
                "kernels": len(result.lowered.calls), "compile_seconds": round(result.compile_seconds, 3),
                "offloaded": {m: sum(1 for c in result.lowered.calls if c.module == m) for m in args.offload}}
     if args.json:
@@ -206,7 +216,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     report = run_model(args.model, args.board, args.input, args.io_in_pool, args.repeats,
                        progress=None if args.json else _progress, constants=getattr(args, "constants", "c"),
                        offload=tuple(args.offload), cmsis_nn_dir=args.cmsis_nn_dir,
-                       tuning_log=args.tuning_log, pools=tuple(getattr(args, "pool", ())))
+                       tuning_log=args.tuning_log, pools=tuple(getattr(args, "pool", ())),
+                       memory_mode=getattr(args, "memory_mode", "fast"))
     if args.output:
         np.save(args.output, report.outputs[0])
     if args.json:

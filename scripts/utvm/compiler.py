@@ -21,6 +21,7 @@ from .lower.lowering import Lowered, lower_graph
 from .package.mlf import called_functions, external_layout, metadata, write_mlf, write_tar
 from .package.staticlib import build_static_lib
 from .plan.memory import MemoryPlan, plan_memory
+from .plan.patches import choose_patches
 
 
 @dataclass
@@ -52,6 +53,8 @@ class CompileOptions:
     shared_pool: str | None = None
     #: (offset, bytes) of the pool the plan must leave alone (another model's kept output)
     reserved: tuple[tuple[int, int], ...] = ()
+    #: "fast" (layer by layer) or "min" (the first stage patch by patch where it lowers the pool)
+    memory_mode: str = "fast"
 
 
 @dataclass
@@ -108,6 +111,8 @@ def _check_options(options: CompileOptions) -> None:
     constants_target = options.constants_target or ("arm" if options.cpu else "host")
     if constants_target not in ("host", "arm"):
         raise UtvmError(f"--constants-target must be 'host' or 'arm', not '{constants_target}'")
+    if options.memory_mode not in ("fast", "min"):
+        raise UtvmError(f"--memory-mode must be 'fast' or 'min', not '{options.memory_mode}'")
     if options.compat not in (None, COMPAT_TVM_018):
         raise UtvmError(f"--compat must be '{COMPAT_TVM_018}', not '{options.compat}'")
     names = [name for name, _ in options.pools]
@@ -138,6 +143,12 @@ def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = 
 
         applied = apply_log(graph, options.tuning_log, options.cpu, progress)
         progress(f"tuning log: {applied} of {len(graph.ops)} operators take a tuned configuration")
+    patch_plan = None
+    if options.memory_mode == "min":
+        graph, patch_plan = choose_patches(graph, options.io_in_pool)
+        if patch_plan is not None:
+            progress(f"patches: the first {len(patch_plan.stage)} layers on a {patch_plan.grid[0]}x{patch_plan.grid[1]} "
+                     f"grid, {patch_plan.overhead:.1%} more MACs")
     progress(f"lowering {len(graph.ops)} operators with TVM")
     lowered = lower_graph(graph, f"tvmgen_{name}", options.cpu, modules)
     for m in modules:
@@ -155,6 +166,7 @@ def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = 
     target = options.target + (f" -mcpu={options.cpu}" if options.cpu else "")
     meta = metadata(name, lowered.graph, lowered, plan, sources, options.io_in_pool, target,
                     external_layout(name, modules, libraries, lowered))
+    meta["modules"][name]["patch_plan"] = patch_plan.as_dict() if patch_plan is not None else None
 
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)

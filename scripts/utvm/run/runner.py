@@ -46,6 +46,8 @@ class RunReport:
     memory: dict[str, Any] = field(default_factory=dict)
     #: the workspace pools: name, size, capacity, linker section (metadata.json's "pools")
     pools: list[dict[str, Any]] = field(default_factory=list)
+    #: --memory-mode min: the stage computed patch by patch (layers, grid, MAC overhead), or None
+    patch_plan: dict[str, Any] | None = None
     #: external module -> operators it took (--offload)
     offloaded: dict[str, int] = field(default_factory=dict)
     outputs: list[np.ndarray] = field(default_factory=list, repr=False)
@@ -136,7 +138,8 @@ def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = 
               io_in_pool: bool = False, repeats: int = 1, workdir: Path | None = None,
               progress: Any = None, constants: str = "c", offload: tuple[str, ...] = (),
               cmsis_nn_dir: Path | None = None, tuning_log: Path | None = None,
-              compat: str | None = None, pools: tuple[tuple[str, int], ...] = ()) -> RunReport:
+              compat: str | None = None, pools: tuple[tuple[str, int], ...] = (),
+              memory_mode: str = "fast") -> RunReport:
     model = Path(model)
     with tempfile.TemporaryDirectory(prefix="utvm-run-") as tmp_s:
         tmp = Path(workdir) if workdir else Path(tmp_s)
@@ -144,7 +147,7 @@ def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = 
         options = CompileOptions(io_in_pool=io_in_pool, cpu=cpu, constants=constants,
                                  constants_target="host" if board == HOST_BOARD else "arm",
                                  offload=offload, cmsis_nn_dir=cmsis_nn_dir, tuning_log=tuning_log,
-                                 compat=compat, pools=pools)
+                                 compat=compat, pools=pools, memory_mode=memory_mode)
         result = compile_model(model, tmp / "mlf", options,
                                progress=progress or (lambda _: None))
         g = result.graph
@@ -190,6 +193,7 @@ def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = 
             instructions_per_mac=(instructions / macs) if instructions and macs else None,
             macs=macs, latency_ratio_vs_reference=ratio, memory=memory,
             pools=result.metadata["modules"][result.name]["pools"],
+            patch_plan=result.metadata["modules"][result.name]["patch_plan"],
             offloaded={m: sum(1 for c in result.lowered.calls if c.module == m) for m in offload},
             outputs=outputs,
         )
