@@ -59,6 +59,50 @@ def _cnn(path: Path) -> Path:
     return path
 
 
+def _residual(path: Path) -> Path:
+    """input [1,14,11,4] -> CONV 3x3 (8) = a -> CONV 3x3 -> CONV 3x3 -> ADD(a, .) -> CONV 3x3/2 (6) -> output:
+    a residual block whose skip tensor feeds a convolution (halo) and the ADD (no halo)."""
+    from tflite_builder import ModelBuilder
+
+    rng = np.random.default_rng(7)
+    m = ModelBuilder()
+    x = m.add_tensor("x", [1, 14, 11, 4], "int8", scale=0.04, zero_point=2)
+
+    def conv(name: str, src: int, cin: int, cout: int, stride: int, shape: list[int]) -> int:
+        w = m.add_tensor(f"{name}_w", [cout, 3, 3, cin], "int8", data=rng.integers(-127, 128, (cout, 3, 3, cin)).astype(np.int8),
+                         scale=rng.uniform(0.004, 0.02, cout), zero_point=[0] * cout, quantized_dimension=0)
+        b = m.add_tensor(f"{name}_b", [cout], "int32", data=rng.integers(-2000, 2000, cout).astype(np.int32),
+                         scale=[0.0004] * cout, zero_point=[0] * cout)
+        y = m.add_tensor(name, shape, "int8", scale=0.06, zero_point=-4)
+        m.add_operator("CONV_2D", [src, w, b], [y], {"padding": "SAME", "stride_h": stride, "stride_w": stride,
+                                                     "fused_activation_function": "RELU"})
+        return y
+
+    a = conv("a", x, 4, 8, 1, [1, 14, 11, 8])
+    c = conv("c", conv("b", a, 8, 8, 1, [1, 14, 11, 8]), 8, 8, 1, [1, 14, 11, 8])
+    s = m.add_tensor("sum", [1, 14, 11, 8], "int8", scale=0.08, zero_point=1)
+    m.add_operator("ADD", [a, c], [s], {"fused_activation_function": "NONE"})
+    y = conv("y", s, 8, 6, 2, [1, 7, 6, 6])
+    path.write_bytes(m.finish([x], [y]))
+    return path
+
+
+def test_residual_stage_is_bit_exact(tmp_path: Path) -> None:
+    """A stage through a residual ADD: the skip tensor's patch covers both readers' regions and is
+    cut to the ADD's."""
+    model = _residual(tmp_path / "res.tflite")
+    graph = load_model(model)
+    graph.name = "res"
+    ends = stage_chain(graph)
+    assert ends == [0, 3, 4]  # not inside the block: its first output is read after
+    split, _ = split_stage(graph, [3], (3, 2))
+    assert sum(op.kind == "add" for op in split.ops) == 6
+    x = np.random.default_rng(2).integers(-128, 128, (1, 14, 11, 4)).astype(np.int8)
+    (ref,), _ = run_reference(model, [x], 1, 1)  # type: ignore[misc]
+    (ours,) = _run(model, split, tmp_path, x)
+    assert np.array_equal(ours, ref.reshape(ours.shape))
+
+
 def _run(graph_model: Path, graph, tmp: Path, x: np.ndarray) -> list[np.ndarray]:  # type: ignore[no-untyped-def]
     result = compile_graph(graph, tmp / "mlf", CompileOptions())
     assert result.plan.check() == []

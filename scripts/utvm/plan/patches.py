@@ -5,10 +5,11 @@ layers of a CNN have the largest activations; computing them patch by patch (eac
 stage's output computed through all the stage's layers before the next patch starts) keeps only
 one patch of each intermediate alive at a time, at the cost of recomputing the overlapping halos.
 
-:func:`split_stage` rewrites the graph: for a stage (a chain of convolutions and depthwise
-convolutions from the start of the model) and a grid, every layer becomes one operator per patch
-with the padding its patch needs (the real padding at the image border, none inside: the halo
-is real data), the model input is cut into overlapping patches by slices, and the last layer's
+:func:`split_stage` rewrites the graph: for a stage (the model's first convolutions, depthwise
+convolutions and residual ADDs, up to an operator whose output alone leaves the stage) and a
+grid, every operator becomes one operator per patch with the padding its patch needs (the real
+padding at the image border, none inside: the halo is real data; a tensor read by several
+operators holds the union of their regions, cut for each where they differ), the model input is cut into overlapping patches by slices, and the last layer's
 patches are concatenations' slots of its original output tensor (rows of patches along W, the
 rows along H). Every output pixel reads exactly the values it read before: outputs stay
 bit-exact. :func:`choose_patches` tries stage depths and grids and keeps the one whose estimated
@@ -56,29 +57,46 @@ class PatchPlan:
                 "tiles": [list(t) for t in self.tiles]}
 
 
+def _spatial(graph: Graph, name: str) -> bool:
+    t = graph.tensors[name]
+    return len(t.shape) == 4 and t.shape[0] == 1 and t.data is None
+
+
+def _stage_op(graph: Graph, op: Operator) -> bool:
+    """An operator a stage may hold: a convolution (constant weights) or an ADD of two same-shaped
+    activations, on batch-1 NHWC tensors."""
+    if len(op.outputs) != 1 or not _spatial(graph, op.outputs[0]):
+        return False
+    if op.kind in STAGE_KINDS:
+        return _spatial(graph, op.inputs[0]) and all(graph.tensors[n].data is not None for n in op.inputs[1:] if n)
+    if op.kind == "add":
+        shape = graph.tensors[op.outputs[0]].shape
+        return len(op.inputs) == 2 and all(_spatial(graph, n) and graph.tensors[n].shape == shape for n in op.inputs)
+    return False
+
+
 def stage_chain(graph: Graph) -> list[int]:
-    """Indices of the longest chain of stage operators from the model's input: each reads the
-    previous one's output (the first, a model input), which nothing else reads."""
-    consumers: dict[str, int] = {}
-    for op in graph.ops:
-        for name in op.inputs:
-            consumers[name] = consumers.get(name, 0) + 1
-    chain: list[int] = []
-    source = None
+    """Indices of the operators that may end a stage: a stage is the model's first operators up to
+    one of these (all convolutions or ADDs reading the model input or each other), whose output
+    is the only tensor of the stage read after it."""
+    readers: dict[str, list[int]] = {}
     for i, op in enumerate(graph.ops):
-        if op.kind not in STAGE_KINDS or len(op.outputs) != 1:
+        for name in op.inputs:
+            readers.setdefault(name, []).append(i)
+    ends: list[int] = []
+    produced: set[str] = set()
+    for i, op in enumerate(graph.ops):
+        if not _stage_op(graph, op):
             break
-        x = op.inputs[0]
-        if source is None:
-            if x not in graph.inputs or len(graph.tensors[x].shape) != 4:
-                break
-        elif x != source or consumers.get(x, 0) != 1 or x in graph.outputs:
+        activations = [op.inputs[0]] if op.kind in STAGE_KINDS else list(op.inputs)
+        if any(x not in produced and x not in graph.inputs for x in activations):
             break
-        if any(graph.tensors[n].data is None for n in op.inputs[1:] if n):
-            break
-        chain.append(i)
-        source = op.outputs[0]
-    return chain
+        produced.add(op.outputs[0])
+        out = op.outputs[0]
+        escaping = [t for t in produced if t in graph.outputs or any(r > i for r in readers.get(t, []))]
+        if escaping == [out]:
+            ends.append(i)
+    return ends
 
 
 def _bounds(n: int, parts: int) -> list[int]:
@@ -87,7 +105,9 @@ def _bounds(n: int, parts: int) -> list[int]:
 
 def _window(op: Operator, graph: Graph, axis: int, lo: int, hi: int) -> tuple[int, int, int, int]:
     """Input range [a, b) (clipped to the input) and the padding before/after it that output
-    range [lo, hi) along spatial ``axis`` (0: rows, 1: columns) needs."""
+    range [lo, hi) along spatial ``axis`` (0: rows, 1: columns) needs (ADD: the same range)."""
+    if op.kind == "add":
+        return lo, hi, 0, 0
     w = graph.tensors[op.inputs[1]]
     k = w.shape[1 + axis]
     s = op.attrs["strides"][axis]
@@ -100,46 +120,76 @@ def _window(op: Operator, graph: Graph, axis: int, lo: int, hi: int) -> tuple[in
     return a, b, a - start, end - b
 
 
-def split_stage(graph: Graph, chain: list[int], grid: tuple[int, int]) -> tuple[Graph, list[tuple[int, int, int, int]]]:
-    """The graph with the operators ``chain`` (a :func:`stage_chain` prefix) computed patch by
-    patch on ``grid`` (rows, columns of patches of the last layer's output)."""
+Region = tuple[int, int, int, int]  # rows [r0, r1), columns [c0, c1)
+
+
+def _needs(graph: Graph, stage: list[Operator], tile: Region) -> tuple[dict[str, Region], list[list[Region]], list[tuple[int, int, int, int]]]:
+    """Backwards from the tile of the stage output: the region each tensor's patch must hold (the
+    union of what its readers need), per operator the region each activation input must give it,
+    and its padding."""
+    region: dict[str, Region] = {stage[-1].outputs[0]: tile}
+    wants: list[list[Region]] = [[] for _ in stage]
+    pads: list[tuple[int, int, int, int]] = [(0, 0, 0, 0)] * len(stage)
+    for k in range(len(stage) - 1, -1, -1):
+        op = stage[k]
+        r0, r1, c0, c1 = region[op.outputs[0]]
+        a, b, pt, pb = _window(op, graph, 0, r0, r1)
+        c, e, pl, pr = _window(op, graph, 1, c0, c1)
+        pads[k] = (pt, pl, pb, pr)
+        activations = [op.inputs[0]] if op.kind in STAGE_KINDS else list(op.inputs)
+        for x in activations:
+            wants[k].append((a, b, c, e))
+            old = region.get(x)
+            region[x] = (a, b, c, e) if old is None else (min(old[0], a), max(old[1], b), min(old[2], c), max(old[3], e))
+    return region, wants, pads
+
+
+def split_stage(graph: Graph, chain: list[int], grid: tuple[int, int]) -> tuple[Graph, list[Region]]:
+    """The graph with its first ``chain[-1] + 1`` operators (a stage, :func:`stage_chain`)
+    computed patch by patch on ``grid`` (rows, columns of patches of the stage's output)."""
     g = Graph(graph.name, dict(graph.tensors), [], list(graph.inputs), list(graph.outputs))
-    stage = [graph.ops[i] for i in chain]
+    stage = graph.ops[:chain[-1] + 1]
     last = graph.tensors[stage[-1].outputs[0]]
     rows, cols = _bounds(last.shape[1], grid[0]), _bounds(last.shape[2], grid[1])
     tiles = [(rows[i], rows[i + 1], cols[j], cols[j + 1]) for i in range(grid[0]) for j in range(grid[1])]
+    single = len(tiles) == 1
 
     def tensor(like: Tensor, name: str, h: int, w: int) -> str:
         g.tensors[name] = Tensor(name, (like.shape[0], h, w, like.shape[3]), like.dtype, like.quant)
         return name
 
+    def crop(name: str, have: Region, want: Region, tag: str) -> str:
+        """``name`` (holding region ``have`` of its tensor) cut to region ``want``."""
+        if have == want:
+            return name
+        out = tensor(g.tensors[name], f"{name}__{tag}", want[1] - want[0], want[3] - want[2])
+        g.ops.append(Operator("strided_slice", [name], [out],
+                              {"begin": (0, want[0] - have[0], want[2] - have[2], 0), "strides": (1, 1, 1, 1),
+                               "out_axes": (0, 1, 2, 3)}, f"patch {tag} of {name}"))
+        return out
+
     row_parts: list[str] = []
     row_tensors: list[str] = []
-    for t, (r0, r1, c0, c1) in enumerate(tiles):
-        # backwards: the region each layer must produce for this patch, and its padding
-        regions = [(r0, r1, c0, c1)]
-        pads = []
-        for op in reversed(stage):
-            a, b, pt, pb = _window(op, graph, 0, regions[0][0], regions[0][1])
-            c, e, pl, pr = _window(op, graph, 1, regions[0][2], regions[0][3])
-            regions.insert(0, (a, b, c, e))
-            pads.insert(0, (pt, pl, pb, pr))
-        x = graph.tensors[stage[0].inputs[0]]
-        a, b, c, e = regions[0]
-        source = x.name
-        if (b - a, e - c) != tuple(x.shape[1:3]):
-            source = tensor(x, f"{x.name}__patch{t}", b - a, e - c)
-            g.ops.append(Operator("strided_slice", [x.name], [source],
-                                  {"begin": (0, a, c, 0), "strides": (1, 1, 1, 1), "out_axes": (0, 1, 2, 3)},
-                                  f"patch {t} of {x.name}"))
-        for op, (pt, pl, pb, pr), (a, b, c, e) in zip(stage, pads, regions[1:]):
+    for t, tile in enumerate(tiles):
+        region, wants, pads = _needs(graph, stage, tile)
+        patch: dict[str, str] = {}
+        for x in graph.inputs:
+            if x in region:
+                full = (0, graph.tensors[x].shape[1], 0, graph.tensors[x].shape[2])
+                patch[x] = crop(x, full, region[x], f"patch{t}")
+        for k, op in enumerate(stage):
+            activations = [op.inputs[0]] if op.kind in STAGE_KINDS else list(op.inputs)
+            args = [crop(patch[x], region[x], want, f"patch{t}_to{k}_{j}")
+                    for j, (x, want) in enumerate(zip(activations, wants[k]))]
             out = graph.tensors[op.outputs[0]]
-            name = out.name if len(tiles) == 1 else tensor(out, f"{out.name}__patch{t}", b - a, e - c)
-            g.ops.append(Operator(op.kind, [source, *op.inputs[1:]], [name], dict(op.attrs, padding=(pt, pl, pb, pr)),
+            r0, r1, c0, c1 = region[out.name]
+            name = out.name if single else tensor(out, f"{out.name}__patch{t}", r1 - r0, c1 - c0)
+            attrs = dict(op.attrs, padding=pads[k]) if op.kind in STAGE_KINDS else dict(op.attrs)
+            g.ops.append(Operator(op.kind, [*args, *op.inputs[len(activations):]], [name], attrs,
                                   f"{op.source or op.kind} (patch {t})"))
-            source = name
-        row_parts.append(source)
-        if len(tiles) > 1 and (t + 1) % grid[1] == 0:
+            patch[out.name] = name
+        row_parts.append(patch[last.name])
+        if not single and (t + 1) % grid[1] == 0:
             i = t // grid[1]
             row = row_parts[0]
             if grid[1] > 1:
@@ -148,10 +198,9 @@ def split_stage(graph: Graph, chain: list[int], grid: tuple[int, int]) -> tuple[
                 g.ops.append(Operator("concatenation", row_parts, [row], {"axis": 2}, f"patch row {i}"))
             row_tensors.append(row)
             row_parts = []
-    if len(tiles) > 1 and grid[0] > 1:
+    if not single and grid[0] > 1:
         g.ops.append(Operator("concatenation", row_tensors, [last.name], {"axis": 1}, "patch rows"))
-    in_stage = set(chain)
-    g.ops += [op for i, op in enumerate(graph.ops) if i not in in_stage]
+    g.ops += graph.ops[chain[-1] + 1:]
     return g, tiles
 
 
@@ -211,18 +260,20 @@ def choose_patches(graph: Graph, io_in_pool: bool, max_overhead: float = 0.5) ->
     before = sum(macs(graph, op) for op in graph.ops)
     baseline = estimate_pool(graph, io_in_pool)
     best: tuple[int, int, Graph, PatchPlan] | None = None
-    for n in range(2, len(chain) + 1):
-        out = graph.tensors[graph.ops[chain[n - 1]].outputs[0]]
+    for end in chain:
+        out = graph.tensors[graph.ops[end].outputs[0]]
+        if end < 1:
+            continue
         for k in GRIDS:
             if k > min(out.shape[1], out.shape[2]):
                 continue
-            g, tiles = split_stage(graph, chain[:n], (k, k))
+            g, tiles = split_stage(graph, [end], (k, k))
             after = sum(macs(g, op) for op in g.ops)
             if before and after / before - 1 > max_overhead:
                 continue
             pool = estimate_pool(g, io_in_pool)
             if best is None or (pool, after) < (best[0], best[1]):
-                stage = [graph.ops[i].outputs[0] for i in chain[:n]]
+                stage = [op.outputs[0] for op in graph.ops[:end + 1]]
                 best = (pool, after, g, PatchPlan(stage, (k, k), before, after, pool, baseline, tiles))
     if best is None or best[0] >= baseline:
         return graph, None
