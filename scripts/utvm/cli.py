@@ -178,7 +178,8 @@ def _compile_group(args: argparse.Namespace, out: Path, models: list[Path], grou
 
     options = CompileOptions(io_in_pool=args.io_in_pool, cpu=args.cpu, constants=args.constants,
                              constants_target=args.constants_target, offload=tuple(args.offload),
-                             cmsis_nn_dir=args.cmsis_nn_dir, tuning_log=args.tuning_log, pools=tuple(args.pool))
+                             cmsis_nn_dir=args.cmsis_nn_dir, tuning_log=args.tuning_log, pools=tuple(args.pool),
+                             memory_mode=args.memory_mode)
     if args.export or args.compat:
         raise UtvmError("--export and --compat are for one model, not --shared-pool")
     result = compile_group(models, out, group, options, args.keep, (lambda _: None) if args.json else _progress)
@@ -249,7 +250,7 @@ def _run_group(args: argparse.Namespace, models: list[Path], group: str) -> int:
     if args.pool or args.input or args.output or args.repeats != 1 or args.offload:
         raise UtvmError("run --shared-pool takes no --pool, --input, --output, --repeats or --offload")
     report = run_group(models, args.board, args.io_in_pool, args.keep, group,
-                       progress=None if args.json else _progress)
+                       progress=None if args.json else _progress, memory_mode=args.memory_mode)
     if args.json:
         print(json.dumps(report))
     else:

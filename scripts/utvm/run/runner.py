@@ -261,7 +261,8 @@ def parse_cycles(stdout: str) -> int | None:
 
 
 def run_group(models: list[Path], board: str = HOST_BOARD, io_in_pool: bool = False, keep: list[str] | None = None,
-              group: str = "models", workdir: Path | None = None, progress: Any = None) -> dict[str, Any]:
+              group: str = "models", workdir: Path | None = None, progress: Any = None,
+              memory_mode: str = "fast") -> dict[str, Any]:
     """run --shared-pool: the models compiled as one group, run one after the other in one program
     with the group's pool, each compared with the reference. The report (``--json``): the group's
     pool_bytes and, per model, its own pool need and outputs_match_reference."""
@@ -271,7 +272,8 @@ def run_group(models: list[Path], board: str = HOST_BOARD, io_in_pool: bool = Fa
     with tempfile.TemporaryDirectory(prefix="utvm-run-") as tmp_s:
         tmp = Path(workdir) if workdir else Path(tmp_s)
         cpu = None if board == HOST_BOARD else _board_cpu(board)
-        options = CompileOptions(io_in_pool=io_in_pool, cpu=cpu, constants_target="host" if board == HOST_BOARD else "arm")
+        options = CompileOptions(io_in_pool=io_in_pool, cpu=cpu, constants_target="host" if board == HOST_BOARD else "arm",
+                                 memory_mode=memory_mode)
         built = compile_group([Path(m) for m in models], tmp / "group", group, options, keep,
                               progress or (lambda _: None))
         inputs = [random_inputs(r.graph) for r in built.models]
@@ -304,7 +306,8 @@ def run_group(models: list[Path], board: str = HOST_BOARD, io_in_pool: bool = Fa
                 instructions = get_board(board).ticks_to_instructions(cycles[0])
             rows.append({"model": str(model), "name": r.name, "own_pool_bytes": r.plan.pool_size,
                          "outputs_match_reference": ok, "max_abs_diff": max_abs, "instructions": instructions,
-                         "kept_outputs": built.kept.get(r.name, [])})
+                         "kept_outputs": built.kept.get(r.name, []),
+                         "patch_plan": r.metadata["modules"][r.name]["patch_plan"]})
         return {"group": group, "board": board, "io_in_pool": io_in_pool, "pool_bytes": built.pool_size,
                 "models": rows, "memory": memory}
 
