@@ -82,6 +82,8 @@ class Plan:
     pool_size: int
     buffers: list[PlanBuffer]
     shared: list[Shared] = field(default_factory=list)
+    #: --memory-mode min: "<layers> layers on a <g>x<g> grid, +x% MACs" (buffers of a patch: "#p<i>")
+    patches: str = ""
 
 
 def plan_from_metadata(metadata: Mapping[str, Any] | Path) -> Plan:
@@ -94,13 +96,22 @@ def plan_from_metadata(metadata: Mapping[str, Any] | Path) -> Plan:
     modules = meta["modules"]
     name, module = next(iter(modules.items()))
     pool = int(module["memory"]["functions"]["main"][0]["workspace_size_bytes"])
-    buffers = [PlanBuffer(str(b["name"]), str(b["kind"]), int(b["offset"]), int(b["size"]),
-                          int(b["first"]), int(b["last"]))
+    # several pools (--pool NAME:BYTES): drawn one above the other, in their order
+    base: dict[str, int] = {}
+    top = 0
+    for p in module.get("pools", []):
+        base[str(p["name"])] = top
+        top += (int(p["size"]) + 15) // 16 * 16
+    buffers = [PlanBuffer(str(b["name"]), str(b["kind"]), base.get(str(b.get("pool", "")), 0) + int(b["offset"]),
+                          int(b["size"]), int(b["first"]), int(b["last"]))
                for b in module.get("memory_plan", [])]
     shared = [Shared(str(t["name"]), str(t["buffer"]), str(t["how"]), int(t["offset"]), int(t["size"]),
                      int(t["first"]), int(t["last"]))
               for t in module.get("memory_sharing", [])]
-    return Plan(model=str(name), pool_size=pool, buffers=buffers, shared=shared)
+    pp = module.get("patch_plan")
+    patches = (f"first {pp['layers']} layers patch by patch on a {pp['grid'][0]}x{pp['grid'][1]} grid, "
+               f"+{pp['mac_overhead']:.1%} MACs" if pp else "")
+    return Plan(model=str(name), pool_size=pool, buffers=buffers, shared=shared, patches=patches)
 
 
 def _common_prefix(names: Sequence[str]) -> str:
@@ -129,9 +140,11 @@ def short_name(name: str, kind: str, model: str = "", prefix: str = "", limit: i
         if len(parts) > 1 and parts[-1] in _GENERIC_TAILS:
             parts = parts[:-1]
         text = "/".join(parts[-2:]) if parts else name
-    if len(text) > limit:
-        text = text[: limit - 1] + "\u2026"
-    return text
+    text, _, patch = text.partition("__patch")
+    patch = f" #p{patch}" if patch else ""
+    if len(text) + len(patch) > limit:
+        text = text[: max(limit - 1 - len(patch), 1)] + "\u2026"
+    return text + patch
 
 
 def _live_bytes(plan: Plan, steps: int) -> list[int]:
@@ -183,7 +196,8 @@ def plot_plan(plan: Plan, out: Path, title: str | None = None) -> Path:
     n_inplace = sum(t.how == "inplace" for t in plan.shared)
     sharing = f", {n_slots} slots, {n_inplace} in place" if n_slots or n_inplace else ""
     ax.set_title(title or f"{plan.model}: memory plan, {len(plan.buffers)} buffers{sharing}, "
-                 f"pool {plan.pool_size:,} B, peak live {max(live, default=0):,} B", fontsize=10)
+                 f"pool {plan.pool_size:,} B, peak live {max(live, default=0):,} B"
+                 + (f"\n{plan.patches}" if plan.patches else ""), fontsize=10)
     kinds = [k for k in KIND_COLOURS if any(b.kind == k for b in plan.buffers)]
     handles: list[Any] = [Patch(facecolor=KIND_COLOURS[k], edgecolor="black", alpha=0.75, label=k)
                           for k in kinds]
@@ -229,7 +243,7 @@ def plot_memory_plan(metadata: Mapping[str, Any] | Path, out_dir: Path = RESULTS
     return plot_plan(plan, Path(out_dir) / f"memory_plan_{label or plan.model}.png")
 
 
-def _plot_source(source: Path, out_dir: Path, io_in_pool: bool) -> Path:
+def _plot_source(source: Path, out_dir: Path, io_in_pool: bool, memory_mode: str = "fast") -> Path:
     if source.is_dir():
         return plot_memory_plan(source / "metadata.json", out_dir)
     if source.name.endswith(".json"):
@@ -238,8 +252,10 @@ def _plot_source(source: Path, out_dir: Path, io_in_pool: bool) -> Path:
     from utvm.compiler import CompileOptions, compile_model
 
     with tempfile.TemporaryDirectory(prefix="utvm-plot-") as tmp:
-        result = compile_model(source, Path(tmp) / "mlf", CompileOptions(io_in_pool=io_in_pool))
-        return plot_memory_plan(result.metadata, out_dir, label=source.stem)
+        result = compile_model(source, Path(tmp) / "mlf", CompileOptions(io_in_pool=io_in_pool,
+                                                                         memory_mode=memory_mode))
+        suffix = "_min" if memory_mode == "min" else ""
+        return plot_memory_plan(result.metadata, out_dir, label=source.stem + suffix)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -248,9 +264,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="a model (.tflite/.onnx, compiled here), an MLF directory or its metadata.json")
     ap.add_argument("--out-dir", type=Path, default=RESULTS)
     ap.add_argument("--io-in-pool", action="store_true", help="compile models with inputs/outputs in the pool")
+    ap.add_argument("--memory-mode", choices=("fast", "min"), default="fast",
+                    help="min: the first layers patch by patch (drawn as #p<i> buffers)")
     args = ap.parse_args(argv)
     for source in args.sources:
-        print(_plot_source(source, args.out_dir, args.io_in_pool))
+        print(_plot_source(source, args.out_dir, args.io_in_pool, args.memory_mode))
     return 0
 
 

@@ -455,12 +455,17 @@ def test_report_on_a_cortex_m_build_dir(compiled_kws: Path, workspace: Path,
     if r.returncode != 0 and "picolibc" in r.stderr:
         pytest.skip("picolibc for arm-none-eabi is not installed")
     assert r.returncode == 0, r.stderr
+    (build / "tvm" / "kws").mkdir(parents=True)  # where tvm_add_model() puts the MLF in a build
+    shutil.copy(compiled_kws / "metadata.json", build / "tvm" / "kws" / "metadata.json")
     r = west(workspace, "tvm", "report", "-d", str(build), "--json")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert data["regions"] == "config" and data["board"] == "mps2/an385"
     (model,) = data["models"]
     assert model["constants_in_flash"] and model["pool_in_ram"], model["problems"]
+    (pool,) = model["pools"]  # the pool symbol, its output section and address
+    assert pool["symbol"] == "tvmgen_kws_pool" and pool["section"] == ".bss" and pool["in_ram"]
+    assert [p["size"] for p in model["planned_pools"]] == [model["ram"]["pool"]] and model["patch_plan"] is None
     assert model["flash"]["constants"] >= 24_376  # the KWS weights
     assert model["ram"]["pool"] == data["image"]["ram_pool"] > 0
     r = west(workspace, "tvm", "report", "-d", str(build))

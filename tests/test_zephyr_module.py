@@ -557,3 +557,169 @@ def test_zephyr_build(tmp_path: Path, app: str) -> None:
     assert (build / "zephyr" / "zephyr.elf").is_file()
     config = (build / "zephyr" / ".config").read_text()
     assert "CONFIG_UTVM=y" in config
+
+
+# ------------------------------------------------- pools in memory regions, the fit check
+
+#: Stand-ins of Zephyr's devicetree CMake API (cmake/modules/extensions.cmake), with its
+#: signatures: a board with a 256-byte DTCM and a 64 KiB SRAM2 (zephyr,memory-region nodes)
+#: and a 1 MiB chosen zephyr,flash. test_zephyr_devicetree_cmake_api checks the signatures
+#: against Zephyr's own file where ZEPHYR_BASE is set.
+DT_STAND_IN = """
+set(DT_PATH_dtcm /soc/memory@20000000)
+set(DT_SIZE_/soc/memory@20000000 256)
+set(DT_REGION_/soc/memory@20000000 DTCM)
+set(DT_PATH_sram2 /soc/memory@30000000)
+set(DT_SIZE_/soc/memory@30000000 65536)
+set(DT_REGION_/soc/memory@30000000 SRAM2)
+set(DT_PATH_flash0 /soc/flash@0)
+set(DT_SIZE_/soc/flash@0 1048576)
+function(dt_nodelabel var)
+  cmake_parse_arguments(DT "" "NODELABEL;TARGET" "" ${ARGN})
+  if(DEFINED DT_PATH_${DT_NODELABEL})
+    set(${var} ${DT_PATH_${DT_NODELABEL}} PARENT_SCOPE)
+  else()
+    set(${var} NOTFOUND PARENT_SCOPE)
+  endif()
+endfunction()
+function(dt_reg_size var)
+  cmake_parse_arguments(DT "" "PATH;INDEX;NAME;TARGET" "" ${ARGN})
+  set(${var} ${DT_SIZE_${DT_PATH}} PARENT_SCOPE)
+endfunction()
+function(dt_prop var)
+  cmake_parse_arguments(DT "" "PATH;PROPERTY;INDEX;TARGET" "" ${ARGN})
+  if(DT_PROPERTY STREQUAL "zephyr,memory-region" AND DEFINED DT_REGION_${DT_PATH})
+    set(${var} ${DT_REGION_${DT_PATH}} PARENT_SCOPE)
+  else()
+    set(${var} NOTFOUND PARENT_SCOPE)
+  endif()
+endfunction()
+function(dt_chosen var)
+  cmake_parse_arguments(DT "" "PROPERTY;TARGET" "" ${ARGN})
+  if(DT_PROPERTY STREQUAL "zephyr,flash")
+    set(${var} /soc/flash@0 PARENT_SCOPE)
+  endif()
+endfunction()
+"""
+
+
+def _fit_project(tmp_path: Path, call: str, devicetree: bool = False) -> list[str]:
+    """A plain CMake project with one tvm_add_model() call; the configure command."""
+    (tmp_path / "main.c").write_text("int main(void) { return 0; }\n")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\nproject(t C)\n"
+        f"include({(REPO / 'cmake/tvm.cmake').as_posix()})\n" + (DT_STAND_IN if devicetree else "")
+        + "add_executable(t main.c)\n" + call.replace("{model}", REAL_MODEL.as_posix()) + "\n")
+    return [_cmake(), "-S", str(tmp_path), "-B", str(tmp_path / "b"), f"-DPython3_EXECUTABLE={sys.executable}",
+            "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"]
+
+
+def _one_error(stderr: str) -> str:
+    """The text of the configure's one CMake error, lines joined."""
+    assert stderr.count("CMake Error") == 1, stderr
+    text = stderr.split("CMake Error", 1)[1].split("Call Stack", 1)[0]
+    return " ".join(text.split()[1:])
+
+
+def test_cmake_fit_check_with_sizes(tmp_path: Path) -> None:
+    """POOLS <pool>:<bytes> and FLASH <bytes> without devicetree: a pool larger than its region
+    (the compiler's exit 2), or constants larger than the flash, fail the configure with one
+    message; when everything fits the configure reports the pools and the build compiles
+    nothing again."""
+    reason = _compiler_missing()
+    if reason:
+        pytest.skip(reason)
+    configure = _fit_project(tmp_path, "tvm_add_model(NAME m MODEL {model} TARGET t POOLS ${P} FLASH ${F})")
+    r = _run([*configure, "-DP=fast:100;slow:128", "-DF=1000000"])
+    assert r.returncode != 0
+    message = _one_error(r.stderr)
+    assert "tvm_add_model(m): does not fit: the model needs 272 bytes" in message, message
+    assert "fast 100, slow 128 bytes" in message
+    assert not (tmp_path / "b" / "tvm" / "m").exists()
+    r = _run([*configure, "-DP=fast:4096", "-DF=1000"])
+    assert r.returncode != 0
+    assert "the constants need 270880 bytes, the flash region has 1000" in _one_error(r.stderr)
+    r = _run([*configure, "-DP=fast:64;slow:0x1000", "-DF=1000000"])
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"utvm: m fits \(used/region bytes\): fast \d+/64 slow \d+/4096; constants 270880/1000000",
+                     r.stdout), r.stdout
+    meta = json.loads((tmp_path / "b" / "tvm" / "m" / "metadata.json").read_text())
+    pools = {p["name"]: p for p in meta["modules"]["m"]["pools"]}
+    assert pools["fast"]["size"] <= 64 and pools["slow"]["size"] <= 4096 and pools["slow"]["size"] > 0
+
+
+def test_cmake_pools_in_devicetree_regions(tmp_path: Path) -> None:
+    """POOLS <pool>:<node label>: the size comes from the node (dt_nodelabel, dt_reg_size), the
+    executor places the pool in the node's zephyr,memory-region section; too small a node fails
+    the configure."""
+    reason = _compiler_missing()
+    if reason:
+        pytest.skip(reason)
+    configure = _fit_project(tmp_path, "tvm_add_model(NAME m MODEL {model} TARGET t POOLS ${P})", devicetree=True)
+    r = _run([*configure, "-DP=fast:dtcm"])
+    assert r.returncode != 0
+    assert "fast 256 bytes" in _one_error(r.stderr)
+    r = _run([*configure, "-DP=fast:dtcm;slow:sram2"])
+    assert r.returncode == 0, r.stderr
+    assert "constants 270880/1048576" in r.stdout  # the chosen zephyr,flash
+    r = _run([_cmake(), "--build", str(tmp_path / "b")])
+    assert r.returncode == 0, r.stdout + r.stderr
+    commands = {Path(c["file"]).name: c["command"]
+                for c in json.loads((tmp_path / "b" / "compile_commands.json").read_text())}
+    assert 'UTVM_POOL_FAST_SECTION=\\"DTCM\\"' in commands["m_lib1.c"]
+    assert 'UTVM_POOL_SLOW_SECTION=\\"SRAM2\\"' in commands["m_lib1.c"]
+    r = _run([*configure, "-DP=fast:nosuch"])
+    assert "no devicetree node labelled 'nosuch'" in _one_error(r.stderr)
+
+
+@needs_zephyr
+def test_zephyr_devicetree_cmake_api() -> None:
+    """The devicetree functions tvm.cmake calls exist in Zephyr with the keywords it passes."""
+    text = (Path(str(ZEPHYR_BASE)) / "cmake" / "modules" / "extensions.cmake").read_text()
+    for function, keywords in (("dt_nodelabel", ["NODELABEL"]), ("dt_reg_size", ["PATH"]),
+                               ("dt_prop", ["PATH", "PROPERTY"]), ("dt_chosen", ["PROPERTY"])):
+        m = re.search(rf"^function\({function}\s+var\)(.*?)^endfunction", text, re.M | re.S)
+        assert m, f"{function} not in Zephyr's extensions.cmake"
+        for keyword in keywords:
+            assert keyword in m.group(1), (function, keyword)
+
+
+def test_cmake_model_group(tmp_path: Path) -> None:
+    """tvm_add_model_group(): two models in one pool of the larger need; the program runs both
+    from the group's pool."""
+    reason = _compiler_missing()
+    if reason:
+        pytest.skip(reason)
+    for name in ("det", "cls"):
+        shutil.copy(REAL_MODEL, tmp_path / f"{name}.tflite")
+    (tmp_path / "main.c").write_text("""
+#include <stdint.h>
+#include "tvmgen_pipe.h"
+#include "tvmgen_det.h"
+#include "tvmgen_cls.h"
+typedef char pool_is_the_larger[(TVMGEN_PIPE_POOL_SIZE == (TVMGEN_DET_WORKSPACE_SIZE > TVMGEN_CLS_WORKSPACE_SIZE
+    ? TVMGEN_DET_WORKSPACE_SIZE : TVMGEN_CLS_WORKSPACE_SIZE)) ? 1 : -1];
+static int8_t in[TVMGEN_DET_INPUT_1_SIZE], out[TVMGEN_DET_IDENTITY_SIZE];
+int main(void) {
+  struct tvmgen_det_inputs di = {in};
+  struct tvmgen_det_outputs dout = {out};
+  struct tvmgen_cls_inputs ci = {in};
+  struct tvmgen_cls_outputs co = {out};
+  return tvmgen_det_run(&di, &dout) != 0 || tvmgen_cls_run(&ci, &co) != 0;
+}
+""")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\nproject(t C)\n"
+        f"include({(REPO / 'cmake/tvm.cmake').as_posix()})\n"
+        "add_executable(t main.c)\n"
+        "tvm_add_model_group(NAME pipe MODELS det.tflite cls.tflite TARGET t RUNTIME host)\n"
+        "file(WRITE ${CMAKE_BINARY_DIR}/vars.txt \"${UTVM_PIPE_MODELS}\")\n")
+    build = tmp_path / "b"
+    r = _run([_cmake(), "-S", str(tmp_path), "-B", str(build), f"-DPython3_EXECUTABLE={sys.executable}"])
+    assert r.returncode == 0, r.stderr
+    assert (build / "vars.txt").read_text() == "det;cls"
+    r = _run([_cmake(), "--build", str(build)])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _run([str(build / "t")]).returncode == 0
+    meta = json.loads((build / "tvm" / "pipe" / "group.json").read_text())
+    assert [m["name"] for m in meta["models"]] == ["det", "cls"]

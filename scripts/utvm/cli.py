@@ -17,11 +17,14 @@ def _progress(msg: str) -> None:
 
 def add_compile_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", type=Path, help=".tflite or .onnx model")
+    add_group_arguments(p)
     p.add_argument("--name", help="model name used in C symbols (default: the file stem)")
     p.add_argument("-o", "--output", type=Path, help="MLF directory to write (default: build/<name>)")
     p.add_argument("--io-in-pool", action="store_true",
                    help="place inputs and outputs inside the workspace pool (least RAM)")
     p.add_argument("--cpu", help="CPU the C is compiled for, e.g. cortex-m4 (selects kernel variants)")
+    add_pool_argument(p)
+    add_memory_mode_argument(p)
     _add_constants_argument(p)
     p.add_argument("--constants-target", choices=("host", "arm"),
                    help="with --constants object: the object's ELF format (default: arm with --cpu, else host)")
@@ -35,6 +38,55 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
                    help="tvm-0.18: tvmgen_<name>.h and a system library as TVM 0.18 generated them, for "
                         "microTVM application code and project templates")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
+
+
+def add_group_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("more_models", type=Path, nargs="*", metavar="MODEL",
+                   help="with --shared-pool: more models, run one after the other")
+    p.add_argument("--shared-pool", action="store_true",
+                   help="one pool for all the models (the largest need): one directory per model plus the "
+                        "group's header tvmgen_<group>.h and pool")
+    p.add_argument("--group", help="with --shared-pool: the group's C name (default: the output directory's name)")
+    p.add_argument("--keep", action="append", default=[], metavar="MODEL:OUTPUT",
+                   help="with --shared-pool: keep this output of MODEL alive while the later models run")
+
+
+def _group_args(args: argparse.Namespace, default_group: str) -> tuple[list[Path], str] | None:
+    """(models, group name) for --shared-pool, None for one model without it."""
+    from .importer import c_identifier
+
+    models = [args.model, *args.more_models]
+    if not args.shared_pool:
+        if len(models) > 1 or args.keep or args.group:
+            raise UtvmError("several models, --group and --keep need --shared-pool")
+        return None
+    if getattr(args, "name", None):
+        raise UtvmError("--name is for one model; with --shared-pool the models take their file names")
+    return models, args.group or c_identifier(default_group)
+
+
+def pool_spec(text: str) -> tuple[str, int]:
+    """``NAME:BYTES`` of --pool."""
+    name, sep, size = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        return name, int(size, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not NAME:BYTES (e.g. dtcm:32768)") from None
+
+
+def add_memory_mode_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--memory-mode", choices=("fast", "min"), default="fast",
+                   help="fast: layer by layer; min: the first layers of a CNN patch by patch where that lowers the "
+                        "pool (more MACs: the overlapping halos are recomputed)")
+
+
+def add_pool_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--pool", action="append", default=[], type=pool_spec, metavar="NAME:BYTES",
+                   help="a workspace pool of at most BYTES (own symbol, size macro and section .bss.tvm.NAME); "
+                        "repeat in order of preference (hottest tensors into the first), e.g. "
+                        "--pool dtcm:32768 --pool sram:131072; exit 2 when the model does not fit")
 
 
 def add_tuning_log_argument(p: argparse.ArgumentParser) -> None:
@@ -69,12 +121,15 @@ def _add_constants_argument(p: argparse.ArgumentParser) -> None:
 
 def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", type=Path, help=".tflite or .onnx model")
+    add_group_arguments(p)
     p.add_argument("--board", default="host",
                    help="host, or an emulated board: mps2/an385, mps2/an386, mps2/an500, mps3/an547")
     p.add_argument("--input", type=Path, action="append", default=[],
                    help=".npy input (once per model input); default: deterministic random")
     p.add_argument("--output", type=Path, help="write the first output to this .npy file")
     p.add_argument("--io-in-pool", action="store_true", help="inputs and outputs inside the pool")
+    add_pool_argument(p)
+    add_memory_mode_argument(p)
     p.add_argument("--repeats", type=int, default=1, help="runs to time (median is reported)")
     _add_constants_argument(p)
     add_offload_arguments(p)
@@ -88,17 +143,23 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
     name = args.name or c_identifier(args.model.stem)
     out = args.output or Path("build") / name
+    grouped = _group_args(args, out.name)
+    if grouped is not None:
+        return _compile_group(args, out, *grouped)
     options = CompileOptions(name=args.name, io_in_pool=args.io_in_pool, cpu=args.cpu,
                              constants=args.constants, constants_target=args.constants_target,
                              export=args.export, cc=args.cc, cflags=args.cflags,
                              offload=tuple(args.offload), cmsis_nn_dir=args.cmsis_nn_dir,
-                             tuning_log=args.tuning_log, compat=args.compat)
+                             tuning_log=args.tuning_log, compat=args.compat, pools=tuple(args.pool),
+                             memory_mode=args.memory_mode)
     result = compile_model(args.model, out, options,
                            progress=(lambda _: None) if args.json else _progress)
     mem = result.module_memory
     summary = {"model": str(args.model), "name": result.name, "mlf": str(result.mlf_dir),
                "tar": str(result.tar_path), "workspace_bytes": mem["workspace_size_bytes"],
                "io_bytes": mem["io_size_bytes"], "constants_bytes": mem["constants_size_bytes"],
+               "pools": result.metadata["modules"][result.name]["pools"],
+               "patch_plan": result.metadata["modules"][result.name]["patch_plan"],
                "kernels": len(result.lowered.calls), "compile_seconds": round(result.compile_seconds, 3),
                "offloaded": {m: sum(1 for c in result.lowered.calls if c.module == m) for m in args.offload}}
     if args.json:
@@ -108,6 +169,29 @@ def cmd_compile(args: argparse.Namespace) -> int:
             print(f"  {k:<16} {summary[k]}")
         for m, n in summary["offloaded"].items():
             print(f"  {'offloaded':<16} {n} to {m}")
+    return 0
+
+
+def _compile_group(args: argparse.Namespace, out: Path, models: list[Path], group: str) -> int:
+    from .compiler import CompileOptions
+    from .group import compile_group
+
+    options = CompileOptions(io_in_pool=args.io_in_pool, cpu=args.cpu, constants=args.constants,
+                             constants_target=args.constants_target, offload=tuple(args.offload),
+                             cmsis_nn_dir=args.cmsis_nn_dir, tuning_log=args.tuning_log, pools=tuple(args.pool),
+                             memory_mode=args.memory_mode)
+    if args.export or args.compat:
+        raise UtvmError("--export and --compat are for one model, not --shared-pool")
+    result = compile_group(models, out, group, options, args.keep, (lambda _: None) if args.json else _progress)
+    summary = {"group": group, "directory": str(result.out_dir), "pool_bytes": result.pool_size,
+               "models": [{"model": str(m), "name": r.name, "own_pool_bytes": r.plan.pool_size,
+                           "kept_outputs": result.kept.get(r.name, [])} for m, r in zip(models, result.models)]}
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"  {'pool_bytes':<16} {result.pool_size}")
+        for row in summary["models"]:
+            print(f"  {row['name']:<16} {row['own_pool_bytes']}")
     return 0
 
 
@@ -127,10 +211,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         from .run.boards import get_board
 
         get_board(args.board)
+    grouped = _group_args(args, "models")
+    if grouped is not None:
+        return _run_group(args, *grouped)
     report = run_model(args.model, args.board, args.input, args.io_in_pool, args.repeats,
                        progress=None if args.json else _progress, constants=getattr(args, "constants", "c"),
                        offload=tuple(args.offload), cmsis_nn_dir=args.cmsis_nn_dir,
-                       tuning_log=args.tuning_log)
+                       tuning_log=args.tuning_log, pools=tuple(getattr(args, "pool", ())),
+                       memory_mode=getattr(args, "memory_mode", "fast"))
     if args.output:
         np.save(args.output, report.outputs[0])
     if args.json:
@@ -154,6 +242,23 @@ def cmd_run(args: argparse.Namespace) -> int:
         for k, v in rows:
             print(f"  {k:<16} {v}")
     return 0 if report.outputs_match_reference is not False else 1
+
+
+def _run_group(args: argparse.Namespace, models: list[Path], group: str) -> int:
+    from .run.runner import run_group
+
+    if args.pool or args.input or args.output or args.repeats != 1 or args.offload:
+        raise UtvmError("run --shared-pool takes no --pool, --input, --output, --repeats or --offload")
+    report = run_group(models, args.board, args.io_in_pool, args.keep, group,
+                       progress=None if args.json else _progress, memory_mode=args.memory_mode)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(f"  {'pool bytes':<16} {report['pool_bytes']}")
+        for row in report["models"]:
+            print(f"  {row['name']:<16} own pool {row['own_pool_bytes']}, outputs match: "
+                  f"{_match_text(row['outputs_match_reference'])}")
+    return 0 if all(r["outputs_match_reference"] is not False for r in report["models"]) else 1
 
 
 def _match_text(match: bool | None) -> str:

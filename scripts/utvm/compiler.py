@@ -21,6 +21,7 @@ from .lower.lowering import Lowered, lower_graph
 from .package.mlf import called_functions, external_layout, metadata, write_mlf, write_tar
 from .package.staticlib import build_static_lib
 from .plan.memory import MemoryPlan, plan_memory
+from .plan.patches import choose_patches
 
 
 @dataclass
@@ -46,6 +47,14 @@ class CompileOptions:
     tuning_log: Path | None = None
     #: "tvm-0.18": the public header and a system library as TVM 0.18 generated them
     compat: str | None = None
+    #: workspace pools (name, bytes) in order of preference; empty: one pool of any size
+    pools: tuple[tuple[str, int], ...] = ()
+    #: the model group whose shared pool (tvmgen_<group>_pool) the model runs in (--shared-pool)
+    shared_pool: str | None = None
+    #: (offset, bytes) of the pool the plan must leave alone (another model's kept output)
+    reserved: tuple[tuple[int, int], ...] = ()
+    #: "fast" (layer by layer) or "min" (the first stage patch by patch where it lowers the pool)
+    memory_mode: str = "fast"
 
 
 @dataclass
@@ -102,8 +111,20 @@ def _check_options(options: CompileOptions) -> None:
     constants_target = options.constants_target or ("arm" if options.cpu else "host")
     if constants_target not in ("host", "arm"):
         raise UtvmError(f"--constants-target must be 'host' or 'arm', not '{constants_target}'")
+    if options.memory_mode not in ("fast", "min"):
+        raise UtvmError(f"--memory-mode must be 'fast' or 'min', not '{options.memory_mode}'")
     if options.compat not in (None, COMPAT_TVM_018):
         raise UtvmError(f"--compat must be '{COMPAT_TVM_018}', not '{options.compat}'")
+    names = [name for name, _ in options.pools]
+    for name, size in options.pools:
+        if not name.isidentifier() or not name.isascii():
+            raise UtvmError(f"--pool: '{name}' is not a C identifier")
+        if size <= 0:
+            raise UtvmError(f"--pool {name}: the size must be a positive number of bytes, not {size}")
+    if len(set(names)) != len(names):
+        raise UtvmError("--pool: each pool name may be given once")
+    if options.pools and (options.shared_pool or options.compat):
+        raise UtvmError("--pool cannot be combined with --shared-pool or --compat")
 
 
 def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = None,
@@ -122,23 +143,30 @@ def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = 
 
         applied = apply_log(graph, options.tuning_log, options.cpu, progress)
         progress(f"tuning log: {applied} of {len(graph.ops)} operators take a tuned configuration")
+    patch_plan = None
+    if options.memory_mode == "min":
+        graph, patch_plan = choose_patches(graph, options.io_in_pool)
+        if patch_plan is not None:
+            progress(f"patches: the first {len(patch_plan.stage)} layers on a {patch_plan.grid[0]}x{patch_plan.grid[1]} "
+                     f"grid, {patch_plan.overhead:.1%} more MACs")
     progress(f"lowering {len(graph.ops)} operators with TVM")
     lowered = lower_graph(graph, f"tvmgen_{name}", options.cpu, modules)
     for m in modules:
         taken = sum(1 for c in lowered.calls if c.module == m.name)
         progress(f"{m.name}: {taken} of {len(lowered.calls)} operators offloaded")
     progress("planning memory")
-    plan = plan_memory(lowered, options.io_in_pool)
+    plan = plan_memory(lowered, options.io_in_pool, options.pools, options.reserved)
     problems = plan.check()
     if problems:
         raise UtvmError(f"internal error: invalid memory plan: {problems[0]}")
     progress("emitting the AOT executor")
     sources = emit(name, lowered, plan, options.io_in_pool, constants_c=options.constants == "c", modules=modules,
-                   compat=options.compat)
+                   compat=options.compat, shared_pool=options.shared_pool)
     libraries = {m.name: m.library(called_functions(sources.glue[m.c_name])) for m in modules}
     target = options.target + (f" -mcpu={options.cpu}" if options.cpu else "")
     meta = metadata(name, lowered.graph, lowered, plan, sources, options.io_in_pool, target,
                     external_layout(name, modules, libraries, lowered))
+    meta["modules"][name]["patch_plan"] = patch_plan.as_dict() if patch_plan is not None else None
 
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)

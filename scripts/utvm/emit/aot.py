@@ -11,7 +11,7 @@ import numpy as np
 from ..external.base import ExternalModule
 from ..ir import Graph, Tensor
 from ..lower.lowering import KernelCall, Lowered
-from ..plan.memory import MemoryPlan, resolve_alias
+from ..plan.memory import MemoryPlan, align_up, resolve_alias
 from . import compat_v018
 
 _C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
@@ -102,10 +102,11 @@ def _format_array(data: np.ndarray) -> str:
 
 def emit(name: str, lowered: Lowered, plan: MemoryPlan, io_in_pool: bool,
          constants_c: bool = True, modules: Sequence[ExternalModule] = (),
-         compat: str | None = None) -> EmittedSources:
+         compat: str | None = None, shared_pool: str | None = None) -> EmittedSources:
     """Sources of a compiled model; ``constants_c=False`` skips the C text of the constants
     (``constants`` is then empty; ``constant_data`` always holds the raw bytes). Every module
-    in ``modules`` gets a glue source, empty when it took no operator."""
+    in ``modules`` gets a glue source, empty when it took no operator. ``shared_pool`` names the
+    model group whose pool (``tvmgen_<group>_pool``, defined by the group) the model runs in."""
     g = lowered.graph
     prefix = f"tvmgen_{name}"
     io = (compat_v018.field_names if compat else c_field_names)(g.inputs + g.outputs)
@@ -157,7 +158,7 @@ def emit(name: str, lowered: Lowered, plan: MemoryPlan, io_in_pool: bool,
         system_lib = compat_v018.system_lib(name, len(g.inputs), len(g.outputs))
     else:
         header, system_lib = _header(name, g, plan, io, io_in_pool), ""
-    executor = _executor(name, lowered, plan, io, const_syms, const_decls, io_in_pool)
+    executor = _executor(name, lowered, plan, io, const_syms, const_decls, io_in_pool, shared_pool)
     constants_text = "\n".join(const_lines) + "\n" if constants_c else ""
     glue = {m.c_name: _glue(name, m, [c for c in lowered.calls if c.module == m.name]) for m in modules}
     return EmittedSources(header, executor, constants_text, constants_bytes, io,
@@ -222,6 +223,7 @@ def _header(name: str, g: Graph, plan: MemoryPlan, io: dict[str, str], io_in_poo
         + (", inputs and outputs included" if io_in_pool else "") + "). */",
         f"#define TVMGEN_{upper}_WORKSPACE_SIZE {plan.pool_size}",
         f"#define TVMGEN_{upper}_WORKSPACE_ALIGNMENT 16",
+        *_pool_macros(upper, plan),
         f"#define TVMGEN_{upper}_IO_IN_POOL {1 if io_in_pool else 0}",
         "/* Bytes of state kept between runs (SVDF / LSTM states), outside the pool. */",
         f"#define TVMGEN_{upper}_STATE_SIZE {plan.state_size}",
@@ -248,6 +250,12 @@ def _header(name: str, g: Graph, plan: MemoryPlan, io: dict[str, str], io_in_poo
         f"/* Run with an application-owned pool of TVMGEN_{upper}_WORKSPACE_SIZE bytes, 16-byte aligned. */",
         f"int32_t {prefix}_run_with_pool(struct {prefix}_inputs* inputs, struct {prefix}_outputs* outputs,",
         f"{' ' * (len(prefix) + 23)}uint8_t* pool);",
+        "",
+        f"/* Run with application-owned pools, one pointer per pool (TVMGEN_{upper}_NUM_POOLS, in the order",
+        "   of the TVMGEN_..._POOL_<NAME>_SIZE macros), each 16-byte aligned. run_with_pool carves them",
+        "   one after the other (16-byte aligned) out of one block. */",
+        f"int32_t {prefix}_run_with_pools(struct {prefix}_inputs* inputs, struct {prefix}_outputs* outputs,",
+        f"{' ' * (len(prefix) + 24)}uint8_t* const* pools);",
         "",
     ]
     if io_in_pool:
@@ -276,6 +284,15 @@ def _header(name: str, g: Graph, plan: MemoryPlan, io: dict[str, str], io_in_poo
     return "\n".join(lines) + "\n"
 
 
+def _pool_macros(upper: str, plan: MemoryPlan) -> list[str]:
+    lines = [f"#define TVMGEN_{upper}_NUM_POOLS {len(plan.pools)}"]
+    for pool in plan.pools:
+        if pool.name:
+            lines += [f"/* pool '{pool.name}' (linker section {pool_section(pool.name)}) */",
+                      f"#define TVMGEN_{upper}_POOL_{pool.name.upper()}_SIZE {pool.size}"]
+    return lines
+
+
 def _tensor_info(g: Graph, names: list[str]) -> list[str]:
     rows = []
     for n in names:
@@ -288,11 +305,76 @@ def _tensor_info(g: Graph, names: list[str]) -> list[str]:
     return rows
 
 
+def pool_symbol(prefix: str, pool_name: str) -> str:
+    """The C symbol of a model's static pool (``pool_name`` "" : the single default pool)."""
+    return f"{prefix}_pool_{pool_name}" if pool_name else f"{prefix}_pool"
+
+
+def pool_section(pool_name: str, noinit: bool = False) -> str:
+    """The linker section of a named pool (``--pool NAME:BYTES``)."""
+    return f".{'noinit' if noinit else 'bss'}.tvm.{pool_name}"
+
+
+#: UTVM_POOL_ATTR: the attributes of a static pool (UTVM_POOL_SECTION, when defined, places it)
+POOL_ATTR = ["#if defined(UTVM_POOL_SECTION) && defined(__GNUC__)",
+             "#define UTVM_POOL_ATTR __attribute__((section(UTVM_POOL_SECTION), aligned(16)))",
+             "#elif defined(__GNUC__)",
+             "#define UTVM_POOL_ATTR __attribute__((aligned(16)))",
+             "#else",
+             "#define UTVM_POOL_ATTR",
+             "#endif"]
+
+
+def _pool_code(name: str, plan: MemoryPlan, shared_pool: str | None) -> list[str]:
+    """The static pools and ``<prefix>_pools(block, pools)``, which points ``pools`` at them (block
+    NULL) or carves them one after the other out of one application-owned block."""
+    prefix, upper = f"tvmgen_{name}", name.upper()
+    lines = [*POOL_ATTR, ""]
+    symbols = []
+    if shared_pool is not None:
+        symbols.append(f"tvmgen_{shared_pool}_pool")
+        lines += [f"/* The pool of model group '{shared_pool}', shared by its models (they run one after the other). */",
+                  f"extern uint8_t {symbols[0]}[];"]
+    elif len(plan.pools) == 1 and not plan.pools[0].name:
+        symbols.append(pool_symbol(prefix, ""))
+        lines.append(f"static uint8_t {symbols[0]}[TVMGEN_{upper}_WORKSPACE_SIZE > 0 ? TVMGEN_{upper}_WORKSPACE_SIZE : 1]"
+                     " UTVM_POOL_ATTR;")
+    else:
+        for pool in plan.pools:
+            macro, sym = f"UTVM_POOL_{pool.name.upper()}_SECTION", pool_symbol(prefix, pool.name)
+            symbols.append(sym)
+            lines += [f"/* pool '{pool.name}': {pool.size} bytes"
+                      + (f" of at most {pool.capacity}" if pool.capacity is not None else "") + " */",
+                      f"#if !defined({macro}) && defined(UTVM_POOL_NOINIT)",
+                      f'#define {macro} "{pool_section(pool.name, noinit=True)}"',
+                      f"#elif !defined({macro})",
+                      f'#define {macro} "{pool_section(pool.name)}"',
+                      "#endif",
+                      "#if defined(__GNUC__)",
+                      f"static uint8_t {sym}[{max(pool.size, 1)}] __attribute__((section({macro}), aligned(16)));",
+                      "#else",
+                      f"static uint8_t {sym}[{max(pool.size, 1)}];",
+                      "#endif"]
+    lines += ["", f"#define UTVM_NUM_POOLS {len(symbols)}u",
+              f"static void {prefix}_pools(uint8_t* block, uint8_t** pools) {{",
+              "  if (block == NULL) {"]
+    lines += [f"    pools[{k}] = {sym};" for k, sym in enumerate(symbols)]
+    lines += ["    return;", "  }"]
+    start = 0
+    for k, pool in enumerate(plan.pools):
+        lines.append(f"  pools[{k}] = block + {start};")
+        start += align_up(pool.size)
+    lines += ["}", ""]
+    return lines
+
+
 def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
-              const_syms: dict[str, str], const_decls: list[str], io_in_pool: bool) -> str:
+              const_syms: dict[str, str], const_decls: list[str], io_in_pool: bool,
+              shared_pool: str | None = None) -> str:
     g = lowered.graph
     upper = name.upper()
     prefix = f"tvmgen_{name}"
+    pool_vars = [f"pool_{p.name}" if p.name else "pool" for p in plan.pools]
     tvm_calls = [c for c in lowered.calls if c.external is None]
     max_args = max((len(c.args) for c in tvm_calls), default=1)
     in_index = {resolve_alias(n, lowered.aliases): i for i, n in enumerate(g.inputs)}
@@ -309,7 +391,7 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
                 return f"((uint8_t*){at} + {offset})" if offset else at
         if root in plan.state:
             return f"{prefix}_state + {plan.state[root]}"
-        return f"pool + {plan.offsets[tensor]}"
+        return f"{pool_vars[plan.pool_of(tensor)]} + {plan.offsets[tensor]}"
 
     L = [
         f"/* AOT executor of model '{name}', generated by utvm: kernels are called directly, in order,",
@@ -340,16 +422,7 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
     L += const_decls
     L += [
         "",
-        "#if defined(UTVM_POOL_SECTION) && defined(__GNUC__)",
-        "#define UTVM_POOL_ATTR __attribute__((section(UTVM_POOL_SECTION), aligned(16)))",
-        "#elif defined(__GNUC__)",
-        "#define UTVM_POOL_ATTR __attribute__((aligned(16)))",
-        "#else",
-        "#define UTVM_POOL_ATTR",
-        "#endif",
-        "",
-        f"static uint8_t {prefix}_pool[TVMGEN_{upper}_WORKSPACE_SIZE > 0 ? TVMGEN_{upper}_WORKSPACE_SIZE : 1] UTVM_POOL_ATTR;",
-        "",
+        *_pool_code(name, plan, shared_pool),
         *_state_code(prefix, upper, g, plan),
         f"static const char* const {prefix}_op_names[{max(len(lowered.calls), 1)}] = {{",
     ]
@@ -388,15 +461,16 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
             "}",
             "",
         ]
-    L.append(f"static int32_t {prefix}_execute(void* const* inputs, void* const* outputs, uint8_t* pool) {{")
+    L.append(f"static int32_t {prefix}_execute(void* const* inputs, void* const* outputs, uint8_t* const* pools) {{")
     if tvm_calls:
         L += [f"  DLTensor tensors[{max_args}];", f"  TVMFFIAny args[{max_args}];"]
+    L += [f"  uint8_t* {var} = pools[{k}];" for k, var in enumerate(pool_vars)]
     L.append("  int32_t rc;")
     if plan.state:
         L += [f"  if (!{prefix}_state_ready) {{", f"    {prefix}_reset();", "  }"]
     if not any(True for _ in g.inputs):
         L.append("  (void)inputs;")
-    L.append("  (void)pool;")
+    L += [f"  (void){var};" for var in pool_vars]
     L.append("  (void)outputs;")
     for i, call in enumerate(lowered.calls):
         L.append(f"  /* {i}: {call.op_name} */")
@@ -404,7 +478,7 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
         if call.external is not None:
             args = [r if r.startswith("(void*)") else f"(void*)({r})" for r in map(ref, call.args)]
             s = plan.scratch.get(i)
-            args += [f"pool + {s.offset}", f"{call.scratch_bytes}"] if s else ["NULL", "0"]
+            args += [f"{pool_vars[s.pool]} + {s.offset}", f"{call.scratch_bytes}"] if s else ["NULL", "0"]
             L.append("    UTVM_OP_BEGIN();")
             L.append(f"    rc = {call.symbol}({', '.join(args)});")
             L.append(f"    UTVM_OP_END({i});")
@@ -414,7 +488,7 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
             L.append(f"    utvm_bind(&args[{j}], &tensors[{j}], {ref(arg)});")
         if i in plan.scratch:
             s = plan.scratch[i]
-            L.append(f"    utvm_scratch_set(pool + {s.offset}, {s.size}u);")
+            L.append(f"    utvm_scratch_set({pool_vars[s.pool]} + {s.offset}, {s.size}u);")
         L.append("    UTVM_OP_BEGIN();")
         L.append(f"    rc = __tvm_ffi_{call.symbol}(NULL, args, {len(call.args)}, NULL);")
         L.append(f"    UTVM_OP_END({i});")
@@ -445,36 +519,54 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
              " : UTVM_ERR_ARGUMENT;")
     L.append("}")
     L.append("")
+    pools_decl = "  uint8_t* pools[UTVM_NUM_POOLS];"
     L += [
         f"int32_t {prefix}_run(struct {prefix}_inputs* in, struct {prefix}_outputs* out) {{",
         f"  void* inputs[{max(n_in, 1)}];",
         f"  void* outputs[{max(n_out, 1)}];",
+        pools_decl,
         f"  int32_t rc = {prefix}_check(in, out, inputs, outputs);",
         "  if (rc != UTVM_OK) {",
         "    return rc;",
         "  }",
-        f"  return {prefix}_execute(inputs, outputs, {prefix}_pool);",
+        f"  {prefix}_pools(NULL, pools);",
+        f"  return {prefix}_execute(inputs, outputs, pools);",
         "}",
         "",
-        f"int32_t {prefix}_run_with_pool(struct {prefix}_inputs* in, struct {prefix}_outputs* out, uint8_t* pool) {{",
+        f"int32_t {prefix}_run_with_pools(struct {prefix}_inputs* in, struct {prefix}_outputs* out,",
+        f"{' ' * (len(prefix) + 19)}uint8_t* const* pools) {{",
         f"  void* inputs[{max(n_in, 1)}];",
         f"  void* outputs[{max(n_out, 1)}];",
         "  int32_t rc;",
-        "  if (pool == NULL || ((uintptr_t)pool % 16u) != 0u) {",
-        "    return UTVM_ERR_ARGUMENT;",
+        "  uint32_t k;",
+        "  for (k = 0; k < UTVM_NUM_POOLS; ++k) {",
+        "    if (pools == NULL || pools[k] == NULL || ((uintptr_t)pools[k] % 16u) != 0u) {",
+        "      return UTVM_ERR_ARGUMENT;",
+        "    }",
         "  }",
         f"  rc = {prefix}_check(in, out, inputs, outputs);",
         "  if (rc != UTVM_OK) {",
         "    return rc;",
         "  }",
-        f"  return {prefix}_execute(inputs, outputs, pool);",
+        f"  return {prefix}_execute(inputs, outputs, pools);",
+        "}",
+        "",
+        f"int32_t {prefix}_run_with_pool(struct {prefix}_inputs* in, struct {prefix}_outputs* out, uint8_t* pool) {{",
+        pools_decl,
+        "  if (pool == NULL || ((uintptr_t)pool % 16u) != 0u) {",
+        "    return UTVM_ERR_ARGUMENT;",
+        "  }",
+        f"  {prefix}_pools(pool, pools);",
+        f"  return {prefix}_run_with_pools(in, out, pools);",
         "}",
         "",
         f"static int32_t {prefix}_model_run(void* const* inputs, void* const* outputs, uint8_t* pool) {{",
+        pools_decl,
         "  if (inputs == NULL || outputs == NULL) {",
         "    return UTVM_ERR_ARGUMENT;",
         "  }",
-        f"  return {prefix}_execute(inputs, outputs, pool != NULL ? pool : {prefix}_pool);",
+        f"  {prefix}_pools(pool, pools);",
+        f"  return {prefix}_execute(inputs, outputs, pools);",
         "}",
         "",
     ]
@@ -482,12 +574,13 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
     if io_in_pool:
         io_fn = f"{prefix}_io_in_pool"
         L.append(f"static void* {prefix}_io_in_pool(uint8_t* pool, int32_t is_output, uint32_t index) {{")
-        L.append(f"  uint8_t* base = pool != NULL ? pool : {prefix}_pool;")
+        L.append(pools_decl)
+        L.append(f"  {prefix}_pools(pool, pools);")
         for names, flag in ((g.inputs, 0), (g.outputs, 1)):
             for i, n in enumerate(names):
-                off = plan.offsets[resolve_alias(n, lowered.aliases)]
+                root = resolve_alias(n, lowered.aliases)
                 L.append(f"  if (is_output == {flag} && index == {i}u) {{")
-                L.append(f"    return base + {off};")
+                L.append(f"    return pools[{plan.pool_of(root)}] + {plan.offsets[root]};")
                 L.append("  }")
         L.append("  return NULL;")
         L.append("}")

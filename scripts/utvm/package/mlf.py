@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..emit.aot import EmittedSources
+from ..emit.aot import EmittedSources, pool_section
 from ..errors import UtvmError
 from ..external.base import ExternalModule, LibraryFiles
 from ..ir import Graph
@@ -102,8 +102,14 @@ def metadata(name: str, graph: Graph, lowered: Lowered, plan: MemoryPlan, source
                 },
                 "memory_plan": [
                     {"name": b.name, "kind": b.kind, "offset": b.offset, "size": b.size,
-                     "first": b.first, "last": b.last}
+                     "first": b.first, "last": b.last, "pool": plan.pools[b.pool].name}
                     for b in plan.buffers
+                ],
+                # the workspace pools (one unnamed pool unless --pool NAME:BYTES was given)
+                "pools": [
+                    {"name": p.name, "size": p.size, "capacity": p.capacity,
+                     "section": pool_section(p.name) if p.name else None}
+                    for p in plan.pools
                 ],
                 # tensors sharing a buffer: RESHAPE aliases, concatenation slots written in place by
                 # their producers, elementwise outputs written over their input (utvm.plan.sharing)

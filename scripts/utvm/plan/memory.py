@@ -8,8 +8,10 @@ TVM's old USMP "greedy_by_size".
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..errors import UtvmError
 from ..ir import Graph
 from ..lower.lowering import Lowered
 from .sharing import Storage, Tenant, check_tenants, choose_inplace, tenants, tensor_steps
@@ -31,12 +33,25 @@ class Buffer:
     last: int
     offset: int = -1
     kind: str = "tensor"  # tensor, scratch, input, output
+    #: index of the pool it is placed in (MemoryPlan.pools)
+    pool: int = 0
 
     def overlaps_in_time(self, other: Buffer) -> bool:
         return self.first <= other.last and other.first <= self.last
 
     def overlaps_in_space(self, other: Buffer) -> bool:
-        return self.offset < other.offset + other.size and other.offset < self.offset + self.size
+        return (self.pool == other.pool and self.offset < other.offset + other.size
+                and other.offset < self.offset + self.size)
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One workspace pool: its name (a C identifier; "" for the default single pool), the bytes
+    the plan uses and the bytes it may have (``capacity``, None: unbounded)."""
+
+    name: str
+    size: int
+    capacity: int | None = None
 
 
 @dataclass
@@ -60,14 +75,29 @@ class MemoryPlan:
     buffer_bytes: dict[str, int] = field(default_factory=dict)
     #: tensor name -> first and last kernel-call step it is an argument of (outputs: to the end)
     lifetimes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: the pools, in order of preference (one unnamed pool unless --pool was given)
+    pools: list[Pool] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.pools:
+            self.pools = [Pool("", self.pool_size)]
+
+    def pool_of(self, tensor: str) -> int:
+        """Index in ``pools`` of the pool holding ``tensor`` (a pool tensor or its tenant)."""
+        root = self.storage.get(tensor, (tensor, 0))[0]
+        for b in self.buffers:
+            if b.name == root:
+                return b.pool
+        return 0
 
     def check(self) -> list[str]:
         """Problems with the plan: overlapping live buffers, buffers outside the pool, unsafe
         sharing (slots overlapping, in-place outputs over data still needed)."""
         problems = check_tenants(self.tenants, self.buffer_bytes, self.lifetimes)
         for i, a in enumerate(self.buffers):
-            if a.offset < 0 or a.offset + a.size > self.pool_size:
-                problems.append(f"{a.name} [{a.offset}, {a.offset + a.size}) outside pool of {self.pool_size}")
+            size = self.pools[a.pool].size if a.pool < len(self.pools) else -1
+            if a.offset < 0 or a.offset + a.size > size:
+                problems.append(f"{a.name} [{a.offset}, {a.offset + a.size}) outside pool of {size}")
             if a.offset % ALIGN:
                 problems.append(f"{a.name} offset {a.offset} not {ALIGN}-aligned")
             for b in self.buffers[i + 1:]:
@@ -82,9 +112,15 @@ def resolve_alias(name: str, aliases: dict[str, str]) -> str:
     return name
 
 
-def plan_memory(lowered: Lowered, io_in_pool: bool = False) -> MemoryPlan:
+def plan_memory(lowered: Lowered, io_in_pool: bool = False, pools: Sequence[tuple[str, int]] = (),
+                reserved: Sequence[tuple[int, int]] = ()) -> MemoryPlan:
     """Assign pool offsets from the lifetimes of the tensors the kernel calls touch. Aliases and
-    concatenation slots share their buffer; elementwise operators run in place where safe."""
+    concatenation slots share their buffer; elementwise operators run in place where safe.
+
+    ``pools`` (name, bytes), in order of preference: several pools of bounded size, the hottest
+    buffers in the first (:func:`assign_pools`; :class:`PoolsTooSmall` when they do not fit).
+    ``reserved`` (offset, bytes): regions of the (first) pool the plan must not use at all, such
+    as another model's output kept alive while this model runs (``--keep``)."""
     graph: Graph = lowered.graph
     storage = Storage(lowered)
     steps = len(lowered.calls)
@@ -136,7 +172,14 @@ def plan_memory(lowered: Lowered, io_in_pool: bool = False) -> MemoryPlan:
             scratch[step] = buf
             buffers.append(buf)
 
-    pool_size = _best_placement(buffers)
+    fixed = [Buffer(f"reserved{i}", align_up(size), 0, max(steps - 1, 0), offset, kind="reserved")
+             for i, (offset, size) in enumerate(reserved)]
+    if pools:
+        pool_list = assign_pools(buffers, list(pools), fixed)
+        pool_size = sum(align_up(p.size) for p in pool_list)
+    else:
+        pool_size = _best_placement(buffers, fixed)
+        pool_list = [Pool("", pool_size)]
     offsets = {b.name: b.offset for b in buffers if b.kind != "scratch"}
     places: dict[str, tuple[str, int]] = {}
     for name, t in graph.tensors.items():
@@ -154,7 +197,50 @@ def plan_memory(lowered: Lowered, io_in_pool: bool = False) -> MemoryPlan:
     sizes = {b.name: graph.tensors[b.name].nbytes for b in buffers if b.kind != "scratch"}
     sizes.update({root: graph.tensors[root].nbytes for root in external})
     return MemoryPlan(pool_size, buffers, offsets, scratch, external, state, state_size, places, shared, sizes,
-                      lifetimes)
+                      lifetimes, pool_list)
+
+
+class PoolsTooSmall(UtvmError):
+    """The buffers of a plan do not fit the pools given (``--pool NAME:BYTES``)."""
+
+
+def _heat(buf: Buffer) -> tuple[int, int, int, str]:
+    """Sort key, hottest first: kernel scratch (im2col rows, padded rows: read over and over by
+    their kernel), then the activations, smallest first (every activation byte is written once
+    and read about as often as any other, so the small ones put the most tensors in the fast
+    pool), earliest first."""
+    return (0 if buf.kind == "scratch" else 1, buf.size, buf.first, buf.name)
+
+
+def assign_pools(buffers: list[Buffer], pools: list[tuple[str, int]], fixed: Sequence[Buffer] = ()) -> list[Pool]:
+    """Place ``buffers`` into ``pools`` (name, capacity), in order of preference: when the whole
+    plan fits the first pool it all goes there; otherwise each pool in turn takes, hottest first,
+    every remaining buffer with which its members (and, in pool 0, the ``fixed`` ones) can still be
+    placed within its capacity. Raises :class:`PoolsTooSmall` (one line: the
+    need and the sizes) when a buffer fits nowhere."""
+    need = _best_placement(buffers, fixed)
+    if need <= pools[0][1]:
+        return [Pool(name, need if i == 0 else 0, cap) for i, (name, cap) in enumerate(pools)]
+    remaining = sorted(buffers, key=_heat)
+    out = []
+    for index, (name, cap) in enumerate(pools):
+        here = fixed if index == 0 else ()
+        members: list[Buffer] = []
+        for buf in remaining:
+            if _best_placement([*members, buf], here) <= cap:
+                members.append(buf)
+        taken = {id(b) for b in members}
+        remaining = [b for b in remaining if id(b) not in taken]
+        size = _best_placement(members, here) if members else 0
+        for buf in members:
+            buf.pool = index
+        out.append(Pool(name, size, cap))
+    if remaining:
+        sizes = ", ".join(f"{name} {cap}" for name, cap in pools)
+        largest = max(b.size for b in buffers)
+        raise PoolsTooSmall(f"the model needs {need} bytes of workspace (one pool; largest buffer {largest}), "
+                            f"which do not fit the pools given: {sizes} bytes")
+    return out
 
 
 _ORDERS = {
@@ -165,11 +251,12 @@ _ORDERS = {
 }
 
 
-def _best_placement(buffers: list[Buffer]) -> int:
-    """Greedy placement under several orders; keep the smallest pool."""
+def _best_placement(buffers: list[Buffer], fixed: Sequence[Buffer] = ()) -> int:
+    """Greedy placement under several orders (beside the already placed ``fixed`` buffers);
+    keep the smallest pool."""
     best: tuple[int, list[int]] | None = None
     for order in _ORDERS.values():
-        size = _greedy(buffers, order)
+        size = _greedy(buffers, order, fixed)
         if best is None or size < best[0]:
             best = (size, [b.offset for b in buffers])
     assert best is not None
@@ -182,15 +269,20 @@ def _greedy_by_size(buffers: list[Buffer]) -> int:
     return _greedy(buffers, _ORDERS["size"])
 
 
-def _greedy(buffers: list[Buffer], order) -> int:  # type: ignore[no-untyped-def]
-    placed: list[Buffer] = []
+def _greedy(buffers: list[Buffer], order, fixed: Sequence[Buffer] = ()) -> int:  # type: ignore[no-untyped-def]
+    placed: list[Buffer] = list(fixed)
     for buf in sorted(buffers, key=order):
-        conflicts = sorted((p for p in placed if p.overlaps_in_time(buf)), key=lambda p: p.offset)
-        offset = 0
-        for p in conflicts:
-            if offset + buf.size <= p.offset:
-                break
-            offset = max(offset, align_up(p.offset + p.size))
-        buf.offset = offset
+        buf.offset = _first_fit(buf, placed)
         placed.append(buf)
-    return max((b.offset + b.size for b in buffers), default=0)
+    return max((b.offset + b.size for b in placed), default=0)
+
+
+def _first_fit(buf: Buffer, placed: Sequence[Buffer]) -> int:
+    """The lowest aligned offset where ``buf`` overlaps none of ``placed`` live at the same time."""
+    conflicts = sorted((p for p in placed if p.overlaps_in_time(buf)), key=lambda p: p.offset)
+    offset = 0
+    for p in conflicts:
+        if offset + buf.size <= p.offset:
+            break
+        offset = max(offset, align_up(p.offset + p.size))
+    return offset

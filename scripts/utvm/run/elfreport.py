@@ -435,6 +435,12 @@ class ModelSymbols:
     def all(self) -> tuple[SymbolInfo, ...]:
         return self.code + self.constants + self.pool + self.data
 
+    def pool_places(self) -> list[dict[str, object]]:
+        """Each pool symbol: its bytes, the output section (the memory region's, in Zephyr) and
+        address, and whether it is in RAM."""
+        return [{"symbol": p.name, "bytes": p.size, "section": p.section, "address": p.address,
+                 "in_ram": p.placement == RAM} for p in self.pool]
+
     def find(self, name: str) -> SymbolInfo | None:
         for sym in self.all():
             if sym.name == name:

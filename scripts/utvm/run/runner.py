@@ -44,6 +44,10 @@ class RunReport:
     macs: int = 0
     latency_ratio_vs_reference: float | None = None
     memory: dict[str, Any] = field(default_factory=dict)
+    #: the workspace pools: name, size, capacity, linker section (metadata.json's "pools")
+    pools: list[dict[str, Any]] = field(default_factory=list)
+    #: --memory-mode min: the stage computed patch by patch (layers, grid, MAC overhead), or None
+    patch_plan: dict[str, Any] | None = None
     #: external module -> operators it took (--offload)
     offloaded: dict[str, int] = field(default_factory=dict)
     outputs: list[np.ndarray] = field(default_factory=list, repr=False)
@@ -134,19 +138,16 @@ def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = 
               io_in_pool: bool = False, repeats: int = 1, workdir: Path | None = None,
               progress: Any = None, constants: str = "c", offload: tuple[str, ...] = (),
               cmsis_nn_dir: Path | None = None, tuning_log: Path | None = None,
-              compat: str | None = None) -> RunReport:
+              compat: str | None = None, pools: tuple[tuple[str, int], ...] = (),
+              memory_mode: str = "fast") -> RunReport:
     model = Path(model)
     with tempfile.TemporaryDirectory(prefix="utvm-run-") as tmp_s:
         tmp = Path(workdir) if workdir else Path(tmp_s)
-        cpu = None
-        if board != HOST_BOARD:
-            from .boards import get_board
-
-            cpu = get_board(board).cpu
+        cpu = None if board == HOST_BOARD else _board_cpu(board)
         options = CompileOptions(io_in_pool=io_in_pool, cpu=cpu, constants=constants,
                                  constants_target="host" if board == HOST_BOARD else "arm",
                                  offload=offload, cmsis_nn_dir=cmsis_nn_dir, tuning_log=tuning_log,
-                                 compat=compat)
+                                 compat=compat, pools=pools, memory_mode=memory_mode)
         result = compile_model(model, tmp / "mlf", options,
                                progress=progress or (lambda _: None))
         return run_compiled(model, result, board, tmp, inputs, io_in_pool, repeats, progress, offload)
@@ -170,7 +171,7 @@ def run_compiled(model: Path, result: CompileResult, board: str, tmp: Path, inpu
         stdout = run_host(binary)
         code_bytes = _host_code_bytes(binary, result.name)
     else:
-        stdout, instructions, code_bytes, memory = _run_qemu(board, result, harness, tmp)
+        stdout, instructions, code_bytes, memory = _run_qemu(board, [result.mlf_dir], [result.name], harness, tmp)
     outputs, cycles, status = parse_harness_output(stdout, dtypes, shapes)
     if status != 0:
         raise UtvmError(f"the model returned status {status} on {board}")
@@ -198,6 +199,8 @@ def run_compiled(model: Path, result: CompileResult, board: str, tmp: Path, inpu
         instructions=instructions,
         instructions_per_mac=(instructions / macs) if instructions and macs else None,
         macs=macs, latency_ratio_vs_reference=ratio, memory=memory,
+        pools=result.metadata["modules"][result.name]["pools"],
+        patch_plan=result.metadata["modules"][result.name]["patch_plan"],
         offloaded={m: sum(1 for c in result.lowered.calls if c.module == m) for m in offload},
         outputs=outputs,
     )
@@ -223,29 +226,38 @@ def _host_code_bytes(binary: Path, name: str) -> int | None:
     return total
 
 
-def _run_qemu(board_name: str, result: CompileResult, harness: Path,
-              tmp: Path) -> tuple[str, int | None, int, dict[str, Any]]:
+def _run_qemu(board_name: str, mlfs: list[Path], names: list[str], harness: Path, tmp: Path,
+              extra: tuple[list[Path], list[Path]] = ([], [])) -> tuple[str, int | None, int, dict[str, Any]]:
+    """Build the MLFs' models (named ``names``; ``extra`` sources and include dirs too) with
+    ``harness`` for an emulated board and run it: (stdout, instructions of the first model's
+    runs, code bytes, memory report)."""
     from . import boards, elfreport, qemu
 
     board = boards.get_board(board_name)
-    sources, includes = mlf_sources(result.mlf_dir, "baremetal")
-    elf = qemu.build_firmware(board, [*sources, harness], includes, {}, tmp / "fw")
+    sources, includes = mlf_sources(mlfs, "baremetal")
+    elf = qemu.build_firmware(board, [*sources, *extra[0], harness], [*includes, *extra[1]], {}, tmp / "fw")
     run = qemu.run_firmware(board, elf)
     if run.fault:
         raise UtvmError(f"the firmware crashed on {board_name}: {run.fault}")
     stdout = run.stdout
     ticks = parse_cycles(stdout)
     instructions = board.ticks_to_instructions(ticks) if ticks is not None else None
-    symbols = elfreport.model_symbols(elf, f"tvmgen_{result.name}", board)
+    code = constants = pool = 0
+    ok = True
+    pools: list[dict[str, object]] = []
+    for name in names:
+        symbols = elfreport.model_symbols(elf, f"tvmgen_{name}_", board)
+        code, constants, pool = code + symbols.code_bytes, constants + symbols.constants_bytes, pool + symbols.pool_bytes
+        ok = ok and elfreport.constants_in_flash(elf, board, prefix=f"tvmgen_{name}_").ok
+        pools += symbols.pool_places()
     report = elfreport.memory_report(elf, board)
-    check = elfreport.constants_in_flash(elf, board, prefix=f"tvmgen_{result.name}")
     memory = {
-        "flash_code_bytes": symbols.code_bytes, "flash_constants_bytes": symbols.constants_bytes,
-        "ram_pool_bytes": symbols.pool_bytes, "ram_stack_bytes": report.ram_stack,
-        "ram_other_bytes": report.ram_other, "constants_in_flash": check.ok,
+        "flash_code_bytes": code, "flash_constants_bytes": constants,
+        "ram_pool_bytes": pool, "ram_stack_bytes": report.ram_stack,
+        "ram_other_bytes": report.ram_other, "constants_in_flash": ok, "pools": pools,
         "image": report.as_dict(),
     }
-    return stdout, instructions, symbols.code_bytes, memory
+    return stdout, instructions, code, memory
 
 
 def parse_cycles(stdout: str) -> int | None:
@@ -253,3 +265,61 @@ def parse_cycles(stdout: str) -> int | None:
 
     m = re.search(r"^UTVM_CYCLES (\d+)", stdout, re.M)
     return int(m.group(1)) if m else None
+
+
+def run_group(models: list[Path], board: str = HOST_BOARD, io_in_pool: bool = False, keep: list[str] | None = None,
+              group: str = "models", workdir: Path | None = None, progress: Any = None,
+              memory_mode: str = "fast") -> dict[str, Any]:
+    """run --shared-pool: the models compiled as one group, run one after the other in one program
+    with the group's pool, each compared with the reference. The report (``--json``): the group's
+    pool_bytes and, per model, its own pool need and outputs_match_reference."""
+    from ..group import compile_group, group_sources
+    from .harness import HarnessModel, parse_models_output, write_models_harness
+
+    with tempfile.TemporaryDirectory(prefix="utvm-run-") as tmp_s:
+        tmp = Path(workdir) if workdir else Path(tmp_s)
+        cpu = None if board == HOST_BOARD else _board_cpu(board)
+        options = CompileOptions(io_in_pool=io_in_pool, cpu=cpu, constants_target="host" if board == HOST_BOARD else "arm",
+                                 memory_mode=memory_mode)
+        built = compile_group([Path(m) for m in models], tmp / "group", group, options, keep,
+                              progress or (lambda _: None))
+        inputs = [random_inputs(r.graph) for r in built.models]
+        entries = [HarnessModel(r.name, x, [r.graph.tensors[n].nbytes for n in r.graph.outputs],
+                                tuple(r.graph.outputs.index(t) for t in built.kept.get(r.name, [])))
+                   for r, x in zip(built.models, inputs)]
+        harness = write_models_harness(tmp, entries)
+        mlfs = [r.mlf_dir for r in built.models]
+        extra = group_sources(built.out_dir)
+        memory: dict[str, Any] = {}
+        if board == HOST_BOARD:
+            stdout = run_host(build_host(mlfs, harness, tmp / "group_host", extra=extra))
+        else:
+            stdout, _, _, memory = _run_qemu(board, mlfs, [*(r.name for r in built.models), group], harness, tmp, extra)
+        rows = []
+        for r, x, text, model in zip(built.models, inputs, parse_models_output(stdout, len(mlfs)), models):
+            g = r.graph
+            outputs, cycles, status = parse_harness_output(text, [g.tensors[n].dtype for n in g.outputs],
+                                                           [g.tensors[n].shape for n in g.outputs])
+            if status != 0:
+                raise UtvmError(f"model {r.name} returned status {status} on {board}")
+            reference = run_reference(Path(model), x, len(g.outputs), 1)
+            ok = max_abs = None
+            if reference is not None:
+                ok, max_abs, _ = compare(outputs, reference[0], output_steps(Path(model), g))
+            instructions = None
+            if board != HOST_BOARD and cycles:
+                from .boards import get_board
+
+                instructions = get_board(board).ticks_to_instructions(cycles[0])
+            rows.append({"model": str(model), "name": r.name, "own_pool_bytes": r.plan.pool_size,
+                         "outputs_match_reference": ok, "max_abs_diff": max_abs, "instructions": instructions,
+                         "kept_outputs": built.kept.get(r.name, []),
+                         "patch_plan": r.metadata["modules"][r.name]["patch_plan"]})
+        return {"group": group, "board": board, "io_in_pool": io_in_pool, "pool_bytes": built.pool_size,
+                "models": rows, "memory": memory}
+
+
+def _board_cpu(board: str) -> str | None:
+    from .boards import get_board
+
+    return get_board(board).cpu

@@ -113,7 +113,6 @@ def run_candidates(cands: list[Candidate], board_name: str, inputs: list[np.ndar
                    work: Path) -> None:
     """Link the compiled candidates into one firmware for an emulated board, run it once, and
     fill in each candidate's instructions and output."""
-    from ..package.mlf import model_sources
     from ..run import qemu
     from ..run.boards import get_board
     from ..run.host import mlf_sources
@@ -122,12 +121,7 @@ def run_candidates(cands: list[Candidate], board_name: str, inputs: list[np.ndar
     if not built:
         return
     board = get_board(board_name)
-    sources, includes = mlf_sources(built[0].mlf, "baremetal")  # type: ignore[arg-type]
-    sources = [s for s in sources if "codegen" not in s.parts]
-    for c in built:
-        model = model_sources(c.mlf)  # type: ignore[arg-type]
-        sources += [*model.sources, *model.objects]
-        includes += [d for d in model.include_dirs if d not in includes]
+    sources, includes = mlf_sources([c.mlf for c in built], "baremetal")  # type: ignore[misc]
     harness = _harness(work / "tune_main.c", built, inputs, out_size)
     elf = qemu.build_firmware(board, [*sources, harness], includes, {}, work / "fw", jobs=2)
     result = qemu.run_firmware(board, elf, timeout_s=600)

@@ -32,6 +32,12 @@ class ModelReport:
     constants_in_flash: bool
     pool_in_ram: bool
     problems: tuple[str, ...]
+    #: each pool symbol: bytes, output section (its memory region), address, in RAM or not
+    pools: tuple[dict[str, object], ...] = ()
+    #: from the model's metadata.json in the build directory, when found: the pools the plan
+    #: made (name, size, capacity) and the patch plan of --memory-mode min
+    planned_pools: tuple[dict[str, object], ...] = ()
+    patch_plan: dict[str, object] | None = None
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -41,6 +47,9 @@ class ModelReport:
             "ram": {"pool": self.pool, "data": self.data, "total": self.pool + self.data},
             "constants_in_flash": self.constants_in_flash,
             "pool_in_ram": self.pool_in_ram,
+            "pools": list(self.pools),
+            "planned_pools": list(self.planned_pools),
+            "patch_plan": self.patch_plan,
             "problems": list(self.problems),
         }
 
@@ -142,7 +151,7 @@ def model_report(elf: Path, name: str, board: BoardSpec | None) -> ModelReport:
         name=name, code=code, constants=syms.constants_bytes,
         pool=syms.pool_bytes, data=syms.data_bytes,
         constants_in_flash=check.ok and bool(syms.constants),
-        pool_in_ram=pool_in_ram, problems=tuple(problems))
+        pool_in_ram=pool_in_ram, problems=tuple(problems), pools=tuple(syms.pool_places()))
 
 
 def build_report(build_dir: Path, elf: Path | None = None,
@@ -162,12 +171,31 @@ def build_report(build_dir: Path, elf: Path | None = None,
     return ImageReport(
         elf=elf_path, board=_board_name(config),
         regions_from_config=board is not None,
-        models=tuple(model_report(elf_path, n, board) for n in models),
+        models=tuple(_with_metadata(model_report(elf_path, n, board), build_dir) for n in models),
         image=elfreport.memory_report(elf_path, board))
+
+
+def _with_metadata(model: ModelReport, build_dir: Path) -> ModelReport:
+    """``model`` with the pools and patch plan of its metadata.json (tvm_add_model's output
+    directory, <build>/tvm/<name> or below the build directory), when there is one."""
+    import dataclasses
+
+    for meta_path in sorted(Path(build_dir).glob(f"**/tvm/{model.name}/metadata.json"))[:1]:
+        try:
+            module = json.loads(meta_path.read_text())["modules"][model.name]
+        except (ValueError, KeyError):
+            continue
+        return dataclasses.replace(model, planned_pools=tuple(module.get("pools", [])),
+                                   patch_plan=module.get("patch_plan"))
+    return model
 
 
 def to_json(report: ImageReport) -> str:
     return json.dumps(report.as_dict(), indent=2)
+
+
+def _of(capacity: int | None) -> str:
+    return f" of {capacity}" if capacity is not None else ""
 
 
 def format_table(report: ImageReport) -> list[str]:
@@ -182,8 +210,18 @@ def format_table(report: ImageReport) -> list[str]:
             f"{m.name:<16}{m.code:>10}{m.constants:>11}{m.code + m.constants:>10}"
             f"{m.pool:>10}{m.data:>8}{m.pool + m.data:>10}  "
             f"{'yes' if m.constants_in_flash else 'NO':<19} {'yes' if m.pool_in_ram else 'NO'}")
+    for m in report.models:
+        lines += [f"{m.name}: pool {p['symbol']} {p['bytes']} bytes in {p['section']} at {p['address']:#x}"
+                  for p in m.pools if len(m.pools) > 1]
+        lines += [f"{m.name}: pool {p['name']} planned {p['size']} of {p['capacity']} bytes"
+                  for p in m.planned_pools if p.get("capacity") is not None]
+        if m.patch_plan:
+            pp = m.patch_plan
+            lines.append(f"{m.name}: first {pp['layers']} layers patch by patch, grid {pp['grid']}, "
+                         f"{pp['mac_overhead']:.1%} more MACs")
     img = report.image
-    lines += ["", f"image: flash {img.flash_total} bytes, RAM {img.ram_total} bytes"]
+    lines += ["", f"image: flash {img.flash_total} bytes{_of(img.flash_capacity)}, "
+                  f"RAM {img.ram_total} bytes{_of(img.ram_capacity)}"]
     for m in report.models:
         lines += [f"{m.name}: {p}" for p in m.problems]
     return lines
