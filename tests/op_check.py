@@ -93,7 +93,7 @@ def quant_params(rng: np.random.Generator, lo: float = -4.0, hi: float = 4.0,
 
 
 class OnnxCases:
-    """ONNX nodes side by side in one model (opset 17), with the data of its inputs."""
+    """ONNX nodes side by side in one model (opset 17 unless told), with the data of its inputs."""
 
     def __init__(self) -> None:
         self.nodes: list[onnx.NodeProto] = []
@@ -116,9 +116,9 @@ class OnnxCases:
         self.outputs.append(helper.make_tensor_value_info(name, elem, [int(d) for d in shape]))
         return name
 
-    def save(self, path: Path) -> Path:
+    def save(self, path: Path, opset: int = 17) -> Path:
         graph = helper.make_graph(self.nodes, path.stem, self.inputs, self.outputs, self.inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
         model.ir_version = 8
         onnx.checker.check_model(model, full_check=True)
         onnx.save(model, str(path))

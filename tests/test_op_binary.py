@@ -420,6 +420,10 @@ def _extract(path: Path, ops: set[str]) -> Cases:
                 table = getattr(tflite, f"{name.capitalize()}Options")()
                 table.Init(raw.BuiltinOptions().Bytes, raw.BuiltinOptions().Pos)
                 options = {"fused_activation_function": _ACTIVATION_NAMES[table.FusedActivationFunction()]}
+            elif name in ("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN"):
+                table = tflite.ReducerOptions()
+                table.Init(raw.BuiltinOptions().Bytes, raw.BuiltinOptions().Pos)
+                options = {"keep_dims": bool(table.KeepDims())}
             m.add_operator(name, indices[:-1], [indices[-1]], options)
             return ins, [indices[-1]]
         cases.cases.append(build)

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from onnx import TensorProto, helper
 
 import op_check
-from op_check import quant_params
+from op_check import check_model, quant_params
 from test_boards import _toolchain_problem
 from tflite_builder import ModelBuilder
 from utvm.ops.reduce import normalize_axes, reduced_shape
@@ -202,3 +203,202 @@ def test_inverse_square_root_is_tflite_micros(tmp_path: Path) -> None:
     ref = run_reference(path, [data], 1)
     assert ref is not None
     np.testing.assert_array_equal(ref[0][0], np_l2norm_int8(data, -128))
+
+
+# ---------------------------------------------------------------------------------------------
+# ONNX (float32), compared with onnxruntime
+
+ONNX_REDUCTIONS = ["ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"]
+
+
+class OnnxCases(op_check.OnnxCases):
+    """This family's ONNX cases."""
+
+    def __init__(self, opset: int = 17) -> None:
+        super().__init__()
+        self.opset = opset
+
+    def source(self, tag: str, shape: tuple[int, ...], rng: np.random.Generator, conv: bool) -> str:
+        """A model input, or (``conv``, 4-D) a 1x1 convolution of one, which utvm holds channels-last."""
+        x = self.operand(f"{tag}_x", values(rng, shape, "float32"))
+        if not conv:
+            return x
+        w = self.operand(f"{tag}_w", rng.normal(0, 0.5, (shape[1], shape[1], 1, 1)).astype(np.float32), constant=True)
+        self.nodes.append(helper.make_node("Conv", [x, w], [f"{tag}_conv"]))
+        return f"{tag}_conv"
+
+    def reduction(self, op: str, seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        tag = f"{op.lower()}{seed}"
+        conv = seed % 4 == 0
+        shape = random_shape(rng, 4, 4) if conv else random_shape(rng)
+        x = self.source(tag, shape, rng, conv)
+        axes: list[int] | None = random_axes(rng, len(shape), 4) if seed % 5 else None  # None: all axes
+        keep = bool(rng.random() < 0.6)
+        attrs: dict[str, object] = {"keepdims": int(keep)}
+        inputs = [x]
+        if axes is not None:
+            axes = sorted(set(axes), key=lambda a: a % len(shape))  # ONNX refuses repeated axes
+            if self.opset >= 18 or op == "ReduceSum":
+                inputs.append(self.operand(f"{tag}_axes", np.array(axes, np.int64), constant=True))
+            else:
+                attrs["axes"] = axes
+        resolved = normalize_axes(axes if axes is not None else range(len(shape)), len(shape))
+        assert resolved is not None
+        y = self.output(f"{tag}_y", reduced_shape(shape, resolved, keep))
+        self.nodes.append(helper.make_node(op, inputs, [y], **attrs))
+
+    def arg(self, op: str, seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        tag = f"{op.lower()}{seed}"
+        shape = random_shape(rng)
+        data = values(rng, shape, "float32")
+        if seed % 3 == 0:
+            data = np.round(data)  # ties
+        x = self.operand(f"{tag}_x", data)
+        axis = int(rng.integers(-len(shape), len(shape)))
+        keep, last = bool(rng.random() < 0.5), int(rng.random() < 0.4)
+        a = axis % len(shape)
+        y = self.output(f"{tag}_y", reduced_shape(shape, (a,), keep), TensorProto.INT64)
+        self.nodes.append(helper.make_node(op, [x], [y], axis=axis, keepdims=int(keep), select_last_index=last))
+
+    def unary(self, op: str, seed: int, **attrs: object) -> None:
+        """An operator whose output has its input's shape (or GlobalMaxPool's)."""
+        rng = np.random.default_rng(seed)
+        tag = f"{op.lower()}{seed}"
+        four_d = op == "GlobalMaxPool"
+        conv = four_d and seed % 2 == 0
+        shape = random_shape(rng, 4, 4) if four_d else random_shape(rng)
+        x = self.source(tag, shape, rng, conv)
+        out_shape = shape[:2] + (1, 1) if four_d else shape
+        self.nodes.append(helper.make_node(op, [x], [self.output(f"{tag}_y", out_shape)], **attrs))
+
+
+@pytest.mark.parametrize("opset", [13, 18])
+def test_onnx_reductions_match_onnxruntime(tmp_path: Path, opset: int) -> None:
+    cases = OnnxCases(opset)
+    for op in ONNX_REDUCTIONS:
+        for i in range(N_CASES):
+            cases.reduction(op, i)
+    report = check_model(cases.save(tmp_path / f"reduce{opset}.onnx", opset), tmp_path, inputs=cases.data)
+    assert report.reference == "onnxruntime"
+
+
+def test_onnx_arg_min_max_match_onnxruntime(tmp_path: Path) -> None:
+    cases = OnnxCases()
+    for op in ("ArgMax", "ArgMin"):
+        for i in range(N_CASES):
+            cases.arg(op, i)
+    check_model(cases.save(tmp_path / "arg.onnx"), tmp_path, inputs=cases.data)
+
+
+def test_onnx_normalizations_match_onnxruntime(tmp_path: Path) -> None:
+    cases = OnnxCases()
+    for i in range(N_CASES):
+        cases.unary("GlobalMaxPool", i)
+        cases.unary("LpNormalization", 100 + i, axis=-1, p=2)
+        cases.unary("LogSoftmax", 200 + i, axis=-1)
+    check_model(cases.save(tmp_path / "norm.onnx"), tmp_path, inputs=cases.data)
+
+
+# ---------------------------------------------------------------------------------------------
+# the shared models these operators complete
+
+SHARED = ["argmax_int8", "argmax_float32", "transpose_reduce_max_int8", "transpose_reduce_max_float32",
+          "depth_space_l2norm_int8", "depth_space_l2norm_float32"]
+SHARED_ON_BOARD = ["argmax_int8", "transpose_reduce_max_int8", "depth_space_l2norm_int8"]
+
+
+@pytest.mark.parametrize("name", SHARED)
+def test_shared_model_on_host(models_dir: Path, tmp_path: Path, name: str) -> None:
+    report = check_model(models_dir / "corpus" / f"{name}.tflite", tmp_path)
+    if "float32" not in name:
+        assert report.max_abs_diff == 0
+
+
+@pytest.mark.parametrize("name", ["squeeze_excite_int8", "squeeze_excite_int16x8", "squeeze_excite_float32"])
+def test_mean_of_squeeze_excite(models_dir: Path, tmp_path: Path, name: str) -> None:
+    """squeeze-excite's MEAN alone, with its shapes and quantization (the model also needs LOGISTIC)."""
+    from test_op_binary import _extract
+
+    cases = _extract(models_dir / "corpus" / f"{name}.tflite", {"MEAN"})
+    assert len(cases.cases) == 1
+    cases.check(tmp_path)
+
+
+@pytest.mark.slow
+@needs_qemu
+@pytest.mark.parametrize("board", BOARDS)
+@pytest.mark.parametrize("name", SHARED_ON_BOARD)
+def test_shared_model_on_board(models_dir: Path, tmp_path: Path, name: str, board: str) -> None:
+    report = check_model(models_dir / "corpus" / f"{name}.tflite", tmp_path, board)
+    assert report.max_abs_diff == 0
+
+
+def _log_softmax_case(cases: Cases, dtype: str, seed: int) -> None:
+    def build(m: ModelBuilder) -> tuple[list[int], list[int]]:
+        rng = np.random.default_rng(seed)
+        shape = random_shape(rng, max_rank=4, max_dim=9)
+        if seed % 5 == 4:
+            shape = (2, int(rng.integers(200, 600)))
+        qx = None
+        if dtype == "int8":  # scales from 1/1000 to 1, any zero point
+            qx = (float(np.exp(rng.uniform(np.log(1e-3), 0.0))), int(rng.integers(-128, 128)))
+        data = values(rng, shape, dtype)
+        if seed % 4 == 1:  # rows of equal and of nearly equal values
+            data.reshape(-1, shape[-1])[0] = data.reshape(-1)[0]
+        tag = f"log_softmax_{dtype}_{seed}"
+        ins: list[int] = []
+        x = cases.input(m, f"{tag}_x", data, ins, qx)
+        y = m.add_tensor(f"{tag}_y", shape, dtype, **qargs((16 / 256, 127) if qx else None))
+        m.add_operator("LOG_SOFTMAX", [x], [y])
+        return ins, [y]
+    cases.cases.append(build)
+
+
+def test_log_softmax_matches_tflite_micro(tmp_path: Path) -> None:
+    cases = Cases()
+    for k, dtype in enumerate(("int8", "float32")):
+        for i in range(N_CASES):
+            _log_softmax_case(cases, dtype, 100 * k + i)
+    cases.check(tmp_path)
+
+
+def _softmax16_case(cases: Cases, seed: int) -> None:
+    def build(m: ModelBuilder) -> tuple[list[int], list[int]]:
+        rng = np.random.default_rng(seed)
+        shape = random_shape(rng, max_rank=4, max_dim=9)
+        if seed % 5 == 4:
+            shape = (2, int(rng.integers(200, 1200)))
+        scale = float(np.exp(rng.uniform(np.log(1e-5), np.log(1e-2))))
+        beta = float(rng.choice([1.0, 0.5, 2.0, 0.1]))
+        data = values(rng, shape, "int16")
+        if seed % 4 == 1:  # a row of nearly equal values
+            data.reshape(-1, shape[-1])[0] = rng.integers(32000, 32768, shape[-1])
+        tag = f"softmax_int16_{seed}"
+        ins: list[int] = []
+        x = cases.input(m, f"{tag}_x", data, ins, (scale, 0))
+        y = m.add_tensor(f"{tag}_y", shape, "int16", scale=1 / 32768, zero_point=0)
+        m.add_operator("SOFTMAX", [x], [y], {"beta": beta})
+        return ins, [y]
+    cases.cases.append(build)
+
+
+def test_int16_softmax_matches_tflite_micro(tmp_path: Path) -> None:
+    cases = Cases()
+    for i in range(N_CASES + 5):
+        _softmax16_case(cases, i)
+    cases.check(tmp_path)
+
+
+def test_int16_softmax_tables_follow_exp_and_reciprocal() -> None:
+    """The tables against a plain float64 construction: equal but for the rare entries where
+    float32 rounding moves a value across .5 (the kernel test above checks TFLite Micro's)."""
+    from utvm.ops.softmax import softmax_int16_luts
+
+    exp_lut, recip_lut = softmax_int16_luts()
+    grid = np.linspace(-10.0, 0.0, 513)
+    assert exp_lut[-1] == 32767 and recip_lut[0] == 32767 and recip_lut[-1] == 16384
+    assert np.abs(exp_lut.astype(int) - np.round(np.exp(grid) * 32768).clip(max=32767)).max() <= 2
+    grid = np.linspace(0.0, 1.0, 513)
+    assert np.abs(recip_lut.astype(int) - np.round(32768 / (1 + grid)).clip(max=32767)).max() <= 2

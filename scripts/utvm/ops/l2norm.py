@@ -21,11 +21,11 @@ from tvm import te, tirx
 
 from ..ir import Graph, Operator
 from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelArg, KernelDef
+from ..lower.kerneldef import KernelDef
 from ..lower.requant import clamp
 from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
-from .common import check_io_types, io
+from .base import OpDef, SourceOp, Variant
+from .common import check_row_op, rows_kernel
 
 OUTPUT_SCALE = 1.0 / 128.0
 #: output bits below the point (scale 1/128), as TFLite's kOutputScale
@@ -131,42 +131,40 @@ def from_onnx(imp: Any, node: Any) -> None:
 
 
 def check(g: Graph, op: Operator) -> None:
-    check_io_types(g, op)
-    x, y = io(g, op)
-    if x.shape != y.shape or not x.shape:
-        raise OpError(f"{op.source}: input {list(x.shape)} and output {list(y.shape)} differ")
-    if x.dtype == "int8":
-        assert y.quant is not None
-        ys, zy = y.quant.scalar()
-        if zy != 0 or float(ys) != OUTPUT_SCALE:
-            raise OpError(f"{op.source}: int8 L2_NORMALIZATION output must have scale 1/128 and zero point 0")
+    check_row_op(g, op, {"int8": (OUTPUT_SCALE, 0, 0.0)}, "L2_NORMALIZATION")
+
+
+def l2norm_float(X: te.Tensor) -> te.Tensor:
+    rows, depth = X.shape
+    k = te.reduce_axis((0, depth), name="k")
+    sq = te.compute((rows,), lambda i: te.sum(X[i, k] * X[i, k], axis=k), name="sumsq")
+    norm = te.compute((rows,), lambda i: te.max(te.sqrt(sq[i]), tirx.const(EPSILON, "float32")), name="norm")
+    return te.compute((rows, depth), lambda i, c: X[i, c] / norm[i], name="out")
+
+
+def l2norm_int8(X: te.Tensor, zero_point: int) -> te.Tensor:
+    rows, depth = X.shape
+    k = te.reduce_axis((0, depth), name="k")
+
+    def diff(i: Any, c: Any) -> Any:
+        return X[i, c].astype("int32") - fp.c32(zero_point)
+
+    sq = te.compute((rows,), lambda i: te.sum(diff(i, k) * diff(i, k), axis=k), name="sumsq")
+    mult, shift = inv_sqrt_stages(sq, "isqrt")
+    return te.compute(
+        (rows, depth),
+        lambda i, c: clamp(fp.multiply_by_quantized_multiplier(diff(i, c), mult[i], shift[i] + fp.c32(OUTPUT_SHIFT)),
+                           -128, 127).astype("int8"),
+        name="out")
 
 
 def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:
-    x, y = io(g, op)
-    depth = x.shape[-1]
-    rows = x.size // depth
-    X = te.placeholder((rows, depth), x.dtype, name="x")
-    k = te.reduce_axis((0, depth), name="k")
-    if x.dtype == "float32":
-        sq = te.compute((rows,), lambda i: te.sum(X[i, k] * X[i, k], axis=k), name="sumsq")
-        norm = te.compute((rows,), lambda i: te.max(te.sqrt(sq[i]), tirx.const(EPSILON, "float32")), name="norm")
-        out = te.compute((rows, depth), lambda i, c: X[i, c] / norm[i], name="out")
-    else:
+    x = g.tensors[op.inputs[0]]
+    if x.dtype == "int8":
         assert x.quant is not None
         zx = int(x.quant.scalar()[1])
-
-        def diff(i: Any, c: Any) -> Any:
-            return X[i, c].astype("int32") - fp.c32(zx)
-
-        sq = te.compute((rows,), lambda i: te.sum(diff(i, k) * diff(i, k), axis=k), name="sumsq")
-        mult, shift = inv_sqrt_stages(sq, "isqrt")
-        out = te.compute(
-            (rows, depth),
-            lambda i, c: clamp(fp.multiply_by_quantized_multiplier(diff(i, c), mult[i], shift[i] + fp.c32(OUTPUT_SHIFT)),
-                               -128, 127).astype("int8"),
-            name="out")
-    return KernelDef([KernelArg(X, tensor=x.name)], out, y.name)
+        return rows_kernel(g, op, lambda X: l2norm_int8(X, zx))
+    return rows_kernel(g, op, l2norm_float)
 
 
 OPS = (
