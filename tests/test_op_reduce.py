@@ -274,6 +274,25 @@ class OnnxCases(op_check.OnnxCases):
         self.nodes.append(helper.make_node(op, [x], [self.output(f"{tag}_y", out_shape)], **attrs))
 
 
+def _batch_norm(cases: OnnxCases, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    tag = f"bn{seed}"
+    conv = seed % 2 == 0
+    shape = random_shape(rng, 4, 4) if conv or seed % 3 else random_shape(rng, 2, 5)
+    x = cases.source(tag, shape, rng, conv)
+    c = shape[1]
+    params = [rng.uniform(0.5, 2.0, c), rng.normal(0, 1, c), rng.normal(0, 1, c), rng.uniform(0.1, 3.0, c)]
+    names = [cases.operand(f"{tag}_{k}", p.astype(np.float32), constant=True) for k, p in enumerate(params)]
+    y = cases.output(f"{tag}_y", shape)
+    if conv and seed % 4 == 2:  # the convolution's output is also the model's: not folded into it
+        cases.output(x, shape)
+    if seed % 4 == 1:  # a Relu after it: its fused activation
+        cases.nodes.append(helper.make_node("BatchNormalization", [x, *names], [f"{tag}_bn"], epsilon=1e-3))
+        cases.nodes.append(helper.make_node("Relu", [f"{tag}_bn"], [y]))
+    else:
+        cases.nodes.append(helper.make_node("BatchNormalization", [x, *names], [y]))
+
+
 @pytest.mark.parametrize("opset", [13, 18])
 def test_onnx_reductions_match_onnxruntime(tmp_path: Path, opset: int) -> None:
     cases = OnnxCases(opset)
@@ -298,6 +317,7 @@ def test_onnx_normalizations_match_onnxruntime(tmp_path: Path) -> None:
         cases.unary("GlobalMaxPool", i)
         cases.unary("LpNormalization", 100 + i, axis=-1, p=2)
         cases.unary("LogSoftmax", 200 + i, axis=-1)
+        _batch_norm(cases, 300 + i)
     check_model(cases.save(tmp_path / "norm.onnx"), tmp_path, inputs=cases.data)
 
 
