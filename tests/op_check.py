@@ -13,6 +13,7 @@ A case is a function ``(ModelBuilder) -> (input tensor indices, output tensor in
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -67,6 +68,19 @@ def check_cases(cases: Sequence[Case], tmp_path: Path, board: str = "host",
                 inputs: Sequence[np.ndarray] | None = None, **run_options: object) -> RunReport:
     """:func:`side_by_side` then :func:`check_model`."""
     return check_model(side_by_side(cases), tmp_path, board, inputs, **run_options)
+
+
+def assert_arm_warning_free(tmp_path: Path, board: str) -> None:
+    """The model C of the last :func:`check_model` on ``board`` compiles warning-free with
+    arm-none-eabi-gcc -Wall -Wextra -Werror for the board's CPU."""
+    mlf = tmp_path / f"work_{board.replace('/', '_')}" / "mlf"
+    cpu = "cortex-m4" if board == "mps2/an386" else "cortex-m55"
+    for src in sorted((mlf / "codegen" / "host" / "src").glob("*.c")):
+        proc = subprocess.run(["arm-none-eabi-gcc", "-O2", f"-mcpu={cpu}", "-mthumb", "-std=c99", "-Wall", "-Wextra",
+                               "-Werror", "-c", f"-I{mlf / 'codegen' / 'host' / 'include'}",
+                               f"-I{mlf / 'runtime' / 'include'}", str(src), "-o", str(tmp_path / (src.stem + ".o"))],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, f"{src.name}: {proc.stderr[:2000]}"
 
 
 class Cases:

@@ -324,9 +324,9 @@ def test_onnx_normalizations_match_onnxruntime(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------
 # the shared models these operators complete
 
-SHARED = ["argmax_int8", "argmax_float32", "transpose_reduce_max_int8", "transpose_reduce_max_float32",
-          "depth_space_l2norm_int8", "depth_space_l2norm_float32"]
-SHARED_ON_BOARD = ["argmax_int8", "transpose_reduce_max_int8", "depth_space_l2norm_int8"]
+#: transpose_reduce_max_* and depth_space_l2norm_* run in test_op_movement.py (host and boards)
+SHARED = ["argmax_int8", "argmax_float32"]
+SHARED_ON_BOARD = ["argmax_int8"]
 
 
 @pytest.mark.parametrize("name", SHARED)
@@ -344,6 +344,34 @@ def test_mean_of_squeeze_excite(models_dir: Path, tmp_path: Path, name: str) -> 
     cases = _extract(models_dir / "corpus" / f"{name}.tflite", {"MEAN"})
     assert len(cases.cases) == 1
     cases.check(tmp_path)
+
+
+def _mixed() -> Cases:
+    """A few configurations of every TFLite operator and type of this family, in one model."""
+    cases = Cases()
+    for op, dtypes in REDUCTIONS.items():
+        for k, dtype in enumerate(dtypes):
+            for i in (0, 2, 6, 7):
+                cases.reduce(op, dtype, 100 * k + i)
+    for k, dtype in enumerate(("int8", "float32")):
+        for i in range(3):
+            for op in ("ARG_MAX", "ARG_MIN"):
+                _arg_case(cases, op, dtype, "int32", 100 * k + i)
+            _l2_case(cases, dtype, 100 * k + i)
+            _log_softmax_case(cases, dtype, 100 * k + i)
+    for i in range(3):
+        _softmax16_case(cases, i)
+    return cases
+
+
+@pytest.mark.slow
+@needs_qemu
+@pytest.mark.parametrize("board", BOARDS)
+def test_operators_on_board(tmp_path: Path, board: str) -> None:
+    """Every operator and type on the emulated Cortex-M4 and M55, its C warning-free for
+    arm-none-eabi-gcc -Wall -Wextra -Werror."""
+    _mixed().check(tmp_path, board)
+    op_check.assert_arm_warning_free(tmp_path, board)
 
 
 @pytest.mark.slow
