@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from tflite_builder import ModelBuilder
@@ -68,6 +69,19 @@ def check_cases(cases: Sequence[Case], tmp_path: Path, board: str = "host",
                 inputs: Sequence[np.ndarray] | None = None, **run_options: object) -> RunReport:
     """:func:`side_by_side` then :func:`check_model`."""
     return check_model(side_by_side(cases), tmp_path, board, inputs, **run_options)
+
+
+#: the emulated boards operator tests run on: Cortex-M4 (DSP) and Cortex-M55 (Helium)
+BOARDS = ["mps2/an386", "mps3/an547"]
+
+
+def on_boards(test: Callable[..., None]) -> Callable[..., None]:
+    """Mark a test slow, skip it without the bare-metal toolchain, run it per board (``board``)."""
+    from test_boards import _toolchain_problem
+
+    test = pytest.mark.parametrize("board", BOARDS)(test)
+    test = pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")(test)
+    return pytest.mark.slow(test)
 
 
 def assert_arm_warning_free(tmp_path: Path, board: str) -> None:

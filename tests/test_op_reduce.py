@@ -19,13 +19,10 @@ from onnx import TensorProto, helper
 
 import op_check
 from op_check import check_model, quant_params
-from test_boards import _toolchain_problem
 from tflite_builder import ModelBuilder
 from utvm.ops.reduce import normalize_axes, reduced_shape
 
 N_CASES = 20
-BOARDS = ["mps2/an386", "mps3/an547"]
-needs_qemu = pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
 
 
 def values(rng: np.random.Generator, shape: Sequence[int], dtype: str, extremes: bool = True) -> np.ndarray:
@@ -205,6 +202,75 @@ def test_inverse_square_root_is_tflite_micros(tmp_path: Path) -> None:
     np.testing.assert_array_equal(ref[0][0], np_l2norm_int8(data, -128))
 
 
+def _log_softmax_case(cases: Cases, dtype: str, seed: int) -> None:
+    def build(m: ModelBuilder) -> tuple[list[int], list[int]]:
+        rng = np.random.default_rng(seed)
+        shape = random_shape(rng, max_rank=4, max_dim=9)
+        if seed % 5 == 4:
+            shape = (2, int(rng.integers(200, 600)))
+        qx = None
+        if dtype == "int8":  # scales from 1/1000 to 1, any zero point
+            qx = (float(np.exp(rng.uniform(np.log(1e-3), 0.0))), int(rng.integers(-128, 128)))
+        data = values(rng, shape, dtype)
+        if seed % 4 == 1:  # rows of equal and of nearly equal values
+            data.reshape(-1, shape[-1])[0] = data.reshape(-1)[0]
+        tag = f"log_softmax_{dtype}_{seed}"
+        ins: list[int] = []
+        x = cases.input(m, f"{tag}_x", data, ins, qx)
+        y = m.add_tensor(f"{tag}_y", shape, dtype, **qargs((16 / 256, 127) if qx else None))
+        m.add_operator("LOG_SOFTMAX", [x], [y])
+        return ins, [y]
+    cases.cases.append(build)
+
+
+def test_log_softmax_matches_tflite_micro(tmp_path: Path) -> None:
+    cases = Cases()
+    for k, dtype in enumerate(("int8", "float32")):
+        for i in range(N_CASES):
+            _log_softmax_case(cases, dtype, 100 * k + i)
+    cases.check(tmp_path)
+
+
+def _softmax16_case(cases: Cases, seed: int) -> None:
+    def build(m: ModelBuilder) -> tuple[list[int], list[int]]:
+        rng = np.random.default_rng(seed)
+        shape = random_shape(rng, max_rank=4, max_dim=9)
+        if seed % 5 == 4:
+            shape = (2, int(rng.integers(200, 1200)))
+        scale = float(np.exp(rng.uniform(np.log(1e-5), np.log(1e-2))))
+        beta = float(rng.choice([1.0, 0.5, 2.0, 0.1]))
+        data = values(rng, shape, "int16")
+        if seed % 4 == 1:  # a row of nearly equal values
+            data.reshape(-1, shape[-1])[0] = rng.integers(32000, 32768, shape[-1])
+        tag = f"softmax_int16_{seed}"
+        ins: list[int] = []
+        x = cases.input(m, f"{tag}_x", data, ins, (scale, 0))
+        y = m.add_tensor(f"{tag}_y", shape, "int16", scale=1 / 32768, zero_point=0)
+        m.add_operator("SOFTMAX", [x], [y], {"beta": beta})
+        return ins, [y]
+    cases.cases.append(build)
+
+
+def test_int16_softmax_matches_tflite_micro(tmp_path: Path) -> None:
+    cases = Cases()
+    for i in range(N_CASES + 5):
+        _softmax16_case(cases, i)
+    cases.check(tmp_path)
+
+
+def test_int16_softmax_tables_follow_exp_and_reciprocal() -> None:
+    """The tables against a plain float64 construction: equal but for the rare entries where
+    float32 rounding moves a value across .5 (the kernel test above checks TFLite Micro's)."""
+    from utvm.ops.softmax import softmax_int16_luts
+
+    exp_lut, recip_lut = softmax_int16_luts()
+    grid = np.linspace(-10.0, 0.0, 513)
+    assert exp_lut[-1] == 32767 and recip_lut[0] == 32767 and recip_lut[-1] == 16384
+    assert np.abs(exp_lut.astype(int) - np.round(np.exp(grid) * 32768).clip(max=32767)).max() <= 2
+    grid = np.linspace(0.0, 1.0, 513)
+    assert np.abs(recip_lut.astype(int) - np.round(32768 / (1 + grid)).clip(max=32767)).max() <= 2
+
+
 # ---------------------------------------------------------------------------------------------
 # ONNX (float32), compared with onnxruntime
 
@@ -364,89 +430,13 @@ def _mixed() -> Cases:
     return cases
 
 
-@pytest.mark.slow
-@needs_qemu
-@pytest.mark.parametrize("board", BOARDS)
-def test_operators_on_board(tmp_path: Path, board: str) -> None:
+@op_check.on_boards
+def test_operators_on_board(models_dir: Path, tmp_path: Path, board: str) -> None:
     """Every operator and type on the emulated Cortex-M4 and M55, its C warning-free for
-    arm-none-eabi-gcc -Wall -Wextra -Werror."""
+    arm-none-eabi-gcc -Wall -Wextra -Werror; and the shared models of SHARED_ON_BOARD."""
     _mixed().check(tmp_path, board)
     op_check.assert_arm_warning_free(tmp_path, board)
-
-
-@pytest.mark.slow
-@needs_qemu
-@pytest.mark.parametrize("board", BOARDS)
-@pytest.mark.parametrize("name", SHARED_ON_BOARD)
-def test_shared_model_on_board(models_dir: Path, tmp_path: Path, name: str, board: str) -> None:
-    report = check_model(models_dir / "corpus" / f"{name}.tflite", tmp_path, board)
-    assert report.max_abs_diff == 0
-
-
-def _log_softmax_case(cases: Cases, dtype: str, seed: int) -> None:
-    def build(m: ModelBuilder) -> tuple[list[int], list[int]]:
-        rng = np.random.default_rng(seed)
-        shape = random_shape(rng, max_rank=4, max_dim=9)
-        if seed % 5 == 4:
-            shape = (2, int(rng.integers(200, 600)))
-        qx = None
-        if dtype == "int8":  # scales from 1/1000 to 1, any zero point
-            qx = (float(np.exp(rng.uniform(np.log(1e-3), 0.0))), int(rng.integers(-128, 128)))
-        data = values(rng, shape, dtype)
-        if seed % 4 == 1:  # rows of equal and of nearly equal values
-            data.reshape(-1, shape[-1])[0] = data.reshape(-1)[0]
-        tag = f"log_softmax_{dtype}_{seed}"
-        ins: list[int] = []
-        x = cases.input(m, f"{tag}_x", data, ins, qx)
-        y = m.add_tensor(f"{tag}_y", shape, dtype, **qargs((16 / 256, 127) if qx else None))
-        m.add_operator("LOG_SOFTMAX", [x], [y])
-        return ins, [y]
-    cases.cases.append(build)
-
-
-def test_log_softmax_matches_tflite_micro(tmp_path: Path) -> None:
-    cases = Cases()
-    for k, dtype in enumerate(("int8", "float32")):
-        for i in range(N_CASES):
-            _log_softmax_case(cases, dtype, 100 * k + i)
-    cases.check(tmp_path)
-
-
-def _softmax16_case(cases: Cases, seed: int) -> None:
-    def build(m: ModelBuilder) -> tuple[list[int], list[int]]:
-        rng = np.random.default_rng(seed)
-        shape = random_shape(rng, max_rank=4, max_dim=9)
-        if seed % 5 == 4:
-            shape = (2, int(rng.integers(200, 1200)))
-        scale = float(np.exp(rng.uniform(np.log(1e-5), np.log(1e-2))))
-        beta = float(rng.choice([1.0, 0.5, 2.0, 0.1]))
-        data = values(rng, shape, "int16")
-        if seed % 4 == 1:  # a row of nearly equal values
-            data.reshape(-1, shape[-1])[0] = rng.integers(32000, 32768, shape[-1])
-        tag = f"softmax_int16_{seed}"
-        ins: list[int] = []
-        x = cases.input(m, f"{tag}_x", data, ins, (scale, 0))
-        y = m.add_tensor(f"{tag}_y", shape, "int16", scale=1 / 32768, zero_point=0)
-        m.add_operator("SOFTMAX", [x], [y], {"beta": beta})
-        return ins, [y]
-    cases.cases.append(build)
-
-
-def test_int16_softmax_matches_tflite_micro(tmp_path: Path) -> None:
-    cases = Cases()
-    for i in range(N_CASES + 5):
-        _softmax16_case(cases, i)
-    cases.check(tmp_path)
-
-
-def test_int16_softmax_tables_follow_exp_and_reciprocal() -> None:
-    """The tables against a plain float64 construction: equal but for the rare entries where
-    float32 rounding moves a value across .5 (the kernel test above checks TFLite Micro's)."""
-    from utvm.ops.softmax import softmax_int16_luts
-
-    exp_lut, recip_lut = softmax_int16_luts()
-    grid = np.linspace(-10.0, 0.0, 513)
-    assert exp_lut[-1] == 32767 and recip_lut[0] == 32767 and recip_lut[-1] == 16384
-    assert np.abs(exp_lut.astype(int) - np.round(np.exp(grid) * 32768).clip(max=32767)).max() <= 2
-    grid = np.linspace(0.0, 1.0, 513)
-    assert np.abs(recip_lut.astype(int) - np.round(32768 / (1 + grid)).clip(max=32767)).max() <= 2
+    for name in SHARED_ON_BOARD:
+        (tmp_path / name).mkdir()
+        report = check_model(models_dir / "corpus" / f"{name}.tflite", tmp_path / name, board)
+        assert report.max_abs_diff == 0
