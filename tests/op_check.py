@@ -84,6 +84,19 @@ def on_boards(test: Callable[..., None]) -> Callable[..., None]:
     return pytest.mark.slow(test)
 
 
+def assert_refused(model: bytes, words: str, tmp_path: Path) -> None:
+    """Loading the TFLite ``model`` fails with one line that contains ``words``."""
+    from utvm.errors import UtvmError
+    from utvm.importer import load_model
+
+    path = tmp_path / "bad.tflite"
+    path.write_bytes(model)
+    with pytest.raises(UtvmError) as info:
+        load_model(path)
+    msg = str(info.value)
+    assert words in msg and "\n" not in msg, msg
+
+
 def assert_arm_warning_free(tmp_path: Path, board: str) -> None:
     """The model C of the last :func:`check_model` on ``board`` compiles warning-free with
     arm-none-eabi-gcc -Wall -Wextra -Werror for the board's CPU."""

@@ -476,16 +476,7 @@ REFUSED = {
 
 @pytest.mark.parametrize("case", sorted(REFUSED))
 def test_refused_with_one_clear_line(case: str, tmp_path: Path) -> None:
-    from utvm.errors import UtvmError
-    from utvm.importer import load_model
-
-    model, words = REFUSED[case]
-    path = tmp_path / "bad.tflite"
-    path.write_bytes(model)
-    with pytest.raises(UtvmError) as info:
-        load_model(path)
-    msg = str(info.value)
-    assert words in msg and "\n" not in msg, msg
+    op_check.assert_refused(*REFUSED[case], tmp_path)
 
 
 def test_refused_on_the_command_line(tmp_path: Path) -> None:

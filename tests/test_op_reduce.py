@@ -440,3 +440,44 @@ def test_operators_on_board(models_dir: Path, tmp_path: Path, board: str) -> Non
         (tmp_path / name).mkdir()
         report = check_model(models_dir / "corpus" / f"{name}.tflite", tmp_path / name, board)
         assert report.max_abs_diff == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# what is refused, with one line naming the problem
+
+
+def _refused_model(op: str, x: tuple[Sequence[int], str, tuple[float, int] | None],
+                   y: tuple[Sequence[int], str, tuple[float, int] | None], axes: Sequence[int] | None = None,
+                   options: dict[str, object] | None = None) -> bytes:
+    m = ModelBuilder()
+    xi = m.add_tensor("x", x[0], x[1], **qargs(x[2]))
+    ins = [xi]
+    if axes is not None:
+        ins.append(m.add_tensor("axes", (len(axes),), "int32", data=np.array(axes, np.int32)))
+    yi = m.add_tensor("y", y[0], y[1], **qargs(y[2]))
+    m.add_operator(op, ins, [yi], options)
+    return m.finish([xi], [yi])
+
+
+REFUSED = {
+    "max quantization": (_refused_model("REDUCE_MAX", ((2, 3), "int8", (0.1, 0)), ((2,), "int8", (0.2, 0)), [1]),
+                         "needs the same quantization in and out"),
+    "int16 max": (_refused_model("REDUCE_MAX", ((2, 3), "int16", (0.1, 0)), ((2,), "int16", (0.1, 0)), [1]),
+                  "unsupported data types int16"),
+    "axis": (_refused_model("MEAN", ((2, 3), "float32", None), ((2,), "float32", None), [2]), "out of range"),
+    "shape": (_refused_model("SUM", ((2, 3), "float32", None), ((3,), "float32", None), [1]), "gives [2]"),
+    "l2 scale": (_refused_model("L2_NORMALIZATION", ((2, 3), "int8", (0.1, 0)), ((2, 3), "int8", (0.1, 0))),
+                 "scale 0.0078125 and zero point 0"),
+    "log_softmax zero point": (_refused_model("LOG_SOFTMAX", ((2, 3), "int8", (0.1, 0)), ((2, 3), "int8", (0.0625, 0))),
+                               "zero point 127"),
+    "int16 softmax zero point": (_refused_model("SOFTMAX", ((2, 3), "int16", (0.001, 5)),
+                                                ((2, 3), "int16", (1 / 32768, 0)), options={"beta": 1.0}),
+                                 "input must have zero point 0"),
+    "two arg axes": (_refused_model("ARG_MAX", ((2, 3), "int8", (0.1, 0)), ((2,), "int32", None), [0, 1]),
+                     "is not one axis"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_refused_with_one_clear_line(case: str, tmp_path: Path) -> None:
+    op_check.assert_refused(*REFUSED[case], tmp_path)
