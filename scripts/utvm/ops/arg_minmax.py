@@ -88,7 +88,7 @@ def _opdef(kind: str, tflite: str, onnx: str, what: str) -> OpDef:
     return OpDef(
         kind=kind,
         summary=f"index of the {what} along an axis",
-        tflite=(SourceOp(tflite, from_tflite, TYPES, "constant axis; int32 or int64 output"),),
+        tflite=(SourceOp(tflite, from_tflite, TYPES, "constant axis; int32 output (int64 too: TFLite Micro refuses it)"),),
         onnx=(SourceOp(onnx, from_onnx, ("float32",), "int64 output"),),
         variants=(Variant("generic", _generic, types=TYPES),),
         check=check,
