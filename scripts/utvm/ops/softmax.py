@@ -291,11 +291,11 @@ def softmax_int16(x: te.Tensor, exp_lut: te.Tensor, recip_lut: te.Tensor, input_
 
     def exp_of(i: fp.Expr, c: fp.Expr) -> fp.Expr:
         scaled = fp.multiply_by_quantized_multiplier(x[i, c].astype("int32") - row_max[i].astype("int32"), m, shift)
-        return _te_lut_lookup(exp_lut, clamp(scaled + c32(32767), -32768, 32767))
+        return _te_lut_lookup(exp_lut, clamp(scaled + c32(32767), -32768, 32767)).astype("int16")
 
-    exps = te.compute((rows, depth), exp_of, name=f"{name}_exp")
+    exps = te.compute((rows, depth), exp_of, name=f"{name}_exp")  # int16, as TFLite Micro keeps them
     k2 = te.reduce_axis((0, depth), name="k2")
-    total = te.compute((rows,), lambda i: te.sum(exps[i, k2], axis=k2), name=f"{name}_sum")
+    total = te.compute((rows,), lambda i: te.sum(exps[i, k2].astype("int32"), axis=k2), name=f"{name}_sum")
     headroom = te.compute((rows,), lambda i: fp.count_leading_zeros_u32(total[i]), name=f"{name}_clz")
 
     def reciprocal(i: fp.Expr) -> fp.Expr:
