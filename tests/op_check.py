@@ -13,11 +13,13 @@ A case is a function ``(ModelBuilder) -> (input tensor indices, output tensor in
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from tflite_builder import ModelBuilder
@@ -69,6 +71,45 @@ def check_cases(cases: Sequence[Case], tmp_path: Path, board: str = "host",
     return check_model(side_by_side(cases), tmp_path, board, inputs, **run_options)
 
 
+#: the emulated boards operator tests run on: Cortex-M4 (DSP) and Cortex-M55 (Helium)
+BOARDS = ["mps2/an386", "mps3/an547"]
+
+
+def on_boards(test: Callable[..., None]) -> Callable[..., None]:
+    """Mark a test slow, skip it without the bare-metal toolchain, run it per board (``board``)."""
+    from test_boards import _toolchain_problem
+
+    test = pytest.mark.parametrize("board", BOARDS)(test)
+    test = pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")(test)
+    return pytest.mark.slow(test)
+
+
+def assert_refused(model: bytes, words: str, tmp_path: Path) -> None:
+    """Loading the TFLite ``model`` fails with one line that contains ``words``."""
+    from utvm.errors import UtvmError
+    from utvm.importer import load_model
+
+    path = tmp_path / "bad.tflite"
+    path.write_bytes(model)
+    with pytest.raises(UtvmError) as info:
+        load_model(path)
+    msg = str(info.value)
+    assert words in msg and "\n" not in msg, msg
+
+
+def assert_arm_warning_free(tmp_path: Path, board: str) -> None:
+    """The model C of the last :func:`check_model` on ``board`` compiles warning-free with
+    arm-none-eabi-gcc -Wall -Wextra -Werror for the board's CPU."""
+    mlf = tmp_path / f"work_{board.replace('/', '_')}" / "mlf"
+    cpu = "cortex-m4" if board == "mps2/an386" else "cortex-m55"
+    for src in sorted((mlf / "codegen" / "host" / "src").glob("*.c")):
+        proc = subprocess.run(["arm-none-eabi-gcc", "-O2", f"-mcpu={cpu}", "-mthumb", "-std=c99", "-Wall", "-Wextra",
+                               "-Werror", "-c", f"-I{mlf / 'codegen' / 'host' / 'include'}",
+                               f"-I{mlf / 'runtime' / 'include'}", str(src), "-o", str(tmp_path / (src.stem + ".o"))],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, f"{src.name}: {proc.stderr[:2000]}"
+
+
 class Cases:
     """Cases of one model and the input data they chose, in model-input order (a case that
     makes a model input appends its data to ``inputs``)."""
@@ -93,7 +134,7 @@ def quant_params(rng: np.random.Generator, lo: float = -4.0, hi: float = 4.0,
 
 
 class OnnxCases:
-    """ONNX nodes side by side in one model (opset 17), with the data of its inputs."""
+    """ONNX nodes side by side in one model (opset 17 unless told), with the data of its inputs."""
 
     def __init__(self) -> None:
         self.nodes: list[onnx.NodeProto] = []
@@ -116,9 +157,9 @@ class OnnxCases:
         self.outputs.append(helper.make_tensor_value_info(name, elem, [int(d) for d in shape]))
         return name
 
-    def save(self, path: Path) -> Path:
+    def save(self, path: Path, opset: int = 17) -> Path:
         graph = helper.make_graph(self.nodes, path.stem, self.inputs, self.outputs, self.inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
         model.ir_version = 8
         onnx.checker.check_model(model, full_check=True)
         onnx.save(model, str(path))

@@ -246,14 +246,7 @@ def test_binary_operators_on_board(tmp_path: Path, board: str) -> None:
     arm-none-eabi-gcc -Wall -Wextra -Werror."""
     cases = _mixed()
     cases.check(tmp_path, board)
-    mlf = tmp_path / f"work_{board.replace('/', '_')}" / "mlf"
-    cpu = "cortex-m4" if board == "mps2/an386" else "cortex-m55"
-    for src in sorted((mlf / "codegen" / "host" / "src").glob("*.c")):
-        proc = subprocess.run(["arm-none-eabi-gcc", "-O2", f"-mcpu={cpu}", "-mthumb", "-std=c99", "-Wall", "-Wextra",
-                               "-Werror", "-c", f"-I{mlf / 'codegen' / 'host' / 'include'}",
-                               f"-I{mlf / 'runtime' / 'include'}", str(src), "-o", str(tmp_path / (src.stem + ".o"))],
-                              capture_output=True, text=True)
-        assert proc.returncode == 0, f"{src.name}: {proc.stderr[:2000]}"
+    op_check.assert_arm_warning_free(tmp_path, board)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -420,6 +413,10 @@ def _extract(path: Path, ops: set[str]) -> Cases:
                 table = getattr(tflite, f"{name.capitalize()}Options")()
                 table.Init(raw.BuiltinOptions().Bytes, raw.BuiltinOptions().Pos)
                 options = {"fused_activation_function": _ACTIVATION_NAMES[table.FusedActivationFunction()]}
+            elif name in ("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN"):
+                table = tflite.ReducerOptions()
+                table.Init(raw.BuiltinOptions().Bytes, raw.BuiltinOptions().Pos)
+                options = {"keep_dims": bool(table.KeepDims())}
             m.add_operator(name, indices[:-1], [indices[-1]], options)
             return ins, [indices[-1]]
         cases.cases.append(build)
@@ -479,16 +476,7 @@ REFUSED = {
 
 @pytest.mark.parametrize("case", sorted(REFUSED))
 def test_refused_with_one_clear_line(case: str, tmp_path: Path) -> None:
-    from utvm.errors import UtvmError
-    from utvm.importer import load_model
-
-    model, words = REFUSED[case]
-    path = tmp_path / "bad.tflite"
-    path.write_bytes(model)
-    with pytest.raises(UtvmError) as info:
-        load_model(path)
-    msg = str(info.value)
-    assert words in msg and "\n" not in msg, msg
+    op_check.assert_refused(*REFUSED[case], tmp_path)
 
 
 def test_refused_on_the_command_line(tmp_path: Path) -> None:

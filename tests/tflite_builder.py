@@ -79,6 +79,7 @@ ENUMS: dict[str, Any] = {
     "fused_activation_function": ActivationFunctionType,
     "weights_format": FullyConnectedOptionsWeightsFormat,
     "quantized_bias_type": TensorType,
+    "output_type": TensorType,
 }
 
 _BUFFER_ALIGNMENT = 16

@@ -108,6 +108,11 @@ static int32_t element(const utvm_tensor_info_t* t, const uint8_t* data, uint32_
       return ((const int16_t*)data)[k];
     case UTVM_DTYPE_INT32:
       return ((const int32_t*)data)[k];
+    case UTVM_DTYPE_INT64: {
+      int64_t v;
+      memcpy(&v, data + 8u * k, sizeof(v));
+      return (int32_t)v;
+    }
     case UTVM_DTYPE_FLOAT32:
     default: {
       /* printk has no %f: float outputs are printed in millionths. */
@@ -126,6 +131,8 @@ static uint32_t element_size(utvm_dtype_t dtype) {
       return 1u;
     case UTVM_DTYPE_INT16:
       return 2u;
+    case UTVM_DTYPE_INT64:
+      return 8u;
     default:
       return 4u;
   }

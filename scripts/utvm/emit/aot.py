@@ -18,7 +18,7 @@ _C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "
             "float32": "float", "bool": "uint8_t"}
 _UTVM_DTYPES = {"int8": "UTVM_DTYPE_INT8", "uint8": "UTVM_DTYPE_UINT8", "int16": "UTVM_DTYPE_INT16",
                 "int32": "UTVM_DTYPE_INT32", "float32": "UTVM_DTYPE_FLOAT32",
-                "bool": "UTVM_DTYPE_BOOL"}
+                "bool": "UTVM_DTYPE_BOOL", "int64": "UTVM_DTYPE_INT64"}
 
 
 @dataclass

@@ -404,6 +404,8 @@ class OnnxImporter:
             return _DTYPES[elem]
         if elem == 3 and value in self.qparams:
             return "int8"
+        if elem == 7 and value not in self.consts:  # computed indices (ArgMax)
+            return "int64"
         raise UtvmError(f"{self.path}: {self._where()}: unsupported data type {_tensor_type_name(elem)} "
                         f"(value '{value}')")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -264,9 +265,11 @@ def _warning_clean(src: str) -> str:
                 if len(re.findall(rf"\b{m.group(2)}\b", body)) == 3:
                     body = body.replace(m.group(0), "", 1)
                     changed = True
+            # words counted once per pass: removals only lower the counts, so a stale count
+            # never lets a used local go (the next pass sees the new counts)
+            words = Counter(re.findall(r"\w+", body))
             for m in list(_LOCAL_RE.finditer(body)):
-                name = m.group(1)
-                if len(re.findall(rf"\b{re.escape(name)}\b", body)) == 1:
+                if words[m.group(1)] == 1:
                     body = body.replace(m.group(0), "", 1)
                     changed = True
         out.append(header + "  (void)self_handle;\n  (void)num_args;\n  (void)result;\n" + body)

@@ -3,6 +3,7 @@ their type checks, and the shape of operators' attributes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,7 +11,7 @@ import numpy as np
 from tvm import te
 
 from ..ir import Graph, Operator, Tensor
-from ..lower.kerneldef import KernelArg
+from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import Requant, acc_bound, activation_range_int8, bias_requant, effective_scales
 from .base import OpError
 
@@ -193,3 +194,28 @@ def conv_macs(g: Graph, op: Operator) -> int:
     w, y = g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
     per_output = w.shape[1] * w.shape[2] * (w.shape[3] if op.kind == "conv2d" else 1)
     return y.size * per_output
+
+
+def check_row_op(g: Graph, op: Operator, fixed: dict[str, tuple[float, int, float]], name: str) -> None:
+    """An operator over the last axis (SOFTMAX, LOG_SOFTMAX, L2_NORMALIZATION): float32 or a
+    type ``fixed`` names, equal shapes of at least one axis, and the output quantization TFLite
+    requires for each type in ``fixed``: (scale, zero point, relative tolerance of the scale)."""
+    check_io_types(g, op, ("float32", *fixed))
+    x, y = io(g, op)
+    if x.shape != y.shape or not x.shape:
+        raise OpError(f"{op.source}: input {list(x.shape)} and output {list(y.shape)} differ")
+    if x.dtype in fixed:
+        assert y.quant is not None
+        scale, zero_point, tolerance = fixed[x.dtype]
+        ys, zy = y.quant.scalar()
+        if zy != zero_point or abs(float(ys) - scale) > tolerance * scale:
+            raise OpError(f"{op.source}: {x.dtype} {name} output must have scale {scale:g} and zero point {zero_point}")
+
+
+def rows_kernel(g: Graph, op: Operator, build: Callable[[te.Tensor], te.Tensor]) -> KernelDef:
+    """The kernel of an operator over the last axis: ``build`` maps the input seen as
+    [rows, depth] to the output of that shape."""
+    x, y = io(g, op)
+    depth = x.shape[-1]
+    X = te.placeholder((x.size // depth, depth), x.dtype, name="x")
+    return KernelDef([KernelArg(X, tensor=x.name)], build(X), y.name)

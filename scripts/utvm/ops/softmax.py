@@ -7,6 +7,13 @@ exponentiated (``exp_on_negative_values``), summed in Q12.19, inverted with
 ``one_over_one_plus_x_for_x_in_0_1`` after normalisation by count-leading-zeros, and each
 exponential times the reciprocal is rounded down to the output scale 1/256, zero point -128.
 :func:`np_softmax_int8` is the same arithmetic in numpy. float32: reference_ops::Softmax.
+int16 (input zero point 0, output scale 1/32768, zero point 0) follows ``SoftmaxInt16``: the
+diffs to the row maximum scaled so that [-65535, 0] is [-10, 0], recentred to int16 and looked up
+in a 513-entry exp table with linear interpolation between entries (``gen_lut`` of exp over
+[-10, 0], computed in float32 as TFLite Micro's Prepare computes it), summed in int32, the sum
+normalised by count-leading-zeros and looked up in a table of 1 / (1 + x) over [0, 1], and each
+exponential times that reciprocal shifted down with rounding. :func:`np_softmax_int16` is the same
+arithmetic in numpy.
 """
 
 from __future__ import annotations
@@ -20,9 +27,10 @@ from tvm import te, tirx
 from ..ir import Graph, Operator
 from ..lower import fixedpoint as fp
 from ..lower.kerneldef import KernelArg, KernelDef
+from ..lower.requant import clamp
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
-from .common import check_io_types, io
+from .common import check_row_op, rows_kernel
 
 #: integer bits of the scaled input diffs (Q5.26), of the exp sum (Q12.19): TFLite's constants
 SCALED_DIFF_INTEGER_BITS = 5
@@ -30,11 +38,47 @@ ACCUMULATION_INTEGER_BITS = 12
 #: the fixed output quantization TFLite requires for int8 softmax
 OUTPUT_SCALE = 1.0 / 256.0
 OUTPUT_ZERO_POINT = -128
+#: int16 softmax: output scale 1/32768 (zero point 0), input diffs of [-65535, 0] mapped to [-10, 0]
+OUTPUT_SCALE_INT16 = 1.0 / 32768.0
+INT16_INPUT_RANGE = 10.0 / 65535.0
+LUT_STEPS = 512
 
 
 def _newton_stage(prev: te.Tensor, half_den: te.Tensor, name: str) -> te.Tensor:
     """One Newton-Raphson step of the reciprocal as its own [rows] stage."""
     return te.compute(prev.shape, lambda i: fp.newton_reciprocal_step(prev[i], half_den[i]), name=name)
+
+
+def staged_one_over_one_plus_x(x: te.Tensor, name: str) -> te.Tensor:
+    """gemmlowp one_over_one_plus_x_for_x_in_0_1 of every element of the int32 [rows] tensor
+    ``x`` (Q0.31) in stages ``<name>_hden``, ``<name>_nr*``, ``<name>_recip``; Q0.31."""
+    half_den = te.compute(x.shape, lambda i: fp.rounding_half_sum(x[i], fp.INT32_MAX), name=f"{name}_hden")
+    nr = te.compute(x.shape, lambda i: fp.newton_reciprocal_init(half_den[i]), name=f"{name}_nr0")
+    for step in range(3):
+        nr = _newton_stage(nr, half_den, f"{name}_nr{step + 1}")
+    last = nr
+    return te.compute(x.shape, lambda i: fp.saturating_rounding_multiply_by_pot(last[i], 1), name=f"{name}_recip")
+
+
+def staged_exp(a: te.Tensor, ib: int, name: str) -> te.Tensor:
+    """exp_on_negative_values of every element of the int32 [rows, depth] tensor ``a`` (Q(ib),
+    values <= 0) in TE stages ``<name>_exp*``; Q0.31."""
+    shape = a.shape
+    ex = te.compute(shape, lambda i, c: fp.exp_interval_x(fp.exp_neg_interval_input(a[i, c], ib)), name=f"{name}_expx")
+    ex2 = te.compute(
+        shape,
+        lambda i, c: fp.saturating_rounding_doubling_high_mul(ex[i, c], ex[i, c], True),
+        name=f"{name}_expx2",
+    )
+    epoly = te.compute(shape, lambda i, c: fp.exp_interval_poly(ex[i, c], ex2[i, c]), name=f"{name}_exppoly")
+    e1 = te.compute(shape, lambda i, c: fp.exp_interval_result(ex[i, c], epoly[i, c]), name=f"{name}_exp1")
+    e2 = te.compute(shape, lambda i, c: fp.exp_neg_barrel(e1[i, c], a[i, c], ib, [-2, -1]), name=f"{name}_exp2")
+    e3 = te.compute(shape, lambda i, c: fp.exp_neg_barrel(e2[i, c], a[i, c], ib, [0, 1]), name=f"{name}_exp3")
+    return te.compute(
+        shape,
+        lambda i, c: fp.exp_neg_tail(fp.exp_neg_barrel(e3[i, c], a[i, c], ib, [2, 3, 4]), a[i, c], ib),
+        name=f"{name}_expv",
+    )
 
 
 def softmax_int8(
@@ -56,7 +100,6 @@ def softmax_int8(
         raise ValueError(f"softmax_int8 wants an int8 [rows, depth] tensor, got {x.dtype}{x.shape}")
     rows, depth = x.shape
     p = fp.softmax_params(input_scale, beta, single_rounding)
-    ib = SCALED_DIFF_INTEGER_BITS
     c32 = fp.c32
 
     k = te.reduce_axis((0, depth), name="k")
@@ -74,34 +117,11 @@ def softmax_int8(
 
     # scaled diff in Q5.26, then exp in Q0.31 in stages (TVM expands deep expression trees)
     a = te.compute((rows, depth), rescale, name=f"{name}_exp0")
-    shape = (rows, depth)
-    ex = te.compute(
-        shape,
-        lambda i, c: fp.exp_interval_x(fp.exp_neg_interval_input(a[i, c], ib)),
-        name=f"{name}_expx",
-    )
-    ex2 = te.compute(
-        shape,
-        lambda i, c: fp.saturating_rounding_doubling_high_mul(ex[i, c], ex[i, c], True),
-        name=f"{name}_expx2",
-    )
-    epoly = te.compute(shape, lambda i, c: fp.exp_interval_poly(ex[i, c], ex2[i, c]), name=f"{name}_exppoly")
-    e1 = te.compute(shape, lambda i, c: fp.exp_interval_result(ex[i, c], epoly[i, c]), name=f"{name}_exp1")
-    e2 = te.compute(
-        (rows, depth),
-        lambda i, c: fp.exp_neg_barrel(e1[i, c], a[i, c], ib, [-2, -1]),
-        name=f"{name}_exp2",
-    )
-    e3 = te.compute(
-        (rows, depth),
-        lambda i, c: fp.exp_neg_barrel(e2[i, c], a[i, c], ib, [0, 1]),
-        name=f"{name}_exp3",
-    )
+    e = staged_exp(a, SCALED_DIFF_INTEGER_BITS, name)
 
     def exp_final(i: fp.Expr, c: fp.Expr) -> fp.Expr:
-        r = fp.exp_neg_tail(fp.exp_neg_barrel(e3[i, c], a[i, c], ib, [2, 3, 4]), a[i, c], ib)
         # 0 where TFLite skips the element: adds nothing to the sum, outputs -128
-        return r & ~((diff(i, c) - c32(p.diff_min)) >> c32(31))
+        return e[i, c] & ~((diff(i, c) - c32(p.diff_min)) >> c32(31))
 
     exps = te.compute((rows, depth), exp_final, name=f"{name}_exp4")
 
@@ -115,17 +135,11 @@ def softmax_int8(
     # GetReciprocal: headroom (count leading zeros), 1 / (1 + x) of the normalised sum
     headroom = te.compute((rows,), lambda i: fp.count_leading_zeros_u32(sum_of_exps[i]), name=f"{name}_clz")
 
-    def half_denominator(i: fp.Expr) -> fp.Expr:
+    def shifted_minus_one(i: fp.Expr) -> fp.Expr:
         u = sum_of_exps[i].astype("uint32") << headroom[i].astype("uint32")
-        shifted_minus_one = (u - tirx.const(1 << 31, "uint32")).astype("int32")
-        return fp.rounding_half_sum(shifted_minus_one, fp.INT32_MAX)
+        return (u - tirx.const(1 << 31, "uint32")).astype("int32")
 
-    half_den = te.compute((rows,), half_denominator, name=f"{name}_hden")
-    nr = te.compute((rows,), lambda i: fp.newton_reciprocal_init(half_den[i]), name=f"{name}_nr0")
-    for step in range(3):
-        nr = _newton_stage(nr, half_den, f"{name}_nr{step + 1}")
-    last = nr
-    recip = te.compute((rows,), lambda i: fp.saturating_rounding_multiply_by_pot(last[i], 1), name=f"{name}_recip")
+    recip = staged_one_over_one_plus_x(te.compute((rows,), shifted_minus_one, name=f"{name}_x"), name)
 
     def scaled(i: fp.Expr, c: fp.Expr) -> fp.Expr:
         # exponent = num_bits_over_unit + 31 - 8, num_bits_over_unit = 12 - headroom
@@ -184,6 +198,121 @@ def np_softmax_int8(
     return out.astype(np.int8).reshape(shape)
 
 
+# ---------------------------------------------------------------------------------------------
+# int16
+
+
+def _round_half_away(v: np.float32) -> np.float32:
+    return np.float32(np.sign(v) * np.floor(np.abs(v) + np.float32(0.5)))
+
+
+def gen_lut_int16(func: Any, lo: float, hi: float) -> np.ndarray:
+    """TFLite's ``gen_lut<float, int16_t, int16_t>(func, lo, hi, -1, 1)``: 512 float32 samples
+    of ``func`` over [lo, hi] times 32768, each biased by half the error of linear interpolation
+    at its interval's midpoint, plus the value at ``hi``; int16[513]."""
+    f32 = np.float32
+    step = f32((f32(hi) - f32(lo)) / f32(LUT_STEPS))
+    half = f32(step / f32(2))
+    scale = f32(32768.0)
+    lut = np.empty(LUT_STEPS + 1, np.int16)
+    for i in range(LUT_STEPS):
+        x = f32(f32(lo) + f32(f32(i) * step))
+        val = f32(func(x))
+        mid = f32(func(f32(x + half)))
+        nxt = f32(func(f32(f32(lo) + f32(f32(i + 1) * step))))
+        sample = _round_half_away(f32(val * scale))
+        interp = _round_half_away(f32(f32(f32(nxt * scale) + sample) / f32(2)))
+        bias = _round_half_away(f32(f32(interp - _round_half_away(f32(mid * scale))) / f32(2)))
+        lut[i] = int(np.clip(f32(sample - bias), -32768, 32767))
+    lut[LUT_STEPS] = int(np.clip(_round_half_away(f32(f32(func(f32(hi))) * scale)), -32768, 32767))
+    return lut
+
+
+def _exp_f32(x: np.float32) -> np.float32:
+    return np.float32(np.exp(np.float64(x)))
+
+
+def _one_over_one_plus_f32(x: np.float32) -> np.float32:
+    return np.float32(np.float32(1.0) / np.float32(np.float32(1.0) + x))
+
+
+def softmax_int16_luts() -> tuple[np.ndarray, np.ndarray]:
+    """The exp table over [-10, 0] and the 1 / (1 + x) table over [0, 1]."""
+    return gen_lut_int16(_exp_f32, -10.0, 0.0), gen_lut_int16(_one_over_one_plus_f32, 0.0, 1.0)
+
+
+def softmax_int16_multiplier(input_scale: float, beta: float) -> tuple[int, int]:
+    """QuantizeMultiplier(input_scale * beta / (10 / 65535)) in double, as TFLite Micro."""
+    return fp.quantize_multiplier(fp.as_float32(input_scale) * fp.as_float32(beta) / INT16_INPUT_RANGE)
+
+
+def np_lut_lookup(lut: np.ndarray, v: npt.ArrayLike) -> np.ndarray:
+    """TFLite's int16 table lookup with interpolation of int16 values ``v``."""
+    va = np.asarray(v, np.int64)
+    index = 256 + (va >> 7)
+    base = lut.astype(np.int64)[index]
+    slope = (lut.astype(np.int64)[index + 1] - base).astype(np.int16).astype(np.int64)
+    return (base + ((slope * (va & 0x7F) + 64) >> 7)).astype(np.int16).astype(np.int64)
+
+
+def np_softmax_int16(x: npt.ArrayLike, input_scale: float, beta: float) -> np.ndarray:
+    """numpy reference of the int16 kernel over the last axis."""
+    exp_lut, recip_lut = softmax_int16_luts()
+    m, shift = softmax_int16_multiplier(input_scale, beta)
+    xa = np.asarray(x, np.int64)
+    scaled = fp.np_multiply_by_quantized_multiplier(xa - xa.max(axis=-1, keepdims=True), m, shift)
+    e = np_lut_lookup(exp_lut, np.clip(scaled + 32767, -32768, 32767))
+    total = e.sum(axis=-1, keepdims=True)
+    h = fp.np_count_leading_zeros_u32(total)
+    shifted = ((total << (h - 1)) + (1 << 13)) >> 14
+    recip = np_lut_lookup(recip_lut, np.clip(shifted - 98304, -32768, 32767))
+    out = (e * recip + (np.int64(1) << (30 - h))) >> (31 - h)
+    return np.clip(out, 0, 32767).astype(np.int16)
+
+
+def _te_lut_lookup(lut: te.Tensor, v: fp.Expr) -> fp.Expr:
+    """The int16 table lookup with interpolation of an int32 value ``v`` in [-32768, 32767]."""
+    index = (v >> fp.c32(7)) + fp.c32(256)
+    base = lut[index].astype("int32")
+    slope = (lut[index + fp.c32(1)].astype("int32") - base).astype("int16").astype("int32")
+    return (base + ((slope * (v & fp.c32(0x7F)) + fp.c32(64)) >> fp.c32(7))).astype("int16").astype("int32")
+
+
+def softmax_int16(x: te.Tensor, exp_lut: te.Tensor, recip_lut: te.Tensor, input_scale: float, beta: float,
+                  name: str) -> te.Tensor:
+    """Softmax over the last axis of an int16 [rows, depth] tensor (input zero point 0); int16
+    out (scale 1/32768, zero point 0), as TFLite Micro's SoftmaxInt16. ``exp_lut`` and
+    ``recip_lut`` are int16[513] placeholders bound to :func:`softmax_int16_luts`."""
+    rows, depth = x.shape
+    m, shift = softmax_int16_multiplier(input_scale, beta)
+    c32 = fp.c32
+    k = te.reduce_axis((0, depth), name="k")
+    row_max = te.compute((rows,), lambda i: te.max(x[i, k], axis=k), name=f"{name}_max")
+
+    def exp_of(i: fp.Expr, c: fp.Expr) -> fp.Expr:
+        scaled = fp.multiply_by_quantized_multiplier(x[i, c].astype("int32") - row_max[i].astype("int32"), m, shift)
+        return _te_lut_lookup(exp_lut, clamp(scaled + c32(32767), -32768, 32767)).astype("int16")
+
+    exps = te.compute((rows, depth), exp_of, name=f"{name}_exp")  # int16, as TFLite Micro keeps them
+    k2 = te.reduce_axis((0, depth), name="k2")
+    total = te.compute((rows,), lambda i: te.sum(exps[i, k2].astype("int32"), axis=k2), name=f"{name}_sum")
+    headroom = te.compute((rows,), lambda i: fp.count_leading_zeros_u32(total[i]), name=f"{name}_clz")
+
+    def reciprocal(i: fp.Expr) -> fp.Expr:
+        wide = (total[i].astype("int64") << (headroom[i] - c32(1)).astype("int64")) + fp.c64(1 << 13)
+        shifted = (wide >> fp.c64(14)).astype("int32")
+        return _te_lut_lookup(recip_lut, clamp(shifted - c32(98304), -32768, 32767))
+
+    recip = te.compute((rows,), reciprocal, name=f"{name}_recip")
+
+    def scaled_out(i: fp.Expr, c: fp.Expr) -> fp.Expr:
+        prod = exps[i, c].astype("int64") * recip[i].astype("int64")
+        rounded = (prod + (fp.c64(1) << (c32(30) - headroom[i]).astype("int64"))) >> (c32(31) - headroom[i]).astype("int64")
+        return clamp(rounded.astype("int32"), 0, 32767).astype("int16")
+
+    return te.compute((rows, depth), scaled_out, name=name)
+
+
 # ---------------------------------------------------------------------------------------
 # the operator
 
@@ -209,36 +338,43 @@ def from_onnx(imp: Any, node: Any) -> None:
 
 
 def check(g: Graph, op: Operator) -> None:
-    check_io_types(g, op)
-    x, y = io(g, op)
-    if x.dtype == "int8":
-        assert y.quant is not None
-        ys, zy = y.quant.scalar()
-        if zy != OUTPUT_ZERO_POINT or abs(ys - OUTPUT_SCALE) > 1e-8:
-            raise OpError(f"{op.source}: int8 softmax output must have scale 1/256 and zero point -128")
+    # TFLite Micro: int8 output scale 1/256 (to 1e-8), int16 1/32768 (to 1e-3 of it)
+    check_row_op(g, op, {"int8": (OUTPUT_SCALE, OUTPUT_ZERO_POINT, 2.56e-6), "int16": (OUTPUT_SCALE_INT16, 0, 1e-3)},
+                 "SOFTMAX")
+    x = g.tensors[op.inputs[0]]
+    if x.dtype == "int16":
+        assert x.quant is not None
+        if x.quant.scalar()[1] != 0:
+            raise OpError(f"{op.source}: int16 SOFTMAX input must have zero point 0")
 
 
 def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:
-    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
-    depth = x.shape[-1]
-    rows = x.size // depth
-    X = te.placeholder((rows, depth), x.dtype, name="x")
+    x = g.tensors[op.inputs[0]]
+    beta = op.attrs["beta"]
+    if x.dtype == "float32":
+        return rows_kernel(g, op, lambda X: softmax_float(X, beta, "out"))
+    assert x.quant is not None
+    scale = float(x.quant.scalar()[0])
     if x.dtype == "int8":
-        assert x.quant and y.quant
-        out = softmax_int8(X, float(x.quant.scalar()[0]), op.attrs["beta"], "out")
-    else:
-        out = softmax_float(X, op.attrs["beta"], "out")
-    return KernelDef([KernelArg(X, tensor=x.name)], out, y.name)
+        return rows_kernel(g, op, lambda X: softmax_int8(X, scale, beta, "out"))
+    exp_table, recip_table = softmax_int16_luts()
+    exp_lut = te.placeholder((LUT_STEPS + 1,), "int16", name="exp_lut")
+    recip_lut = te.placeholder((LUT_STEPS + 1,), "int16", name="recip_lut")
+    kdef = rows_kernel(g, op, lambda X: softmax_int16(X, exp_lut, recip_lut, scale, beta, "out"))
+    kdef.args += [KernelArg(exp_lut, constant=exp_table, role="exp_lut"),
+                  KernelArg(recip_lut, constant=recip_table, role="recip_lut")]
+    return kdef
 
 
 OPS = (
     OpDef(
         kind="softmax",
         summary="softmax over the last axis",
-        tflite=(SourceOp("SOFTMAX", from_tflite, constraints="int8 output scale 1/256, zero point -128"),),
+        tflite=(SourceOp("SOFTMAX", from_tflite, ("int8", "int16", "float32"),
+                         "int8 output scale 1/256, zero point -128; int16 zero points 0, output scale 1/32768"),),
         onnx=(SourceOp("Softmax", from_onnx, ("float32",), "last axis"),),
-        variants=(Variant("generic", _generic),),
+        variants=(Variant("generic", _generic, types=("int8", "int16", "float32")),),
         check=check,
-        reference="TFLite Micro softmax.cc: reference_ops::Softmax (int8 gemmlowp arithmetic, float32)",
+        reference="TFLite Micro softmax.cc: reference_ops::Softmax (int8 gemmlowp arithmetic, float32), SoftmaxInt16",
     ),
 )

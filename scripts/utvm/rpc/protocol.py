@@ -64,7 +64,7 @@ class Status(enum.IntEnum):
 
 
 #: utvm_dtype_t -> numpy dtype name.
-DTYPES: dict[int, str] = {0: "int8", 1: "uint8", 2: "int16", 3: "int32", 4: "float32"}
+DTYPES: dict[int, str] = {0: "int8", 1: "uint8", 2: "int16", 3: "int32", 4: "float32", 5: "bool", 6: "int64"}
 
 MODEL_PROFILING = 0x01
 MODEL_IO_IN_POOL = 0x02

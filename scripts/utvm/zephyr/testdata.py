@@ -32,6 +32,7 @@ _C_TYPES: dict[str, tuple[str, str]] = {
     "int32": ("int32_t", "UTVM_DTYPE_INT32"),
     "float32": ("float", "UTVM_DTYPE_FLOAT32"),
     "bool": ("uint8_t", "UTVM_DTYPE_BOOL"),
+    "int64": ("int64_t", "UTVM_DTYPE_INT64"),
 }
 
 QUANT_SPREAD = 20.0

@@ -20,6 +20,7 @@ typedef enum {
   UTVM_DTYPE_INT32 = 3,
   UTVM_DTYPE_FLOAT32 = 4,
   UTVM_DTYPE_BOOL = 5, /* one byte, 0 or 1 */
+  UTVM_DTYPE_INT64 = 6,
 } utvm_dtype_t;
 
 #define UTVM_MAX_DIMS 6
