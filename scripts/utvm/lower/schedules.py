@@ -165,6 +165,20 @@ def interleave_rows(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(blocks.transpose(order)).reshape(w.shape)
 
 
+def widen_words(w: np.ndarray) -> np.ndarray:
+    """int8 weights in words of four (e.g. :func:`interleave_rows`' order) widened for
+    utvm_mac4w_s8: each word (w0, w1, w2, w3) becomes two int32 words holding the int16 pairs
+    (w0, w2) and (w1, w3), the halves SMLAD multiplies with an input word split by SXTB16."""
+    words = np.ascontiguousarray(w, dtype=np.int8).reshape(-1, 4)
+    return np.ascontiguousarray(words[:, [0, 2, 1, 3]].astype("<i2")).view("<i4").reshape(-1)
+
+
+def dot4w(x: tirx.PrimExpr, we: tirx.PrimExpr, wo: tirx.PrimExpr) -> tirx.PrimExpr:
+    """Dot product of the int8 lanes of ``x`` with the widened weight words ``we``, ``wo``
+    (:func:`widen_words`)."""
+    return tirx.call_pure_extern(I32, "utvm_dot4w_s8", x, we, wo)
+
+
 #: builds the statement (or call) replacing a blocked reduction: from the iteration variables
 #: of the block (spatial axes with the channel block last, then the reduction axes), the
 #: accumulator buffer and the parameters by name

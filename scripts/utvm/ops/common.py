@@ -12,7 +12,8 @@ from tvm import te
 from ..ir import Graph, Operator, Tensor
 from ..lower.kerneldef import KernelArg
 from ..lower.requant import Requant, acc_bound, activation_range_int8, bias_requant, effective_scales
-from .base import OpError
+from ..lower.target import Target
+from .base import OpError, knob
 
 
 def io(g: Graph, op: Operator) -> tuple[Tensor, Tensor]:
@@ -193,3 +194,15 @@ def conv_macs(g: Graph, op: Operator) -> int:
     w, y = g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
     per_output = w.shape[1] * w.shape[2] * (w.shape[3] if op.kind == "conv2d" else 1)
     return y.size * per_output
+
+
+def mac4_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
+    """The dsp_mac4 variants' knob: the weights as stored (int8) or widened to int16 ahead of
+    time (twice their flash; utvm_mac4w_s8, 15 instead of 21 instructions per 16
+    multiply-accumulates)."""
+    return {"weights": ("int8", "int16")}
+
+
+def wide_weights(op: Operator) -> bool:
+    """The tuned configuration asks for weights widened to int16 (see :func:`mac4_knobs`)."""
+    return knob(op, "weights", "int8") == "int16"

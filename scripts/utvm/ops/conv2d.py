@@ -11,6 +11,8 @@ Kernel variants, first that applies:
 - dsp_rows4: one input channel and four taps per kernel row (KWS's first layer), a word per row;
 - dsp_rows_flat: input channels that do not fill words (RGB images), flat row dot products;
 - dsp_mac4: cin % 4 == 0 and cout % 4 == 0, an assembly MAC loop per block of 4 output channels;
+  knob ``weights``: int8 (default) or int16 (widened ahead of time: twice the flash, fewer
+  instructions);
 - generic: any shape; 4 (or 16 on Helium) int8 lanes per word when cin % 4 == 0, else bytes.
 """
 
@@ -29,6 +31,7 @@ from ..lower.schedules import (
     CHANNEL_BLOCK,
     blocked_schedule,
     dot4,
+    dot4w,
     dot16,
     interior_or_border,
     interleave_rows,
@@ -43,6 +46,7 @@ from ..lower.schedules import (
     root_schedule,
     seq,
     store_block,
+    widen_words,
     window_conds,
 )
 from ..lower.target import VECTOR_LANES, Target
@@ -53,8 +57,10 @@ from .common import (
     check_mac_types,
     conv_macs,
     int64_accumulation,
+    mac4_knobs,
     quant_conv,
     requant16,
+    wide_weights,
 )
 
 # ---------------------------------------------------------------------------------------
@@ -327,8 +333,10 @@ def _conv_mac4(op: Operator, X4: te.Tensor, P: te.Tensor, pad_name: str | None, 
     sh, sw = op.attrs["strides"]
     dh, dw = op.attrs["dilation"]
     top, left, _, _ = op.attrs["padding"]
-    W4 = te.placeholder((cout // CHANNEL_BLOCK, kh, kw, cin4, CHANNEL_BLOCK), I32, name="w")
-    args = [args[0], KernelArg(W4, constant=interleave_rows(wdata.astype(np.int8)), role="w"), *args[2:]]
+    wide = wide_weights(op)
+    blocked = interleave_rows(wdata.astype(np.int8))
+    W4 = te.placeholder((cout // CHANNEL_BLOCK, kh, kw, cin4, CHANNEL_BLOCK, *((2,) if wide else ())), I32, name="w")
+    args = [args[0], KernelArg(W4, constant=widen_words(blocked) if wide else blocked, role="w"), *args[2:]]
     if pad_name:
         # the padding reads the zero point words (the call points there for a tap in the padding)
         ZP = te.placeholder((cin4,), I32, name="zp")
@@ -339,8 +347,10 @@ def _conv_mac4(op: Operator, X4: te.Tensor, P: te.Tensor, pad_name: str | None, 
     rc = te.reduce_axis((0, cin4), "rc")
 
     def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
-        return te.sum(dot4(P[bb, i * sh + ry * dh, j * sw + rx * dw, rc],
-                           W4[o // CHANNEL_BLOCK, ry, rx, rc, o % CHANNEL_BLOCK]), axis=[ry, rx, rc])
+        xw = P[bb, i * sh + ry * dh, j * sw + rx * dw, rc]
+        at = (o // CHANNEL_BLOCK, ry, rx, rc, o % CHANNEL_BLOCK)
+        product = dot4w(xw, W4[(*at, 0)], W4[(*at, 1)]) if wide else dot4(xw, W4[at])
+        return te.sum(product, axis=[ry, rx, rc])
 
     acc = te.compute((n, oh, ow, cout), acc_f, name="acc")
     out = te.compute((n, oh, ow, cout), lambda bb, i, j, o: rq.output_s8(acc[bb, i, j, o], o, zy, lo, hi),
@@ -352,12 +362,13 @@ def _conv_mac4(op: Operator, X4: te.Tensor, P: te.Tensor, pad_name: str | None, 
         iw = j * sw + vx * dw - left
         acc_addr = tirx.address_of(acc_buf[bb, i, j, oo * CHANNEL_BLOCK])
         xaddr = tirx.address_of(params["x"][bb, ih, iw, 0])
-        waddr = tirx.address_of(params["w"][oo, vy, vx, 0, 0])
+        waddr = tirx.address_of(params["w"][(oo, vy, vx, 0, 0, *((0,) if wide else ()))])
+        helper = "utvm_mac4w" if wide else "utvm_mac4"
         if pad_name:
             inside = tirx.all(ih >= 0, ih < h, iw >= 0, iw < wd).astype(I32)
-            return tirx.call_extern(I32, "utvm_mac4_pad_s8", acc_addr, inside, xaddr,
+            return tirx.call_extern(I32, helper + "_pad_s8", acc_addr, inside, xaddr,
                                     tirx.address_of(params["zp"][0]), waddr, imm(cin4))
-        return tirx.call_extern(I32, "utvm_mac4_s8", acc_addr, xaddr, waddr, imm(cin4))
+        return tirx.call_extern(I32, helper + "_s8", acc_addr, xaddr, waddr, imm(cin4))
 
     return KernelDef(args, out, y_name, mac4_schedule(pad_name, 4, make_call))
 
@@ -652,7 +663,7 @@ OPS = (
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
             Variant("dsp_rows4", _rows4, "Cortex-M4/M7/M33"),
             Variant("dsp_rows_flat", _rows_flat, "Cortex-M4/M7/M33"),
-            Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33"),
+            Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("int16", _int16, types=("int16",)),
             Variant("generic", _generic),
         ),

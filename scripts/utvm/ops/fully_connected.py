@@ -10,6 +10,8 @@ computes it), reference_ops::FullyConnected for float32.
 Kernel variants, first that applies:
 - helium: Cortex-M52/M55/M85, utvm_mve_gemm_s8;
 - dsp_mac4: units % 4 == 0 and depth % 4 == 0, one assembly MAC loop per block of 4 units;
+  knob ``weights``: int8 (default) or int16 (widened ahead of time: twice the flash, fewer
+  instructions);
 - generic: any shape (weights with a zero point, float32).
 """
 
@@ -28,14 +30,16 @@ from ..lower.schedules import (
     CHANNEL_BLOCK,
     blocked_schedule,
     dot4,
+    dot4w,
     dot16,
     interleave_rows,
     mac4_schedule,
     reduction_schedule,
+    widen_words,
 )
 from ..lower.target import VECTOR_LANES, Target
 from .base import OpDef, OpError, SourceOp, Variant
-from .common import bias_of, check_mac_types, int64_accumulation, requant16
+from .common import bias_of, check_mac_types, int64_accumulation, mac4_knobs, requant16, wide_weights
 
 # ---------------------------------------------------------------------------------------
 # import
@@ -224,6 +228,7 @@ def _kernel(g: Graph, op: Operator, target: Target) -> KernelDef:
     args = [KernelArg(X, tensor=x.name), KernelArg(W, tensor=w.name)]
     k = te.reduce_axis((0, depth), "k")
     lanes = False  # four inputs per int32 word (int8 only)
+    wide = wide_weights(op)  # utvm_mac4w_s8 on weights widened ahead of time
     mac4 = False  # utvm_mac4_s8 calls (see _conv_mac4)
     if x.dtype == "int8":
         assert x.quant and w.quant and y.quant
@@ -244,11 +249,18 @@ def _kernel(g: Graph, op: Operator, target: Target) -> KernelDef:
             elif _mac4_applies(g, op, target):
                 # utvm_mac4_s8 per block of units, on reordered weights
                 mac4 = True
-                W4 = te.placeholder((units // CHANNEL_BLOCK, depth // 4, CHANNEL_BLOCK), I32, name="w")
-                args[1] = KernelArg(W4, constant=interleave_rows(w.data), role="w")
                 k4 = te.reduce_axis((0, depth // 4), "k")
-                acc = te.compute((batch, units), lambda i, o: te.sum(
-                    dot4(X4[i, k4], W4[o // CHANNEL_BLOCK, k4, o % CHANNEL_BLOCK]), axis=k4), name="acc")
+                if wide:
+                    W4 = te.placeholder((units // CHANNEL_BLOCK, depth // 4, CHANNEL_BLOCK, 2), I32, name="w")
+                    args[1] = KernelArg(W4, constant=widen_words(interleave_rows(w.data)), role="w")
+                    acc = te.compute((batch, units), lambda i, o: te.sum(dot4w(
+                        X4[i, k4], W4[o // CHANNEL_BLOCK, k4, o % CHANNEL_BLOCK, 0],
+                        W4[o // CHANNEL_BLOCK, k4, o % CHANNEL_BLOCK, 1]), axis=k4), name="acc")
+                else:
+                    W4 = te.placeholder((units // CHANNEL_BLOCK, depth // 4, CHANNEL_BLOCK), I32, name="w")
+                    args[1] = KernelArg(W4, constant=interleave_rows(w.data), role="w")
+                    acc = te.compute((batch, units), lambda i, o: te.sum(
+                        dot4(X4[i, k4], W4[o // CHANNEL_BLOCK, k4, o % CHANNEL_BLOCK]), axis=k4), name="acc")
             else:
                 k4 = te.reduce_axis((0, depth // 4), "k")
                 acc = te.compute((batch, units), lambda i, o: te.sum(dot4(X4[i, k4], W4[o, k4]), axis=k4),
@@ -285,9 +297,11 @@ def _kernel(g: Graph, op: Operator, target: Target) -> KernelDef:
     if mac4:
         def make_call(ivs: list[tirx.Var], acc_buf: tirx.Buffer, params: dict[str, tirx.Buffer]) -> tirx.PrimExpr:
             i, oo = ivs[:2]
-            return tirx.call_extern(I32, "utvm_mac4_s8", tirx.address_of(acc_buf[i, oo * CHANNEL_BLOCK]),
-                                    tirx.address_of(params["x"][i, 0]), tirx.address_of(params["w"][oo, 0, 0]),
-                                    imm(depth // 4))
+            wbuf = params["w"]
+            return tirx.call_extern(I32, "utvm_mac4w_s8" if wide else "utvm_mac4_s8",
+                                    tirx.address_of(acc_buf[i, oo * CHANNEL_BLOCK]),
+                                    tirx.address_of(params["x"][i, 0]),
+                                    tirx.address_of(wbuf[(oo,) + (0,) * (len(wbuf.shape) - 1)]), imm(depth // 4))
 
         return KernelDef(args, out, y.name, mac4_schedule(None, 2, make_call))
     if lanes:
@@ -350,7 +364,7 @@ OPS = (
                        "also QDQ Gemm groups; transA=0, alpha=1, symmetric int8 B, int8 output")),
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
-            Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33"),
+            Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("int16", _int16, types=("int16",)),
             Variant("generic", _generic),
         ),
