@@ -12,7 +12,9 @@ Kernel variants, first that applies:
 - dsp_mac4: units % 4 == 0 and depth % 4 == 0, one assembly MAC loop per block of 4 units;
   knob ``weights``: int8 (default) or int16 (widened ahead of time: twice the flash, fewer
   instructions);
-- generic: any shape (weights with a zero point, float32).
+- generic: any shape (weights with a zero point, float32); on DSP CPUs the knob ``weights``
+  when four inputs per word apply (int16: utvm_dot4w_acc_s8 on widened weights, up to four
+  units side by side).
 """
 
 from __future__ import annotations
@@ -209,6 +211,15 @@ def _mac4(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     return _kernel(g, op, target) if _mac4_applies(g, op, target) else None
 
 
+def _generic_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
+    """Widened weights (see common.mac4_knobs) where generic runs four lanes per word on a DSP
+    CPU without the dsp_mac4 blocks (units % 4 != 0)."""
+    x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
+    four_lanes = (target.dsp and not target.helium and x.dtype == "int8" and w.quant is not None
+                  and not np.any(w.quant.zero_point) and w.shape[1] % 4 == 0)
+    return mac4_knobs(g, op, target) if four_lanes and not _mac4_applies(g, op, target) else {}
+
+
 def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:
     """int8: four inputs per word (16 per Helium vector) when the depth allows, else bytes;
     weights with a zero point subtract it per product; float32."""
@@ -261,6 +272,12 @@ def _kernel(g: Graph, op: Operator, target: Target) -> KernelDef:
                     args[1] = KernelArg(W4, constant=interleave_rows(w.data), role="w")
                     acc = te.compute((batch, units), lambda i, o: te.sum(
                         dot4(X4[i, k4], W4[o // CHANNEL_BLOCK, k4, o % CHANNEL_BLOCK]), axis=k4), name="acc")
+            elif wide:
+                k4 = te.reduce_axis((0, depth // 4), "k")
+                W4 = te.placeholder((units, depth // 4, 2), I32, name="w")
+                args[1] = KernelArg(W4, constant=widen_words(w.data), role="w")
+                acc = te.compute((batch, units), lambda i, o: te.sum(
+                    dot4w(X4[i, k4], W4[o, k4, 0], W4[o, k4, 1]), axis=k4), name="acc")
             else:
                 k4 = te.reduce_axis((0, depth // 4), "k")
                 acc = te.compute((batch, units), lambda i, o: te.sum(dot4(X4[i, k4], W4[o, k4]), axis=k4),
@@ -304,6 +321,10 @@ def _kernel(g: Graph, op: Operator, target: Target) -> KernelDef:
                                     tirx.address_of(wbuf[(oo,) + (0,) * (len(wbuf.shape) - 1)]), imm(depth // 4))
 
         return KernelDef(args, out, y.name, mac4_schedule(None, 2, make_call))
+    if lanes and wide and not mac4:
+        # the units side by side, up to CHANNEL_BLOCK (each input word split once for all)
+        block = max(b for b in range(1, CHANNEL_BLOCK + 1) if units % b == 0)
+        return KernelDef(args, out, y.name, blocked_schedule(None, 2, units, block))
     if lanes:
         return KernelDef(args, out, y.name, blocked_schedule(None, 2, units))
     return KernelDef(args, out, y.name, reduction_schedule("acc", "out", None, 2))
@@ -366,7 +387,7 @@ OPS = (
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
             Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("int16", _int16, types=("int16",)),
-            Variant("generic", _generic),
+            Variant("generic", _generic, knobs=_generic_knobs),
         ),
         check=check,
         reference="TFLite Micro fully_connected.cc: reference_integer_ops::FullyConnected (int8), "

@@ -23,8 +23,9 @@
  *   weights widened to int16 ahead of time (twice the bytes): per input word k and row c two
  *   words, w[8k + 2c] = (weight 0, weight 2) and w[8k + 2c + 1] = (weight 1, weight 3) as int16
  *   halves, the pairs SMLAD takes once the input word is split by SXTB16; with the DSP
- *   extension 15 instructions for 16 multiply-accumulates. utvm_dot4w_s8(x, we, wo): the dot
- *   product of one input word with one such pair of weight words.
+ *   extension 15 instructions for 16 multiply-accumulates. utvm_dot4w_s8(x, we, wo),
+ *   utvm_dot4w_acc_s8(acc, x, we, wo): the dot product of one input word with one such pair of
+ *   weight words (two SXTB16 and two SMLAD).
  * - utvm_mac4_u_s8(acc, x, w, n): utvm_mac4_s8 on the 4n bytes at x, any alignment (the weights
  *   aligned), e.g. a kernel row of a convolution with three input channels.
  * - utvm_mac4_lane_s8(acc, x, w): acc[c] += x * w[c], c = 0..3, for one int8 value x (the weight
@@ -94,6 +95,11 @@ static inline int32_t utvm_sxtb16_ror8(int32_t x) {
 static inline int32_t utvm_dot4_acc_s8(int32_t acc, int32_t a, int32_t b) {
   acc = __smlad(__sxtb16(a), __sxtb16(b), acc);
   return __smlad(utvm_sxtb16_ror8(a), utvm_sxtb16_ror8(b), acc);
+}
+
+static inline int32_t utvm_dot4w_acc_s8(int32_t acc, int32_t x, int32_t we, int32_t wo) {
+  acc = __smlad(__sxtb16(x), we, acc);
+  return __smlad(utvm_sxtb16_ror8(x), wo, acc);
 }
 
 static inline int32_t utvm_srdhm_small(int32_t a, int32_t m) {
@@ -362,6 +368,12 @@ static inline int32_t utvm_dot4_acc_s8(int32_t acc, int32_t a, int32_t b) {
          UTVM_LANE_S8(a, 2) * UTVM_LANE_S8(b, 2) + UTVM_LANE_S8(a, 3) * UTVM_LANE_S8(b, 3);
 }
 
+/* lanes 0 and 2 of x times the int16 halves of we, lanes 1 and 3 times those of wo */
+static inline int32_t utvm_dot4w_acc_s8(int32_t acc, int32_t x, int32_t we, int32_t wo) {
+  return acc + UTVM_LANE_S8(x, 0) * (int32_t)(int16_t)(uint16_t)(uint32_t)we + UTVM_LANE_S8(x, 2) * (we >> 16) +
+         UTVM_LANE_S8(x, 1) * (int32_t)(int16_t)(uint16_t)(uint32_t)wo + UTVM_LANE_S8(x, 3) * (wo >> 16);
+}
+
 static inline int32_t utvm_srdhm_small(int32_t a, int32_t m) {
   /* (a * m + 2**30) >> 31 with an arithmetic shift rounds as gemmlowp does (half up) */
   return (int32_t)(((int64_t)a * m + ((int64_t)1 << 30)) >> 31);
@@ -375,11 +387,7 @@ static inline int32_t utvm_srdhm2_small(int32_t a, int32_t m2) {
 
 static inline int32_t utvm_dot4_s8(int32_t a, int32_t b) { return utvm_dot4_acc_s8(0, a, b); }
 
-/* lanes 0 and 2 of x times the int16 halves of we, lanes 1 and 3 times those of wo */
-static inline int32_t utvm_dot4w_s8(int32_t x, int32_t we, int32_t wo) {
-  return UTVM_LANE_S8(x, 0) * (int32_t)(int16_t)(uint16_t)(uint32_t)we + UTVM_LANE_S8(x, 2) * (we >> 16) +
-         UTVM_LANE_S8(x, 1) * (int32_t)(int16_t)(uint16_t)(uint32_t)wo + UTVM_LANE_S8(x, 3) * (wo >> 16);
-}
+static inline int32_t utvm_dot4w_s8(int32_t x, int32_t we, int32_t wo) { return utvm_dot4w_acc_s8(0, x, we, wo); }
 
 #if !(defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32)
 static inline int32_t utvm_dw4_pair_s8(int32_t* acc, int32_t xa, int32_t xb, int8_t* w) {
