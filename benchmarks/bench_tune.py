@@ -7,7 +7,7 @@ instruction counts, every kernel measured alone), then the whole model run untun
 the log (`run --tuning-log`, outputs compared with TFLite Micro both times).
 
     python3 benchmarks/bench_tune.py [--boards mps2/an386,mps3/an547] [--models kws_ref_model,...]
-                                     [--trials 8] [--jobs 2]
+                                     [--trials 8] [--jobs 2] [--update]
 
 Writes benchmarks/results/tune_<cpu>.md, tune_<cpu>.json and tune_<cpu>.png per board (CPU);
 progress on stderr. Not a test: figures only.
@@ -207,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trials", type=int, default=8)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--keep-logs", type=Path, help="directory to keep the tuning logs in")
+    ap.add_argument("--update", action="store_true",
+                    help="replace only the given models' rows of the existing tune_<cpu>.json, keep the others")
     args = ap.parse_args(argv)
     models = args.models or [*SHARED, *corpus_models(args.models_dir)]
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -233,6 +235,10 @@ def main(argv: list[str] | None = None) -> int:
             if not (row["untuned"]["match"] and row["tuned"]["match"]):
                 status = 1
         stem = args.out_dir / f"tune_{cpu}"
+        if args.update and stem.with_suffix(".json").is_file():
+            fresh = {r["model"]: r for r in rows}
+            old = json.loads(stem.with_suffix(".json").read_text())
+            rows = [fresh.pop(r["model"], r) for r in old] + list(fresh.values())
         stem.with_suffix(".md").write_text(markdown(rows, cpu))
         stem.with_suffix(".json").write_text(json.dumps(rows, indent=2) + "\n")
         chart(rows, cpu, stem.with_suffix(".png"))

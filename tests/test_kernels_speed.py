@@ -159,6 +159,12 @@ int main(void) {
       utvm_mac4w_s8(b, xs, wide, 2);
       for (c = 0; c < 4; ++c) if (a[c] != b[c]) bad |= 256;
       if (utvm_dot4w_s8(xs[0], wide[0], wide[1]) != utvm_dot4_s8(xs[0], ws[0])) bad |= 256;
+      /* one word (a value, or four bytes at any alignment) against four channels */
+      utvm_mac4_word_s8(a, xs[1], (int8_t*)ws);
+      utvm_mac4w_word_s8(b, xs[1], wide);
+      utvm_mac4_word_at_s8(c2, (int8_t*)xs + 1, (int8_t*)ws);
+      utvm_mac4w_word_at_s8(d, (int8_t*)xs + 1, wide);
+      for (c = 0; c < 4; ++c) if (a[c] != b[c] || c2[c] != d[c]) bad |= 256;
     }
   }
   printf("%d\n", bad);

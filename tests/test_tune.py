@@ -33,8 +33,9 @@ def _toolchain() -> None:
 
 @pytest.fixture(scope="module")
 def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A pointwise and a 3x3 int8 convolution and two fully connected layers (8 and 3 units)
-    side by side: each has several configurations on M4 (variants, widened weights)."""
+    """A pointwise, a 3x3 and a one-channel 3x4 int8 convolution and two fully connected layers
+    (8 and 3 units) side by side: each has several configurations on M4 (variants, widened
+    weights)."""
     from op_check import side_by_side
     from tflite_builder import ModelBuilder
 
@@ -66,7 +67,8 @@ def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
         return case
 
     path = tmp_path_factory.mktemp("tune") / "small.tflite"
-    path.write_bytes(side_by_side([conv(1, (1, 1), 8, 8), conv(2, (3, 3), 4, 8), fc(3, 16, 8), fc(4, 96, 3)]))
+    path.write_bytes(side_by_side([conv(1, (1, 1), 8, 8), conv(2, (3, 3), 4, 8), conv(5, (3, 4), 1, 4), fc(3, 16, 8),
+                                   fc(4, 96, 3)]))
     return path
 
 
@@ -100,7 +102,8 @@ def test_every_configuration_is_bit_exact_with_tflite_micro(small_model: Path, t
     assert len(records) >= 4
     wide = {(w["op"], c["variant"]) for _, w, c in records if c.get("weights") == "int16"}
     # the widened-weight MAC loops are sampled too
-    assert wide == {("conv2d", "dsp_mac4"), ("fully_connected", "dsp_mac4"), ("fully_connected", "generic")}
+    assert wide == {("conv2d", "dsp_mac4"), ("conv2d", "dsp_rows4"), ("fully_connected", "dsp_mac4"),
+                    ("fully_connected", "generic")}
     for n, (key, w, config) in enumerate(records):
         log = tmp_path / f"log{n}.json"
         write_log(log, [{"key": key, "workload": w, "config": config, "cost": {"instructions": 1}}])
@@ -122,7 +125,7 @@ def test_tune_is_deterministic_and_its_log_applies(small_model: Path, tmp_path: 
         assert proc.returncode == 0, proc.stderr
     assert a.read_bytes() == b.read_bytes()
     records = read_log(a)
-    assert len(records) == 4
+    assert len(records) == 5
     for rec in records:
         assert rec["workload"]["cpu"] == "cortex-m4"
         assert rec["cost"]["instructions"] <= rec["default"]["instructions"]

@@ -9,6 +9,7 @@ reference_ops::Conv for float32, accumulated in the same order).
 Kernel variants, first that applies:
 - helium: Cortex-M52/M55/M85 (kernels_mve.h);
 - dsp_rows4: one input channel and four taps per kernel row (KWS's first layer), a word per row;
+  knob ``weights`` as dsp_mac4's;
 - dsp_rows_flat: input channels that do not fill words (RGB images), flat row dot products;
 - dsp_mac4: cin % 4 == 0 and cout % 4 == 0, an assembly MAC loop per block of 4 output channels;
   knob ``weights``: int8 (default) or int16 (widened ahead of time: twice the flash, fewer
@@ -387,10 +388,14 @@ def _conv_rows4(op: Operator, q: QuantConv, out_hw: tuple[int, int], y_name: str
     dh, _ = op.attrs["dilation"]
     top, left, _, _ = op.attrs["padding"]
     blocks = cout // CHANNEL_BLOCK
-    reordered = wdata.reshape(blocks, CHANNEL_BLOCK, kh, kw).transpose(0, 2, 1, 3)
-    W8 = te.placeholder((cout * kh * kw,), "int8", name="w")
-    args = [args[0], KernelArg(W8, constant=np.ascontiguousarray(reordered).reshape(-1).astype(np.int8), role="w"),
-            *args[2:]]
+    reordered = np.ascontiguousarray(wdata.reshape(blocks, CHANNEL_BLOCK, kh, kw).transpose(0, 2, 1, 3))
+    wide = wide_weights(op)  # utvm_mac4w_word(_at)_s8: per kernel row 8 widened words
+    if wide:
+        W8 = te.placeholder((cout * kh * kw // 2,), I32, name="w")
+        args = [args[0], KernelArg(W8, constant=widen_words(reordered), role="w"), *args[2:]]
+    else:
+        W8 = te.placeholder((cout * kh * kw,), "int8", name="w")
+        args = [args[0], KernelArg(W8, constant=reordered.reshape(-1).astype(np.int8), role="w"), *args[2:]]
     P, pad_name = pad(X, op.attrs["padding"], imm(zx, "int8"))
     ry = te.reduce_axis((0, kh), "ry")
     rx = te.reduce_axis((0, kw), "rx")
@@ -398,7 +403,12 @@ def _conv_rows4(op: Operator, q: QuantConv, out_hw: tuple[int, int], y_name: str
 
     def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
         widx = ((o // CHANNEL_BLOCK) * kh + ry) * row_words + (o % CHANNEL_BLOCK) * kw + rx
-        return te.sum(P[bb, i * sh + ry * dh, j * sw + rx, 0].astype(I32) * W8[widx].astype(I32), axis=[ry, rx])
+        if wide:  # byte t of a row word: int16 half (t // 2) of widened word 2 * word + t % 2
+            half = W8[(widx // 4) * 2 + rx % 2] >> ((rx % 4) // 2 * 16).astype(I32)
+            weight = (half << imm(16)) >> imm(16)
+        else:
+            weight = W8[widx].astype(I32)
+        return te.sum(P[bb, i * sh + ry * dh, j * sw + rx, 0].astype(I32) * weight, axis=[ry, rx])
 
     acc = te.compute((n, oh, ow, cout), acc_f, name="acc")
     out = te.compute((n, oh, ow, cout), lambda bb, i, j, o: rq.output_s8(acc[bb, i, j, o], o, zy, lo, hi), name="out")
@@ -417,10 +427,11 @@ def _conv_rows4(op: Operator, q: QuantConv, out_hw: tuple[int, int], y_name: str
             calls = []
             for r in range(kh):
                 ih = i * sh + r * dh - top
-                w_addr = tirx.address_of(params["w"][(oo * kh + r) * row_words])
+                w_addr = tirx.address_of(params["w"][(oo * kh + r) * row_words // (2 if wide else 1)])
                 if not checked:
-                    calls.append(tirx.Evaluate(tirx.call_extern(I32, "utvm_mac4_word_at_s8", acc_addr,
-                                                                tirx.address_of(x[bb, ih, iw, 0]), w_addr)))
+                    at = tirx.address_of(x[bb, ih, iw, 0])
+                    helper = "utvm_mac4w_word_at_s8" if wide else "utvm_mac4_word_at_s8"
+                    calls.append(tirx.Evaluate(tirx.call_extern(I32, helper, acc_addr, at, w_addr)))
                     continue
                 base = tirx.min(tirx.max(iw, imm(0)), imm(wd - kw)) if sides[2] or sides[3] else iw
                 word = tirx.call_extern(I32, "utvm_ldw_s8", tirx.address_of(x[bb, ih, base, 0]))
@@ -435,7 +446,8 @@ def _conv_rows4(op: Operator, q: QuantConv, out_hw: tuple[int, int], y_name: str
                 conds = window_conds(ih, imm(0), h, wd, (sides[0], sides[1], False, False))
                 if conds:
                     word = tirx.if_then_else(tirx.all(*conds), word, imm(zword))
-                calls.append(tirx.Evaluate(tirx.call_extern(I32, "utvm_mac4_word_s8", acc_addr, word, w_addr)))
+                helper = "utvm_mac4w_word_s8" if wide else "utvm_mac4_word_s8"
+                calls.append(tirx.Evaluate(tirx.call_extern(I32, helper, acc_addr, word, w_addr)))
             return tirx.SeqStmt(calls) if len(calls) > 1 else calls[0]
 
         return interior_or_border(i, j, window, sides, rows)
@@ -661,7 +673,7 @@ OPS = (
                        "also QDQ Conv groups; symmetric int8 weights, per-tensor or per-channel")),
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
-            Variant("dsp_rows4", _rows4, "Cortex-M4/M7/M33"),
+            Variant("dsp_rows4", _rows4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("dsp_rows_flat", _rows_flat, "Cortex-M4/M7/M33"),
             Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("int16", _int16, types=("int16",)),

@@ -25,7 +25,9 @@
  *   halves, the pairs SMLAD takes once the input word is split by SXTB16; with the DSP
  *   extension 15 instructions for 16 multiply-accumulates. utvm_dot4w_s8(x, we, wo),
  *   utvm_dot4w_acc_s8(acc, x, we, wo): the dot product of one input word with one such pair of
- *   weight words (two SXTB16 and two SMLAD).
+ *   weight words (two SXTB16 and two SMLAD). utvm_mac4w_word_s8(acc, x, w) and
+ *   utvm_mac4w_word_at_s8(acc, p, w): utvm_mac4_word_s8 / utvm_mac4_word_at_s8 on the eight
+ *   widened words of the four channels.
  * - utvm_mac4_u_s8(acc, x, w, n): utvm_mac4_s8 on the 4n bytes at x, any alignment (the weights
  *   aligned), e.g. a kernel row of a convolution with three input channels.
  * - utvm_mac4_lane_s8(acc, x, w): acc[c] += x * w[c], c = 0..3, for one int8 value x (the weight
@@ -326,25 +328,57 @@ static inline __attribute__((always_inline)) int32_t utvm_dw4_tap_at_s8(int32_t*
   [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [xv] "=&r"(xv), [xe] "=&r"(xe), [w0] "=&r"(w0), \
       [w1] "=&r"(w1), [t] "=&r"(t)
 
+/* the body of the one-word helpers: the input word into xv by ``first`` (from operand
+ * ``input``), then ``steps`` with the weight operands ``weights`` */
+#define UTVM_MAC4_WORD_BODY(first, input, steps, weights)                        \
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];                    \
+  int32_t xv, xe, w0, w1, t;                                                     \
+  __asm__(first steps : UTVM_MAC4_WORD_OPERANDS : input, weights);               \
+  (void)t;                                                                       \
+  UTVM_ACC4_STORE(acc);                                                          \
+  return 0
+
+#define UTVM_MAC4_WORD_WEIGHTS(w) \
+  [m01] "m"(*(const utvm_dword_t*)(w)), [m23] "m"(*(const utvm_dword_t*)((w) + 8))
+
 static inline __attribute__((always_inline)) int32_t utvm_mac4_word_s8(int32_t* acc, int32_t x, int8_t* w) {
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-  int32_t xv, xe, w0, w1, t;
-  __asm__("mov %[xv], %[x]\n\t" UTVM_MAC4_WORD_ASM
-          : UTVM_MAC4_WORD_OPERANDS
-          : [x] "r"(x), [m01] "m"(*(const utvm_dword_t*)w), [m23] "m"(*(const utvm_dword_t*)(w + 8)));
-  UTVM_ACC4_STORE(acc);
-  return 0;
+  UTVM_MAC4_WORD_BODY("mov %[xv], %[x]\n\t", [x] "r"(x), UTVM_MAC4_WORD_ASM, UTVM_MAC4_WORD_WEIGHTS(w));
 }
 
 static inline __attribute__((always_inline)) int32_t utvm_mac4_word_at_s8(int32_t* acc, int8_t* x, int8_t* w) {
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-  int32_t xv, xe, w0, w1, t;
-  __asm__("ldr %[xv], %[mx]\n\t" UTVM_MAC4_WORD_ASM
-          : UTVM_MAC4_WORD_OPERANDS
-          : [mx] "m"(*(const utvm_uword_t*)x), [m01] "m"(*(const utvm_dword_t*)w),
-            [m23] "m"(*(const utvm_dword_t*)(w + 8)));
-  UTVM_ACC4_STORE(acc);
-  return 0;
+  UTVM_MAC4_WORD_BODY("ldr %[xv], %[mx]\n\t", [mx] "m"(*(const utvm_uword_t*)x), UTVM_MAC4_WORD_ASM,
+                      UTVM_MAC4_WORD_WEIGHTS(w));
+}
+
+/* utvm_mac4_word_s8 on widened weights: eight words, (weight 0, weight 2) and (weight 1, weight 3)
+ * as int16 pairs per channel */
+#define UTVM_MAC4W_WORD_ASM                      \
+  "sxtb16 %[xe], %[xv]\n\t"                      \
+  "sxtb16 %[xv], %[xv], ror #8\n\t"              \
+  "ldrd %[w0], %[w1], %[m0]\n\t"                 \
+  "smlad %[a0], %[xe], %[w0], %[a0]\n\t"         \
+  "smlad %[a0], %[xv], %[w1], %[a0]\n\t"         \
+  "ldrd %[w0], %[w1], %[m1]\n\t"                 \
+  "smlad %[a1], %[xe], %[w0], %[a1]\n\t"         \
+  "smlad %[a1], %[xv], %[w1], %[a1]\n\t"         \
+  "ldrd %[w0], %[w1], %[m2]\n\t"                 \
+  "smlad %[a2], %[xe], %[w0], %[a2]\n\t"         \
+  "smlad %[a2], %[xv], %[w1], %[a2]\n\t"         \
+  "ldrd %[w0], %[w1], %[m3]\n\t"                 \
+  "smlad %[a3], %[xe], %[w0], %[a3]\n\t"         \
+  "smlad %[a3], %[xv], %[w1], %[a3]\n\t"
+
+#define UTVM_MAC4W_WORD_WEIGHTS(w)                                                             \
+  [m0] "m"(*(const utvm_dword_t*)(w)), [m1] "m"(*(const utvm_dword_t*)((w) + 2)),           \
+      [m2] "m"(*(const utvm_dword_t*)((w) + 4)), [m3] "m"(*(const utvm_dword_t*)((w) + 6))
+
+static inline __attribute__((always_inline)) int32_t utvm_mac4w_word_s8(int32_t* acc, int32_t x, int32_t* w) {
+  UTVM_MAC4_WORD_BODY("mov %[xv], %[x]\n\t", [x] "r"(x), UTVM_MAC4W_WORD_ASM, UTVM_MAC4W_WORD_WEIGHTS(w));
+}
+
+static inline __attribute__((always_inline)) int32_t utvm_mac4w_word_at_s8(int32_t* acc, int8_t* x, int32_t* w) {
+  UTVM_MAC4_WORD_BODY("ldr %[xv], %[mx]\n\t", [mx] "m"(*(const utvm_uword_t*)x), UTVM_MAC4W_WORD_ASM,
+                      UTVM_MAC4W_WORD_WEIGHTS(w));
 }
 
 static inline int32_t utvm_dw4_tap_s8(int32_t* acc, int32_t x, int8_t* w) {
@@ -420,6 +454,16 @@ static inline int32_t utvm_mac4_word_s8(int32_t* acc, int32_t x, int8_t* w) {
 
 static inline int32_t utvm_mac4_word_at_s8(int32_t* acc, int8_t* x, int8_t* w) {
   return utvm_mac4_word_s8(acc, utvm_ldw_s8(x), w);
+}
+
+static inline int32_t utvm_mac4w_word_s8(int32_t* acc, int32_t x, int32_t* w) {
+  int c;
+  for (c = 0; c < 4; ++c) acc[c] = utvm_dot4w_acc_s8(acc[c], x, w[2 * c], w[2 * c + 1]);
+  return 0;
+}
+
+static inline int32_t utvm_mac4w_word_at_s8(int32_t* acc, int8_t* x, int32_t* w) {
+  return utvm_mac4w_word_s8(acc, utvm_ldw_s8(x), w);
 }
 
 static inline int32_t utvm_mac4_s8(int32_t* acc, int32_t* x, int32_t* w, int32_t n) {
