@@ -161,6 +161,7 @@ def markdown(rows: list[dict[str, Any]], cpu: str) -> str:
 
 def chart(rows: list[dict[str, Any]], cpu: str, png: Path) -> None:
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -189,6 +190,8 @@ def chart(rows: list[dict[str, Any]], cpu: str, png: Path) -> None:
     top.legend(fontsize=8)
     bottom.legend(fontsize=8)
     bottom.set_yscale("log")
+    bottom.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    bottom.yaxis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%.1f"))
     fig.tight_layout()
     fig.savefig(png, dpi=110)
     plt.close(fig)
