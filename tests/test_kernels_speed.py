@@ -15,6 +15,7 @@ from tvm import tirx
 from utvm.lower import fixedpoint as fp
 from utvm.lower.requant import rounding_divide_by_pot_small as _rounding_divide_by_pot_small
 from utvm.lower.schedules import interleave_rows as _interleave_rows
+from utvm.lower.schedules import widen_words
 from utvm.lower.target import packed_lanes
 from utvm.ops.conv2d import _flat_row_index, _flat_row_weights
 from utvm.ops.depthwise_conv2d import _dw4_weight_order
@@ -139,6 +140,32 @@ int main(void) {
         if (got[c] != want[c]) bad |= 128;
       }
     }
+    {
+      /* utvm_mac4w_s8 / utvm_mac4w_pad_s8: the same rows widened to int16 pairs give the same sums */
+      int32_t xs[5], z[5], ws[20], wide[40], a[4], b[4], c2[4], d[4], c, n = 1 + (int)(next() % 5u);
+      for (k = 0; k < 5; ++k) { xs[k] = (int32_t)next(); z[k] = (int32_t)next(); }
+      for (k = 0; k < 20; ++k) {
+        ws[k] = (int32_t)next();
+        wide[2 * k] = (int32_t)((uint32_t)(uint16_t)lane(ws[k], 0) | ((uint32_t)lane(ws[k], 2) << 16));
+        wide[2 * k + 1] = (int32_t)((uint32_t)(uint16_t)lane(ws[k], 1) | ((uint32_t)lane(ws[k], 3) << 16));
+      }
+      for (c = 0; c < 4; ++c) a[c] = b[c] = c2[c] = d[c] = (int32_t)(next() >> 12);
+      utvm_mac4_s8(a, xs, ws, n);
+      utvm_mac4w_s8(b, xs, wide, n);
+      utvm_mac4w_pad_s8(c2, 0, xs, z, wide, n);
+      utvm_mac4_s8(d, z, ws, n);
+      for (c = 0; c < 4; ++c) if (a[c] != b[c] || c2[c] != d[c]) bad |= 256;
+      utvm_mac4_s8(a, xs, ws, 2);
+      utvm_mac4w_s8(b, xs, wide, 2);
+      for (c = 0; c < 4; ++c) if (a[c] != b[c]) bad |= 256;
+      if (utvm_dot4w_s8(xs[0], wide[0], wide[1]) != utvm_dot4_s8(xs[0], ws[0])) bad |= 256;
+      /* one word (a value, or four bytes at any alignment) against four channels */
+      utvm_mac4_word_s8(a, xs[1], (int8_t*)ws);
+      utvm_mac4w_word_s8(b, xs[1], wide);
+      utvm_mac4_word_at_s8(c2, (int8_t*)xs + 1, (int8_t*)ws);
+      utvm_mac4w_word_at_s8(d, (int8_t*)xs + 1, wide);
+      for (c = 0; c < 4; ++c) if (a[c] != b[c] || c2[c] != d[c]) bad |= 256;
+    }
   }
   printf("%d\n", bad);
   return bad;
@@ -261,3 +288,15 @@ def test_int8_add_matches_tflite_micro(tmp_path: Path, scales, zero_points, acti
     for board in boards:
         report = run_model(model, board)
         assert report.outputs_match_reference and report.max_abs_diff == 0, board
+
+
+def test_widen_words_pairs_the_lanes_smlad_multiplies() -> None:
+    """Each word (w0, w1, w2, w3) becomes the int16 pairs (w0, w2), (w1, w3), in order."""
+    rng = np.random.default_rng(3)
+    w = rng.integers(-128, 128, (8, 3, 12), dtype=np.int8)
+    halves = widen_words(w).view("<i2").reshape(-1, 4)
+    words = w.reshape(-1, 4).astype(np.int16)
+    assert np.array_equal(halves, words[:, [0, 2, 1, 3]])
+    x = rng.integers(-128, 128, words.shape).astype(np.int32)
+    split = (x[:, [0, 2]] * halves[:, :2]).sum(axis=1) + (x[:, [1, 3]] * halves[:, 2:]).sum(axis=1)
+    assert np.array_equal((x * words).sum(axis=1), split)

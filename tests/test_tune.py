@@ -33,7 +33,9 @@ def _toolchain() -> None:
 
 @pytest.fixture(scope="module")
 def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A pointwise and a 3x3 int8 convolution side by side: each has several variants on M4."""
+    """A pointwise, a 3x3 and a one-channel 3x4 int8 convolution and two fully connected layers
+    (8 and 3 units) side by side: each has several configurations on M4 (variants, widened
+    weights)."""
     from op_check import side_by_side
     from tflite_builder import ModelBuilder
 
@@ -52,8 +54,21 @@ def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
             return [x], [y]
         return case
 
+    def fc(seed: int, depth: int, units: int):  # type: ignore[no-untyped-def]
+        def case(m: ModelBuilder):  # type: ignore[no-untyped-def]
+            rng = np.random.default_rng(seed)
+            p = f"f{seed}_"
+            x = m.add_tensor(p + "x", (1, depth), "int8", scale=0.05, zero_point=3)
+            w = m.add_tensor(p + "w", (units, depth), "int8", rng.integers(-127, 128, (units, depth)), scale=0.01)
+            b = m.add_tensor(p + "b", (units,), "int32", rng.integers(-500, 500, units), scale=0.0005)
+            y = m.add_tensor(p + "y", (1, units), "int8", scale=0.08, zero_point=-2)
+            m.add_operator("FULLY_CONNECTED", [x, w, b], [y], {"fused_activation_function": "NONE"})
+            return [x], [y]
+        return case
+
     path = tmp_path_factory.mktemp("tune") / "small.tflite"
-    path.write_bytes(side_by_side([conv(1, (1, 1), 8, 8), conv(2, (3, 3), 4, 8)]))
+    path.write_bytes(side_by_side([conv(1, (1, 1), 8, 8), conv(2, (3, 3), 4, 8), conv(5, (3, 4), 1, 4), fc(3, 16, 8),
+                                   fc(4, 96, 3)]))
     return path
 
 
@@ -85,6 +100,10 @@ def test_every_configuration_is_bit_exact_with_tflite_micro(small_model: Path, t
             w = workload(graph, op, None)
             records.append((workload_key(w), w, config))
     assert len(records) >= 4
+    wide = {(w["op"], c["variant"]) for _, w, c in records if c.get("weights") == "int16"}
+    # the widened-weight MAC loops are sampled too
+    assert wide == {("conv2d", "dsp_mac4"), ("conv2d", "dsp_rows4"), ("fully_connected", "dsp_mac4"),
+                    ("fully_connected", "generic")}
     for n, (key, w, config) in enumerate(records):
         log = tmp_path / f"log{n}.json"
         write_log(log, [{"key": key, "workload": w, "config": config, "cost": {"instructions": 1}}])
@@ -106,7 +125,7 @@ def test_tune_is_deterministic_and_its_log_applies(small_model: Path, tmp_path: 
         assert proc.returncode == 0, proc.stderr
     assert a.read_bytes() == b.read_bytes()
     records = read_log(a)
-    assert len(records) == 2
+    assert len(records) == 5
     for rec in records:
         assert rec["workload"]["cpu"] == "cortex-m4"
         assert rec["cost"]["instructions"] <= rec["default"]["instructions"]
@@ -184,4 +203,6 @@ def test_tune_through_the_rpc_server_on_qemu(small_model: Path, tmp_path: Path) 
     for key, rec in device.items():
         assert rec["measured_on"] == "device"
         assert rec["config"] == direct[key]["config"]
-        assert abs(rec["cost"]["instructions"] - direct[key]["cost"]["instructions"]) <= 0.02 * rec["cost"]["instructions"]
+        # within 2 %, or one tick of the MPS2 counter (40 instructions) for the smallest kernels
+        tolerance = max(0.02 * rec["cost"]["instructions"], 40)
+        assert abs(rec["cost"]["instructions"] - direct[key]["cost"]["instructions"]) <= tolerance

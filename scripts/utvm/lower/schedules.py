@@ -73,7 +73,8 @@ def dot16(a: tirx.PrimExpr, b: tirx.PrimExpr) -> tirx.PrimExpr:
 
 
 #: extern dot products -> (accumulating form in utvm/kernels.h, operands passed by address)
-_ACC_FORMS = {"utvm_dot4_s8": ("utvm_dot4_acc_s8", False), "utvm_dot16_s8": ("utvm_dot16_acc_s8", True)}
+_ACC_FORMS = {"utvm_dot4_s8": ("utvm_dot4_acc_s8", False), "utvm_dot4w_s8": ("utvm_dot4w_acc_s8", False),
+              "utvm_dot16_s8": ("utvm_dot16_acc_s8", True)}
 
 
 def fuse_accumulate(sch: tvm.s_tir.Schedule, block: tvm.s_tir.SBlockRV) -> None:
@@ -86,7 +87,7 @@ def fuse_accumulate(sch: tvm.s_tir.Schedule, block: tvm.s_tir.SBlockRV) -> None:
     if matched:
         lhs, call = body.value.a, body.value.b
         matched = (isinstance(lhs, tvm.ir.expr.TensorLoad) and lhs.source.same_as(body.buffer)
-                   and isinstance(call, tvm.ir.expr.Call) and len(call.args) == 3
+                   and isinstance(call, tvm.ir.expr.Call) and len(call.args) >= 3
                    and isinstance(call.args[0], tvm.ir.expr.StringImm) and call.args[0].value in _ACC_FORMS)
     if not matched:
         if "utvm_dot16_s8" in str(body):  # a marker only, no such C function
@@ -113,10 +114,10 @@ CHANNEL_BLOCK = 4
 UNROLL_BUDGET = 64
 
 
-def block_channels(sch: tvm.s_tir.Schedule, pad_name: str | None,
-                    keep_axes: int) -> tuple[tvm.s_tir.SBlockRV, tvm.s_tir.LoopRV, int]:
+def block_channels(sch: tvm.s_tir.Schedule, pad_name: str | None, keep_axes: int,
+                   block: int = CHANNEL_BLOCK) -> tuple[tvm.s_tir.SBlockRV, tvm.s_tir.LoopRV, int]:
     """The common start of the blocked schedules: padding inlined, the output-channel axis split
-    into blocks of CHANNEL_BLOCK whose inner loop moves inside the reduction, the output computed
+    into blocks of ``block`` (CHANNEL_BLOCK) whose inner loop moves inside the reduction, the output computed
     per block, the accumulators zeroed before the reduction. Returns the accumulator block, the
     inner channel loop and the number of reduction axes."""
     if pad_name:
@@ -124,24 +125,24 @@ def block_channels(sch: tvm.s_tir.Schedule, pad_name: str | None,
     acc = sch.get_sblock("acc")
     loops = sch.get_loops(acc)
     spatial, reduce = loops[:keep_axes], loops[keep_axes:]
-    oo, oi = sch.split(spatial[-1], factors=[None, CHANNEL_BLOCK])
+    oo, oi = sch.split(spatial[-1], factors=[None, block])
     sch.reorder(oo, *reduce, oi)
     sch.reverse_compute_at(sch.get_sblock("out"), oo)
     sch.decompose_reduction(acc, reduce[0])
     return acc, oi, len(reduce)
 
 
-def blocked_schedule(pad_name: str | None, keep_axes: int,
-                      channels: int) -> Callable[[tvm.s_tir.Schedule], None]:
-    """Schedule of a packed int8 kernel: CHANNEL_BLOCK output channels accumulate side by
-    side in the innermost loop, the requantization follows per block."""
+def blocked_schedule(pad_name: str | None, keep_axes: int, channels: int,
+                     block: int = CHANNEL_BLOCK) -> Callable[[tvm.s_tir.Schedule], None]:
+    """Schedule of a packed int8 kernel: ``block`` (CHANNEL_BLOCK) output channels accumulate
+    side by side in the innermost loop, the requantization follows per block."""
 
     def apply(sch: tvm.s_tir.Schedule) -> None:
-        acc, oi, n_reduce = block_channels(sch, pad_name, keep_axes)
+        acc, oi, n_reduce = block_channels(sch, pad_name, keep_axes, block)
         sch.unroll(oi)
         reduce = sch.get_loops(acc)[keep_axes: keep_axes + n_reduce]
         extents = [int(sch.get(loop).extent) for loop in reduce]
-        body = CHANNEL_BLOCK
+        body = block
         for loop, extent in zip(reversed(reduce), reversed(extents)):  # innermost first
             if extent > FULL_UNROLL or body * extent > UNROLL_BUDGET:
                 break
@@ -149,7 +150,7 @@ def blocked_schedule(pad_name: str | None, keep_axes: int,
             body *= extent
         fuse_accumulate(sch, acc)
 
-    if channels % CHANNEL_BLOCK:
+    if channels % block:
         return reduction_schedule("acc", "out", pad_name, keep_axes)
     return apply
 
@@ -163,6 +164,20 @@ def interleave_rows(w: np.ndarray) -> np.ndarray:
     blocks = w.reshape(rows // CHANNEL_BLOCK, CHANNEL_BLOCK, *mid, depth // 4, 4)
     order = (0, *range(2, 2 + len(mid) + 1), 1, 3 + len(mid))
     return np.ascontiguousarray(blocks.transpose(order)).reshape(w.shape)
+
+
+def widen_words(w: np.ndarray) -> np.ndarray:
+    """int8 weights in words of four (e.g. :func:`interleave_rows`' order) widened for
+    utvm_mac4w_s8: each word (w0, w1, w2, w3) becomes two int32 words holding the int16 pairs
+    (w0, w2) and (w1, w3), the halves SMLAD multiplies with an input word split by SXTB16."""
+    words = np.ascontiguousarray(w, dtype=np.int8).reshape(-1, 4)
+    return np.ascontiguousarray(words[:, [0, 2, 1, 3]].astype("<i2")).view("<i4").reshape(-1)
+
+
+def dot4w(x: tirx.PrimExpr, we: tirx.PrimExpr, wo: tirx.PrimExpr) -> tirx.PrimExpr:
+    """Dot product of the int8 lanes of ``x`` with the widened weight words ``we``, ``wo``
+    (:func:`widen_words`)."""
+    return tirx.call_pure_extern(I32, "utvm_dot4w_s8", x, we, wo)
 
 
 #: builds the statement (or call) replacing a blocked reduction: from the iteration variables

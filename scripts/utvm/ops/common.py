@@ -13,7 +13,8 @@ from tvm import te
 from ..ir import Graph, Operator, Tensor
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import Requant, acc_bound, activation_range_int8, bias_requant, effective_scales
-from .base import OpError
+from ..lower.target import Target
+from .base import OpError, knob
 
 
 def io(g: Graph, op: Operator) -> tuple[Tensor, Tensor]:
@@ -219,3 +220,15 @@ def rows_kernel(g: Graph, op: Operator, build: Callable[[te.Tensor], te.Tensor])
     depth = x.shape[-1]
     X = te.placeholder((x.size // depth, depth), x.dtype, name="x")
     return KernelDef([KernelArg(X, tensor=x.name)], build(X), y.name)
+
+
+def mac4_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
+    """The dsp_mac4 variants' knob: the weights as stored (int8) or widened to int16 ahead of
+    time (twice their flash; utvm_mac4w_s8, 15 instead of 21 instructions per 16
+    multiply-accumulates)."""
+    return {"weights": ("int8", "int16")}
+
+
+def wide_weights(op: Operator) -> bool:
+    """The tuned configuration asks for weights widened to int16 (see :func:`mac4_knobs`)."""
+    return knob(op, "weights", "int8") == "int16"

@@ -9,8 +9,11 @@ reference_ops::Conv for float32, accumulated in the same order).
 Kernel variants, first that applies:
 - helium: Cortex-M52/M55/M85 (kernels_mve.h);
 - dsp_rows4: one input channel and four taps per kernel row (KWS's first layer), a word per row;
+  knob ``weights`` as dsp_mac4's;
 - dsp_rows_flat: input channels that do not fill words (RGB images), flat row dot products;
 - dsp_mac4: cin % 4 == 0 and cout % 4 == 0, an assembly MAC loop per block of 4 output channels;
+  knob ``weights``: int8 (default) or int16 (widened ahead of time: twice the flash, fewer
+  instructions);
 - generic: any shape; 4 (or 16 on Helium) int8 lanes per word when cin % 4 == 0, else bytes.
 """
 
@@ -29,6 +32,7 @@ from ..lower.schedules import (
     CHANNEL_BLOCK,
     blocked_schedule,
     dot4,
+    dot4w,
     dot16,
     interior_or_border,
     interleave_rows,
@@ -43,6 +47,7 @@ from ..lower.schedules import (
     root_schedule,
     seq,
     store_block,
+    widen_words,
     window_conds,
 )
 from ..lower.target import VECTOR_LANES, Target
@@ -53,8 +58,10 @@ from .common import (
     check_mac_types,
     conv_macs,
     int64_accumulation,
+    mac4_knobs,
     quant_conv,
     requant16,
+    wide_weights,
 )
 
 # ---------------------------------------------------------------------------------------
@@ -327,8 +334,10 @@ def _conv_mac4(op: Operator, X4: te.Tensor, P: te.Tensor, pad_name: str | None, 
     sh, sw = op.attrs["strides"]
     dh, dw = op.attrs["dilation"]
     top, left, _, _ = op.attrs["padding"]
-    W4 = te.placeholder((cout // CHANNEL_BLOCK, kh, kw, cin4, CHANNEL_BLOCK), I32, name="w")
-    args = [args[0], KernelArg(W4, constant=interleave_rows(wdata.astype(np.int8)), role="w"), *args[2:]]
+    wide = wide_weights(op)
+    blocked = interleave_rows(wdata.astype(np.int8))
+    W4 = te.placeholder((cout // CHANNEL_BLOCK, kh, kw, cin4, CHANNEL_BLOCK, *((2,) if wide else ())), I32, name="w")
+    args = [args[0], KernelArg(W4, constant=widen_words(blocked) if wide else blocked, role="w"), *args[2:]]
     if pad_name:
         # the padding reads the zero point words (the call points there for a tap in the padding)
         ZP = te.placeholder((cin4,), I32, name="zp")
@@ -339,8 +348,10 @@ def _conv_mac4(op: Operator, X4: te.Tensor, P: te.Tensor, pad_name: str | None, 
     rc = te.reduce_axis((0, cin4), "rc")
 
     def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
-        return te.sum(dot4(P[bb, i * sh + ry * dh, j * sw + rx * dw, rc],
-                           W4[o // CHANNEL_BLOCK, ry, rx, rc, o % CHANNEL_BLOCK]), axis=[ry, rx, rc])
+        xw = P[bb, i * sh + ry * dh, j * sw + rx * dw, rc]
+        at = (o // CHANNEL_BLOCK, ry, rx, rc, o % CHANNEL_BLOCK)
+        product = dot4w(xw, W4[(*at, 0)], W4[(*at, 1)]) if wide else dot4(xw, W4[at])
+        return te.sum(product, axis=[ry, rx, rc])
 
     acc = te.compute((n, oh, ow, cout), acc_f, name="acc")
     out = te.compute((n, oh, ow, cout), lambda bb, i, j, o: rq.output_s8(acc[bb, i, j, o], o, zy, lo, hi),
@@ -352,12 +363,13 @@ def _conv_mac4(op: Operator, X4: te.Tensor, P: te.Tensor, pad_name: str | None, 
         iw = j * sw + vx * dw - left
         acc_addr = tirx.address_of(acc_buf[bb, i, j, oo * CHANNEL_BLOCK])
         xaddr = tirx.address_of(params["x"][bb, ih, iw, 0])
-        waddr = tirx.address_of(params["w"][oo, vy, vx, 0, 0])
+        waddr = tirx.address_of(params["w"][(oo, vy, vx, 0, 0, *((0,) if wide else ()))])
+        helper = "utvm_mac4w" if wide else "utvm_mac4"
         if pad_name:
             inside = tirx.all(ih >= 0, ih < h, iw >= 0, iw < wd).astype(I32)
-            return tirx.call_extern(I32, "utvm_mac4_pad_s8", acc_addr, inside, xaddr,
+            return tirx.call_extern(I32, helper + "_pad_s8", acc_addr, inside, xaddr,
                                     tirx.address_of(params["zp"][0]), waddr, imm(cin4))
-        return tirx.call_extern(I32, "utvm_mac4_s8", acc_addr, xaddr, waddr, imm(cin4))
+        return tirx.call_extern(I32, helper + "_s8", acc_addr, xaddr, waddr, imm(cin4))
 
     return KernelDef(args, out, y_name, mac4_schedule(pad_name, 4, make_call))
 
@@ -376,10 +388,14 @@ def _conv_rows4(op: Operator, q: QuantConv, out_hw: tuple[int, int], y_name: str
     dh, _ = op.attrs["dilation"]
     top, left, _, _ = op.attrs["padding"]
     blocks = cout // CHANNEL_BLOCK
-    reordered = wdata.reshape(blocks, CHANNEL_BLOCK, kh, kw).transpose(0, 2, 1, 3)
-    W8 = te.placeholder((cout * kh * kw,), "int8", name="w")
-    args = [args[0], KernelArg(W8, constant=np.ascontiguousarray(reordered).reshape(-1).astype(np.int8), role="w"),
-            *args[2:]]
+    reordered = np.ascontiguousarray(wdata.reshape(blocks, CHANNEL_BLOCK, kh, kw).transpose(0, 2, 1, 3))
+    wide = wide_weights(op)  # utvm_mac4w_word(_at)_s8: per kernel row 8 widened words
+    if wide:
+        W8 = te.placeholder((cout * kh * kw // 2,), I32, name="w")
+        args = [args[0], KernelArg(W8, constant=widen_words(reordered), role="w"), *args[2:]]
+    else:
+        W8 = te.placeholder((cout * kh * kw,), "int8", name="w")
+        args = [args[0], KernelArg(W8, constant=reordered.reshape(-1).astype(np.int8), role="w"), *args[2:]]
     P, pad_name = pad(X, op.attrs["padding"], imm(zx, "int8"))
     ry = te.reduce_axis((0, kh), "ry")
     rx = te.reduce_axis((0, kw), "rx")
@@ -387,7 +403,12 @@ def _conv_rows4(op: Operator, q: QuantConv, out_hw: tuple[int, int], y_name: str
 
     def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
         widx = ((o // CHANNEL_BLOCK) * kh + ry) * row_words + (o % CHANNEL_BLOCK) * kw + rx
-        return te.sum(P[bb, i * sh + ry * dh, j * sw + rx, 0].astype(I32) * W8[widx].astype(I32), axis=[ry, rx])
+        if wide:  # byte t of a row word: int16 half (t // 2) of widened word 2 * word + t % 2
+            half = W8[(widx // 4) * 2 + rx % 2] >> ((rx % 4) // 2 * 16).astype(I32)
+            weight = (half << imm(16)) >> imm(16)
+        else:
+            weight = W8[widx].astype(I32)
+        return te.sum(P[bb, i * sh + ry * dh, j * sw + rx, 0].astype(I32) * weight, axis=[ry, rx])
 
     acc = te.compute((n, oh, ow, cout), acc_f, name="acc")
     out = te.compute((n, oh, ow, cout), lambda bb, i, j, o: rq.output_s8(acc[bb, i, j, o], o, zy, lo, hi), name="out")
@@ -406,10 +427,11 @@ def _conv_rows4(op: Operator, q: QuantConv, out_hw: tuple[int, int], y_name: str
             calls = []
             for r in range(kh):
                 ih = i * sh + r * dh - top
-                w_addr = tirx.address_of(params["w"][(oo * kh + r) * row_words])
+                w_addr = tirx.address_of(params["w"][(oo * kh + r) * row_words // (2 if wide else 1)])
                 if not checked:
-                    calls.append(tirx.Evaluate(tirx.call_extern(I32, "utvm_mac4_word_at_s8", acc_addr,
-                                                                tirx.address_of(x[bb, ih, iw, 0]), w_addr)))
+                    at = tirx.address_of(x[bb, ih, iw, 0])
+                    helper = "utvm_mac4w_word_at_s8" if wide else "utvm_mac4_word_at_s8"
+                    calls.append(tirx.Evaluate(tirx.call_extern(I32, helper, acc_addr, at, w_addr)))
                     continue
                 base = tirx.min(tirx.max(iw, imm(0)), imm(wd - kw)) if sides[2] or sides[3] else iw
                 word = tirx.call_extern(I32, "utvm_ldw_s8", tirx.address_of(x[bb, ih, base, 0]))
@@ -424,7 +446,8 @@ def _conv_rows4(op: Operator, q: QuantConv, out_hw: tuple[int, int], y_name: str
                 conds = window_conds(ih, imm(0), h, wd, (sides[0], sides[1], False, False))
                 if conds:
                     word = tirx.if_then_else(tirx.all(*conds), word, imm(zword))
-                calls.append(tirx.Evaluate(tirx.call_extern(I32, "utvm_mac4_word_s8", acc_addr, word, w_addr)))
+                helper = "utvm_mac4w_word_s8" if wide else "utvm_mac4_word_s8"
+                calls.append(tirx.Evaluate(tirx.call_extern(I32, helper, acc_addr, word, w_addr)))
             return tirx.SeqStmt(calls) if len(calls) > 1 else calls[0]
 
         return interior_or_border(i, j, window, sides, rows)
@@ -650,9 +673,9 @@ OPS = (
                        "also QDQ Conv groups; symmetric int8 weights, per-tensor or per-channel")),
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
-            Variant("dsp_rows4", _rows4, "Cortex-M4/M7/M33"),
+            Variant("dsp_rows4", _rows4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("dsp_rows_flat", _rows_flat, "Cortex-M4/M7/M33"),
-            Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33"),
+            Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("int16", _int16, types=("int16",)),
             Variant("generic", _generic),
         ),

@@ -10,7 +10,11 @@ computes it), reference_ops::FullyConnected for float32.
 Kernel variants, first that applies:
 - helium: Cortex-M52/M55/M85, utvm_mve_gemm_s8;
 - dsp_mac4: units % 4 == 0 and depth % 4 == 0, one assembly MAC loop per block of 4 units;
-- generic: any shape (weights with a zero point, float32).
+  knob ``weights``: int8 (default) or int16 (widened ahead of time: twice the flash, fewer
+  instructions);
+- generic: any shape (weights with a zero point, float32); on DSP CPUs the knob ``weights``
+  when four inputs per word apply (int16: utvm_dot4w_acc_s8 on widened weights, up to four
+  units side by side).
 """
 
 from __future__ import annotations
@@ -28,14 +32,16 @@ from ..lower.schedules import (
     CHANNEL_BLOCK,
     blocked_schedule,
     dot4,
+    dot4w,
     dot16,
     interleave_rows,
     mac4_schedule,
     reduction_schedule,
+    widen_words,
 )
 from ..lower.target import VECTOR_LANES, Target
 from .base import OpDef, OpError, SourceOp, Variant
-from .common import bias_of, check_mac_types, int64_accumulation, requant16
+from .common import bias_of, check_mac_types, int64_accumulation, mac4_knobs, requant16, wide_weights
 
 # ---------------------------------------------------------------------------------------
 # import
@@ -205,6 +211,15 @@ def _mac4(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     return _kernel(g, op, target) if _mac4_applies(g, op, target) else None
 
 
+def _generic_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
+    """Widened weights (see common.mac4_knobs) where generic runs four lanes per word on a DSP
+    CPU without the dsp_mac4 blocks (units % 4 != 0)."""
+    x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
+    four_lanes = (target.dsp and not target.helium and x.dtype == "int8" and w.quant is not None
+                  and not np.any(w.quant.zero_point) and w.shape[1] % 4 == 0)
+    return mac4_knobs(g, op, target) if four_lanes and not _mac4_applies(g, op, target) else {}
+
+
 def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:
     """int8: four inputs per word (16 per Helium vector) when the depth allows, else bytes;
     weights with a zero point subtract it per product; float32."""
@@ -224,6 +239,7 @@ def _kernel(g: Graph, op: Operator, target: Target) -> KernelDef:
     args = [KernelArg(X, tensor=x.name), KernelArg(W, tensor=w.name)]
     k = te.reduce_axis((0, depth), "k")
     lanes = False  # four inputs per int32 word (int8 only)
+    wide = wide_weights(op)  # utvm_mac4w_s8 on weights widened ahead of time
     mac4 = False  # utvm_mac4_s8 calls (see _conv_mac4)
     if x.dtype == "int8":
         assert x.quant and w.quant and y.quant
@@ -244,11 +260,24 @@ def _kernel(g: Graph, op: Operator, target: Target) -> KernelDef:
             elif _mac4_applies(g, op, target):
                 # utvm_mac4_s8 per block of units, on reordered weights
                 mac4 = True
-                W4 = te.placeholder((units // CHANNEL_BLOCK, depth // 4, CHANNEL_BLOCK), I32, name="w")
-                args[1] = KernelArg(W4, constant=interleave_rows(w.data), role="w")
                 k4 = te.reduce_axis((0, depth // 4), "k")
+                if wide:
+                    W4 = te.placeholder((units // CHANNEL_BLOCK, depth // 4, CHANNEL_BLOCK, 2), I32, name="w")
+                    args[1] = KernelArg(W4, constant=widen_words(interleave_rows(w.data)), role="w")
+                    acc = te.compute((batch, units), lambda i, o: te.sum(dot4w(
+                        X4[i, k4], W4[o // CHANNEL_BLOCK, k4, o % CHANNEL_BLOCK, 0],
+                        W4[o // CHANNEL_BLOCK, k4, o % CHANNEL_BLOCK, 1]), axis=k4), name="acc")
+                else:
+                    W4 = te.placeholder((units // CHANNEL_BLOCK, depth // 4, CHANNEL_BLOCK), I32, name="w")
+                    args[1] = KernelArg(W4, constant=interleave_rows(w.data), role="w")
+                    acc = te.compute((batch, units), lambda i, o: te.sum(
+                        dot4(X4[i, k4], W4[o // CHANNEL_BLOCK, k4, o % CHANNEL_BLOCK]), axis=k4), name="acc")
+            elif wide:
+                k4 = te.reduce_axis((0, depth // 4), "k")
+                W4 = te.placeholder((units, depth // 4, 2), I32, name="w")
+                args[1] = KernelArg(W4, constant=widen_words(w.data), role="w")
                 acc = te.compute((batch, units), lambda i, o: te.sum(
-                    dot4(X4[i, k4], W4[o // CHANNEL_BLOCK, k4, o % CHANNEL_BLOCK]), axis=k4), name="acc")
+                    dot4w(X4[i, k4], W4[o, k4, 0], W4[o, k4, 1]), axis=k4), name="acc")
             else:
                 k4 = te.reduce_axis((0, depth // 4), "k")
                 acc = te.compute((batch, units), lambda i, o: te.sum(dot4(X4[i, k4], W4[o, k4]), axis=k4),
@@ -285,11 +314,17 @@ def _kernel(g: Graph, op: Operator, target: Target) -> KernelDef:
     if mac4:
         def make_call(ivs: list[tirx.Var], acc_buf: tirx.Buffer, params: dict[str, tirx.Buffer]) -> tirx.PrimExpr:
             i, oo = ivs[:2]
-            return tirx.call_extern(I32, "utvm_mac4_s8", tirx.address_of(acc_buf[i, oo * CHANNEL_BLOCK]),
-                                    tirx.address_of(params["x"][i, 0]), tirx.address_of(params["w"][oo, 0, 0]),
-                                    imm(depth // 4))
+            wbuf = params["w"]
+            return tirx.call_extern(I32, "utvm_mac4w_s8" if wide else "utvm_mac4_s8",
+                                    tirx.address_of(acc_buf[i, oo * CHANNEL_BLOCK]),
+                                    tirx.address_of(params["x"][i, 0]),
+                                    tirx.address_of(wbuf[(oo,) + (0,) * (len(wbuf.shape) - 1)]), imm(depth // 4))
 
         return KernelDef(args, out, y.name, mac4_schedule(None, 2, make_call))
+    if lanes and wide and not mac4:
+        # the units side by side, up to CHANNEL_BLOCK (each input word split once for all)
+        block = max(b for b in range(1, CHANNEL_BLOCK + 1) if units % b == 0)
+        return KernelDef(args, out, y.name, blocked_schedule(None, 2, units, block))
     if lanes:
         return KernelDef(args, out, y.name, blocked_schedule(None, 2, units))
     return KernelDef(args, out, y.name, reduction_schedule("acc", "out", None, 2))
@@ -350,9 +385,9 @@ OPS = (
                        "also QDQ Gemm groups; transA=0, alpha=1, symmetric int8 B, int8 output")),
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
-            Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33"),
+            Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("int16", _int16, types=("int16",)),
-            Variant("generic", _generic),
+            Variant("generic", _generic, knobs=_generic_knobs),
         ),
         check=check,
         reference="TFLite Micro fully_connected.cc: reference_integer_ops::FullyConnected (int8), "

@@ -49,6 +49,9 @@ class KernelResult:
     default: Candidate
     best: Candidate
     rejected: dict[str, int] = field(default_factory=dict)
+    #: the first operator of the model with this workload (e.g. ``CONV_2D#3``) and its MACs
+    source: str = ""
+    macs: int = 0
 
 
 def _toolchain() -> str:
@@ -169,7 +172,8 @@ def _pick(key: str, op: Operator, n_configs: int, cands: list[Candidate], option
             continue
         if c.instructions < best.instructions:  # type: ignore[operator]
             best = c
-    return KernelResult(key, op.kind, n_configs, len(cands), base, best, rejected)
+    return KernelResult(key, op.kind, n_configs, len(cands), base, best, rejected, op.source,
+                        macs(default_result.graph, op))
 
 
 def _record(graph: Graph, op: Operator, cpu: str | None, r: KernelResult, options: TuneOptions) -> dict[str, Any]:

@@ -19,6 +19,15 @@
  *   16 multiply-accumulates; straight-line for n <= 2 known at compile time). Returns 0.
  * - utvm_mac4_pad_s8(acc, inside, x, z, w, n): the same on x, or on the n words at z (the
  *   packed input zero point) when inside is 0 (a kernel tap in the padding).
+ * - utvm_mac4w_s8(acc, x, w, n), utvm_mac4w_pad_s8(acc, inside, x, z, w, n): the same with the
+ *   weights widened to int16 ahead of time (twice the bytes): per input word k and row c two
+ *   words, w[8k + 2c] = (weight 0, weight 2) and w[8k + 2c + 1] = (weight 1, weight 3) as int16
+ *   halves, the pairs SMLAD takes once the input word is split by SXTB16; with the DSP
+ *   extension 15 instructions for 16 multiply-accumulates. utvm_dot4w_s8(x, we, wo),
+ *   utvm_dot4w_acc_s8(acc, x, we, wo): the dot product of one input word with one such pair of
+ *   weight words (two SXTB16 and two SMLAD). utvm_mac4w_word_s8(acc, x, w) and
+ *   utvm_mac4w_word_at_s8(acc, p, w): utvm_mac4_word_s8 / utvm_mac4_word_at_s8 on the eight
+ *   widened words of the four channels.
  * - utvm_mac4_u_s8(acc, x, w, n): utvm_mac4_s8 on the 4n bytes at x, any alignment (the weights
  *   aligned), e.g. a kernel row of a convolution with three input channels.
  * - utvm_mac4_lane_s8(acc, x, w): acc[c] += x * w[c], c = 0..3, for one int8 value x (the weight
@@ -65,6 +74,9 @@
 #include <arm_acle.h>
 #endif
 
+/* lane k of the word x as a signed int8 value */
+#define UTVM_LANE_S8(x, k) ((int32_t)(int8_t)(uint8_t)((uint32_t)(x) >> (8 * (k))))
+
 /* the four bytes at p (any alignment) as one little-endian word */
 static inline int32_t utvm_ldw_s8(int8_t* p) {
   int32_t v;
@@ -85,6 +97,11 @@ static inline int32_t utvm_sxtb16_ror8(int32_t x) {
 static inline int32_t utvm_dot4_acc_s8(int32_t acc, int32_t a, int32_t b) {
   acc = __smlad(__sxtb16(a), __sxtb16(b), acc);
   return __smlad(utvm_sxtb16_ror8(a), utvm_sxtb16_ror8(b), acc);
+}
+
+static inline int32_t utvm_dot4w_acc_s8(int32_t acc, int32_t x, int32_t we, int32_t wo) {
+  acc = __smlad(__sxtb16(x), we, acc);
+  return __smlad(utvm_sxtb16_ror8(x), wo, acc);
 }
 
 static inline int32_t utvm_srdhm_small(int32_t a, int32_t m) {
@@ -145,27 +162,53 @@ static inline int32_t utvm_srdhm2_small(int32_t a, int32_t m2) {
     (acc)[3] = a3; \
   } while (0)
 
+/* the body of utvm_mac4_s8 and utvm_mac4w_s8 around their step: straight-line steps for a few
+ * words known at compile time (no loop counter), else one step for an odd count and a loop of
+ * two steps */
+#define UTVM_MAC4_LOOP(STEP)                                              \
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];             \
+  int32_t xv, xe, w0, w1, t;                                              \
+  if (__builtin_constant_p(n) && n <= 2) {                                \
+    if (n >= 1) __asm__(STEP UTVM_MAC4_STEP_OPERANDS);                    \
+    if (n >= 2) __asm__(STEP UTVM_MAC4_STEP_OPERANDS);                    \
+    n = 0;                                                                \
+  }                                                                       \
+  if (n & 1) {                                                            \
+    __asm__(STEP UTVM_MAC4_STEP_OPERANDS);                                \
+  }                                                                       \
+  n >>= 1;                                                                \
+  if (n > 0) {                                                            \
+    __asm__("1:\n\t" STEP STEP "subs %[n], %[n], #1\n\tbne 1b\n\t" UTVM_MAC4_OPERANDS); \
+  }                                                                       \
+  UTVM_ACC4_STORE(acc);                                                   \
+  return 0
+
 static inline __attribute__((always_inline)) int32_t utvm_mac4_s8(int32_t* acc, int32_t* x, int32_t* w,
                                                                   int32_t n) {
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-  int32_t xv, xe, w0, w1, t;
-  if (__builtin_constant_p(n) && n <= 2) {
-    /* a few words known at compile time: straight-line steps, no loop counter */
-    if (n >= 1) __asm__(UTVM_MAC4_STEP UTVM_MAC4_STEP_OPERANDS);
-    if (n >= 2) __asm__(UTVM_MAC4_STEP UTVM_MAC4_STEP_OPERANDS);
-    n = 0;
-  }
-  if (n & 1) {
-    __asm__(UTVM_MAC4_STEP UTVM_MAC4_STEP_OPERANDS);
-  }
-  n >>= 1;
-  if (n > 0) {
-    __asm__("1:\n\t" UTVM_MAC4_STEP UTVM_MAC4_STEP
-            "subs %[n], %[n], #1\n\t"
-            "bne 1b\n\t" UTVM_MAC4_OPERANDS);
-  }
-  UTVM_ACC4_STORE(acc);
-  return 0;
+  UTVM_MAC4_LOOP(UTVM_MAC4_STEP);
+}
+
+/* one step of utvm_mac4w_s8: input word k, the eight widened weight words of the four rows */
+#define UTVM_MAC4W_STEP                          \
+  "ldr %[xv], [%[x]], #4\n\t"                    \
+  "ldrd %[w0], %[w1], [%[w]], #8\n\t"            \
+  "sxtb16 %[xe], %[xv]\n\t"                      \
+  "sxtb16 %[xv], %[xv], ror #8\n\t"              \
+  "smlad %[a0], %[xe], %[w0], %[a0]\n\t"         \
+  "smlad %[a0], %[xv], %[w1], %[a0]\n\t"         \
+  "ldrd %[w0], %[w1], [%[w]], #8\n\t"            \
+  "smlad %[a1], %[xe], %[w0], %[a1]\n\t"         \
+  "smlad %[a1], %[xv], %[w1], %[a1]\n\t"         \
+  "ldrd %[w0], %[w1], [%[w]], #8\n\t"            \
+  "smlad %[a2], %[xe], %[w0], %[a2]\n\t"         \
+  "smlad %[a2], %[xv], %[w1], %[a2]\n\t"         \
+  "ldrd %[w0], %[w1], [%[w]], #8\n\t"            \
+  "smlad %[a3], %[xe], %[w0], %[a3]\n\t"         \
+  "smlad %[a3], %[xv], %[w1], %[a3]\n\t"
+
+static inline __attribute__((always_inline)) int32_t utvm_mac4w_s8(int32_t* acc, int32_t* x, int32_t* w,
+                                                                   int32_t n) {
+  UTVM_MAC4_LOOP(UTVM_MAC4W_STEP);
 }
 
 static inline __attribute__((always_inline)) int32_t utvm_mac4_u_s8(int32_t* acc, int8_t* x, int8_t* w,
@@ -285,25 +328,57 @@ static inline __attribute__((always_inline)) int32_t utvm_dw4_tap_at_s8(int32_t*
   [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [xv] "=&r"(xv), [xe] "=&r"(xe), [w0] "=&r"(w0), \
       [w1] "=&r"(w1), [t] "=&r"(t)
 
+/* the body of the one-word helpers: the input word into xv by ``first`` (from operand
+ * ``input``), then ``steps`` with the weight operands ``weights`` */
+#define UTVM_MAC4_WORD_BODY(first, input, steps, weights)                        \
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];                    \
+  int32_t xv, xe, w0, w1, t;                                                     \
+  __asm__(first steps : UTVM_MAC4_WORD_OPERANDS : input, weights);               \
+  (void)t;                                                                       \
+  UTVM_ACC4_STORE(acc);                                                          \
+  return 0
+
+#define UTVM_MAC4_WORD_WEIGHTS(w) \
+  [m01] "m"(*(const utvm_dword_t*)(w)), [m23] "m"(*(const utvm_dword_t*)((w) + 8))
+
 static inline __attribute__((always_inline)) int32_t utvm_mac4_word_s8(int32_t* acc, int32_t x, int8_t* w) {
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-  int32_t xv, xe, w0, w1, t;
-  __asm__("mov %[xv], %[x]\n\t" UTVM_MAC4_WORD_ASM
-          : UTVM_MAC4_WORD_OPERANDS
-          : [x] "r"(x), [m01] "m"(*(const utvm_dword_t*)w), [m23] "m"(*(const utvm_dword_t*)(w + 8)));
-  UTVM_ACC4_STORE(acc);
-  return 0;
+  UTVM_MAC4_WORD_BODY("mov %[xv], %[x]\n\t", [x] "r"(x), UTVM_MAC4_WORD_ASM, UTVM_MAC4_WORD_WEIGHTS(w));
 }
 
 static inline __attribute__((always_inline)) int32_t utvm_mac4_word_at_s8(int32_t* acc, int8_t* x, int8_t* w) {
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-  int32_t xv, xe, w0, w1, t;
-  __asm__("ldr %[xv], %[mx]\n\t" UTVM_MAC4_WORD_ASM
-          : UTVM_MAC4_WORD_OPERANDS
-          : [mx] "m"(*(const utvm_uword_t*)x), [m01] "m"(*(const utvm_dword_t*)w),
-            [m23] "m"(*(const utvm_dword_t*)(w + 8)));
-  UTVM_ACC4_STORE(acc);
-  return 0;
+  UTVM_MAC4_WORD_BODY("ldr %[xv], %[mx]\n\t", [mx] "m"(*(const utvm_uword_t*)x), UTVM_MAC4_WORD_ASM,
+                      UTVM_MAC4_WORD_WEIGHTS(w));
+}
+
+/* utvm_mac4_word_s8 on widened weights: eight words, (weight 0, weight 2) and (weight 1, weight 3)
+ * as int16 pairs per channel */
+#define UTVM_MAC4W_WORD_ASM                      \
+  "sxtb16 %[xe], %[xv]\n\t"                      \
+  "sxtb16 %[xv], %[xv], ror #8\n\t"              \
+  "ldrd %[w0], %[w1], %[m0]\n\t"                 \
+  "smlad %[a0], %[xe], %[w0], %[a0]\n\t"         \
+  "smlad %[a0], %[xv], %[w1], %[a0]\n\t"         \
+  "ldrd %[w0], %[w1], %[m1]\n\t"                 \
+  "smlad %[a1], %[xe], %[w0], %[a1]\n\t"         \
+  "smlad %[a1], %[xv], %[w1], %[a1]\n\t"         \
+  "ldrd %[w0], %[w1], %[m2]\n\t"                 \
+  "smlad %[a2], %[xe], %[w0], %[a2]\n\t"         \
+  "smlad %[a2], %[xv], %[w1], %[a2]\n\t"         \
+  "ldrd %[w0], %[w1], %[m3]\n\t"                 \
+  "smlad %[a3], %[xe], %[w0], %[a3]\n\t"         \
+  "smlad %[a3], %[xv], %[w1], %[a3]\n\t"
+
+#define UTVM_MAC4W_WORD_WEIGHTS(w)                                                             \
+  [m0] "m"(*(const utvm_dword_t*)(w)), [m1] "m"(*(const utvm_dword_t*)((w) + 2)),           \
+      [m2] "m"(*(const utvm_dword_t*)((w) + 4)), [m3] "m"(*(const utvm_dword_t*)((w) + 6))
+
+static inline __attribute__((always_inline)) int32_t utvm_mac4w_word_s8(int32_t* acc, int32_t x, int32_t* w) {
+  UTVM_MAC4_WORD_BODY("mov %[xv], %[x]\n\t", [x] "r"(x), UTVM_MAC4W_WORD_ASM, UTVM_MAC4W_WORD_WEIGHTS(w));
+}
+
+static inline __attribute__((always_inline)) int32_t utvm_mac4w_word_at_s8(int32_t* acc, int8_t* x, int32_t* w) {
+  UTVM_MAC4_WORD_BODY("ldr %[xv], %[mx]\n\t", [mx] "m"(*(const utvm_uword_t*)x), UTVM_MAC4W_WORD_ASM,
+                      UTVM_MAC4W_WORD_WEIGHTS(w));
 }
 
 static inline int32_t utvm_dw4_tap_s8(int32_t* acc, int32_t x, int8_t* w) {
@@ -322,11 +397,15 @@ static inline int32_t utvm_dw4_tap_s8(int32_t* acc, int32_t x, int8_t* w) {
 
 #else
 
-#define UTVM_LANE_S8(x, k) ((int32_t)(int8_t)(uint8_t)((uint32_t)(x) >> (8 * (k))))
-
 static inline int32_t utvm_dot4_acc_s8(int32_t acc, int32_t a, int32_t b) {
   return acc + UTVM_LANE_S8(a, 0) * UTVM_LANE_S8(b, 0) + UTVM_LANE_S8(a, 1) * UTVM_LANE_S8(b, 1) +
          UTVM_LANE_S8(a, 2) * UTVM_LANE_S8(b, 2) + UTVM_LANE_S8(a, 3) * UTVM_LANE_S8(b, 3);
+}
+
+/* lanes 0 and 2 of x times the int16 halves of we, lanes 1 and 3 times those of wo */
+static inline int32_t utvm_dot4w_acc_s8(int32_t acc, int32_t x, int32_t we, int32_t wo) {
+  return acc + UTVM_LANE_S8(x, 0) * (int32_t)(int16_t)(uint16_t)(uint32_t)we + UTVM_LANE_S8(x, 2) * (we >> 16) +
+         UTVM_LANE_S8(x, 1) * (int32_t)(int16_t)(uint16_t)(uint32_t)wo + UTVM_LANE_S8(x, 3) * (wo >> 16);
 }
 
 static inline int32_t utvm_srdhm_small(int32_t a, int32_t m) {
@@ -341,6 +420,8 @@ static inline int32_t utvm_srdhm2_small(int32_t a, int32_t m2) {
 #endif
 
 static inline int32_t utvm_dot4_s8(int32_t a, int32_t b) { return utvm_dot4_acc_s8(0, a, b); }
+
+static inline int32_t utvm_dot4w_s8(int32_t x, int32_t we, int32_t wo) { return utvm_dot4w_acc_s8(0, x, we, wo); }
 
 #if !(defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32)
 static inline int32_t utvm_dw4_pair_s8(int32_t* acc, int32_t xa, int32_t xb, int8_t* w) {
@@ -375,6 +456,16 @@ static inline int32_t utvm_mac4_word_at_s8(int32_t* acc, int8_t* x, int8_t* w) {
   return utvm_mac4_word_s8(acc, utvm_ldw_s8(x), w);
 }
 
+static inline int32_t utvm_mac4w_word_s8(int32_t* acc, int32_t x, int32_t* w) {
+  int c;
+  for (c = 0; c < 4; ++c) acc[c] = utvm_dot4w_acc_s8(acc[c], x, w[2 * c], w[2 * c + 1]);
+  return 0;
+}
+
+static inline int32_t utvm_mac4w_word_at_s8(int32_t* acc, int8_t* x, int32_t* w) {
+  return utvm_mac4w_word_s8(acc, utvm_ldw_s8(x), w);
+}
+
 static inline int32_t utvm_mac4_s8(int32_t* acc, int32_t* x, int32_t* w, int32_t n) {
   int32_t k;
   for (k = 0; k < n; ++k) {
@@ -388,6 +479,13 @@ static inline int32_t utvm_mac4_s8(int32_t* acc, int32_t* x, int32_t* w, int32_t
 #endif
 
 #if !(defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32)
+static inline int32_t utvm_mac4w_s8(int32_t* acc, int32_t* x, int32_t* w, int32_t n) {
+  int32_t k, c;
+  for (k = 0; k < n; ++k)
+    for (c = 0; c < 4; ++c) acc[c] += utvm_dot4w_s8(x[k], w[8 * k + 2 * c], w[8 * k + 2 * c + 1]);
+  return 0;
+}
+
 static inline int32_t utvm_mac4_u_s8(int32_t* acc, int8_t* x, int8_t* w, int32_t n) {
   int32_t k, c;
   for (k = 0; k < n; ++k) {
@@ -409,6 +507,12 @@ static inline int32_t utvm_mac4_lane_s8(int32_t* acc, int32_t x, int8_t* w) {
 static inline int32_t utvm_mac4_pad_s8(int32_t* acc, int32_t inside, int32_t* x, int32_t* z, int32_t* w,
                                        int32_t n) {
   return utvm_mac4_s8(acc, inside ? x : z, w, n);
+}
+
+/* utvm_mac4w_s8 on x, or on z (the input zero point) for a kernel tap in the padding */
+static inline int32_t utvm_mac4w_pad_s8(int32_t* acc, int32_t inside, int32_t* x, int32_t* z, int32_t* w,
+                                        int32_t n) {
+  return utvm_mac4w_s8(acc, inside ? x : z, w, n);
 }
 
 /* x clamped to the range of an n-bit signed integer (SSAT on Armv7-M and later) */
