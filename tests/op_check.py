@@ -69,6 +69,11 @@ def check_cases(cases: Sequence[Case], tmp_path: Path, board: str = "host",
     return check_model(side_by_side(cases), tmp_path, board, inputs, **run_options)
 
 
+def seeds(dtypes: Sequence[str], n: int) -> list[tuple[str, int]]:
+    """(type, seed) of ``n`` cases of every type of ``dtypes``: the k-th type's seeds are 100 k + i."""
+    return [(dtype, 100 * k + i) for k, dtype in enumerate(dtypes) for i in range(n)]
+
+
 class Cases:
     """Cases of one model and the input data they chose, in model-input order (a case that
     makes a model input appends its data to ``inputs``)."""
@@ -115,6 +120,12 @@ class OnnxCases:
     def output(self, name: str, shape: Sequence[int], elem: int = TensorProto.FLOAT) -> str:
         self.outputs.append(helper.make_tensor_value_info(name, elem, [int(d) for d in shape]))
         return name
+
+    def check(self, tmp_path: Path, name: str) -> RunReport:
+        """Save as ``name``.onnx, compile, run and compare with onnxruntime."""
+        report = check_model(self.save(tmp_path / f"{name}.onnx"), tmp_path, inputs=self.data)
+        assert report.reference == "onnxruntime"
+        return report
 
     def save(self, path: Path) -> Path:
         graph = helper.make_graph(self.nodes, path.stem, self.inputs, self.outputs, self.inits)

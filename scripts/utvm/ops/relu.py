@@ -2,8 +2,8 @@
 
 Import: TFLite RELU, RELU6; ONNX Relu and Clip (0..6, 0..inf, -1..1) fold into the producing
 Conv/Gemm/MatMul/Add/pool when it has no other consumer, else become relu / relu6.
-Semantics: TFLite Micro's activations.cc: int8 requantized from the input to the output scale
-(MultiplyByQuantizedMultiplier) and clamped to the quantized [0, inf) / [0, 6]; float32 clamp.
+Semantics: TFLite Micro's activations.cc: int8 and int16 requantized from the input to the output
+scale (MultiplyByQuantizedMultiplier) and clamped to the quantized [0, inf) / [0, 6]; float32 clamp.
 """
 
 from __future__ import annotations
@@ -11,19 +11,24 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 from tvm import te
 
 from ..ir import Graph, Operator
 from ..lower import fixedpoint as fp
 from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, activation_range_int8, clamp, float_clamp
+from ..lower.requant import I32, clamp, float_clamp
 from ..lower.target import Target
 from .base import OpDef, SourceOp, Variant
 from .common import check_io_types
+from .elementwise import activation_range, qrange
 
 
 def from_tflite(ctx: Any, node: Any) -> None:
-    ctx.emit(node, node.kind.lower(), [node.inputs[0]], node.outputs)
+    # TFLite Micro's quantized RELU6 clamps the input's own values to its zero point and 6.0 on
+    # its own scale: the output's quantization is not looked at
+    attrs = {"input_scale": True} if node.kind == "RELU6" else {}
+    ctx.emit(node, node.kind.lower(), [node.inputs[0]], node.outputs, attrs)
 
 
 def _activation(imp: Any, node: Any, act: str) -> None:
@@ -64,23 +69,29 @@ def from_onnx_clip(imp: Any, node: Any) -> None:
 
 
 def check(g: Graph, op: Operator) -> None:
-    check_io_types(g, op)
+    check_io_types(g, op, ("int8", "int16", "float32"))
 
 
 def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:
     x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
     X = te.placeholder((x.size,), x.dtype, name="x")
     act = "relu6" if op.kind == "relu6" else "relu"
-    if x.dtype == "int8":
+    if x.dtype in ("int8", "int16"):
         assert x.quant and y.quant
         sx, zx = x.quant.scalar()
         sy, zy = y.quant.scalar()
         m, sft = fp.quantize_multiplier(float(sx) / float(sy))
-        lo, hi = activation_range_int8(act, sy, zy)
+        lo, hi = activation_range(act, y)
+        if op.attrs.get("input_scale"):
+            qlo, qhi = qrange(x.dtype)
+            lo = max(qlo, zx)
+            hi = min(qhi, int(fp.tflite_round(float(np.float32(6.0) / np.float32(sx)))) + zx)
+            out = te.compute((x.size,), lambda i: clamp(X[i].astype(I32), lo, hi).astype(x.dtype), name="out")
+            return KernelDef([KernelArg(X, tensor=x.name)], out, y.name)
 
         def f(i):  # type: ignore[no-untyped-def]
             v = fp.multiply_by_quantized_multiplier(X[i].astype(I32) - zx, m, sft) + zy
-            return clamp(v, lo, hi).astype("int8")
+            return clamp(v, lo, hi).astype(x.dtype)
         out = te.compute((x.size,), f, name="out")
     else:
         out = te.compute((x.size,), lambda i: float_clamp(X[i], act), name="out")
@@ -91,19 +102,21 @@ OPS = (
     OpDef(
         kind="relu",
         summary="max(x, 0)",
-        tflite=(SourceOp("RELU", from_tflite),),
+        tflite=(SourceOp("RELU", from_tflite, ("int8", "int16", "float32")),),
         onnx=(SourceOp("Relu", from_onnx_relu, ("float32",)),
               SourceOp("Clip", from_onnx_clip, ("float32",), "min/max 0..6, 0..inf or -1..1")),
         variants=(Variant("generic", _generic),),
         check=check,
-        reference="TFLite Micro activations.cc: ReluQuantized (int8), Relu (float32)",
+        reference="TFLite Micro activations.cc: ReluQuantized (int8, int16), Relu (float32)",
+        inplace=True,
     ),
     OpDef(
         kind="relu6",
         summary="min(max(x, 0), 6)",
-        tflite=(SourceOp("RELU6", from_tflite),),
+        tflite=(SourceOp("RELU6", from_tflite, ("int8", "int16", "float32")),),
         variants=(Variant("generic", _generic),),
         check=check,
-        reference="TFLite Micro activations.cc: Relu6Quantized (int8), Relu6 (float32)",
+        reference="TFLite Micro activations.cc: Relu6Quantized (int8, int16: the input clamped on its own scale), Relu6 (float32)",
+        inplace=True,
     ),
 )
