@@ -57,7 +57,7 @@ SPECS = [
     Spec("EXP", ("float32",), (-8.0, 8.0)),
     Spec("LOG", ("float32",), (1e-3, 100.0)),
     Spec("SQRT", ("float32",), (0.0, 100.0)),
-    Spec("RSQRT", ("float32",), (1e-3, 100.0)),
+    Spec("RSQRT", ("int8", "float32"), (1e-3, 100.0), (0.0, 10.0)),
     Spec("SQUARE", ("float32",)),
     Spec("SIN", ("float32",), (-7.0, 7.0)),
     Spec("COS", ("float32",), (-7.0, 7.0)),
@@ -123,6 +123,8 @@ class Cases(op_check.Cases):
                     qy = qx  # equal scales: no rescaling
             options = {"alpha": float(rng.choice([0.01, 0.1, 0.2, 0.3, 0.5]))} if spec.options == "alpha" else None
             data = values(rng, shape, dtype, lo, hi, every)
+            if qx is not None and lo >= 0.0:  # the operator's domain: at or above the zero point
+                data = np.maximum(data, qx[1]).astype(dtype)
             return self.one(m, f"{spec.op.lower()}_{dtype}_{seed}", spec.op, data, dtype, qx, qy, options)
         self.cases.append(build)
 
@@ -133,6 +135,20 @@ def test_unary_operator_matches_tflite_micro(spec: Spec, tmp_path: Path) -> None
     for dtype, seed in op_check.seeds(spec.dtypes, N_CASES):
         cases.add(spec, dtype, seed)
     cases.check(tmp_path)
+
+
+@pytest.mark.slow
+@needs_qemu
+@pytest.mark.parametrize("board", BOARDS)
+def test_quantized_unary_operators_on_board(tmp_path: Path, board: str) -> None:
+    """A few int8 and int16 configurations of every operator on the emulated Cortex-M4 and M55,
+    and their C warning-free for arm-none-eabi-gcc -Wall -Wextra -Werror."""
+    cases = Cases()
+    for spec in SPECS:
+        for dtype, seed in op_check.seeds([t for t in spec.dtypes if t != "float32"], 3):
+            cases.add(spec, dtype, seed + 1)  # odd seeds: random shapes, not every value
+    cases.check(tmp_path, board)
+    op_check.assert_kernels_warning_free(tmp_path, board)
 
 
 # ---------------------------------------------------------------------------------------------

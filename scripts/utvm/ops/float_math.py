@@ -1,4 +1,4 @@
-"""The float32 functions of one operand: EXP, LOG, SQRT, RSQRT, SQUARE, SIN, COS, NEG, FLOOR,
+"""The float32 functions of one operand: EXP, LOG, SQRT, SQUARE, SIN, COS, NEG, FLOOR,
 CEIL, ROUND, and ONNX's Exp, Log, Sqrt, Reciprocal, Sin, Cos, Neg, Floor, Ceil, Round, Erf.
 
 Import: the TFLite builtins and ONNX operators of the table below, float32 only (TFLite Micro's
@@ -30,7 +30,6 @@ FUNCTIONS: dict[str, tuple[str, str, Callable[[Expr], Expr], str]] = {
     "exp": ("EXP", "Exp", te.exp, "exp(x)"),
     "log": ("LOG", "Log", te.log, "log(x)"),
     "sqrt": ("SQRT", "Sqrt", te.sqrt, "sqrt(x)"),
-    "rsqrt": ("RSQRT", "", lambda v: _one(v) / te.sqrt(v), "1 / sqrt(x)"),
     "reciprocal": ("", "Reciprocal", lambda v: _one(v) / v, "1 / x"),
     "square": ("SQUARE", "", lambda v: v * v, "x * x"),
     "sin": ("SIN", "Sin", te.sin, "sin(x)"),
