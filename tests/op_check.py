@@ -77,6 +77,21 @@ def assert_kernels_warning_free(tmp_path: Path, board: str) -> None:
         assert proc.returncode == 0, f"{src.name}: {proc.stderr[:2000]}"
 
 
+def assert_refused(model: bytes, words: str, tmp_path: Path) -> None:
+    """Importing ``model`` fails with one line that says ``words``."""
+    import pytest
+
+    from utvm.errors import UtvmError
+    from utvm.importer import load_model
+
+    path = tmp_path / "bad.tflite"
+    path.write_bytes(model)
+    with pytest.raises(UtvmError) as info:
+        load_model(path)
+    msg = str(info.value)
+    assert words in msg and "\n" not in msg, msg
+
+
 def check_cases(cases: Sequence[Case], tmp_path: Path, board: str = "host",
                 inputs: Sequence[np.ndarray] | None = None, **run_options: object) -> RunReport:
     """:func:`side_by_side` then :func:`check_model`."""

@@ -23,6 +23,7 @@ import op_check
 from op_check import check_model, quant_params
 from seanet import check_layer, layers
 from test_boards import _toolchain_problem
+from test_op_binary import _one_op
 from tflite_builder import ModelBuilder
 
 N_CASES = 20
@@ -121,6 +122,8 @@ class Cases(op_check.Cases):
                 qy = spec.fixed_out.get(dtype) or quant_params(rng, *spec.out_range, dtype)
                 if spec.op == "ABS" and seed % 5 == 0:
                     qy = qx  # equal scales: no rescaling
+                if spec.op in ("LOGISTIC", "TANH") and dtype == "int16" and seed % 5 == 1:
+                    qx = (2.0 ** -(10 + seed // 5 % 3), 0)  # powers of two: 2**-12, 2**-11 multiply by 3 << k
             options = {"alpha": float(rng.choice([0.01, 0.1, 0.2, 0.3, 0.5]))} if spec.options == "alpha" else None
             data = values(rng, shape, dtype, lo, hi, every)
             if qx is not None and lo >= 0.0:  # the operator's domain: at or above the zero point
@@ -336,3 +339,27 @@ def test_seanet_layers_match_golden_on_host(models_dir: Path, tmp_path: Path, op
 def test_seanet_layers_match_golden_on_board(models_dir: Path, tmp_path: Path, board: str) -> None:
     for name in ["leaky_relu/leaky_relu0", "leaky_relu/leaky_relu3", "quantize/quantize0", "quantize/quantize1"]:
         check_layer(models_dir, _dir(tmp_path, name), name, board, GOLDEN_MISMATCHES.get(name, 0))
+
+
+# ---------------------------------------------------------------------------------------------
+# what is refused, with one line naming the problem
+
+REFUSED = {
+    "logistic output": (_one_op("LOGISTIC", [((4,), "int8", (0.1, 0)), ((4,), "int8", (0.1, 0))]),
+                        "must be (0.00390625, -128)"),
+    "tanh int16 zero point": (_one_op("TANH", [((4,), "int16", (0.001, 3)), ((4,), "int16", (2.0 ** -15, 0))]),
+                              "zero point 3 (must be 0)"),
+    "int8 NEG": (_one_op("NEG", [((4,), "int8", (0.1, 0)), ((4,), "int8", (0.1, 0))]),
+                 "unsupported data types int8 -> int8"),
+    "float32 to int32": (_one_op("QUANTIZE", [((4,), "float32", None), ((4,), "int32", (0.1, 0))]),
+                         "QUANTIZE from float32 to int32 is not supported"),
+    "hard swish scales": (_one_op("HARD_SWISH", [((4,), "int8", (0.1, 0)), ((4,), "int8", (1e-4, 0))]),
+                          "output scale is too small"),
+    "cast to int64": (_one_op("CAST", [((4,), "int8", None), ((4,), "int64", None)]),
+                      "CAST from int8 to int64 is not supported"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_refused_with_one_clear_line(case: str, tmp_path: Path) -> None:
+    op_check.assert_refused(*REFUSED[case], tmp_path)
