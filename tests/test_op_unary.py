@@ -154,6 +154,32 @@ def test_quantized_unary_operators_on_board(tmp_path: Path, board: str) -> None:
     op_check.assert_kernels_warning_free(tmp_path, board)
 
 
+def test_chain_computes_in_place(tmp_path: Path) -> None:
+    """A chain of unary operators after a layer takes one buffer: each writes over its input."""
+    from utvm.compiler import CompileOptions, compile_model
+
+    m = ModelBuilder()
+    rng = np.random.default_rng(5)
+    q = {"scale": 0.05, "zero_point": 3}
+    x = m.add_tensor("x", [2, 3, 40], "int8", **q)
+    chain = [("ADD", "sum", q), ("LEAKY_RELU", "leaky", {"scale": 0.04, "zero_point": -20}),
+             ("TANH", "tanh", {"scale": 1 / 128, "zero_point": 0}), ("ABS", "abs", {"scale": 0.004, "zero_point": -128}),
+             ("LOGISTIC", "sig", {"scale": 1 / 256, "zero_point": -128}), ("QUANTIZE", "y", q)]
+    prev = x
+    for op, name, quant in chain:
+        t = m.add_tensor(name, [2, 3, 40], "int8", **quant)
+        m.add_operator(op, [prev, prev] if op == "ADD" else [prev], [t],
+                       {"alpha": 0.2} if op == "LEAKY_RELU" else None)
+        prev = t
+    (tmp_path / "chain.tflite").write_bytes(m.finish([x], [prev]))
+    check_model(tmp_path / "chain.tflite", tmp_path, inputs=[values(rng, (2, 3, 40), "int8")])
+    plan = compile_model(tmp_path / "chain.tflite", tmp_path / "mlf", CompileOptions()).plan
+    assert plan.check() == []
+    how = {t.name: t.how for t in plan.tenants}
+    assert all(how.get(name) == "inplace" for name in ("leaky", "tanh", "abs", "sig")), how
+    assert plan.pool_size <= 2 * 3 * 40 + 16  # one buffer: the sum, then each result over it
+
+
 # ---------------------------------------------------------------------------------------------
 # CAST, QUANTIZE, DEQUANTIZE
 
@@ -246,7 +272,10 @@ ONNX_OPS: dict[str, tuple[tuple[float, float], dict[str, tuple[float, ...]]]] = 
     "Reciprocal": ((0.1, 10.0), {}), "Floor": ((-4.0, 4.0), {}), "Ceil": ((-4.0, 4.0), {}),
     "Round": ((-4.0, 4.0), {}), "Erf": ((-3.0, 3.0), {}), "Sin": ((-7.0, 7.0), {}), "Cos": ((-7.0, 7.0), {}),
     "Cast": ((-2.0, 2.0), {}),
+    "Clip": ((-4.0, 4.0), {}),
 }
+#: (min, max) of the Clip cases, in turn ("" omits the input)
+CLIP_BOUNDS = [(-1.0, 1.0), (-0.5, 2.5), ("", 1.5), (-2.0, ""), (0.0, 6.0), (0.25, 0.75)]
 
 
 class OnnxCases(op_check.OnnxCases):
@@ -269,6 +298,10 @@ class OnnxCases(op_check.OnnxCases):
             self.outputs.append(helper.make_tensor_value_info(mid, TensorProto.BOOL, list(shape)))
             return
         x = self.operand(f"{tag}_x", data)
+        extra: list[str] = []
+        if op == "Clip":
+            for k, bound in zip(("min", "max"), CLIP_BOUNDS[seed % len(CLIP_BOUNDS)]):
+                extra.append(bound if bound == "" else self.operand(f"{tag}_{k}", np.array(bound, np.float32), True))
         if seed % 4 == 0:  # after a convolution: computed in NHWC
             w = self.operand(f"{tag}_w", rng.normal(0, 0.5, (5, 3, 1, 1)).astype(np.float32), constant=True)
             conv = f"{tag}_conv"
@@ -277,7 +310,7 @@ class OnnxCases(op_check.OnnxCases):
             if lo >= 0.0:  # the operator's domain
                 self.nodes.append(helper.make_node("Abs", [conv], [f"{tag}_abs"]))
                 x = f"{tag}_abs"
-        self.nodes.append(helper.make_node(op, [x], [self.output(f"{tag}_y", shape)], **attrs))
+        self.nodes.append(helper.make_node(op, [x, *extra], [self.output(f"{tag}_y", shape)], **attrs))
 
 
 @pytest.mark.parametrize("op", list(ONNX_OPS))

@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 import numpy as np
-from tvm import te
+from tvm import te, tirx
 
 from ..ir import Graph, Operator
 from ..lower import fixedpoint as fp
@@ -31,23 +31,27 @@ def from_tflite(ctx: Any, node: Any) -> None:
     ctx.emit(node, node.kind.lower(), [node.inputs[0]], node.outputs, attrs)
 
 
-def _activation(imp: Any, node: Any, act: str) -> None:
-    """Fold the clamp into the producer of the input when it can take it, else emit it."""
+def _activation(imp: Any, node: Any, act: str, bounds: tuple[float, float] | None = None) -> None:
+    """Fold the clamp ``act`` into the producer of the input when it can take it, else emit it
+    (a clamp to other ``bounds``, or relu_n1_to_1 standalone, as the float32 clip)."""
     from ..importer.onnx_import import NHWC, PLAIN
     from . import get
 
     x, out = node.input[0], node.output[0]
     op = imp.fusable_producer(x)
     producer = get(op.kind) if op is not None else None
-    if op is not None and producer is not None and producer.fuses_activation and op.attrs.get("activation") == "none":
+    if (act and op is not None and producer is not None and producer.fuses_activation
+            and op.attrs.get("activation") == "none"):
         layout = NHWC if NHWC in imp.vals[x] else PLAIN
         op.attrs["activation"] = act
         imp.retarget(op, out, layout)
         return
-    if act not in ("relu", "relu6"):
-        raise imp.fail(f"a standalone clamp to {act} is not supported (only after Conv, Gemm, MatMul, Add or pooling)")
     tensor, layout = imp.any_layout(x)
-    imp.emit(act, [tensor], out, layout)
+    if act in ("relu", "relu6"):
+        imp.emit(act, [tensor], out, layout)
+    else:
+        assert bounds is not None
+        imp.emit("clip", [tensor], out, layout, {"min": bounds[0], "max": bounds[1]})
 
 
 def from_onnx_relu(imp: Any, node: Any) -> None:
@@ -62,10 +66,23 @@ def from_onnx_clip(imp: Any, node: Any) -> None:
     if len(node.input) > 2 and node.input[2]:
         hi = float(imp.const(node.input[2], "max").reshape(-1)[0])
     acts = {(0.0, 6.0): "relu6", (0.0, math.inf): "relu", (-1.0, 1.0): "relu_n1_to_1"}
-    act = acts.get((lo, hi))
-    if act is None:
-        raise imp.fail(f"Clip({lo}, {hi}) is not supported (only 0..6, 0..inf, -1..1)")
-    _activation(imp, node, act)
+    _activation(imp, node, acts.get((lo, hi), ""), (lo, hi))
+
+
+def check_clip(g: Graph, op: Operator) -> None:
+    check_io_types(g, op, ("float32",))
+
+
+def _clip(g: Graph, op: Operator, target: Target) -> KernelDef:
+    from .unary import expr_kernel
+
+    lo, hi = (float(np.float32(op.attrs[k])) for k in ("min", "max"))
+
+    def f(v):  # type: ignore[no-untyped-def]
+        if lo != -math.inf:
+            v = te.max(v, tirx.const(lo, "float32"))
+        return v if hi == math.inf else te.min(v, tirx.const(hi, "float32"))
+    return expr_kernel(g, op, f)
 
 
 def check(g: Graph, op: Operator) -> None:
@@ -104,7 +121,8 @@ OPS = (
         summary="max(x, 0)",
         tflite=(SourceOp("RELU", from_tflite, ("int8", "int16", "float32")),),
         onnx=(SourceOp("Relu", from_onnx_relu, ("float32",)),
-              SourceOp("Clip", from_onnx_clip, ("float32",), "min/max 0..6, 0..inf or -1..1")),
+              SourceOp("Clip", from_onnx_clip, ("float32",),
+                       "constant min/max; 0..6, 0..inf, -1..1 fold into the layer before")),
         variants=(Variant("generic", _generic),),
         check=check,
         reference="TFLite Micro activations.cc: ReluQuantized (int8, int16), Relu (float32)",
@@ -117,6 +135,14 @@ OPS = (
         variants=(Variant("generic", _generic),),
         check=check,
         reference="TFLite Micro activations.cc: Relu6Quantized (int8, int16: the input clamped on its own scale), Relu6 (float32)",
+        inplace=True,
+    ),
+    OpDef(
+        kind="clip",
+        summary="min(max(x, min), max) (ONNX Clip that is no fused activation)",
+        variants=(Variant("generic", _clip, types=("float32",)),),
+        check=check_clip,
+        reference="ONNX Clip (onnxruntime), float32",
         inplace=True,
     ),
 )
