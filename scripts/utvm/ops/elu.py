@@ -29,11 +29,13 @@ def _np_elu(x: np.ndarray) -> np.ndarray:
 def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:
     if g.tensors[op.inputs[0]].dtype == "int8":
         return table_kernel(g, op, float_table(g, op, _np_elu))
-    alpha = tirx.const(op.attrs.get("alpha", 1.0), "float32")
+    alpha = float(op.attrs.get("alpha", 1.0))
 
     def f(v):  # type: ignore[no-untyped-def]
         negative = tirx.call_pure_extern("float32", "expm1f", v)
-        return tirx.Select(v < tirx.const(0.0, "float32"), negative if op.attrs.get("alpha", 1.0) == 1.0 else alpha * negative, v)
+        if alpha != 1.0:
+            negative = tirx.const(alpha, "float32") * negative
+        return tirx.Select(v < tirx.const(0.0, "float32"), negative, v)
     return expr_kernel(g, op, f)
 
 
