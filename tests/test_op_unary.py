@@ -122,6 +122,10 @@ class Cases(op_check.Cases):
                 qy = spec.fixed_out.get(dtype) or quant_params(rng, *spec.out_range, dtype)
                 if spec.op == "ABS" and seed % 5 == 0:
                     qy = qx  # equal scales: no rescaling
+                if spec.op == "HARD_SWISH" and seed % 4 == 2:  # fine inputs: the reluish factor shifts right
+                    qx = quant_params(rng, -0.5, 0.5, dtype)
+                if spec.op == "HARD_SWISH" and seed % 4 == 3:  # output scale over 2**8 times the input's
+                    qy = (qx[0] * float(10 ** rng.uniform(2.5, 3.5)), qy[1])
                 if spec.op in ("LOGISTIC", "TANH") and dtype == "int16" and seed % 5 == 1:
                     qx = (2.0 ** -(10 + seed // 5 % 3), 0)  # powers of two: 2**-12, 2**-11 multiply by 3 << k
             options = {"alpha": float(rng.choice([0.01, 0.1, 0.2, 0.3, 0.5]))} if spec.options == "alpha" else None

@@ -44,6 +44,16 @@ def np_sdhm16(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where((a == INT16_MIN) & (b == INT16_MIN), INT16_MAX, _truncdiv(np.asarray(a, np.int64) * b, 1 << 15))
 
 
+def np_rounding_divide_by_pot16(x: np.ndarray, exponent: int) -> np.ndarray:
+    """gemmlowp's RoundingDivideByPOT of int16 values: its mask (1 << exponent) - 1 is an int16
+    too, so from an exponent of 16 on it is -1 and the result is x >> exponent plus 1 when x >= 0
+    (what TFLite Micro computes for an output scale over 256 times the input scale)."""
+    mask = int(_wrap16(np.int64((1 << exponent) - 1)))
+    x = np.asarray(x, np.int64)
+    threshold = _wrap16((mask >> 1) + (x < 0))
+    return _wrap16((x >> exponent) + ((x & mask) > threshold))
+
+
 def _saturating_left_shift(v: np.ndarray, amount: int) -> np.ndarray:
     return np.clip(np.asarray(v, np.int64) << amount, INT16_MIN, INT16_MAX)
 
@@ -82,9 +92,9 @@ def int8_table(g: Graph, op: Operator) -> np.ndarray:
     if relu_e > 0:
         reluish = _saturating_left_shift(reluish, 1)
     if relu_e < 0:
-        reluish = fp.np_rounding_divide_by_pot(reluish, -relu_e)
+        reluish = np_rounding_divide_by_pot16(reluish, -relu_e)
     reluish = (reluish + (1 << 15)) >> 1
-    out = fp.np_rounding_divide_by_pot(np_sdhm16(reluish, preshift), -out_e)
+    out = np_rounding_divide_by_pot16(np_sdhm16(reluish, preshift), -out_e)
     return np.clip(_wrap16(out + zy), -128, 127).astype(np.int8)
 
 
