@@ -75,12 +75,13 @@ def random_shape(rng: np.random.Generator) -> tuple[int, ...]:
 
 def values(rng: np.random.Generator, shape: Sequence[int], dtype: str, lo: float = -4.0, hi: float = 4.0,
            every: bool = False) -> np.ndarray:
-    """Random data: float32 in [lo, hi] (halves included, for the rounding functions); integers
+    """Random data: float32 in [lo, hi] (halves included, for the rounding functions, where lo <= 0); integers
     over their whole range with both extremes, or (``every``) each value of the type once."""
     if dtype == "float32":
         data = rng.uniform(lo, hi, size=shape).astype(np.float32)
-        flat = data.reshape(-1)
-        flat[: flat.size // 4] = np.round(flat[: flat.size // 4] * 2) / 2
+        if lo <= 0.0:  # (not where 0 is out of the domain)
+            flat = data.reshape(-1)
+            flat[: flat.size // 4] = np.round(flat[: flat.size // 4] * 2) / 2
         return data
     if dtype == "bool":
         return rng.integers(0, 2, size=shape).astype(np.bool_)
