@@ -65,6 +65,34 @@ def check_model(model: bytes | Path, tmp_path: Path, board: str = "host",
     return report
 
 
+def assert_kernels_warning_free(tmp_path: Path, board: str) -> None:
+    """The generated C of the model :func:`check_model` ran on ``board`` compiles with
+    arm-none-eabi-gcc -Wall -Wextra -Werror for the board's CPU."""
+    mlf = tmp_path / f"work_{board.replace('/', '_')}" / "mlf"
+    cpu = "cortex-m4" if board == "mps2/an386" else "cortex-m55"
+    for src in sorted((mlf / "codegen" / "host" / "src").glob("*.c")):
+        proc = subprocess.run(["arm-none-eabi-gcc", "-O2", f"-mcpu={cpu}", "-mthumb", "-std=c99", "-Wall", "-Wextra",
+                               "-Werror", "-c", f"-I{mlf / 'codegen' / 'host' / 'include'}",
+                               f"-I{mlf / 'runtime' / 'include'}", str(src), "-o", str(tmp_path / (src.stem + ".o"))],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, f"{src.name}: {proc.stderr[:2000]}"
+
+
+def assert_refused(model: bytes, words: str, tmp_path: Path) -> None:
+    """Importing ``model`` fails with one line that says ``words``."""
+    import pytest
+
+    from utvm.errors import UtvmError
+    from utvm.importer import load_model
+
+    path = tmp_path / "bad.tflite"
+    path.write_bytes(model)
+    with pytest.raises(UtvmError) as info:
+        load_model(path)
+    msg = str(info.value)
+    assert words in msg and "\n" not in msg, msg
+
+
 def check_cases(cases: Sequence[Case], tmp_path: Path, board: str = "host",
                 inputs: Sequence[np.ndarray] | None = None, **run_options: object) -> RunReport:
     """:func:`side_by_side` then :func:`check_model`."""
@@ -84,30 +112,9 @@ def on_boards(test: Callable[..., None]) -> Callable[..., None]:
     return pytest.mark.slow(test)
 
 
-def assert_refused(model: bytes, words: str, tmp_path: Path) -> None:
-    """Loading the TFLite ``model`` fails with one line that contains ``words``."""
-    from utvm.errors import UtvmError
-    from utvm.importer import load_model
-
-    path = tmp_path / "bad.tflite"
-    path.write_bytes(model)
-    with pytest.raises(UtvmError) as info:
-        load_model(path)
-    msg = str(info.value)
-    assert words in msg and "\n" not in msg, msg
-
-
-def assert_arm_warning_free(tmp_path: Path, board: str) -> None:
-    """The model C of the last :func:`check_model` on ``board`` compiles warning-free with
-    arm-none-eabi-gcc -Wall -Wextra -Werror for the board's CPU."""
-    mlf = tmp_path / f"work_{board.replace('/', '_')}" / "mlf"
-    cpu = "cortex-m4" if board == "mps2/an386" else "cortex-m55"
-    for src in sorted((mlf / "codegen" / "host" / "src").glob("*.c")):
-        proc = subprocess.run(["arm-none-eabi-gcc", "-O2", f"-mcpu={cpu}", "-mthumb", "-std=c99", "-Wall", "-Wextra",
-                               "-Werror", "-c", f"-I{mlf / 'codegen' / 'host' / 'include'}",
-                               f"-I{mlf / 'runtime' / 'include'}", str(src), "-o", str(tmp_path / (src.stem + ".o"))],
-                              capture_output=True, text=True)
-        assert proc.returncode == 0, f"{src.name}: {proc.stderr[:2000]}"
+def seeds(dtypes: Sequence[str], n: int) -> list[tuple[str, int]]:
+    """(type, seed) of ``n`` cases of every type of ``dtypes``: the k-th type's seeds are 100 k + i."""
+    return [(dtype, 100 * k + i) for k, dtype in enumerate(dtypes) for i in range(n)]
 
 
 class Cases:
@@ -156,6 +163,12 @@ class OnnxCases:
     def output(self, name: str, shape: Sequence[int], elem: int = TensorProto.FLOAT) -> str:
         self.outputs.append(helper.make_tensor_value_info(name, elem, [int(d) for d in shape]))
         return name
+
+    def check(self, tmp_path: Path, name: str) -> RunReport:
+        """Save as ``name``.onnx, compile, run and compare with onnxruntime."""
+        report = check_model(self.save(tmp_path / f"{name}.onnx"), tmp_path, inputs=self.data)
+        assert report.reference == "onnxruntime"
+        return report
 
     def save(self, path: Path, opset: int = 17) -> Path:
         graph = helper.make_graph(self.nodes, path.stem, self.inputs, self.outputs, self.inits)

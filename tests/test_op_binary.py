@@ -202,9 +202,8 @@ class Cases(op_check.Cases):
 @pytest.mark.parametrize("spec", SPECS, ids=[s.op for s in SPECS])
 def test_binary_operator_matches_tflite_micro(spec: Spec, tmp_path: Path) -> None:
     cases = Cases()
-    for k, dtype in enumerate(spec.dtypes):
-        for i in range(N_CASES):
-            cases.add(spec, dtype, 100 * k + i)
+    for dtype, seed in op_check.seeds(spec.dtypes, N_CASES):
+        cases.add(spec, dtype, seed)
     cases.check(tmp_path)
 
 
@@ -246,7 +245,7 @@ def test_binary_operators_on_board(tmp_path: Path, board: str) -> None:
     arm-none-eabi-gcc -Wall -Wextra -Werror."""
     cases = _mixed()
     cases.check(tmp_path, board)
-    op_check.assert_arm_warning_free(tmp_path, board)
+    op_check.assert_kernels_warning_free(tmp_path, board)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -299,8 +298,7 @@ def test_onnx_operator_matches_onnxruntime(op: str, tmp_path: Path) -> None:
     cases = OnnxCases()
     for i in range(N_CASES):
         cases.add(op, i)
-    report = check_model(cases.save(tmp_path / f"{op}.onnx"), tmp_path, inputs=cases.data)
-    assert report.reference == "onnxruntime"
+    cases.check(tmp_path, op)
 
 
 def _conv(cases: OnnxCases, x: str, y: str, cin: int, cout: int, rng: np.random.Generator) -> str:
@@ -365,8 +363,8 @@ def test_shared_model_on_board(models_dir: Path, tmp_path: Path, name: str, boar
 
 #: corpus models that also need operators of other families: their binary operators are checked
 #: alone, each with its own shapes, quantization, constants and fused activation
-PARTLY = ["lstm_unrolled_int8", "lstm_unrolled_float32", "squeeze_excite_int8", "squeeze_excite_int16x8",
-          "squeeze_excite_float32", "resize_int8", "resize_float32"]
+#: (lstm_unrolled_* run whole in test_op_unary.py)
+PARTLY = ["squeeze_excite_int8", "squeeze_excite_int16x8", "squeeze_excite_float32", "resize_int8", "resize_float32"]
 _TYPES = {0: "float32", 2: "int32", 6: "bool", 7: "int16", 9: "int8"}
 _ACTIVATION_NAMES = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6"}
 

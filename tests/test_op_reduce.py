@@ -435,7 +435,7 @@ def test_operators_on_board(models_dir: Path, tmp_path: Path, board: str) -> Non
     """Every operator and type on the emulated Cortex-M4 and M55, its C warning-free for
     arm-none-eabi-gcc -Wall -Wextra -Werror; and the shared models of SHARED_ON_BOARD."""
     _mixed().check(tmp_path, board)
-    op_check.assert_arm_warning_free(tmp_path, board)
+    op_check.assert_kernels_warning_free(tmp_path, board)
     for name in SHARED_ON_BOARD:
         (tmp_path / name).mkdir()
         report = check_model(models_dir / "corpus" / f"{name}.tflite", tmp_path / name, board)

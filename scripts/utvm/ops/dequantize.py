@@ -1,4 +1,4 @@
-"""DEQUANTIZE: int8 -> float32.
+"""DEQUANTIZE: int8 or int16 -> float32.
 
 Import: TFLite DEQUANTIZE.
 Semantics: TFLite Micro's dequantize.cc: scale * (x - zero point), computed in double and
@@ -32,7 +32,7 @@ def from_onnx(imp: Any, node: Any) -> None:
 
 def check(g: Graph, op: Operator) -> None:
     x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
-    if x.dtype != "int8" or y.dtype != "float32" or x.quant is None:
+    if x.dtype not in ("int8", "int16") or y.dtype != "float32" or x.quant is None:
         raise OpError(f"{op.source}: DEQUANTIZE from {x.dtype} to {y.dtype} is not supported")
 
 
@@ -49,8 +49,8 @@ def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:
 OPS = (
     OpDef(
         kind="dequantize",
-        summary="dequantize int8 to float32",
-        tflite=(SourceOp("DEQUANTIZE", from_tflite, ("int8",), "output float32, per-tensor"),),
+        summary="dequantize int8 or int16 to float32",
+        tflite=(SourceOp("DEQUANTIZE", from_tflite, ("int8", "int16"), "output float32, per-tensor"),),
         onnx=(SourceOp("DequantizeLinear", from_onnx, ("int8",), "per tensor"),),
         variants=(Variant("generic", _generic),),
         check=check,

@@ -1,8 +1,10 @@
-"""QUANTIZE: float32 -> int8, or int8 -> int8 requantization.
+"""QUANTIZE: float32 -> int8 or int16, or requantization between int8, int16 and int32.
 
-Import: TFLite QUANTIZE.
-Semantics: TFLite Micro's quantize.cc: float -> int8 is round(x / scale) + zero point (round
-half away from zero) clamped; int8 -> int8 is MultiplyByQuantizedMultiplier(x - zx) + zy.
+Import: TFLite QUANTIZE; ONNX QuantizeLinear.
+Semantics: TFLite Micro's quantize.cc: float -> int8/int16 is round(x / scale) + zero point
+(float32 division, rounded half away from zero) saturated; between int8, int16 and int32 it is
+reference_ops::Requantize: MultiplyByQuantizedMultiplier(x - zx) by input_scale / output_scale
+(in double) + zy, saturated to the output type.
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, clamp, imm
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
+from .elementwise import qrange
+
+INTEGERS = ("int8", "int16", "int32")
+#: (input, output) types TFLite Micro quantizes
+PAIRS = {("float32", "int8"), ("float32", "int16")} | {(a, b) for a in INTEGERS for b in INTEGERS if (a, b) != ("int32", "int32")}
 
 
 def from_tflite(ctx: Any, node: Any) -> None:
@@ -38,44 +45,45 @@ def from_onnx(imp: Any, node: Any) -> None:
 
 def check(g: Graph, op: Operator) -> None:
     x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
-    if (x.dtype, y.dtype) not in (("float32", "int8"), ("int8", "int8")):
+    if (x.dtype, y.dtype) not in PAIRS:
         raise OpError(f"{op.source}: QUANTIZE from {x.dtype} to {y.dtype} is not supported")
-    if y.quant is None or (x.dtype == "int8" and x.quant is None):
-        raise OpError(f"{op.source}: int8 tensors without quantization parameters")
+    if y.quant is None or (x.dtype != "float32" and x.quant is None):
+        raise OpError(f"{op.source}: {y.dtype} tensors without quantization parameters")
+    if x.size != y.size:
+        raise OpError(f"{op.source}: input shape {list(x.shape)} and output shape {list(y.shape)} differ")
 
 
 def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:
     x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
     X = te.placeholder((x.size,), x.dtype, name="x")
-    if x.dtype == "float32" and y.dtype == "int8":
-        assert y.quant
-        s, z = y.quant.scalar()
-
+    lo, hi = qrange(y.dtype)
+    assert y.quant
+    sy, zy = y.quant.scalar()
+    if x.dtype == "float32":
         def f(i):  # type: ignore[no-untyped-def]
-            v = tirx.round(X[i] / imm(float(np.float32(s)), "float32")).astype(I32) + z
-            return clamp(v, -128, 127).astype("int8")
-    elif x.dtype == "int8" and y.dtype == "int8":
-        assert x.quant and y.quant
+            v = tirx.round(X[i] / imm(float(np.float32(sy)), "float32")).astype(I32) + zy
+            return clamp(v, lo, hi).astype(y.dtype)
+    else:
+        assert x.quant
         sx, zx = x.quant.scalar()
-        sy, zy = y.quant.scalar()
         m, sft = fp.quantize_multiplier(float(sx) / float(sy))
 
         def f(i):  # type: ignore[no-untyped-def]
             v = fp.multiply_by_quantized_multiplier(X[i].astype(I32) - zx, m, sft) + zy
-            return clamp(v, -128, 127).astype("int8")
-    else:
-        raise OpError(f"{op.source}: QUANTIZE from {x.dtype} to {y.dtype} is not supported")
+            return v if y.dtype == "int32" else clamp(v, lo, hi).astype(y.dtype)
     return KernelDef([KernelArg(X, tensor=x.name)], te.compute((x.size,), f, name="out"), y.name)
 
 
 OPS = (
     OpDef(
         kind="quantize",
-        summary="quantize float32 to int8, or requantize int8",
-        tflite=(SourceOp("QUANTIZE", from_tflite, ("float32", "int8"), "output int8, per-tensor"),),
+        summary="quantize float32 to int8 or int16, or requantize between int8, int16 and int32",
+        tflite=(SourceOp("QUANTIZE", from_tflite, ("float32", "int8", "int16", "int32"),
+                         "float32 to int8/int16; between int8, int16, int32; per-tensor"),),
         onnx=(SourceOp("QuantizeLinear", from_onnx, ("float32",), "int8 or uint8 output, per tensor"),),
         variants=(Variant("generic", _generic),),
         check=check,
         reference="TFLite Micro quantize.cc: reference_ops::AffineQuantize, reference_ops::Requantize",
+        inplace=True,
     ),
 )

@@ -2,8 +2,8 @@
 
 Import: TFLite RELU, RELU6; ONNX Relu and Clip (0..6, 0..inf, -1..1) fold into the producing
 Conv/Gemm/MatMul/Add/pool when it has no other consumer, else become relu / relu6.
-Semantics: TFLite Micro's activations.cc: int8 requantized from the input to the output scale
-(MultiplyByQuantizedMultiplier) and clamped to the quantized [0, inf) / [0, 6]; float32 clamp.
+Semantics: TFLite Micro's activations.cc: int8 and int16 requantized from the input to the output
+scale (MultiplyByQuantizedMultiplier) and clamped to the quantized [0, inf) / [0, 6]; float32 clamp.
 """
 
 from __future__ import annotations
@@ -11,38 +11,47 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tvm import te
+import numpy as np
+from tvm import te, tirx
 
 from ..ir import Graph, Operator
 from ..lower import fixedpoint as fp
 from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, activation_range_int8, clamp, float_clamp
+from ..lower.requant import I32, clamp, float_clamp
 from ..lower.target import Target
 from .base import OpDef, SourceOp, Variant
 from .common import check_io_types
+from .elementwise import activation_range, qrange
 
 
 def from_tflite(ctx: Any, node: Any) -> None:
-    ctx.emit(node, node.kind.lower(), [node.inputs[0]], node.outputs)
+    # TFLite Micro's quantized RELU6 clamps the input's own values to its zero point and 6.0 on
+    # its own scale: the output's quantization is not looked at
+    attrs = {"input_scale": True} if node.kind == "RELU6" else {}
+    ctx.emit(node, node.kind.lower(), [node.inputs[0]], node.outputs, attrs)
 
 
-def _activation(imp: Any, node: Any, act: str) -> None:
-    """Fold the clamp into the producer of the input when it can take it, else emit it."""
+def _activation(imp: Any, node: Any, act: str, bounds: tuple[float, float] | None = None) -> None:
+    """Fold the clamp ``act`` into the producer of the input when it can take it, else emit it
+    (a clamp to other ``bounds``, or relu_n1_to_1 standalone, as the float32 clip)."""
     from ..importer.onnx_import import NHWC, PLAIN
     from . import get
 
     x, out = node.input[0], node.output[0]
     op = imp.fusable_producer(x)
     producer = get(op.kind) if op is not None else None
-    if op is not None and producer is not None and producer.fuses_activation and op.attrs.get("activation") == "none":
+    if (act and op is not None and producer is not None and producer.fuses_activation
+            and op.attrs.get("activation") == "none"):
         layout = NHWC if NHWC in imp.vals[x] else PLAIN
         op.attrs["activation"] = act
         imp.retarget(op, out, layout)
         return
-    if act not in ("relu", "relu6"):
-        raise imp.fail(f"a standalone clamp to {act} is not supported (only after Conv, Gemm, MatMul, Add or pooling)")
     tensor, layout = imp.any_layout(x)
-    imp.emit(act, [tensor], out, layout)
+    if act in ("relu", "relu6"):
+        imp.emit(act, [tensor], out, layout)
+    else:
+        assert bounds is not None
+        imp.emit("clip", [tensor], out, layout, {"min": bounds[0], "max": bounds[1]})
 
 
 def from_onnx_relu(imp: Any, node: Any) -> None:
@@ -57,30 +66,49 @@ def from_onnx_clip(imp: Any, node: Any) -> None:
     if len(node.input) > 2 and node.input[2]:
         hi = float(imp.const(node.input[2], "max").reshape(-1)[0])
     acts = {(0.0, 6.0): "relu6", (0.0, math.inf): "relu", (-1.0, 1.0): "relu_n1_to_1"}
-    act = acts.get((lo, hi))
-    if act is None:
-        raise imp.fail(f"Clip({lo}, {hi}) is not supported (only 0..6, 0..inf, -1..1)")
-    _activation(imp, node, act)
+    _activation(imp, node, acts.get((lo, hi), ""), (lo, hi))
+
+
+def check_clip(g: Graph, op: Operator) -> None:
+    check_io_types(g, op, ("float32",))
+
+
+def _clip(g: Graph, op: Operator, target: Target) -> KernelDef:
+    from .unary import expr_kernel
+
+    lo, hi = (float(np.float32(op.attrs[k])) for k in ("min", "max"))
+
+    def f(v):  # type: ignore[no-untyped-def]
+        if lo != -math.inf:
+            v = te.max(v, tirx.const(lo, "float32"))
+        return v if hi == math.inf else te.min(v, tirx.const(hi, "float32"))
+    return expr_kernel(g, op, f)
 
 
 def check(g: Graph, op: Operator) -> None:
-    check_io_types(g, op)
+    check_io_types(g, op, ("int8", "int16", "float32"))
 
 
 def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:
     x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
     X = te.placeholder((x.size,), x.dtype, name="x")
     act = "relu6" if op.kind == "relu6" else "relu"
-    if x.dtype == "int8":
+    if x.dtype in ("int8", "int16"):
         assert x.quant and y.quant
         sx, zx = x.quant.scalar()
         sy, zy = y.quant.scalar()
         m, sft = fp.quantize_multiplier(float(sx) / float(sy))
-        lo, hi = activation_range_int8(act, sy, zy)
+        lo, hi = activation_range(act, y)
+        if op.attrs.get("input_scale"):
+            qlo, qhi = qrange(x.dtype)
+            lo = max(qlo, zx)
+            hi = min(qhi, int(fp.tflite_round(float(np.float32(6.0) / np.float32(sx)))) + zx)
+            out = te.compute((x.size,), lambda i: clamp(X[i].astype(I32), lo, hi).astype(x.dtype), name="out")
+            return KernelDef([KernelArg(X, tensor=x.name)], out, y.name)
 
         def f(i):  # type: ignore[no-untyped-def]
             v = fp.multiply_by_quantized_multiplier(X[i].astype(I32) - zx, m, sft) + zy
-            return clamp(v, lo, hi).astype("int8")
+            return clamp(v, lo, hi).astype(x.dtype)
         out = te.compute((x.size,), f, name="out")
     else:
         out = te.compute((x.size,), lambda i: float_clamp(X[i], act), name="out")
@@ -91,19 +119,30 @@ OPS = (
     OpDef(
         kind="relu",
         summary="max(x, 0)",
-        tflite=(SourceOp("RELU", from_tflite),),
+        tflite=(SourceOp("RELU", from_tflite, ("int8", "int16", "float32")),),
         onnx=(SourceOp("Relu", from_onnx_relu, ("float32",)),
-              SourceOp("Clip", from_onnx_clip, ("float32",), "min/max 0..6, 0..inf or -1..1")),
+              SourceOp("Clip", from_onnx_clip, ("float32",),
+                       "constant min/max; 0..6, 0..inf, -1..1 fold into the layer before")),
         variants=(Variant("generic", _generic),),
         check=check,
-        reference="TFLite Micro activations.cc: ReluQuantized (int8), Relu (float32)",
+        reference="TFLite Micro activations.cc: ReluQuantized (int8, int16), Relu (float32)",
+        inplace=True,
     ),
     OpDef(
         kind="relu6",
         summary="min(max(x, 0), 6)",
-        tflite=(SourceOp("RELU6", from_tflite),),
+        tflite=(SourceOp("RELU6", from_tflite, ("int8", "int16", "float32")),),
         variants=(Variant("generic", _generic),),
         check=check,
-        reference="TFLite Micro activations.cc: Relu6Quantized (int8), Relu6 (float32)",
+        reference="TFLite Micro activations.cc: Relu6Quantized (int8, int16: the input clamped on its own scale), Relu6 (float32)",
+        inplace=True,
+    ),
+    OpDef(
+        kind="clip",
+        summary="min(max(x, min), max) (ONNX Clip that is no fused activation)",
+        variants=(Variant("generic", _clip, types=("float32",)),),
+        check=check_clip,
+        reference="ONNX Clip (onnxruntime), float32",
+        inplace=True,
     ),
 )
