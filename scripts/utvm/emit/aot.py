@@ -424,10 +424,11 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
     L += ["  return UTVM_OK;", "}", ""]
 
     n_in, n_out = len(g.inputs), len(g.outputs)
-    L.append("/* Inputs must be 4-byte aligned: kernels may read them four int8 lanes at a time. */\n"
-             "static int utvm_check_io(void** ptrs, uint32_t n, uintptr_t align_mask) {\n  uint32_t i;\n"
+    L.append("/* Inputs and outputs must be 4-byte aligned: kernels may read and write them four int8 lanes\n"
+             "   (or one int32/float32 element) at a time. */\n"
+             "static int utvm_check_io(void* const* ptrs, uint32_t n) {\n  uint32_t i;\n"
              "  for (i = 0; i < n; ++i) {\n"
-             "    if (ptrs[i] == NULL || ((uintptr_t)ptrs[i] & align_mask) != 0u) {\n      return 0;\n    }\n"
+             "    if (ptrs[i] == NULL || ((uintptr_t)ptrs[i] & 3u) != 0u) {\n      return 0;\n    }\n"
              "  }\n  return 1;\n}\n")
     L.append(f"static int32_t {prefix}_check(struct {prefix}_inputs* in, struct {prefix}_outputs* out,")
     L.append(f"{' ' * (len(prefix) + 20)}void** inputs, void** outputs) {{")
@@ -438,7 +439,7 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
         L.append(f"  inputs[{i}] = in->{io[n]};")
     for i, n in enumerate(g.outputs):
         L.append(f"  outputs[{i}] = out->{io[n]};")
-    L.append(f"  return (utvm_check_io(inputs, {n_in}u, 3u) && utvm_check_io(outputs, {n_out}u, 0u)) ? UTVM_OK"
+    L.append(f"  return (utvm_check_io(inputs, {n_in}u) && utvm_check_io(outputs, {n_out}u)) ? UTVM_OK"
              " : UTVM_ERR_ARGUMENT;")
     L.append("}")
     L.append("")
@@ -468,7 +469,8 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
         "}",
         "",
         f"static int32_t {prefix}_model_run(void* const* inputs, void* const* outputs, uint8_t* pool) {{",
-        "  if (inputs == NULL || outputs == NULL) {",
+        f"  if (inputs == NULL || outputs == NULL || !utvm_check_io(inputs, {n_in}u) || !utvm_check_io(outputs, {n_out}u)",
+        "      || ((uintptr_t)pool % 16u) != 0u) {",
         "    return UTVM_ERR_ARGUMENT;",
         "  }",
         f"  return {prefix}_execute(inputs, outputs, pool != NULL ? pool : {prefix}_pool);",

@@ -240,11 +240,20 @@ def saturating_rounding_multiply_by_pot(x: Expr, exponent: int) -> Expr:
     return tirx.min(tirx.max(wide, c64(INT32_MIN)), c64(INT32_MAX)).astype("int32")
 
 
+def shift_left_wrap(x: Expr, left: IntOrExpr) -> Expr:
+    """int32 x * 2**left (0 <= left <= 31), wrapping around as two's complement does, with no
+    undefined behaviour in the C (a left shift of a negative int32, or an overflowing one, is):
+    utvm_shl_s32 of utvm/kernels.h shifts the unsigned value. An opaque call rather than TIR's
+    unsigned casts, from which TVM's simplifier concludes that the result is not negative."""
+    return tirx.call_pure_extern("int32", "utvm_shl_s32", x, c32(left) if isinstance(left, int) else left)
+
+
 def _shift_left_expr(x: Expr, left: IntOrExpr) -> Expr:
-    """x * 2**left for a non-negative shift (no overflow assumed, as in TFLite)."""
-    if isinstance(left, int):
-        return x if left == 0 else x * c32(1 << left)
-    return x << left
+    """x * 2**left for a non-negative shift (TFLite assumes no overflow; an overflow wraps here,
+    without undefined behaviour)."""
+    if isinstance(left, int) and left == 0:
+        return x
+    return shift_left_wrap(x, left)
 
 
 def multiply_by_quantized_multiplier(

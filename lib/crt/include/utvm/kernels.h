@@ -50,6 +50,9 @@
  *   int32, m2 = 2m - 2**32, so the rounded high word of a * m2 plus a is the rounded high word
  *   of 2a * m (one SMMLAR with DSP, accumulating a itself).
  * - utvm_sat_s8(x): x clamped to the int8 range (SSAT).
+ * - utvm_shl_s32(x, s): x * 2**s for 0 <= s <= 31, wrapping around as two's complement (one LSL):
+ *   shifted as an unsigned value, since a left shift of a negative int32 (or one that overflows)
+ *   is undefined behaviour in C.
  */
 #ifndef UTVM_KERNELS_H_
 #define UTVM_KERNELS_H_
@@ -412,6 +415,10 @@ static inline int32_t utvm_mac4_pad_s8(int32_t* acc, int32_t inside, int32_t* x,
 }
 
 /* x clamped to [-128, 127] (SSAT on Armv7-M and later) */
+static inline int32_t utvm_shl_s32(int32_t x, int32_t s) {
+  return (int32_t)((uint32_t)x << (uint32_t)s);
+}
+
 static inline int32_t utvm_sat_s8(int32_t x) {
 #if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
   return __ssat(x, 8);
