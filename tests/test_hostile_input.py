@@ -346,3 +346,65 @@ def test_onnx_named_tflite_is_read_as_onnx(tmp_path: Path) -> None:
     rc, stdout, err = cli(["compile", str(path), "-o", str(tmp_path / "out")])
     assert rc == 0, err
     assert "holds an ONNX model (detected by content" in stdout
+
+
+# -- found by the campaign (tests/fuzz/model_fuzz.py) ------------------------------------------
+
+def test_tensor_names_are_escaped_in_the_c(tmp_path: Path) -> None:
+    """A tensor name with a NUL, quotes, a newline and comment delimiters: the C builds."""
+    from sanitizer_build import build_and_run
+    from tflite_builder import ModelBuilder
+    from utvm.compiler import compile_model
+
+    m = ModelBuilder("names")
+    name = 'in\x00"put*/ /* \\\n??='
+    x = m.add_tensor(name, [1, 4], "float32")
+    y = m.add_tensor(name + "out", [1, 4], "float32")
+    m.add_operator("RELU", [x], [y])
+    model = tmp_path / "names.tflite"
+    model.write_bytes(m.finish([x], [y]))
+    result = compile_model(model, tmp_path / "mlf")
+    run = build_and_run(result.mlf_dir, result.name, sanitize=False, randoms=0)
+    assert run.problem == "", run.output[-2000:]
+
+
+def test_huge_per_channel_bias_compiles(tmp_path: Path, kws: bytes) -> None:
+    """Biases near INT32_MIN take the general requantization with per-channel multipliers, whose
+    tensor loads TE left unbound inside a truncdiv (a TVM TypeError before)."""
+    sg = tflite.Model.GetRootAsModel(kws, 0).Subgraphs(0)
+    model_ = tflite.Model.GetRootAsModel(kws, 0)
+    t = next(sg.Tensors(i) for i in range(sg.TensorsLength())
+             if b"depthwise_conv2d_2/BiasAdd/ReadVariableOp" in sg.Tensors(i).Name())
+    tab = model_.Buffers(t.Buffer())._tab
+    at, n = tab.Vector(tab.Offset(4)), tab.VectorLen(tab.Offset(4))
+    buf = bytearray(kws)
+    buf[at:at + n] = b"\x80" * n
+    model = tmp_path / "bias.tflite"
+    model.write_bytes(bytes(buf))
+    rc, _, err = cli(["compile", str(model), "-o", str(tmp_path / "out")])
+    assert rc == 0, err
+
+
+def test_missing_first_input(tmp_path: Path, models_dir: Path) -> None:
+    data = (models_dir / "ad01_int8.tflite").read_bytes()
+    op = tflite.Model.GetRootAsModel(data, 0).Subgraphs(0).Operators(0)
+    tab = op._tab
+    buf = bytearray(data)
+    struct.pack_into("<i", buf, tab.Vector(tab.Offset(6)), -1)  # inputs[0] = -1: omitted
+    model = tmp_path / "noinput.tflite"
+    model.write_bytes(bytes(buf))
+    rc, _, err = cli(["compile", str(model), "-o", str(tmp_path / "out")])
+    one_error(rc, err, "first input or an output is missing")
+
+
+def test_bias_of_the_wrong_type(tmp_path: Path, models_dir: Path) -> None:
+    data = (models_dir / "ad01_int8.tflite").read_bytes()
+    sg = tflite.Model.GetRootAsModel(data, 0).Subgraphs(0)
+    bias = sg.Tensors(int(sg.Operators(0).Inputs(2)))
+    tab = bias._tab
+    buf = bytearray(data)
+    buf[tab.Pos + tab.Offset(6)] = 0  # INT32 -> FLOAT32: the same bytes read as floats
+    model = tmp_path / "fbias.tflite"
+    model.write_bytes(bytes(buf))
+    rc, _, err = cli(["compile", str(model), "-o", str(tmp_path / "out")])
+    one_error(rc, err, "float32 bias for int8 activations")

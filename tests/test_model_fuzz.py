@@ -22,7 +22,7 @@ import tflite_builder as tb
 ROOT = Path(__file__).resolve().parents[1]
 FUZZ = ROOT / "tests" / "fuzz"
 #: seeds per mutation class in CI (the slow variant runs more)
-CI_SEEDS = 30
+CI_SEEDS = 40
 SLOW_SEEDS = 150
 
 

@@ -25,7 +25,7 @@ SHARED = ["kws_ref_model", "vww_96_int8", "pretrainedResnet_quant", "ad01_int8",
           "pretrainedResnet", "ad01_fp32"]
 CORPUS = sorted(p.stem for p in (MODELS_DIR / "corpus").glob("*.tflite"))
 #: random input sets per model besides the three extremes
-RANDOMS = 2
+RANDOMS = 1
 #: the figures of this session's run: model -> input sets run (each through four entry points)
 FIGURES: dict[str, int] = {}
 

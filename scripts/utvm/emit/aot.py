@@ -73,6 +73,22 @@ NONFINITE_PRELUDE = [
 ]
 
 
+def c_string(text: str) -> str:
+    """``text`` as a C string literal: printable ASCII as is, every other byte of its UTF-8 (NUL,
+    newlines, quotes, backslashes, '?' of trigraphs) as an octal escape."""
+    out = []
+    for b in text.encode("utf-8"):
+        ch = chr(b)
+        out.append(ch if 0x20 <= b < 0x7F and ch not in '\\"?' else f"\\{b:03o}")
+    return '"' + "".join(out) + '"'
+
+
+def c_comment(text: str) -> str:
+    """``text`` safe inside a C comment: printable ASCII only, no comment delimiters."""
+    clean = "".join(ch if 0x20 <= ord(ch) < 0x7F else "?" for ch in text)
+    return clean.replace("*/", "*?").replace("/*", "?*").replace("\\", "/")
+
+
 def c_float(v: np.float32) -> str:
     """A C99 constant expression for exactly the bits of float32 ``v``: a literal, or for
     inf and NaN (sign, quiet bit and payload kept) the macros of NONFINITE_PRELUDE."""
@@ -139,7 +155,7 @@ def emit(name: str, lowered: Lowered, plan: MemoryPlan, io_in_pool: bool,
             constants_bytes += data.nbytes
             constant_data.append((sym, data.astype(data.dtype.newbyteorder("<")).tobytes()))
             if constants_c:
-                const_lines.append(f"/* {t.name[:100]} {t.dtype}{list(t.shape)} */")
+                const_lines.append(f"/* {c_comment(t.name[:100])} {t.dtype}{list(t.shape)} */")
                 const_lines.append(f"const {ctype} {sym}[{max(data.size, 1)}] UTVM_CONST_ATTR = {{")
                 const_lines.append(_format_array(data) if data.size else "  0,")
                 const_lines.append("};")
@@ -228,7 +244,7 @@ def _header(name: str, g: Graph, plan: MemoryPlan, io: dict[str, str], io_in_poo
         for n in names:
             t = g.tensors[n]
             f = io[n]
-            lines.append(f"/* {kind} '{n}': {t.dtype} {list(t.shape)} */")
+            lines.append(f"/* {kind} '{c_comment(n)}': {t.dtype} {list(t.shape)} */")
             lines.append(f"#define TVMGEN_{upper}_{f.upper()}_SIZE {t.nbytes}")
             lines += _quant_macros(upper, f, t)
     lines.append("")
@@ -279,8 +295,7 @@ def _tensor_info(g: Graph, names: list[str]) -> list[str]:
         t = g.tensors[n]
         shape = list(t.shape) + [0] * (6 - len(t.shape))
         scale, zp = (t.quant.scalar() if t.quant is not None else (0.0, 0))
-        cname = n.replace("\\", "\\\\").replace('"', '\\"')
-        rows.append(f'  {{"{cname}", {_UTVM_DTYPES[t.dtype]}, {len(t.shape)}, '
+        rows.append(f'  {{{c_string(n)}, {_UTVM_DTYPES[t.dtype]}, {len(t.shape)}, '
                     f'{{{", ".join(str(d) for d in shape)}}}, {t.nbytes}u, {float(np.float32(scale))!r}f, {zp}}},')
     return rows
 
@@ -539,7 +554,7 @@ def _state_code(prefix: str, upper: str, g: Graph, plan: MemoryPlan) -> list[str
     for name, offset in sorted(plan.state.items(), key=lambda kv: kv[1]):
         t = g.tensors[name]
         fill = t.quant.scalar()[1] if t.quant is not None and t.dtype == "int8" else 0
-        lines.append(f"  memset({prefix}_state + {offset}, {fill}, {t.nbytes}u);  /* {name[:60]} */")
+        lines.append(f"  memset({prefix}_state + {offset}, {fill}, {t.nbytes}u);  /* {c_comment(name[:60])} */")
     if plan.state:
         lines.append(f"  {prefix}_state_ready = 1;")
     lines += ["}", ""]

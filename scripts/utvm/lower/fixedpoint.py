@@ -202,7 +202,10 @@ def saturating_rounding_doubling_high_mul(a: IntOrExpr, b: IntOrExpr, no_overflo
     ab = ea.astype("int64") * eb.astype("int64")
     # nudge = ab >= 0 ? 2**30 : 1 - 2**30, from the sign mask of ab
     nudge = c64(1 << 30) + ((ab >> c64(63)) & c64(1 - (1 << 31)))
-    res = tirx.truncdiv(ab + nudge, c64(1 << 31))
+    # (ab + nudge) / 2**31 rounded toward zero, as shifts: TE leaves tensor loads inside a
+    # truncdiv unbound (te.create_prim_func), which per-channel multipliers would be
+    v = ab + nudge
+    res = (v + ((v >> c64(63)) & c64((1 << 31) - 1))) >> c64(31)
     if not no_overflow:
         # only INT32_MIN * INT32_MIN gives 2**31 here: saturate it (a Select on a == b == MIN
         # would be simplified away by TVM 0.27, wrongly)
