@@ -408,3 +408,26 @@ def test_bias_of_the_wrong_type(tmp_path: Path, models_dir: Path) -> None:
     model.write_bytes(bytes(buf))
     rc, _, err = cli(["compile", str(model), "-o", str(tmp_path / "out")])
     one_error(rc, err, "float32 bias for int8 activations")
+
+
+def test_softmax_output_larger_than_its_input(tmp_path: Path) -> None:
+    """The kernel ran over the output's size and read past its input (entry points disagreed)."""
+    from tflite_builder import ModelBuilder
+
+    m = ModelBuilder("softmax sizes")
+    x = m.add_tensor("x", [1, 10], "float32")
+    y = m.add_tensor("y", [1, 20], "float32")
+    m.add_operator("SOFTMAX", [x], [y], {"beta": 1.0})
+    model = tmp_path / "sizes.tflite"
+    model.write_bytes(m.finish([x], [y]))
+    rc, _, err = cli(["compile", str(model), "-o", str(tmp_path / "out")])
+    one_error(rc, err, "output of shape [1, 20] for an input of shape [1, 10]")
+
+
+def test_softmax_input_scale_too_small(tmp_path: Path) -> None:
+    from tflite_builder import softmax_model
+
+    model = tmp_path / "tiny.tflite"
+    model.write_bytes(softmax_model((1, 10), input_scale=1e-25))
+    rc, _, err = cli(["compile", str(model), "-o", str(tmp_path / "out")])
+    one_error(rc, err, "too small for the int8 softmax")

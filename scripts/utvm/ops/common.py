@@ -86,6 +86,13 @@ def check_window(g: Graph, op: Operator, kh: int, kw: int) -> None:
             raise OpError(f"{op.source}: output {what} {out}, the window over the input gives {span // stride + 1}")
 
 
+def check_same_size(g: Graph, op: Operator) -> None:
+    """The output has as many elements as the first input (elementwise kernels run flat over it)."""
+    x, y = io(g, op)
+    if x.size != y.size:
+        raise OpError(f"{op.source}: output of shape {short_list(y.shape)} for an input of shape {short_list(x.shape)}")
+
+
 def check_bias(g: Graph, op: Operator, channels: int, index: int = 2) -> None:
     """The optional bias: one value per output channel, int32 for int8 activations (int16, int32
     or int64 for int16 ones), float32 for float32 ones."""

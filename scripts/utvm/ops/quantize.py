@@ -18,6 +18,7 @@ from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, clamp, imm
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
+from .common import check_same_size
 
 
 def from_tflite(ctx: Any, node: Any) -> None:
@@ -42,6 +43,7 @@ def check(g: Graph, op: Operator) -> None:
         raise OpError(f"{op.source}: QUANTIZE from {x.dtype} to {y.dtype} is not supported")
     if y.quant is None or (x.dtype == "int8" and x.quant is None):
         raise OpError(f"{op.source}: int8 tensors without quantization parameters")
+    check_same_size(g, op)
 
 
 def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:

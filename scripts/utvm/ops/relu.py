@@ -19,7 +19,7 @@ from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, activation_range_int8, clamp, float_clamp
 from ..lower.target import Target
 from .base import OpDef, SourceOp, Variant
-from .common import check_io_types
+from .common import check_io_types, check_same_size
 
 
 def from_tflite(ctx: Any, node: Any) -> None:
@@ -65,6 +65,7 @@ def from_onnx_clip(imp: Any, node: Any) -> None:
 
 def check(g: Graph, op: Operator) -> None:
     check_io_types(g, op)
+    check_same_size(g, op)
 
 
 def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:

@@ -11,6 +11,7 @@ exponential times the reciprocal is rounded down to the output scale 1/256, zero
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ from ..lower import fixedpoint as fp
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
-from .common import check_io_types, io
+from .common import check_io_types, check_same_size, io
 
 #: integer bits of the scaled input diffs (Q5.26), of the exp sum (Q12.19): TFLite's constants
 SCALED_DIFF_INTEGER_BITS = 5
@@ -209,13 +210,24 @@ def from_onnx(imp: Any, node: Any) -> None:
 
 
 def check(g: Graph, op: Operator) -> None:
+    """TFLite Micro's SoftmaxPrepare: the output has the input's size, beta is positive, and for
+    int8 the output quantization is fixed and beta x input scale gives a multiplier above 1."""
     check_io_types(g, op)
     x, y = io(g, op)
+    check_same_size(g, op)
+    beta = float(op.attrs["beta"])
+    if not (math.isfinite(beta) and beta > 0):
+        raise OpError(f"{op.source}: beta {beta:g} (must be finite and positive)")
     if x.dtype == "int8":
-        assert y.quant is not None
+        assert x.quant is not None and y.quant is not None
         ys, zy = y.quant.scalar()
         if zy != OUTPUT_ZERO_POINT or abs(ys - OUTPUT_SCALE) > 1e-8:
             raise OpError(f"{op.source}: int8 softmax output must have scale 1/256 and zero point -128")
+        try:
+            fp.softmax_params(x.quant.scalar()[0], beta)
+        except ValueError:
+            raise OpError(f"{op.source}: beta {beta:g} x input scale {x.quant.scalar()[0]:g} is too small for the "
+                          "int8 softmax") from None
 
 
 def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:
