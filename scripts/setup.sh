@@ -8,6 +8,8 @@ command -v arm-none-eabi-gcc >/dev/null || need+=(gcc-arm-none-eabi)
 command -v qemu-system-arm >/dev/null || need+=(qemu-system-arm)
 command -v cmake >/dev/null || need+=(cmake)
 command -v ninja >/dev/null || need+=(ninja-build)
+# clang with libFuzzer: the fuzz targets of tests/fuzz (the RPC frame parser, a model's entry points)
+command -v clang >/dev/null || need+=(clang)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: apt-get install ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive

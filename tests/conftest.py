@@ -21,6 +21,12 @@ def models_dir() -> Path:
     return MODELS_DIR
 
 
+@pytest.fixture(scope="session")
+def tmp_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory for the whole session (compiled models shared between test files)."""
+    return tmp_path_factory.mktemp("models")
+
+
 @pytest.fixture()
 def no_tflite_micro(monkeypatch: pytest.MonkeyPatch) -> None:
     """As on macOS, Windows or Linux aarch64, where tflite-micro has no wheels: importing it

@@ -8,26 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from utvm.run.runner import RunReport, run_model
+from model_cache import run_cached
+from utvm.run.runner import run_model
 
 INT8 = ["kws_ref_model", "vww_96_int8", "pretrainedResnet_quant", "ad01_int8"]
 FLOAT = ["vww_96_float", "pretrainedResnet", "ad01_fp32"]
-
-_CACHE: dict[str, tuple[RunReport, Path]] = {}
-
-
-def run_cached(models_dir: Path, tmp_root: Path, name: str) -> tuple[RunReport, Path]:
-    if name not in _CACHE:
-        work = tmp_root / name
-        work.mkdir()
-        report = run_model(models_dir / f"{name}.tflite", "host", workdir=work)
-        _CACHE[name] = (report, work)
-    return _CACHE[name]
-
-
-@pytest.fixture(scope="session")
-def tmp_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("models")
 
 
 @pytest.mark.parametrize("name", INT8)

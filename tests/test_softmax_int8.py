@@ -71,7 +71,10 @@ def kernel_c_source(tensors: list[te.Tensor], name: str) -> str:
     func = te.create_prim_func(tensors).with_attr("global_symbol", name)
     with tvm.transform.PassContext(config={"tirx.disable_assert": True}):
         lib = tvm.compile(tvm.IRModule({name: func}), target="c")
-    return str(lib.mod.inspect_source())
+    source = str(lib.mod.inspect_source())
+    if "utvm_" in source:  # helpers of utvm/kernels.h, as the compiler includes them
+        source = source.replace("#include <math.h>\n", '#include <math.h>\n#include "utvm/kernels.h"\n', 1)
+    return source
 
 
 class HostKernel:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import traceback
+import warnings
 from pathlib import Path
 
-from .errors import UtvmError
+from .errors import InternalError, UtvmError
 
 
 def _progress(msg: str) -> None:
@@ -345,12 +347,21 @@ def cmd_ops(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="utvm", description="Compile ML models into C for microcontrollers with TVM.")
     parser.add_argument("--version", action="version", version=version_text())
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an internal error")
     sub = parser.add_subparsers(dest="command", required=True)
-    add_compile_arguments(sub.add_parser("compile", help="compile a model into Model Library Format"))
+    from .importer.limits import limits_text
+
+    compile_parser = sub.add_parser("compile", help="compile a model into Model Library Format",
+                                    epilog=limits_text() + ".")
+    add_compile_arguments(compile_parser)
+    compile_parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                                help="show the traceback of an internal error")
     from .rpc.commands import add_profile_parser, add_rpc_run_arguments
 
     run_parser = sub.add_parser("run", help="compile, build, run and compare with the reference")
     add_run_arguments(run_parser)
+    run_parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                            help="show the traceback of an internal error")
     add_rpc_run_arguments(run_parser)
     add_profile_parser(sub)
     add_tune_parser(sub)
@@ -366,15 +377,42 @@ def build_parser() -> argparse.ArgumentParser:
 
 COMMANDS = {"compile": cmd_compile, "run": cmd_run, "ops": cmd_ops, "tune": cmd_tune}
 
+#: the longest error line printed (a longer message is cut in the middle)
+MAX_ERROR_CHARS = 400
+
+
+def error_line(message: str) -> str:
+    """``error: <message>`` on one line of at most MAX_ERROR_CHARS characters."""
+    text = " ".join(str(message).split())
+    limit = MAX_ERROR_CHARS - len("error: ")
+    if len(text) > limit:
+        keep = limit - 40
+        text = f"{text[:keep]} ... ({len(text) - keep} more characters)"
+    return f"error: {text}"
+
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    debug = bool(getattr(args, "debug", False))
     try:
         handler = COMMANDS.get(args.command) or args.func
-        return handler(args)
+        with warnings.catch_warnings():
+            if not debug:  # stderr carries the one error line only (numpy on damaged constants)
+                warnings.simplefilter("ignore")
+            return handler(args)
     except UtvmError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        if debug and exc.__cause__ is not None:
+            traceback.print_exception(exc.__cause__)
+        print(error_line(str(exc)), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except MemoryError:
+        print(error_line(f"out of memory running utvm {args.command}"), file=sys.stderr)
+        return 2
+    except Exception as exc:  # the last line: one error, never a traceback (unless --debug)
+        if debug:
+            traceback.print_exc()
+        print(error_line(str(InternalError(f"(utvm {args.command})", exc))), file=sys.stderr)
+        return 2

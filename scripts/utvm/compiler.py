@@ -13,15 +13,16 @@ from typing import Any
 
 from .emit.aot import EmittedSources, emit
 from .emit.compat_v018 import COMPAT_TVM_018
-from .errors import UtvmError
+from .errors import REPORT_HINT, UtvmError, internal
 from .external import OffloadOptions, create_modules
 from .importer import c_identifier, load_model
+from .importer.limits import MAX_POOL_BYTES, mib
 from .ir import Graph
 from .lower.lowering import Lowered, lower_graph
 from .package.mlf import called_functions, external_layout, metadata, write_mlf, write_tar
 from .package.staticlib import build_static_lib
 from .plan.memory import MemoryPlan, plan_memory
-from .plan.patches import choose_patches
+from .plan.patches import PatchPlan, choose_patches
 
 
 @dataclass
@@ -95,10 +96,54 @@ def compile_model(model: Path, out_dir: Path, options: CompileOptions | None = N
     if options.name is not None and name != options.name:
         raise UtvmError(f"--name '{options.name}' is not a C identifier (try '{name}')")
     _check_options(options)
+    check_output(Path(out_dir))
     progress(f"importing {model}")
-    graph = load_model(model)
+    try:
+        graph = load_model(model, note=lambda msg: progress(f"note: {msg}"))
+    except UtvmError:
+        raise
+    except Exception as exc:
+        raise internal(f"{model} (import)", exc) from exc
     graph.name = name
     return compile_graph(graph, out_dir, options, progress, start)
+
+
+def check_output(out_dir: Path) -> None:
+    """Refuse an output path that cannot become an MLF directory (before any work is done):
+    an existing file, a path under a file, a directory that cannot be written."""
+    tar = out_dir.with_name(out_dir.name + ".tar")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UtvmError(f"-o {out_dir}: exists and is not a directory")
+    if tar.is_dir():
+        raise UtvmError(f"-o {out_dir}: {tar} is a directory (the .tar is written there)")
+    parent = out_dir.parent
+    while not parent.exists() and parent != parent.parent:
+        if parent.is_symlink():
+            raise UtvmError(f"-o {out_dir}: {parent} is a broken symbolic link")
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UtvmError(f"-o {out_dir}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UtvmError(f"-o {out_dir}: cannot write in {parent} (permission denied)")
+
+
+def _missing_parents(path: Path) -> list[Path]:
+    """The ancestors of ``path`` that do not exist yet, innermost first."""
+    missing = []
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        missing.append(parent)
+        parent = parent.parent
+    return missing
+
+
+def _remove_dirs(dirs: list[Path]) -> None:
+    """Remove the (empty) directories compile created, innermost first."""
+    for d in dirs:
+        try:
+            d.rmdir()
+        except OSError:
+            break
 
 
 def _check_options(options: CompileOptions) -> None:
@@ -134,7 +179,6 @@ def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = 
     options = options or CompileOptions()
     _check_options(options)
     start = time.monotonic() if start is None else start
-    name = graph.name
     constants_target = options.constants_target or ("arm" if options.cpu else "host")
     cmsis_nn_dir = options.cmsis_nn_dir or (Path(os.environ["CMSIS_NN_DIR"]) if os.environ.get("CMSIS_NN_DIR") else None)
     modules = create_modules(options.offload, OffloadOptions(cpu=options.cpu, cmsis_nn_dir=cmsis_nn_dir))
@@ -150,6 +194,17 @@ def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = 
             progress(f"patches: the first {len(patch_plan.stage)} layers on a {patch_plan.grid[0]}x{patch_plan.grid[1]} "
                      f"grid, {patch_plan.overhead:.1%} more MACs")
     progress(f"lowering {len(graph.ops)} operators with TVM")
+    try:
+        return _compile_lowered(graph, out_dir, options, progress, start, modules, constants_target, patch_plan)
+    except UtvmError:
+        raise
+    except Exception as exc:  # the last line: one error, never a traceback
+        raise internal(graph.name, exc) from exc
+
+
+def _compile_lowered(graph: Graph, out_dir: Path, options: CompileOptions, progress: Progress, start: float,
+                     modules: list[Any], constants_target: str, patch_plan: PatchPlan | None) -> CompileResult:
+    name = graph.name
     lowered = lower_graph(graph, f"tvmgen_{name}", options.cpu, modules)
     for m in modules:
         taken = sum(1 for c in lowered.calls if c.module == m.name)
@@ -158,7 +213,10 @@ def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = 
     plan = plan_memory(lowered, options.io_in_pool, options.pools, options.reserved)
     problems = plan.check()
     if problems:
-        raise UtvmError(f"internal error: invalid memory plan: {problems[0]}")
+        raise UtvmError(f"internal error: invalid memory plan: {problems[0]}; {REPORT_HINT}")
+    if plan.pool_size > MAX_POOL_BYTES:
+        raise UtvmError(f"the model needs a workspace pool of {mib(plan.pool_size)}, more than the largest "
+                        f"accepted ({mib(MAX_POOL_BYTES)})")
     progress("emitting the AOT executor")
     sources = emit(name, lowered, plan, options.io_in_pool, constants_c=options.constants == "c", modules=modules,
                    compat=options.compat, shared_pool=options.shared_pool)
@@ -169,9 +227,15 @@ def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = 
     meta["modules"][name]["patch_plan"] = patch_plan.as_dict() if patch_plan is not None else None
 
     out_dir = Path(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    check_output(out_dir)
+    created = _missing_parents(out_dir)
     tar_path = out_dir.with_name(out_dir.name + ".tar")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    except OSError as exc:
+        _remove_dirs(created)
+        raise UtvmError(f"-o {out_dir}: cannot write there ({exc.strerror or type(exc).__name__})") from None
     try:
         stage = tmp / "mlf"
         stage.mkdir()
@@ -186,8 +250,13 @@ def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = 
             shutil.rmtree(out_dir)
         os.replace(stage, out_dir)
         os.replace(tmp / "mlf.tar", tar_path)
-    finally:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        _remove_dirs(created)
+        if isinstance(exc, OSError):
+            raise UtvmError(f"-o {out_dir}: cannot write the output ({exc.strerror or type(exc).__name__})") from None
+        raise
+    shutil.rmtree(tmp, ignore_errors=True)
     seconds = time.monotonic() - start
     progress(f"wrote {out_dir} and {tar_path} in {seconds:.1f} s")
     return CompileResult(name, out_dir, tar_path, lowered.graph, lowered, plan, sources, meta, seconds)

@@ -73,6 +73,22 @@ NONFINITE_PRELUDE = [
 ]
 
 
+def c_string(text: str) -> str:
+    """``text`` as a C string literal: printable ASCII as is, every other byte of its UTF-8 (NUL,
+    newlines, quotes, backslashes, '?' of trigraphs) as an octal escape."""
+    out = []
+    for b in text.encode("utf-8"):
+        ch = chr(b)
+        out.append(ch if 0x20 <= b < 0x7F and ch not in '\\"?' else f"\\{b:03o}")
+    return '"' + "".join(out) + '"'
+
+
+def c_comment(text: str) -> str:
+    """``text`` safe inside a C comment: printable ASCII only, no comment delimiters."""
+    clean = "".join(ch if 0x20 <= ord(ch) < 0x7F else "?" for ch in text)
+    return clean.replace("*/", "*?").replace("/*", "?*").replace("\\", "/")
+
+
 def c_float(v: np.float32) -> str:
     """A C99 constant expression for exactly the bits of float32 ``v``: a literal, or for
     inf and NaN (sign, quiet bit and payload kept) the macros of NONFINITE_PRELUDE."""
@@ -143,7 +159,7 @@ def emit(name: str, lowered: Lowered, plan: MemoryPlan, io_in_pool: bool,
             constants_bytes += data.nbytes
             constant_data.append((sym, data.astype(data.dtype.newbyteorder("<")).tobytes()))
             if constants_c:
-                const_lines.append(f"/* {t.name[:100]} {t.dtype}{list(t.shape)} */")
+                const_lines.append(f"/* {c_comment(t.name[:100])} {t.dtype}{list(t.shape)} */")
                 const_lines.append(f"const {ctype} {sym}[{max(data.size, 1)}] UTVM_CONST_ATTR = {{")
                 const_lines.append(_format_array(data) if data.size else "  0,")
                 const_lines.append("};")
@@ -233,7 +249,7 @@ def _header(name: str, g: Graph, plan: MemoryPlan, io: dict[str, str], io_in_poo
         for n in names:
             t = g.tensors[n]
             f = io[n]
-            lines.append(f"/* {kind} '{n}': {t.dtype} {list(t.shape)} */")
+            lines.append(f"/* {kind} '{c_comment(n)}': {t.dtype} {list(t.shape)} */")
             lines.append(f"#define TVMGEN_{upper}_{f.upper()}_SIZE {t.nbytes}")
             lines += _quant_macros(upper, f, t)
     lines.append("")
@@ -299,8 +315,7 @@ def _tensor_info(g: Graph, names: list[str]) -> list[str]:
         t = g.tensors[n]
         shape = list(t.shape) + [0] * (6 - len(t.shape))
         scale, zp = (t.quant.scalar() if t.quant is not None else (0.0, 0))
-        cname = n.replace("\\", "\\\\").replace('"', '\\"')
-        rows.append(f'  {{"{cname}", {_UTVM_DTYPES[t.dtype]}, {len(t.shape)}, '
+        rows.append(f'  {{{c_string(n)}, {_UTVM_DTYPES[t.dtype]}, {len(t.shape)}, '
                     f'{{{", ".join(str(d) for d in shape)}}}, {t.nbytes}u, {float(np.float32(scale))!r}f, {zp}}},')
     return rows
 
@@ -501,10 +516,11 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
     L += ["  return UTVM_OK;", "}", ""]
 
     n_in, n_out = len(g.inputs), len(g.outputs)
-    L.append("/* Inputs must be 4-byte aligned: kernels may read them four int8 lanes at a time. */\n"
-             "static int utvm_check_io(void** ptrs, uint32_t n, uintptr_t align_mask) {\n  uint32_t i;\n"
+    L.append("/* Inputs and outputs must be 4-byte aligned: kernels may read and write them four int8 lanes\n"
+             "   (or one int32/float32 element) at a time. */\n"
+             "static int utvm_check_io(void* const* ptrs, uint32_t n) {\n  uint32_t i;\n"
              "  for (i = 0; i < n; ++i) {\n"
-             "    if (ptrs[i] == NULL || ((uintptr_t)ptrs[i] & align_mask) != 0u) {\n      return 0;\n    }\n"
+             "    if (ptrs[i] == NULL || ((uintptr_t)ptrs[i] & 3u) != 0u) {\n      return 0;\n    }\n"
              "  }\n  return 1;\n}\n")
     L.append(f"static int32_t {prefix}_check(struct {prefix}_inputs* in, struct {prefix}_outputs* out,")
     L.append(f"{' ' * (len(prefix) + 20)}void** inputs, void** outputs) {{")
@@ -515,7 +531,7 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
         L.append(f"  inputs[{i}] = in->{io[n]};")
     for i, n in enumerate(g.outputs):
         L.append(f"  outputs[{i}] = out->{io[n]};")
-    L.append(f"  return (utvm_check_io(inputs, {n_in}u, 3u) && utvm_check_io(outputs, {n_out}u, 0u)) ? UTVM_OK"
+    L.append(f"  return (utvm_check_io(inputs, {n_in}u) && utvm_check_io(outputs, {n_out}u)) ? UTVM_OK"
              " : UTVM_ERR_ARGUMENT;")
     L.append("}")
     L.append("")
@@ -562,7 +578,8 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
         "",
         f"static int32_t {prefix}_model_run(void* const* inputs, void* const* outputs, uint8_t* pool) {{",
         pools_decl,
-        "  if (inputs == NULL || outputs == NULL) {",
+        f"  if (inputs == NULL || outputs == NULL || !utvm_check_io(inputs, {n_in}u) || !utvm_check_io(outputs, {n_out}u)",
+        "      || ((uintptr_t)pool % 16u) != 0u) {",
         "    return UTVM_ERR_ARGUMENT;",
         "  }",
         f"  {prefix}_pools(pool, pools);",
@@ -633,7 +650,7 @@ def _state_code(prefix: str, upper: str, g: Graph, plan: MemoryPlan) -> list[str
     for name, offset in sorted(plan.state.items(), key=lambda kv: kv[1]):
         t = g.tensors[name]
         fill = t.quant.scalar()[1] if t.quant is not None and t.dtype == "int8" else 0
-        lines.append(f"  memset({prefix}_state + {offset}, {fill}, {t.nbytes}u);  /* {name[:60]} */")
+        lines.append(f"  memset({prefix}_state + {offset}, {fill}, {t.nbytes}u);  /* {c_comment(name[:60])} */")
     if plan.state:
         lines.append(f"  {prefix}_state_ready = 1;")
     lines += ["}", ""]

@@ -15,6 +15,8 @@ import numpy as np
 
 from ..errors import UtvmError
 from ..ir import Graph, Operator, Quant, Tensor
+from ..ops.base import OpError
+from .limits import check_tensor, short_list
 
 # TFLite TensorType numbers -> our dtype names (None: known but unsupported).
 _TENSOR_TYPES: dict[int, str] = {0: "float32", 2: "int32", 3: "uint8", 9: "int8", 7: "int16", 6: "bool",
@@ -67,11 +69,15 @@ class TfliteImporter:
 
     # -- tensors ---------------------------------------------------------------------------
     def _buffer(self, index: int) -> bytes | None:
+        if not 0 <= index < self.model.BuffersLength():
+            raise UtvmError(f"{self.path}: buffer index {index} (the model has {self.model.BuffersLength()} buffers)")
         buf = self.model.Buffers(index)
         if buf is None:
             return None
         offset = buf.Offset() if hasattr(buf, "Offset") else 0
         if offset > 1:  # large models keep buffers after the flatbuffer
+            if offset + buf.Size() > len(self.data):
+                raise UtvmError(f"{self.path}: buffer {index} lies beyond the end of the file")
             return self.data[offset: offset + buf.Size()]
         if buf.DataLength() == 0:
             return None
@@ -80,6 +86,8 @@ class TfliteImporter:
     def _tensor(self, index: int) -> str:
         if index in self.index_to_name:
             return self.index_to_name[index]
+        if not 0 <= index < self.sg.TensorsLength():
+            raise UtvmError(f"{self.path}: tensor index {index} (the subgraph has {self.sg.TensorsLength()} tensors)")
         t = self.sg.Tensors(index)
         raw_name = t.Name().decode("utf-8", "replace") if t.Name() else f"t{index}"
         name = raw_name
@@ -103,22 +111,30 @@ class TfliteImporter:
         if q is not None and q.ScaleLength() > 0:
             scale = q.ScaleAsNumpy().astype(np.float32)
             zp = q.ZeroPointAsNumpy().astype(np.int64) if q.ZeroPointLength() else np.zeros_like(scale, np.int64)
-            quant = Quant(scale=scale, zero_point=zp.astype(np.int32), axis=int(q.QuantizedDimension()))
+            quant = Quant(scale=scale, zero_point=zp, axis=int(q.QuantizedDimension()))  # int32 once checked
+        tensor = Tensor(name=name, shape=shape, dtype=dtype, quant=quant, variable=bool(t.IsVariable()))
+        try:
+            check_tensor(tensor)
+        except OpError as exc:
+            raise UtvmError(f"{self.path}: {exc}") from None
+        if quant is not None:
+            quant.zero_point = quant.zero_point.astype(np.int32)
         raw = self._buffer(t.Buffer())
-        data = None
         if raw is not None:
-            arr = np.frombuffer(raw, dtype=_NP_TYPES[dtype])
-            n = int(np.prod(shape)) if shape else 1
-            if arr.size != n:
-                raise UtvmError(f"{self.path}: constant '{raw_name}' holds {arr.size} values, its shape {list(shape)} needs {n}")
-            data = arr.reshape(shape).copy()
-        self.tensors[name] = Tensor(name=name, shape=shape, dtype=dtype, quant=quant, data=data,
-                                    variable=bool(t.IsVariable()))
+            width = np.dtype(_NP_TYPES[dtype]).itemsize
+            if len(raw) != tensor.nbytes:
+                raise UtvmError(f"{self.path}: constant '{raw_name[:80]}' holds {len(raw) // width} values, its shape "
+                                f"{short_list(shape)} needs {tensor.size}")
+            tensor.data = np.frombuffer(raw, dtype=_NP_TYPES[dtype]).reshape(shape).copy()
+        self.tensors[name] = tensor
         self.index_to_name[index] = name
         return name
 
     # -- operators -------------------------------------------------------------------------
     def _opcode_name(self, op: Any) -> str:
+        if not 0 <= op.OpcodeIndex() < self.model.OperatorCodesLength():
+            raise UtvmError(f"{self.path}: operator code index {op.OpcodeIndex()} (the model has "
+                            f"{self.model.OperatorCodesLength()} operator codes)")
         oc = self.model.OperatorCodes(op.OpcodeIndex())
         code = max(oc.BuiltinCode(), oc.DeprecatedBuiltinCode())
         name = self.names.get(code, f"BUILTIN_{code}")

@@ -202,7 +202,10 @@ def saturating_rounding_doubling_high_mul(a: IntOrExpr, b: IntOrExpr, no_overflo
     ab = ea.astype("int64") * eb.astype("int64")
     # nudge = ab >= 0 ? 2**30 : 1 - 2**30, from the sign mask of ab
     nudge = c64(1 << 30) + ((ab >> c64(63)) & c64(1 - (1 << 31)))
-    res = tirx.truncdiv(ab + nudge, c64(1 << 31))
+    # (ab + nudge) / 2**31 rounded toward zero, as shifts: TE leaves tensor loads inside a
+    # truncdiv unbound (te.create_prim_func), which per-channel multipliers would be
+    v = ab + nudge
+    res = (v + ((v >> c64(63)) & c64((1 << 31) - 1))) >> c64(31)
     if not no_overflow:
         # only INT32_MIN * INT32_MIN gives 2**31 here: saturate it (a Select on a == b == MIN
         # would be simplified away by TVM 0.27, wrongly)
@@ -240,11 +243,20 @@ def saturating_rounding_multiply_by_pot(x: Expr, exponent: int) -> Expr:
     return tirx.min(tirx.max(wide, c64(INT32_MIN)), c64(INT32_MAX)).astype("int32")
 
 
+def shift_left_wrap(x: Expr, left: IntOrExpr) -> Expr:
+    """int32 x * 2**left (0 <= left <= 31), wrapping around as two's complement does, with no
+    undefined behaviour in the C (a left shift of a negative int32, or an overflowing one, is):
+    utvm_shl_s32 of utvm/kernels.h shifts the unsigned value. An opaque call rather than TIR's
+    unsigned casts, from which TVM's simplifier concludes that the result is not negative."""
+    return tirx.call_pure_extern("int32", "utvm_shl_s32", x, c32(left) if isinstance(left, int) else left)
+
+
 def _shift_left_expr(x: Expr, left: IntOrExpr) -> Expr:
-    """x * 2**left for a non-negative shift (no overflow assumed, as in TFLite)."""
-    if isinstance(left, int):
-        return x if left == 0 else x * c32(1 << left)
-    return x << left
+    """x * 2**left for a non-negative shift (TFLite assumes no overflow; an overflow wraps here,
+    without undefined behaviour)."""
+    if isinstance(left, int) and left == 0:
+        return x
+    return shift_left_wrap(x, left)
 
 
 def multiply_by_quantized_multiplier(

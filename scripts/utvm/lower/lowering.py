@@ -11,7 +11,7 @@ import numpy as np
 import tvm
 from tvm import te
 
-from ..errors import UtvmError
+from ..errors import UtvmError, internal
 from ..external.base import ExternalArg, ExternalKernel, ExternalModule
 from ..ir import Graph, Operator, Tensor
 from .kerneldef import KernelArg, KernelDef
@@ -69,39 +69,44 @@ def lower_graph(graph: Graph, prefix: str, cpu: str | None = None,
     roots = alias_roots(graph)
     views: dict[str, View] = {}
     for index, op in enumerate(graph.ops):
-        opdef = get(op.kind)
-        if opdef is None:
-            raise UtvmError(f"{op.source}: no kernel for operator '{op.kind}'")
-        if opdef.alias:
-            aliases[op.outputs[0]] = op.inputs[0]
-            continue
-        if opdef.input_slots is not None:
-            _fill_slots(graph, op, index, prefix, target, tensors, views, funcs, calls)
-            continue
-        view = read_view(graph, index, roots)
-        if view is not None:
-            views[op.outputs[0]] = view
-            continue
-        if graph.tensors[op.outputs[0]].size == 0:
-            continue  # an empty output: nothing to compute
-        placed = placements.get(op.outputs[0])
-        external = _offload(graph, op, offload)
-        if external is not None:
-            module, kernel = external
-            symbol = f"{prefix}_{module.c_name}_{op.kind}_{index}"
-            names = [_bind_arg(tensors, arg, symbol) for arg in (*kernel.args, kernel.output)]
-            calls.append(KernelCall(symbol, index, f"{op.kind}_{index}", names, module=module.name,
-                                    external=kernel))
-            if placed is not None and placed.view.strides is None:
-                views[placed.tensor] = placed.view
-            continue
-        variant, kdef = opdef.kernel(graph, op, target)
-        symbol = f"{prefix}_{op.kind}_{index}"
-        func, arg_names = _build(kdef, tensors, symbol)
-        if placed is not None and kdef.output_tensor == placed.tensor:
-            func = _into_view(func, placed, views)
-        funcs[symbol] = func.with_attr("global_symbol", symbol)
-        calls.append(KernelCall(symbol, index, f"{op.kind}_{index}", arg_names, variant=variant))
+        try:
+            opdef = get(op.kind)
+            if opdef is None:
+                raise UtvmError(f"{op.source}: no kernel for operator '{op.kind}'")
+            if opdef.alias:
+                aliases[op.outputs[0]] = op.inputs[0]
+                continue
+            if opdef.input_slots is not None:
+                _fill_slots(graph, op, index, prefix, target, tensors, views, funcs, calls)
+                continue
+            view = read_view(graph, index, roots)
+            if view is not None:
+                views[op.outputs[0]] = view
+                continue
+            if graph.tensors[op.outputs[0]].size == 0:
+                continue  # an empty output: nothing to compute
+            placed = placements.get(op.outputs[0])
+            external = _offload(graph, op, offload)
+            if external is not None:
+                module, kernel = external
+                symbol = f"{prefix}_{module.c_name}_{op.kind}_{index}"
+                names = [_bind_arg(tensors, arg, symbol) for arg in (*kernel.args, kernel.output)]
+                calls.append(KernelCall(symbol, index, f"{op.kind}_{index}", names, module=module.name,
+                                        external=kernel))
+                if placed is not None and placed.view.strides is None:
+                    views[placed.tensor] = placed.view
+                continue
+            variant, kdef = opdef.kernel(graph, op, target)
+            symbol = f"{prefix}_{op.kind}_{index}"
+            func, arg_names = _build(kdef, tensors, symbol)
+            if placed is not None and kdef.output_tensor == placed.tensor:
+                func = _into_view(func, placed, views)
+            funcs[symbol] = func.with_attr("global_symbol", symbol)
+            calls.append(KernelCall(symbol, index, f"{op.kind}_{index}", arg_names, variant=variant))
+        except UtvmError:
+            raise
+        except Exception as exc:  # the last line: one error naming the operator
+            raise internal(f"{op.source} ({op.kind})", exc) from exc
     for module in offload:
         module.finalize([c.external for c in calls if c.module == module.name and c.external is not None])
     for call in calls:
@@ -111,9 +116,14 @@ def lower_graph(graph: Graph, prefix: str, cpu: str | None = None,
     if not funcs:
         return Lowered(lowered_graph, calls, aliases, views)
     mod = tvm.IRModule(funcs)
-    with tvm.transform.PassContext(opt_level=3, config={"tirx.disable_assert": True}):
-        lib = tvm.compile(mod, target=tvm.target.Target("c"), tir_pipeline=PIPELINE_NAME)
-    source = finish_source(lib.mod.inspect_source())
+    try:
+        with tvm.transform.PassContext(opt_level=3, config={"tirx.disable_assert": True}):
+            lib = tvm.compile(mod, target=tvm.target.Target("c"), tir_pipeline=PIPELINE_NAME)
+        source = finish_source(lib.mod.inspect_source())
+    except UtvmError:
+        raise
+    except Exception as exc:
+        raise internal("the kernels (TVM's C code generation)", exc) from exc
     for call in calls:
         if call.external is None:
             call.scratch_bytes = _scratch_bytes(source, call.symbol)

@@ -145,7 +145,7 @@ class Requant:
         elif self.right_only:
             a, right = x, imm(0) - s
         else:
-            a, right = x << tirx.max(s, imm(0)), tirx.max(imm(0) - s, imm(0))
+            a, right = fp.shift_left_wrap(x, tirx.max(s, imm(0))), tirx.max(imm(0) - s, imm(0))
         high = self._high(a, m)
         return rounding_divide_by_pot_small(high, right, self.right_positive)
 

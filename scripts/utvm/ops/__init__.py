@@ -74,5 +74,15 @@ def check_graph(graph: Graph) -> None:
         opdef = get(op.kind)
         if opdef is None:
             raise OpError(f"{op.source}: unknown operator kind '{op.kind}'")
-        if opdef.check is not None:
+        if not op.outputs or "" in op.outputs or (op.inputs and not op.inputs[0]):
+            raise OpError(f"{op.source}: its first input or an output is missing")
+        if opdef.check is None:
+            continue
+        try:
             opdef.check(graph, op)
+        except OpError:
+            raise
+        except (KeyError, IndexError, ValueError, TypeError, ArithmeticError) as exc:  # damaged models
+            detail = str(exc).strip().splitlines()[0][:80] if str(exc).strip() else ""
+            raise OpError(f"{op.source}: malformed operator ({type(exc).__name__}{': ' + detail if detail else ''})"
+                          ) from None

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from tvm import te
 
+from ..importer.limits import short_list
 from ..ir import Graph, Operator, Tensor
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import Requant, acc_bound, activation_range_int8, bias_requant, effective_scales
@@ -54,6 +55,58 @@ def check_mac_types(g: Graph, op: Operator) -> None:
         raise OpError(f"{op.source}: int8 tensors without quantization parameters")
     if x.dtype not in ("int8", "float32") or w.dtype != x.dtype:
         raise OpError(f"{op.source}: unsupported data types {x.dtype} input, {w.dtype} weights")
+
+
+#: the largest stride or dilation accepted
+MAX_STEP = 1 << 16
+
+
+def check_window(g: Graph, op: Operator, kh: int, kw: int) -> None:
+    """A sliding window over a 4-D NHWC input (convolutions, pools), as TFLite Micro's Prepare
+    functions check it: strides and dilations of at least 1, padding not negative and smaller
+    than the window, and the output's batch, height and width those the window gives (rounded
+    down, or up as ONNX's ceil_mode does)."""
+    x, y = io(g, op)
+    if len(x.shape) != 4 or len(y.shape) != 4:
+        raise OpError(f"{op.source}: needs a 4-D input and output, not {short_list(x.shape)} -> {short_list(y.shape)}")
+    steps = (*op.attrs["strides"], *op.attrs.get("dilation", (1, 1)))
+    if any(not 1 <= int(v) <= MAX_STEP for v in steps):
+        raise OpError(f"{op.source}: strides {tuple(op.attrs['strides'])} and dilations "
+                      f"{tuple(op.attrs.get('dilation', (1, 1)))} must be from 1 to {MAX_STEP}")
+    top, left, bottom, right = (int(v) for v in op.attrs["padding"])
+    (sh, sw), (dh, dw) = op.attrs["strides"], op.attrs.get("dilation", (1, 1))
+    if y.shape[0] != x.shape[0]:
+        raise OpError(f"{op.source}: batch {y.shape[0]} out, {x.shape[0]} in")
+    for what, size, k, stride, dil, p0, p1, out in (("height", x.shape[1], kh, sh, dh, top, bottom, y.shape[1]),
+                                                    ("width", x.shape[2], kw, sw, dw, left, right, y.shape[2])):
+        eff = (k - 1) * dil + 1
+        if k < 1 or min(p0, p1) < 0 or max(p0, p1) >= eff or size + p0 + p1 < eff:
+            raise OpError(f"{op.source}: a window of {k} (dilation {dil}) with padding {p0}, {p1} does not fit "
+                          f"the input {what} {size}")
+        span = size + p0 + p1 - eff
+        if out not in (span // stride + 1, -(-span // stride) + 1):
+            raise OpError(f"{op.source}: output {what} {out}, the window over the input gives {span // stride + 1}")
+
+
+def check_same_size(g: Graph, op: Operator) -> None:
+    """The output has as many elements as the first input (elementwise kernels run flat over it)."""
+    x, y = io(g, op)
+    if x.size != y.size:
+        raise OpError(f"{op.source}: output of shape {short_list(y.shape)} for an input of shape {short_list(x.shape)}")
+
+
+def check_bias(g: Graph, op: Operator, channels: int, index: int = 2) -> None:
+    """The optional bias: one value per output channel, int32 for int8 activations (int16, int32
+    or int64 for int16 ones), float32 for float32 ones."""
+    b = bias_of(g, op, index)
+    if b is None:
+        return
+    x = g.tensors[op.inputs[0]]
+    allowed = {"int8": ("int32",), "float32": ("float32",), "int16": ("int16", "int32", "int64")}.get(x.dtype, ())
+    if b.dtype not in allowed:
+        raise OpError(f"{op.source}: a {b.dtype} bias for {x.dtype} activations")
+    if b.size != channels:
+        raise OpError(f"{op.source}: a bias of {b.size} values for {channels} output channels")
 
 
 def check_16x8(g: Graph, op: Operator) -> None:

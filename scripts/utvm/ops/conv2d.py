@@ -55,7 +55,9 @@ from .base import OpDef, OpError, SourceOp, Variant
 from .common import (
     QuantConv,
     bias_of,
+    check_bias,
     check_mac_types,
+    check_window,
     conv_macs,
     int64_accumulation,
     mac4_knobs,
@@ -172,8 +174,14 @@ def from_onnx_qlinear(imp: Any, node: Any) -> None:
 def check(g: Graph, op: Operator) -> None:
     """What the convolution kernels assume (TFLite Micro's Conv Prepare checks the same)."""
     check_mac_types(g, op)
-    if g.tensors[op.inputs[1]].data is None:
-        raise OpError(f"{op.source}: the filter must be a constant")
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    if w.data is None or len(w.shape) != 4:
+        raise OpError(f"{op.source}: the filter must be a 4-D constant")
+    check_window(g, op, w.shape[1], w.shape[2])
+    if w.shape[3] != x.shape[3] or w.shape[0] != y.shape[3]:
+        raise OpError(f"{op.source}: a filter of shape {list(w.shape)} for {x.shape[3]} input and {y.shape[3]} "
+                      "output channels")
+    check_bias(g, op, y.shape[3])
 
 
 # ---------------------------------------------------------------------------------------

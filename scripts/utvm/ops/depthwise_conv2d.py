@@ -17,6 +17,7 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import Graph, Operator
+from ..lower import fixedpoint as fp
 from ..lower import helium as mve
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, activation_range_int8, imm
@@ -37,15 +38,19 @@ from ..lower.schedules import (
 )
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
-from .common import QuantConv, bias_of, check_mac_types, conv_macs, quant_conv, requant16
+from .common import QuantConv, bias_of, check_bias, check_mac_types, check_window, conv_macs, quant_conv, requant16
 from .conv2d import float_output, from_tflite
 
 
 def check(g: Graph, op: Operator) -> None:
     check_mac_types(g, op)
     x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
-    if w.data is None:
-        raise OpError(f"{op.source}: the filter must be a constant")
+    if w.data is None or len(w.shape) != 4:
+        raise OpError(f"{op.source}: the filter must be a 4-D constant")
+    check_window(g, op, w.shape[1], w.shape[2])
+    if w.shape[0] != 1 or w.shape[3] != y.shape[3]:
+        raise OpError(f"{op.source}: a filter of shape {list(w.shape)} for {y.shape[3]} output channels")
+    check_bias(g, op, y.shape[3])
     mult = op.attrs.get("depth_multiplier", 1)
     b = bias_of(g, op)
     if x.dtype == "int16" and b is not None and b.dtype != "int64":
@@ -167,7 +172,7 @@ def _depthwise_dw4(op: Operator, q: QuantConv, out_hw: tuple[int, int], y_name: 
 
     def acc_f(bb, i, j, o):  # type: ignore[no-untyped-def]
         word = P[bb, i * sh + ry * dh, j * sw + rx * dw, o // CHANNEL_BLOCK]
-        lane = (word << (imm(24) - (o % CHANNEL_BLOCK) * 8)) >> imm(24)
+        lane = fp.shift_left_wrap(word, imm(24) - (o % CHANNEL_BLOCK) * 8) >> imm(24)
         return te.sum(lane * W8[w_index(o, ry * kw + rx)].astype(I32), axis=[ry, rx])
 
     acc = te.compute((n, oh, ow, c), acc_f, name="acc")

@@ -16,6 +16,7 @@ from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, imm
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
+from .common import check_same_size
 
 
 def from_tflite(ctx: Any, node: Any) -> None:
@@ -34,6 +35,7 @@ def check(g: Graph, op: Operator) -> None:
     x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
     if x.dtype not in ("int8", "int16") or y.dtype != "float32" or x.quant is None:
         raise OpError(f"{op.source}: DEQUANTIZE from {x.dtype} to {y.dtype} is not supported")
+    check_same_size(g, op)
 
 
 def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from tvm import te, tirx
 
+from ..importer.limits import short_list
 from ..ir import Graph, Operator
 from ..lower import helium as mve
 from ..lower.kerneldef import KernelArg, KernelDef
@@ -41,7 +42,7 @@ from ..lower.schedules import (
 )
 from ..lower.target import VECTOR_LANES, Target
 from .base import OpDef, OpError, SourceOp, Variant
-from .common import bias_of, check_mac_types, int64_accumulation, mac4_knobs, requant16, wide_weights
+from .common import bias_of, check_bias, check_mac_types, int64_accumulation, mac4_knobs, requant16, wide_weights
 
 # ---------------------------------------------------------------------------------------
 # import
@@ -169,6 +170,11 @@ def check(g: Graph, op: Operator) -> None:
         raise OpError(f"{op.source}: the weights must be a 2-D constant")
     if w.shape[1] == 0 or x.size % w.shape[1]:
         raise OpError(f"{op.source}: input of {x.size} elements is not a multiple of depth {w.shape[1]}")
+    y = g.tensors[op.outputs[0]]
+    if y.size != x.size // w.shape[1] * w.shape[0] or y.shape[-1:] != (w.shape[0],):
+        raise OpError(f"{op.source}: output of shape {short_list(y.shape)} for {x.size // w.shape[1]} rows of "
+                      f"{w.shape[0]} units")
+    check_bias(g, op, w.shape[0])
 
 
 def macs(g: Graph, op: Operator) -> int:

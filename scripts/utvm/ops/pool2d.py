@@ -19,7 +19,7 @@ from ..lower.requant import I32, activation_range_int8, clamp, float_clamp, imm
 from ..lower.schedules import reduction_schedule
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
-from .common import check_io_types, io
+from .common import check_io_types, check_window, io
 
 _KINDS = {"AVERAGE_POOL_2D": "avg_pool2d", "MAX_POOL_2D": "max_pool2d"}
 
@@ -107,6 +107,9 @@ def from_onnx_qlinear(imp: Any, node: Any) -> None:
 def check(g: Graph, op: Operator) -> None:
     check_io_types(g, op)
     x, y = io(g, op)
+    check_window(g, op, *op.attrs["pool_size"])
+    if y.shape[3] != x.shape[3]:
+        raise OpError(f"{op.source}: {y.shape[3]} output channels for {x.shape[3]} input channels")
     if x.dtype == "int8" and op.attrs.get("rescale"):
         if op.kind != "avg_pool2d" or any(op.attrs["padding"]):
             raise OpError(f"{op.source}: rescaling pools must be average pools without padding")

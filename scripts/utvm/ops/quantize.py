@@ -20,6 +20,7 @@ from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, clamp, imm
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
+from .common import check_same_size
 from .elementwise import qrange
 
 INTEGERS = ("int8", "int16", "int32")
@@ -49,8 +50,7 @@ def check(g: Graph, op: Operator) -> None:
         raise OpError(f"{op.source}: QUANTIZE from {x.dtype} to {y.dtype} is not supported")
     if y.quant is None or (x.dtype != "float32" and x.quant is None):
         raise OpError(f"{op.source}: {y.dtype} tensors without quantization parameters")
-    if x.size != y.size:
-        raise OpError(f"{op.source}: input shape {list(x.shape)} and output shape {list(y.shape)} differ")
+    check_same_size(g, op)
 
 
 def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:

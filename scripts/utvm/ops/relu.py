@@ -20,7 +20,7 @@ from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, clamp, float_clamp
 from ..lower.target import Target
 from .base import OpDef, SourceOp, Variant
-from .common import check_io_types
+from .common import check_io_types, check_same_size
 from .elementwise import activation_range, qrange
 
 
@@ -87,6 +87,7 @@ def _clip(g: Graph, op: Operator, target: Target) -> KernelDef:
 
 def check(g: Graph, op: Operator) -> None:
     check_io_types(g, op, ("int8", "int16", "float32"))
+    check_same_size(g, op)
 
 
 def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:

@@ -18,6 +18,7 @@ arithmetic in numpy.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -338,6 +339,8 @@ def from_onnx(imp: Any, node: Any) -> None:
 
 
 def check(g: Graph, op: Operator) -> None:
+    """TFLite Micro's SoftmaxPrepare: equal shapes, beta positive, the output quantization fixed
+    for int8 and int16, and for int8 beta x input scale giving a multiplier above 1."""
     # TFLite Micro: int8 output scale 1/256 (to 1e-8), int16 1/32768 (to 1e-3 of it)
     check_row_op(g, op, {"int8": (OUTPUT_SCALE, OUTPUT_ZERO_POINT, 2.56e-6), "int16": (OUTPUT_SCALE_INT16, 0, 1e-3)},
                  "SOFTMAX")
@@ -346,6 +349,16 @@ def check(g: Graph, op: Operator) -> None:
         assert x.quant is not None
         if x.quant.scalar()[1] != 0:
             raise OpError(f"{op.source}: int16 SOFTMAX input must have zero point 0")
+    beta = float(op.attrs["beta"])
+    if not (math.isfinite(beta) and beta > 0):
+        raise OpError(f"{op.source}: beta {beta:g} (must be finite and positive)")
+    if x.dtype == "int8":
+        assert x.quant is not None
+        try:
+            fp.softmax_params(x.quant.scalar()[0], beta)
+        except ValueError:
+            raise OpError(f"{op.source}: beta {beta:g} x input scale {x.quant.scalar()[0]:g} is too small for the "
+                          "int8 softmax") from None
 
 
 def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..compiler import CompileOptions, CompileResult, compile_model
 from ..errors import UtvmError
+from ..importer.limits import short_list
 from ..ir import Graph
 from .harness import parse_harness_output, write_harness
 from .host import build_host, mlf_sources, run_host
@@ -78,15 +79,18 @@ def compare(outputs: list[np.ndarray], reference: list[np.ndarray],
         if ref.size != ours.size:
             return False, float("inf"), float("inf")
         ref = ref.reshape(ours.shape)
-        diff = np.abs(ours.astype(np.float64) - ref.astype(np.float64))
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = np.abs(ours.astype(np.float64) - ref.astype(np.float64))
+        if np.issubdtype(ours.dtype, np.floating):  # NaN equals NaN at the same position, inf the same inf
+            diff = np.where((np.isnan(ours) & np.isnan(ref)) | (ours == ref), 0.0, np.nan_to_num(diff, nan=np.inf))
         max_abs = max(max_abs, float(diff.max(initial=0.0)))
         step = steps[k] if steps else None
         if step is not None:
             ok = ok and bool(np.all(diff <= step * (1 + 1e-4)))
         elif np.issubdtype(ours.dtype, np.floating):
-            scale = np.maximum(np.abs(ref.astype(np.float64)), 1e-6)
+            scale = np.maximum(np.nan_to_num(np.abs(ref.astype(np.float64)), nan=1.0, posinf=1.0), 1e-6)
             max_rel = max(max_rel, float((diff / scale).max(initial=0.0)))
-            ok = ok and bool(np.allclose(ours, ref, rtol=1e-5, atol=1e-6))
+            ok = ok and bool(np.allclose(ours, ref, rtol=1e-5, atol=1e-6, equal_nan=True))
         else:
             ok = ok and bool(np.array_equal(ours, ref))
     return ok, max_abs, max_rel
@@ -115,6 +119,11 @@ def output_steps(model: Path, g: Graph) -> list[float | None] | None:
     return steps if any(s is not None for s in steps) else None
 
 
+def same_shape(given: tuple[int, ...], needed: tuple[int, ...]) -> bool:
+    """``given`` is ``needed``, up to a leading batch dimension of 1 added or dropped."""
+    return given == needed or (1, *given) == needed or given == (1, *needed)
+
+
 def load_inputs(paths: list[Path], result: CompileResult) -> list[np.ndarray]:
     g = result.graph
     if len(paths) != len(g.inputs):
@@ -128,8 +137,8 @@ def load_inputs(paths: list[Path], result: CompileResult) -> list[np.ndarray]:
             raise UtvmError(f"{path}: not a readable .npy file ({type(exc).__name__})") from None
         if arr.dtype != np.dtype(t.dtype):
             raise UtvmError(f"{path}: dtype {arr.dtype}, input '{name}' needs {t.dtype}")
-        if arr.size != t.size:
-            raise UtvmError(f"{path}: shape {list(arr.shape)}, input '{name}' needs {list(t.shape)}")
+        if not same_shape(tuple(arr.shape), t.shape):
+            raise UtvmError(f"{path}: shape {short_list(arr.shape)}, input '{name}' needs {short_list(t.shape)}")
         arrays.append(arr.reshape(t.shape))
     return arrays
 

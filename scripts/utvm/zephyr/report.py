@@ -171,14 +171,27 @@ def build_report(build_dir: Path, elf: Path | None = None,
     return ImageReport(
         elf=elf_path, board=_board_name(config),
         regions_from_config=board is not None,
-        models=tuple(_with_metadata(model_report(elf_path, n, board), build_dir) for n in models),
+        models=tuple(_with_metadata(model_report(elf_path, n, board), build_dir or _build_dir_of(elf_path))
+                     for n in models),
         image=elfreport.memory_report(elf_path, board))
 
 
-def _with_metadata(model: ModelReport, build_dir: Path) -> ModelReport:
+def _build_dir_of(elf: Path) -> Path | None:
+    """The CMake build directory an image given by ``--elf`` lies in (<build>/zephyr/zephyr.elf,
+    or the image beside CMakeCache.txt), or None."""
+    for d in (elf.parent, elf.parent.parent):
+        if (d / "CMakeCache.txt").is_file():
+            return d
+    return None
+
+
+def _with_metadata(model: ModelReport, build_dir: Path | None) -> ModelReport:
     """``model`` with the pools and patch plan of its metadata.json (tvm_add_model's output
     directory, <build>/tvm/<name> or below the build directory), when there is one."""
     import dataclasses
+
+    if build_dir is None:
+        return model
 
     for meta_path in sorted(Path(build_dir).glob(f"**/tvm/{model.name}/metadata.json"))[:1]:
         try:

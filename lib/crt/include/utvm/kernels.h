@@ -59,6 +59,9 @@
  *   int32, m2 = 2m - 2**32, so the rounded high word of a * m2 plus a is the rounded high word
  *   of 2a * m (one SMMLAR with DSP, accumulating a itself).
  * - utvm_sat_s8(x), utvm_sat_s16(x): x clamped to the int8 or int16 range (SSAT).
+ * - utvm_shl_s32(x, s): x * 2**s for 0 <= s <= 31, wrapping around as two's complement (one LSL):
+ *   shifted as an unsigned value, since a left shift of a negative int32 (or one that overflows)
+ *   is undefined behaviour in C.
  */
 #ifndef UTVM_KERNELS_H_
 #define UTVM_KERNELS_H_
@@ -513,6 +516,12 @@ static inline int32_t utvm_mac4_pad_s8(int32_t* acc, int32_t inside, int32_t* x,
 static inline int32_t utvm_mac4w_pad_s8(int32_t* acc, int32_t inside, int32_t* x, int32_t* z, int32_t* w,
                                         int32_t n) {
   return utvm_mac4w_s8(acc, inside ? x : z, w, n);
+}
+
+/* x * 2**s for 0 <= s <= 31, wrapping as two's complement (a left shift of a negative int32
+ * is undefined behaviour in C; shifted as unsigned, one LSL) */
+static inline int32_t utvm_shl_s32(int32_t x, int32_t s) {
+  return (int32_t)((uint32_t)x << (uint32_t)s);
 }
 
 /* x clamped to the range of an n-bit signed integer (SSAT on Armv7-M and later) */

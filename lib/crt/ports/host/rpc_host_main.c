@@ -132,6 +132,20 @@ static int open_pty(const char* link, int* keep_slave) {
   return master;
 }
 
+/* The longest inter-byte timeout accepted: 10 minutes (poll() takes an int of milliseconds). */
+#define MAX_INTERBYTE_MS 600000L
+
+/* A decimal number of milliseconds in [1, MAX_INTERBYTE_MS], nothing else in the text. */
+static int parse_ms(const char* text, long* out) {
+  char* end = NULL;
+  long v;
+  errno = 0;
+  v = strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || v < 1 || v > MAX_INTERBYTE_MS) return 0;
+  *out = v;
+  return 1;
+}
+
 int main(int argc, char** argv) {
   utvm_rpc_config_t cfg;
   fd_transport_t tr;
@@ -147,8 +161,11 @@ int main(int argc, char** argv) {
       use_pty = 1;
       if (i + 1 < argc && argv[i + 1][0] != '-') link = argv[++i];
     } else if (strcmp(argv[i], "--interbyte-ms") == 0 && i + 1 < argc) {
-      interbyte_ms = strtol(argv[++i], NULL, 10);
-      if (interbyte_ms <= 0) interbyte_ms = 100;
+      if (!parse_ms(argv[++i], &interbyte_ms)) {
+        fprintf(stderr, "error: --interbyte-ms must be a whole number of milliseconds from 1 to %ld, not '%s'\n",
+                MAX_INTERBYTE_MS, argv[i]);
+        return 2;
+      }
     } else {
       fprintf(stderr, "usage: %s [--pty [LINK]] [--interbyte-ms N]\n", argv[0]);
       return 2;

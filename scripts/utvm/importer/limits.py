@@ -1,0 +1,96 @@
+"""The largest inputs utvm accepts, and the checks every imported tensor passes (whatever its
+operator): shapes, element counts, quantization parameters.
+
+The operators' own parameter checks (strides, padding, axes, ... as TFLite Micro's Prepare
+functions) live in their modules (``utvm.ops.<op>.check``); these run first, so that those
+checks see well-formed tensors.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..ir import Graph, Tensor
+from ..ops.base import OpError
+
+#: the largest model file read (bytes)
+MAX_MODEL_BYTES = 256 << 20
+#: the largest tensor, constant or not (bytes)
+MAX_TENSOR_BYTES = 64 << 20
+#: the largest workspace pool a compiled model may need (bytes)
+MAX_POOL_BYTES = 256 << 20
+#: the most dimensions of a tensor (UTVM_MAX_DIMS of utvm/model.h)
+MAX_RANK = 6
+#: the most tensors and operators of a model
+MAX_TENSORS = 100_000
+
+#: zero points each integer type can hold
+_ZP_RANGE = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767), "int32": (-(2**31), 2**31 - 1),
+             "int64": (-(2**31), 2**31 - 1)}
+
+
+def mib(n: int) -> str:
+    return f"{n / (1 << 20):.0f} MiB" if n >= 1 << 20 else f"{n} bytes"
+
+
+def limits_text() -> str:
+    """The limits, as ``utvm compile --help`` shows them."""
+    return (f"limits: model files up to {mib(MAX_MODEL_BYTES)}, tensors up to {mib(MAX_TENSOR_BYTES)} and "
+            f"{MAX_RANK} dimensions, a workspace pool up to {mib(MAX_POOL_BYTES)}, {MAX_TENSORS} tensors")
+
+
+def short_list(values: object, limit: int = 8) -> str:
+    """``[a, b, c, ... and N more]``: a list for an error message, at most ``limit`` items shown."""
+    items = list(values)  # type: ignore[call-overload]
+    shown = ", ".join(str(v) for v in items[:limit])
+    return f"[{shown}, ... and {len(items) - limit} more]" if len(items) > limit else f"[{shown}]"
+
+
+def check_tensor(t: Tensor) -> None:
+    """One tensor's shape, size and quantization parameters (OpError naming the tensor)."""
+    label = f"tensor '{t.name[:80]}'"
+    if len(t.shape) > MAX_RANK:
+        raise OpError(f"{label} has {len(t.shape)} dimensions (at most {MAX_RANK} are supported)")
+    if any(d < 1 for d in t.shape):
+        raise OpError(f"{label} has shape {short_list(t.shape)}: every dimension must be at least 1")
+    if t.nbytes > MAX_TENSOR_BYTES:
+        raise OpError(f"{label} of shape {short_list(t.shape)} needs {mib(t.nbytes)}, more than the largest tensor "
+                      f"accepted ({mib(MAX_TENSOR_BYTES)})")
+    q = t.quant
+    if q is None or t.dtype not in _ZP_RANGE:
+        return
+    scale = np.asarray(q.scale, np.float64).reshape(-1)
+    zp = np.asarray(q.zero_point, np.int64).reshape(-1)
+    if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
+        bad = next(float(s) for s in scale if not (math.isfinite(s) and s > 0))
+        raise OpError(f"{label}: quantization scale {bad:g} (scales must be finite and positive)")
+    if np.any(scale < 1e-30) or np.any(scale > 1e30):
+        bad = next(float(s) for s in scale if not 1e-30 <= s <= 1e30)
+        raise OpError(f"{label}: quantization scale {bad:g} is out of the range 1e-30 .. 1e30")
+    lo, hi = _ZP_RANGE[t.dtype]
+    if zp.size and (int(zp.min()) < lo or int(zp.max()) > hi):
+        bad = next(int(z) for z in zp if not lo <= z <= hi)
+        raise OpError(f"{label}: zero point {bad} is outside the range of {t.dtype} ({lo} .. {hi})")
+    if zp.size not in (0, 1, scale.size):
+        raise OpError(f"{label}: {scale.size} quantization scales but {zp.size} zero points")
+    if scale.size > 1:
+        if not 0 <= q.axis < max(len(t.shape), 1):
+            raise OpError(f"{label}: quantized dimension {q.axis} of a {len(t.shape)}-D tensor")
+        if scale.size != t.shape[q.axis]:
+            raise OpError(f"{label}: {scale.size} quantization scales for {t.shape[q.axis]} channels "
+                          f"(dimension {q.axis})")
+
+
+def check_graph_limits(graph: Graph) -> None:
+    """Every tensor of the graph (see :func:`check_tensor`), and that the operators name tensors
+    of the graph."""
+    if len(graph.tensors) > MAX_TENSORS or len(graph.ops) > MAX_TENSORS:
+        raise OpError(f"{len(graph.tensors)} tensors, {len(graph.ops)} operators (at most {MAX_TENSORS})")
+    for t in graph.tensors.values():
+        check_tensor(t)
+    for op in graph.ops:
+        for name in (*op.inputs, *op.outputs):
+            if name and name not in graph.tensors:
+                raise OpError(f"{op.source}: unknown tensor '{name[:80]}'")

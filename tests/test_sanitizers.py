@@ -1,0 +1,85 @@
+"""The generated code of every shared and corpus model under AddressSanitizer and
+UndefinedBehaviorSanitizer (tests/sanitizer_build.py): built on the host with
+-fsanitize=address,undefined -fno-sanitize-recover=all, run on all-zero, all-minimum, all-maximum
+and random inputs through every entry point (typed run, run_with_pool, the descriptor's run with
+the static pool and an own pool), and every entry point refusing NULL and misaligned buffers.
+
+The MLFs are those test_models compiled when it ran first in the session (model_cache). Corpus
+models using operators this branch does not support yet are skipped, naming the operators.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from model_cache import mlf_cached
+from sanitizer_build import build_and_run
+from utvm.errors import UtvmError
+
+MODELS_DIR = Path(__file__).resolve().parents[2] / "shared" / "models"
+SHARED = ["kws_ref_model", "vww_96_int8", "pretrainedResnet_quant", "ad01_int8", "vww_96_float",
+          "pretrainedResnet", "ad01_fp32"]
+CORPUS = sorted(p.stem for p in (MODELS_DIR / "corpus").glob("*.tflite"))
+#: random input sets per model besides the three extremes
+RANDOMS = 1
+#: the figures of this session's run: model -> input sets run (each through four entry points)
+FIGURES: dict[str, int] = {}
+
+
+def _sanitizers_work(tmp: Path) -> str:
+    """'' when the host compiler builds and runs an ASan+UBSan program, else why not."""
+    if shutil.which("cc") is None:
+        return "no host C compiler"
+    src = tmp / "probe.c"
+    src.write_text("int main(void) { return 0; }\n")
+    proc = subprocess.run(["cc", "-fsanitize=address,undefined", str(src), "-o", str(tmp / "probe")],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        return f"the host compiler has no ASan/UBSan runtime: {proc.stderr.strip()[:200]}"
+    return "" if subprocess.run([str(tmp / "probe")]).returncode == 0 else "ASan programs do not run here"
+
+
+@pytest.fixture(scope="session")
+def sanitizers(tmp_path_factory: pytest.TempPathFactory) -> None:
+    why = _sanitizers_work(tmp_path_factory.mktemp("probe"))
+    if why:
+        pytest.skip(why)
+
+
+def check_model(model: Path, tmp_root: Path, tmp_path: Path) -> None:
+    if not model.is_file():
+        pytest.skip(f"{model} is not there")
+    try:
+        name, mlf = mlf_cached(model, tmp_root)
+    except UtvmError as exc:
+        if "unsupported operators" in str(exc):
+            pytest.skip(f"not compiled on this branch: {str(exc).split(': ', 1)[-1]}")
+        raise
+    run = build_and_run(mlf, name, randoms=RANDOMS, workdir=tmp_path)
+    assert run.problem == "", run.output[-3000:]
+    assert run.inputs == 3 + RANDOMS
+    FIGURES[model.stem] = run.inputs
+
+
+@pytest.mark.parametrize("name", SHARED)
+def test_shared_model_is_sanitizer_clean(sanitizers: None, tmp_root: Path, tmp_path: Path, name: str) -> None:
+    check_model(MODELS_DIR / f"{name}.tflite", tmp_root, tmp_path)
+
+
+@pytest.mark.parametrize("name", CORPUS)
+def test_corpus_model_is_sanitizer_clean(sanitizers: None, tmp_root: Path, tmp_path: Path, name: str) -> None:
+    check_model(MODELS_DIR / "corpus" / f"{name}.tflite", tmp_root, tmp_path)
+
+
+def test_sanitizer_figures() -> None:
+    """Prints the run's figures (pytest -s): builds, input sets, entry-point runs, findings (0:
+    every model above passed)."""
+    if not FIGURES:
+        pytest.skip("no sanitizer build ran in this session")
+    sets = sum(FIGURES.values())
+    print(f"\nsanitizer run: {len(FIGURES)} models built with ASan+UBSan, {sets} input sets, "
+          f"{4 * sets} runs through the entry points, 0 findings")
