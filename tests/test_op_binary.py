@@ -339,31 +339,12 @@ def test_onnx_broadcasting_across_layouts(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------
 # the shared models that use these operators
 
-#: corpus and TFLite Micro models whose every operator is imported here or already was
-SHARED = ["corpus/broadcast_add_mul_int8", "corpus/broadcast_add_mul_float32", "corpus/sub_max_min_int8",
-          "corpus/sub_max_min_float32", "corpus/prelu_int8", "tflm/simple_add_model"]
-SHARED_QUANTIZED = [n for n in SHARED if "float32" not in n]
+#: the whole corpus and TFLite Micro models run in test_shared_models.py
 SEANET = [f"add/add{i}" for i in range(17)] + [f"sub/sub{i}" for i in range(5)]
-
-
-
-
-@pytest.mark.parametrize("name", SHARED)
-def test_shared_model_on_host(models_dir: Path, tmp_path: Path, name: str) -> None:
-    check_model(models_dir / f"{name}.tflite", tmp_path)
-
-
-@pytest.mark.slow
-@needs_qemu
-@pytest.mark.parametrize("board", BOARDS)
-@pytest.mark.parametrize("name", SHARED_QUANTIZED)
-def test_shared_model_on_board(models_dir: Path, tmp_path: Path, name: str, board: str) -> None:
-    check_model(models_dir / f"{name}.tflite", tmp_path, board)
 
 
 #: corpus models that also need operators of other families: their binary operators are checked
 #: alone, each with its own shapes, quantization, constants and fused activation
-#: (lstm_unrolled_* run whole in test_op_unary.py)
 PARTLY = ["squeeze_excite_int8", "squeeze_excite_int16x8", "squeeze_excite_float32", "resize_int8", "resize_float32"]
 _TYPES = {0: "float32", 2: "int32", 6: "bool", 7: "int16", 9: "int8"}
 _ACTIVATION_NAMES = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6"}

@@ -352,7 +352,7 @@ def test_onnx_operator_matches_onnxruntime(op: str, tmp_path: Path) -> None:
 # shared models
 
 SEANET_OPS = ("conv", "transpose_conv")
-SHARED = ["corpus/transpose_conv_int8", "corpus/transpose_conv_float32"]
+#: the whole corpus models run in test_shared_models.py
 
 
 def _dir(tmp_path: Path, name: str) -> Path:
@@ -363,11 +363,6 @@ def _dir(tmp_path: Path, name: str) -> Path:
 
 def _seanet(models_dir: Path) -> list[str]:
     return [name for op in SEANET_OPS for name in layers(models_dir, op)]
-
-
-@pytest.mark.parametrize("name", SHARED)
-def test_shared_model_on_host(models_dir: Path, tmp_path: Path, name: str) -> None:
-    check_model(models_dir / f"{name}.tflite", tmp_path)
 
 
 @pytest.mark.parametrize("op", SEANET_OPS)

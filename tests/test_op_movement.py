@@ -760,8 +760,7 @@ def test_onnx_split_num_outputs(tmp_path: Path) -> None:
 
 # -- shared models ------------------------------------------------------------------------------------
 
-CORPUS = ["pad_conv", "concat_branches", "slice_split", "resize", "conv1d", "transpose_reduce_max",
-          "depth_space_l2norm"]
+#: the whole corpus and TFLite Micro models run in test_shared_models.py
 BOARDS = ["mps2/an386", "mps3/an547"]
 
 
@@ -774,22 +773,6 @@ def _run_shared(path: Path, board: str, work: Path, inputs: list[Path] | None = 
         if "unsupported operators" in str(exc):  # an operator of another family, not merged yet
             pytest.skip(str(exc).split(": ", 1)[-1])
         raise
-
-
-@pytest.mark.parametrize("name", [f"{m}_{t}" for m in CORPUS for t in ("int8", "float32")])
-def test_corpus_model_on_host(models_dir: Path, tmp_path: Path, name: str) -> None:
-    report = _run_shared(models_dir / "corpus" / f"{name}.tflite", "host", tmp_path)
-    assert report.outputs_match_reference  # type: ignore[attr-defined]
-    if name.endswith("int8"):
-        assert report.max_abs_diff == 0  # type: ignore[attr-defined]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("board", BOARDS)
-@pytest.mark.parametrize("name", [f"{m}_int8" for m in CORPUS])
-def test_corpus_model_on_board(models_dir: Path, tmp_path: Path, name: str, board: str) -> None:
-    report = _run_shared(models_dir / "corpus" / f"{name}.tflite", board, tmp_path)
-    assert report.outputs_match_reference and report.max_abs_diff == 0  # type: ignore[attr-defined]
 
 
 def _seanet(models_dir: Path, layer: str) -> list[Path]:

@@ -390,16 +390,7 @@ def test_onnx_normalizations_match_onnxruntime(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------
 # the shared models these operators complete
 
-#: transpose_reduce_max_* and depth_space_l2norm_* run in test_op_movement.py (host and boards)
-SHARED = ["argmax_int8", "argmax_float32"]
-SHARED_ON_BOARD = ["argmax_int8"]
-
-
-@pytest.mark.parametrize("name", SHARED)
-def test_shared_model_on_host(models_dir: Path, tmp_path: Path, name: str) -> None:
-    report = check_model(models_dir / "corpus" / f"{name}.tflite", tmp_path)
-    if "float32" not in name:
-        assert report.max_abs_diff == 0
+#: the whole corpus models run in test_shared_models.py
 
 
 @pytest.mark.parametrize("name", ["squeeze_excite_int8", "squeeze_excite_int16x8", "squeeze_excite_float32"])
@@ -431,15 +422,11 @@ def _mixed() -> Cases:
 
 
 @op_check.on_boards
-def test_operators_on_board(models_dir: Path, tmp_path: Path, board: str) -> None:
+def test_operators_on_board(tmp_path: Path, board: str) -> None:
     """Every operator and type on the emulated Cortex-M4 and M55, its C warning-free for
-    arm-none-eabi-gcc -Wall -Wextra -Werror; and the shared models of SHARED_ON_BOARD."""
+    arm-none-eabi-gcc -Wall -Wextra -Werror."""
     _mixed().check(tmp_path, board)
     op_check.assert_kernels_warning_free(tmp_path, board)
-    for name in SHARED_ON_BOARD:
-        (tmp_path / name).mkdir()
-        report = check_model(models_dir / "corpus" / f"{name}.tflite", tmp_path / name, board)
-        assert report.max_abs_diff == 0
 
 
 # ---------------------------------------------------------------------------------------------
