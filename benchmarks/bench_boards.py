@@ -22,6 +22,7 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -89,33 +90,51 @@ def _fmt(value: Any, spec: str = ",") -> str:
     return format(value, spec)
 
 
+#: the instruction counts' note under each table
+ICOUNT_NOTE = ("Instructions: executed Thumb instructions per inference, counted by QEMU -icount shift=0 "
+               "(FPGAIO counter, resolution 40 instructions on MPS2, 50 on the AN547); not cycles.")
+
+
+def table_lines(head: str, rows: list[dict[str, Any]], label: Callable[[dict[str, Any]], str],
+                cells: Callable[[dict[str, Any]], list[str]]) -> list[str]:
+    """A markdown table: ``head``, then per row its ``label`` (the model's cells), its board and
+    ``cells`` (or the run's error)."""
+    width = head.count(" | ") + 1
+    lines = [head, "|" + "---|" * width]
+    for r in rows:
+        board = f"{r['board']} ({r.get('cpu', '?')})"
+        values = [f"ERROR: {r['error']}"] + [""] * (width - label(r).count(" | ") - 3) if "error" in r else cells(r)
+        lines.append("| " + " | ".join([label(r), board, *values]) + " |")
+    return lines
+
+
+def match_cell(r: dict[str, Any]) -> str:
+    return "yes" if r["match"] else f"NO (max diff {_fmt(r['max_abs_diff'], 'g')})"
+
+
+def flash_cell(r: dict[str, Any]) -> str:
+    return f"{_fmt(r['flash_model_bytes'])} ({_fmt(r['flash_code_bytes'])} + {_fmt(r['flash_constants_bytes'])})"
+
+
 def markdown(rows: list[dict[str, Any]]) -> str:
     head = ("| model | board (CPU) | matches TFLM | instructions | MACs | instr./MAC | TFLM ref. instr./MAC "
             "| TFLM CMSIS-NN instr./MAC | pool B | RAM B (pool + I/O) | TFLM arena B | RAM / arena "
             "| flash B (code + constants) | firmware RAM B |")
-    lines = [head, "|" + "---|" * head.count(" | ") + "---|"]
-    for r in rows:
-        label = f"{SHORT.get(r['model'], r['model'])} ({r['model']})"
-        board = f"{r['board']} ({r.get('cpu', '?')})"
-        if "error" in r:
-            lines.append(f"| {label} | {board} | ERROR: {r['error']} |" + " |" * 11)
-            continue
+
+    def cells(r: dict[str, Any]) -> list[str]:
         arena = r["tflm_arena_bytes"]
-        ratio = f"{r['ram_model_bytes'] / arena:.2f}" if arena else "-"
         cmsis = _fmt(r["tflm_cmsis_ipm"])
         if r["tflm_cmsis_ipm"] is not None:
             cmsis += " (M55)" if r["tflm_cpu"] == "Cortex-M55" else " (M4)"
-        fw_ram = r["image"].get("ram_total")
-        lines.append(
-            f"| {label} | {board} | {'yes' if r['match'] else 'NO (max diff ' + _fmt(r['max_abs_diff'], 'g') + ')'} "
-            f"| {_fmt(r['instructions'])} | {_fmt(r['macs'])} | {_fmt(r['instructions_per_mac'])} "
-            f"| {_fmt(r['tflm_ref_ipm'])} | {cmsis} | {_fmt(r['workspace_bytes'])} | {_fmt(r['ram_model_bytes'])} "
-            f"| {_fmt(arena)} | {ratio} | {_fmt(r['flash_model_bytes'])} "
-            f"({_fmt(r['flash_code_bytes'])} + {_fmt(r['flash_constants_bytes'])}) | {_fmt(fw_ram)} |")
+        return [match_cell(r), _fmt(r["instructions"]), _fmt(r["macs"]), _fmt(r["instructions_per_mac"]),
+                _fmt(r["tflm_ref_ipm"]), cmsis, _fmt(r["workspace_bytes"]), _fmt(r["ram_model_bytes"]),
+                _fmt(arena), f"{r['ram_model_bytes'] / arena:.2f}" if arena else "-", flash_cell(r),
+                _fmt(r["image"].get("ram_total"))]
+
+    lines = table_lines(head, rows, lambda r: f"{SHORT.get(r['model'], r['model'])} ({r['model']})", cells)
     notes = [
         "",
-        "Instructions: executed Thumb instructions per inference, counted by QEMU -icount shift=0 "
-        "(FPGAIO counter, resolution 40 instructions on MPS2, 50 on the AN547); not cycles.",
+        ICOUNT_NOTE,
         "TFLM instr./MAC: TFLite Micro built for the same emulated CPUs (DESIGN.md section 5): the MPS2 "
         "rows show the Cortex-M4 figures (reference kernels, CMSIS-NN), the AN547 row Cortex-M55 + "
         "CMSIS-NN (Helium); no figure exists for the M3 and M7 themselves.",
@@ -124,6 +143,30 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         "linked firmware. Firmware RAM: everything in RAM, including the 16 KiB stack and the harness.",
     ]
     return "\n".join(lines + notes) + "\n"
+
+
+def error_row(model: str, board: str, exc: Exception) -> dict[str, Any]:
+    """The row of a run that failed, its error printed to stderr."""
+    print(f"    error: {exc}", file=sys.stderr, flush=True)
+    return {"model": model, "board": board, "cpu": get_board(board).cpu, "error": str(exc)}
+
+
+def print_progress(row: dict[str, Any], t0: float) -> None:
+    print(f"    {'match' if row['match'] else 'MISMATCH'}, {_fmt(row['instructions'])} instructions, "
+          f"{_fmt(row['instructions_per_mac'])}/MAC, {row['seconds']:.1f} s "
+          f"(total {time.monotonic() - t0:.0f} s)", file=sys.stderr, flush=True)
+
+
+def write_results(out_dir: Path, stem: str, title: str, table: str, rows: list[dict[str, Any]], t0: float) -> int:
+    """Write ``stem``.md (``title`` + ``table``) and ``stem``.json (``rows``), print the table;
+    returns the exit status: 1 when a run failed or differed from TFLite Micro."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / f"{stem}.md").write_text(f"# {title}\n\n{table}")
+    (out_dir / f"{stem}.json").write_text(json.dumps(rows, indent=2) + "\n")
+    print(table)
+    print(f"wrote {out_dir / stem}.md and .json in {time.monotonic() - t0:.0f} s", file=sys.stderr)
+    failed = [r for r in rows if "error" in r or not r.get("match")]
+    return 1 if failed else 0
 
 
 def _split(value: str) -> list[str]:
@@ -163,8 +206,7 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     row = bench_one(path, board, Path(tmp), offload, args.cmsis_nn_dir)
                 except UtvmError as exc:
-                    print(f"    error: {exc}", file=sys.stderr, flush=True)
-                    rows.append({"model": model, "board": board, "cpu": get_board(board).cpu, "error": str(exc)})
+                    rows.append(error_row(model, board, exc))
                     continue
                 if not plotted:
                     from plot_memory_plan import plot_memory_plan
@@ -173,19 +215,10 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"    wrote {png}", file=sys.stderr, flush=True)
                     plotted = True
             rows.append(row)
-            print(f"    {'match' if row['match'] else 'MISMATCH'}, {_fmt(row['instructions'])} instructions, "
-                  f"{_fmt(row['instructions_per_mac'])}/MAC, {row['seconds']:.1f} s "
-                  f"(total {time.monotonic() - t0:.0f} s)", file=sys.stderr, flush=True)
+            print_progress(row, t0)
 
-    table = markdown(rows)
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    title = "# int8 models on the emulated boards" + (f" (--offload {', '.join(offload)})" if offload else "")
-    (args.out_dir / f"boards{suffix}.md").write_text(title + "\n\n" + table)
-    (args.out_dir / f"boards{suffix}.json").write_text(json.dumps(rows, indent=2) + "\n")
-    print(table)
-    print(f"wrote {args.out_dir / f'boards{suffix}.md'} and .json in {time.monotonic() - t0:.0f} s", file=sys.stderr)
-    failed = [r for r in rows if "error" in r or not r.get("match")]
-    return 1 if failed else 0
+    title = "int8 models on the emulated boards" + (f" (--offload {', '.join(offload)})" if offload else "")
+    return write_results(args.out_dir, f"boards{suffix}", title, markdown(rows), rows, t0)
 
 
 if __name__ == "__main__":
