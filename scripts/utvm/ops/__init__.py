@@ -69,11 +69,21 @@ def macs(graph: Graph, op: Operator) -> int:
 
 
 def check_graph(graph: Graph) -> None:
-    """Every operator's parameter checks; the first problem is raised as OpError."""
+    """Every operator's parameter checks; the first problem is raised as OpError. An operator
+    may not write a constant or a model input, and a tensor has one producer."""
+    written: set[str] = set()
+    inputs = set(graph.inputs)
     for op in graph.ops:
         opdef = get(op.kind)
         if opdef is None:
             raise OpError(f"{op.source}: unknown operator kind '{op.kind}'")
+        for name in op.outputs:
+            t = graph.tensors[name]
+            if t.is_constant or name in inputs:
+                raise OpError(f"{op.source}: writes '{name[:80]}', a {'constant' if t.is_constant else 'model input'}")
+            if name in written:
+                raise OpError(f"{op.source}: '{name[:80]}' is written by two operators")
+            written.add(name)
         if not op.outputs or "" in op.outputs or (op.inputs and not op.inputs[0]):
             raise OpError(f"{op.source}: its first input or an output is missing")
         if opdef.check is None:

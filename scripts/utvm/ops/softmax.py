@@ -31,7 +31,7 @@ from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import clamp
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
-from .common import check_row_op, rows_kernel
+from .common import check_row_op, check_same_size, rows_kernel
 
 #: integer bits of the scaled input diffs (Q5.26), of the exp sum (Q12.19): TFLite's constants
 SCALED_DIFF_INTEGER_BITS = 5
@@ -342,6 +342,7 @@ def check(g: Graph, op: Operator) -> None:
     """TFLite Micro's SoftmaxPrepare: equal shapes, beta positive, the output quantization fixed
     for int8 and int16, and for int8 beta x input scale giving a multiplier above 1."""
     # TFLite Micro: int8 output scale 1/256 (to 1e-8), int16 1/32768 (to 1e-3 of it)
+    check_same_size(g, op)
     check_row_op(g, op, {"int8": (OUTPUT_SCALE, OUTPUT_ZERO_POINT, 2.56e-6), "int16": (OUTPUT_SCALE_INT16, 0, 1e-3)},
                  "SOFTMAX")
     x = g.tensors[op.inputs[0]]
