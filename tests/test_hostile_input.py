@@ -431,3 +431,24 @@ def test_softmax_input_scale_too_small(tmp_path: Path) -> None:
     model.write_bytes(softmax_model((1, 10), input_scale=1e-25))
     rc, _, err = cli(["compile", str(model), "-o", str(tmp_path / "out")])
     one_error(rc, err, "too small for the int8 softmax")
+
+
+@pytest.mark.parametrize("target", ["constant", "input", "twice"])
+def test_operator_output_must_be_its_own(tmp_path: Path, target: str) -> None:
+    """A fuzzed FULLY_CONNECTED wrote into another layer's constant bias: the kernel compiled and
+    ran off the end of the constant under ASan. An output that is a constant, a model input, or
+    written by two operators is refused."""
+    from tflite_builder import ModelBuilder
+
+    m = ModelBuilder("outputs")
+    x = m.add_tensor("x", [1, 8], "float32")
+    c = m.add_tensor("c", [1, 8], "float32", data=np.ones((1, 8), np.float32))
+    y = m.add_tensor("y", [1, 8], "float32")
+    out = {"constant": c, "input": x, "twice": y}[target]
+    m.add_operator("RELU", [x], [out])
+    m.add_operator("RELU", [x] if target == "twice" else [out], [y])
+    model = tmp_path / "outputs.tflite"
+    model.write_bytes(m.finish([x], [y]))
+    rc, _, err = cli(["compile", str(model), "-o", str(tmp_path / "out")])
+    one_error(rc, err, {"constant": "a constant", "input": "a model input", "twice": "written by two operators"}[target])
+    assert not (tmp_path / "out").exists()
