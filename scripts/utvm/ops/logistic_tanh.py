@@ -27,8 +27,8 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import Graph, Operator
+from ..lower import activation16 as act16
 from ..lower import fixedpoint as fp
-from ..lower.activation16 import TABLE_S16
 from ..lower.fixedpoint import Expr
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32
@@ -126,31 +126,16 @@ def int16_kernel(g: Graph, op: Operator) -> KernelDef:
     sx = scales(g, op)[0]
     multiplier, shift = int16_input_scaling(sx)
     rounding = (1 << (shift - 1)) if shift > 0 else 0
-    index_bits = 9 if op.kind == "logistic" else 8
-    saturated = (0x7FFF << 10) if op.kind == "logistic" else (0xFFFF << 8)
     X = te.placeholder((x.size,), "int16", name="x")
     T = te.placeholder((256,), "int16", name="table")
-    table = TABLE_S16  # the table minus 32768, to fit int16
-
-    def entry(k: Expr) -> Expr:
-        return T[k].astype(I32) + 32768
+    activation = act16.sigmoid if op.kind == "logistic" else act16.tanh
 
     def f(i: Expr) -> Expr:
         v = (X[i].astype(I32) * multiplier + rounding) >> shift
-        magnitude = tirx.Select(v >= 0, v, 0 - v)
-        high = magnitude >> index_bits
-        k = te.min(high, 254)
-        ua, ub = entry(k), entry(k + 1)
-        low = magnitude & ((1 << index_bits) - 1)
-        r = tirx.Select(high >= 255, tirx.const(saturated, I32), (ua << index_bits) + low * (ub - ua))
-        if op.kind == "logistic":
-            r = tirx.Select(v >= 0, r + (1 << 9), (1 << 25) - r + (1 << 9) - 1) >> 10
-        else:
-            r = tirx.Select(v >= 0, r - (1 << 23) + (1 << 7), (1 << 23) - r + (1 << 7) - 1) >> 8
-        return r.astype("int16")
+        return activation(T, v).astype("int16")
 
     out = te.compute((x.size,), f, name="out")
-    return KernelDef([KernelArg(X, tensor=x.name), KernelArg(T, constant=table, role="sigmoid")], out, y.name)
+    return KernelDef([KernelArg(X, tensor=x.name), KernelArg(T, constant=act16.TABLE_S16, role="sigmoid")], out, y.name)
 
 
 # ---------------------------------------------------------------------------------------------
