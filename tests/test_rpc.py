@@ -8,6 +8,7 @@ each the next good frame must be served.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import struct
@@ -209,6 +210,43 @@ def test_io_in_pool_model(client: RpcClient) -> None:
     np.testing.assert_array_equal(client.get_outputs(1)[0], a * b)
 
 
+def test_repeated_run_counts_every_run(client: RpcClient) -> None:
+    """RUN with a repeat count (protocol 2): the model runs that many times, the outputs are
+    those of one run (an I/O-in-pool model gets its inputs again before each run) and PROFILE's
+    total is the mean per run."""
+    x = np.arange(-4, 4, dtype=np.int8).reshape(1, 8)
+    client.set_inputs(0, [x])
+    many = client.run(0, repeats=2000)
+    assert many.model_status == 0
+    np.testing.assert_array_equal(client.get_outputs(0)[0], x + 1)
+    assert profile_from_client(client, 0).total_cycles == many.cycles // 2000
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.full((2, 3), 3.0, dtype=np.float32)
+    client.set_inputs(1, [a, b])
+    client.run(1, repeats=7)
+    np.testing.assert_array_equal(client.get_outputs(1)[0], a * b)
+
+
+def test_repeated_run_on_a_version_1_server_sends_one_run_per_repeat(client: RpcClient) -> None:
+    sent: list[bytes] = []
+    request = client.request
+
+    def spy(cmd: int, payload: bytes = b"", **kw):  # type: ignore[no-untyped-def]
+        if cmd == p.Cmd.RUN:
+            sent.append(payload)
+        return request(cmd, payload, **kw)
+
+    info = client.info()
+    client._info = p.ServerInfo(1, *dataclasses.astuple(info)[1:])  # what a version 1 server says
+    client.request = spy  # type: ignore[method-assign]
+    try:
+        run = client.run(0, repeats=3)
+    finally:
+        client.request = request  # type: ignore[method-assign]
+        client._info = info
+    assert sent == [p.req_model(0)] * 3 and run.model_status == 0
+
+
 def test_run_failure_is_reported(client: RpcClient) -> None:
     client.set_inputs(
         1, [np.full((2, 3), -1e31, np.float32), np.ones((2, 3), np.float32)]
@@ -345,6 +383,9 @@ def test_reply_frames_are_ignored(client: RpcClient) -> None:
         (p.Cmd.READ_INPUT, p.req_read(0, 0, 0, 1) + b"\x00", p.Status.ERR_BAD_LENGTH),
         (p.Cmd.RUN, p.req_model(200), p.Status.ERR_BAD_MODEL),
         (p.Cmd.RUN, b"", p.Status.ERR_BAD_LENGTH),
+        (p.Cmd.RUN, b"\x00\x01", p.Status.ERR_BAD_LENGTH),
+        (p.Cmd.RUN, p.req_model(0) + b"\x00\x00", p.Status.ERR_BAD_RANGE),
+        (p.Cmd.RUN, p.req_model(9) + b"\x02\x00", p.Status.ERR_BAD_MODEL),
         (p.Cmd.PROFILE, p.req_model(2), p.Status.ERR_BAD_MODEL),
         (p.Cmd.INFO, b"\x00", p.Status.ERR_BAD_LENGTH),
         (p.Cmd.RESET, b"\x00", p.Status.ERR_BAD_LENGTH),

@@ -278,10 +278,10 @@ class RpcClient:
     def info(self) -> p.ServerInfo:
         if self._info is None:
             self._info = p.ServerInfo.parse(self.request(p.Cmd.INFO).payload)
-            if self._info.version != p.PROTOCOL_VERSION:
+            if not p.MIN_PROTOCOL_VERSION <= self._info.version <= p.PROTOCOL_VERSION:
                 raise RpcError(
                     f"server speaks protocol version {self._info.version}, "
-                    f"this client {p.PROTOCOL_VERSION}"
+                    f"this client {p.MIN_PROTOCOL_VERSION} to {p.PROTOCOL_VERSION}"
                 )
         return self._info
 
@@ -351,10 +351,18 @@ class RpcClient:
             length = self.model_info(model).inputs[index].size_bytes - offset
         return self._read(p.Cmd.READ_INPUT, model, index, offset, length)
 
-    def run(self, model: int, timeout_s: float = 120.0) -> RunResult:
+    def run(self, model: int, timeout_s: float = 120.0, repeats: int = 1) -> RunResult:
+        """Run ``model``; ``cycles`` counts all ``repeats`` runs. A server of protocol 2 runs
+        them back to back between two counter reads (the counter's resolution divided by
+        ``repeats``); a version 1 server is sent one RUN per repeat and the counts are added."""
+        if repeats > 1 and self.info().version < 2:
+            runs = [self.run(model, timeout_s) for _ in range(repeats)]
+            return RunResult(runs[-1].model_status, sum(r.cycles for r in runs))
         reply = self.request(
-            p.Cmd.RUN, p.req_model(model), timeout_s=timeout_s, check=False
+            p.Cmd.RUN, p.req_run(model, repeats), timeout_s=timeout_s, check=False
         )
+        if reply.payload[:1] != bytes([p.Status.OK]) and len(reply.payload) < 9:
+            raise RpcError(f"run failed: {p.Status.describe(reply.payload[0])}", reply.payload[0])
         parsed = p.RunReply.parse(reply.payload)
         if parsed.status != p.Status.OK:
             raise RpcError(

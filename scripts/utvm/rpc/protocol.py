@@ -20,7 +20,9 @@ OVERHEAD = HEADER_SIZE + TRAILER_SIZE
 MAX_LEN = 0xFFFF
 REPLY = 0x80
 FRAME_ERROR = 0xFF
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+#: Oldest server this client talks to (version 1: RUN without a repeat count).
+MIN_PROTOCOL_VERSION = 1
 
 #: Bytes of a WRITE_INPUT payload before the data: model, index, offset.
 WRITE_HEADER = 6
@@ -186,6 +188,14 @@ def decode_frames(data: bytes) -> list[Frame]:
 
 def req_model(model: int) -> bytes:
     return struct.pack("<B", model)
+
+
+def req_run(model: int, repeats: int = 1) -> bytes:
+    """RUN of ``model``; with ``repeats`` > 1 (protocol 2) the server runs it that many times and
+    replies the cycles of all of them."""
+    if not 1 <= repeats <= 0xFFFF:
+        raise ValueError(f"repeats must be 1..65535, not {repeats}")
+    return struct.pack("<B", model) if repeats == 1 else struct.pack("<BH", model, repeats)
 
 
 def req_op_names(model: int, first: int) -> bytes:

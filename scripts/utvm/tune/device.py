@@ -4,7 +4,8 @@ All candidates of a kernel are compiled as models of their own and linked into o
 firmware (the server serves several models). ``--flash CMD`` puts it on each device (for a
 Zephyr board ``west flash -d {build}``; for an emulated board a command that restarts QEMU with
 ``{elf}``); then each device runs its share of the candidates (one worker per device), timed
-with the board's cycle counter (several repetitions, the median), and returns the outputs.
+with the board's cycle counter (several measurements, the median; a short candidate runs back to
+back inside one measurement so that it spans many counter ticks), and returns the outputs.
 """
 
 from __future__ import annotations
@@ -34,8 +35,12 @@ from .space import Config
 if TYPE_CHECKING:
     from .tuner import TuneOptions
 
-#: runs of each candidate on a device; the median counts
+#: measurements of each candidate on a device; the median counts
 REPEATS = 5
+#: counter ticks one measurement should span: a candidate shorter than that runs back to back
+#: several times inside one measurement (an MPS2 counter ticks every 40 instructions, Zephyr's
+#: fallback clock may be a 32 kHz RTC), so the counter's resolution does not decide the choice
+TARGET_TICKS = 2000
 
 
 def server_sources(cands: list[Candidate], board: str, build: Path) -> ServerSources:
@@ -104,13 +109,17 @@ def _measure_share(device: str, share: list[Candidate], inputs: list, board: str
             try:
                 index = client.find_model(f"tune_c{c.index}")
                 client.set_inputs(index, inputs)
+                first = client.run(index)
+                if first.model_status != 0:
+                    raise RpcError(f"the kernel returned status {first.model_status}")
+                runs = min(0xFFFF, max(1, -(-TARGET_TICKS // max(first.cycles, 1))))
                 cycles = []
                 for _ in range(REPEATS):
-                    run = client.run(index)
+                    run = client.run(index, repeats=runs)
                     if run.model_status != 0:
                         raise RpcError(f"the kernel returned status {run.model_status}")
                     cycles.append(run.cycles)
-                c.instructions = int(statistics.median(cycles)) * scale
+                c.instructions = round(statistics.median(cycles) * scale / runs)
                 c.output = b"".join(a.tobytes() for a in client.get_outputs(index))
             except RpcError as exc:
                 c.error = str(exc)

@@ -31,7 +31,7 @@
 extern "C" {
 #endif
 
-#define UTVM_RPC_PROTOCOL_VERSION 1u
+#define UTVM_RPC_PROTOCOL_VERSION 2u
 
 #define UTVM_RPC_SYNC0 0xA5u
 #define UTVM_RPC_SYNC1 0x5Au
@@ -58,7 +58,7 @@ typedef enum {
   UTVM_RPC_CMD_WRITE_INPUT = 0x10, /**< u8 model, u8 index, u32 offset, bytes */
   UTVM_RPC_CMD_READ_OUTPUT = 0x11, /**< u8 model, u8 index, u32 offset, u16 length */
   UTVM_RPC_CMD_READ_INPUT = 0x12,  /**< u8 model, u8 index, u32 offset, u16 length */
-  UTVM_RPC_CMD_RUN = 0x20,         /**< u8 model -> i32 model status, u32 cycles */
+  UTVM_RPC_CMD_RUN = 0x20,         /**< u8 model [u16 repeats] -> i32 model status, u32 cycles */
   UTVM_RPC_CMD_PROFILE = 0x21,     /**< u8 model, u16 first -> cycles of the last run */
   UTVM_RPC_CMD_RESET = 0x30,       /**< zero all I/O buffers, forget the last runs */
 } utvm_rpc_cmd_t;
