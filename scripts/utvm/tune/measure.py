@@ -1,7 +1,9 @@
 """Measuring candidate kernels: each configuration of one operator compiled as a model of its own
 (the operator alone, its activations as inputs, its constants kept), all candidates linked
-into one firmware that runs each once on the same random inputs, and read back: instructions
-(QEMU's exact count) and the output bytes (which must equal the default's)."""
+into one firmware that runs each on the same random inputs, and read back: instructions
+(QEMU's exact count; a short kernel runs back to back until the count spans TARGET_TICKS counter
+ticks, so the counter's tick does not round it) and the output bytes (which must equal the
+default's)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,9 @@ from ..errors import UtvmError
 from ..ir import Graph, Operator
 from ..run.reference import random_inputs
 from .space import Config
+
+#: counter ticks a measurement spans at least (a short kernel runs back to back that long)
+TARGET_TICKS = 500
 
 
 @dataclass
@@ -91,12 +96,19 @@ def _harness(path: Path, cands: list[Candidate], inputs: list[np.ndarray], out_s
         lines.append(f"static uint8_t in_buf{i}[{max(data.size, 1)}] __attribute__((aligned(16)));")
     lines.append(f"static uint8_t out_buf[{max(out_size, 1)}] __attribute__((aligned(16)));")
     lines += ["", "static void run(const utvm_model_t* m, int index) {",
-              f"  void* in[{max(len(inputs), 1)}];", "  void* out[1];", "  uint32_t t0, t, k;", "  int32_t rc;"]
+              f"  void* in[{max(len(inputs), 1)}];", "  void* out[1];", "  uint32_t t0, t, k, reps;", "  int32_t rc;"]
     for i in range(len(inputs)):
         lines.append(f"  memcpy(in_buf{i}, in_data{i}, sizeof(in_data{i}));")
         lines.append(f"  in[{i}] = in_buf{i};")
+    # a first run gives the order of magnitude; then the kernel runs back to back for about
+    # TARGET_TICKS counter ticks, so the counter's tick (40 instructions on MPS2) is divided out
     lines += ["  out[0] = out_buf;", "  t0 = utvm_platform_cycles();", "  rc = m->run(in, out, NULL);",
-              "  t = utvm_platform_cycles() - t0;", '  printf("TUNE %d %ld %lu ", index, (long)rc, (unsigned long)t);',
+              "  t = utvm_platform_cycles() - t0;",
+              f"  reps = t >= {TARGET_TICKS}u ? 1u : {TARGET_TICKS}u / (t ? t : 1u);",
+              "  if (rc == 0 && reps > 1u) {", "    t0 = utvm_platform_cycles();",
+              "    for (k = 0; k < reps && rc == 0; ++k) rc = m->run(in, out, NULL);",
+              "    t = utvm_platform_cycles() - t0;", "  } else {", "    reps = 1u;", "  }",
+              '  printf("TUNE %d %ld %lu %lu ", index, (long)rc, (unsigned long)t, (unsigned long)reps);',
               f"  for (k = 0; k < {out_size}u; ++k) {{", '    printf("%02x", out_buf[k]);', "  }", '  printf("\\n");',
               "}", "", "int main(void) {"]
     for c in cands:
@@ -106,7 +118,7 @@ def _harness(path: Path, cands: list[Candidate], inputs: list[np.ndarray], out_s
     return path
 
 
-_LINE = re.compile(r"^TUNE (\d+) (-?\d+) (\d+) ([0-9a-f]*)$", re.M)
+_LINE = re.compile(r"^TUNE (\d+) (-?\d+) (\d+) (\d+) ([0-9a-f]*)$", re.M)
 
 
 def run_candidates(cands: list[Candidate], board_name: str, inputs: list[np.ndarray], out_size: int,
@@ -133,8 +145,8 @@ def run_candidates(cands: list[Candidate], board_name: str, inputs: list[np.ndar
         if int(m.group(2)) != 0:
             c.error = f"the kernel returned status {m.group(2)}"
             continue
-        c.instructions = board.ticks_to_instructions(int(m.group(3)))
-        c.output = bytes.fromhex(m.group(4))
+        c.instructions = round(board.ticks_to_instructions(int(m.group(3))) / int(m.group(4)))
+        c.output = bytes.fromhex(m.group(5))
     for c in built:
         if c.instructions is None and not c.error:
             c.error = "no measurement (the firmware stopped early)"
