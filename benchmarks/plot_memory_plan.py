@@ -40,6 +40,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 SHARED_HATCHES: dict[str, tuple[str, str]] = {
     "slot": ("//", "slot written by its producer"),
     "inplace": ("xx", "written in place over its input"),
+    "shifted": ("\\\\", "input of a depthwise layer run in place (output written over it)"),
 }
 
 KIND_COLOURS: dict[str, str] = {
@@ -193,7 +194,7 @@ def plot_plan(plan: Plan, out: Path, title: str | None = None) -> Path:
     ax.set_ylabel("offset in the workspace pool (bytes)")
     ax.xaxis.get_major_locator().set_params(integer=True)
     n_slots = sum(t.how == "slot" for t in plan.shared)
-    n_inplace = sum(t.how == "inplace" for t in plan.shared)
+    n_inplace = sum(t.how in ("inplace", "shifted") for t in plan.shared)
     sharing = f", {n_slots} slots, {n_inplace} in place" if n_slots or n_inplace else ""
     ax.set_title(title or f"{plan.model}: memory plan, {len(plan.buffers)} buffers{sharing}, "
                  f"pool {plan.pool_size:,} B, peak live {max(live, default=0):,} B"

@@ -68,6 +68,11 @@ class Variant:
     types: tuple[str, ...] = ("int8",)
     #: the tuning knobs of this variant for an operator (see :func:`knob`), None: none
     knobs: Knobs | None = None
+    #: it writes the output's rows (NHWC axis 1) in increasing order, and once it has written
+    #: into row y it reads the input only from the first row of y's window on; with
+    #: ``OpDef.shift_margin`` the output may then start a few rows before its input in one buffer
+    #: (a convolution in place, ``utvm.plan.sharing.choose_shifted``)
+    rows_in_order: bool = False
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,10 @@ class OpDef:
     #: after, so the output may take the bytes of such an input (same shape and dtype) when that
     #: input dies at this operator; the memory planner decides where (``utvm.plan.memory``)
     inplace: bool = False
+    #: a windowed operator that may run in place over its (first) input: the bytes by which
+    #: its output must start before the input in a shared buffer so that a ``rows_in_order``
+    #: variant never writes over input rows it still reads (None: not worth it or not possible)
+    shift_margin: Callable[[Graph, Operator], int | None] | None = None
     #: the output is its inputs side by side (CONCATENATION): ``input_slots`` gives each input's
     #: place in the output. There is no kernel for the whole operator: the producer of an input
     #: writes straight into its slot where it can (``utvm.lower.lowering``); the others are

@@ -268,6 +268,22 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     return mve.extern(y, args, body)
 
 
+def shift_margin(g: Graph, op: Operator) -> int | None:
+    """Bytes by which the output may start before the input in one buffer when the kernel writes
+    rows in order: output row y (all of it) must lie below the first input row y's window reads,
+    ``(y + 1) * out_row <= margin + max(0, y * stride - top) * in_row`` for every y. None when
+    that saves nothing (the margin as large as the output)."""
+    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    if len(x.shape) != 4 or x.shape[0] != 1 or y.shape[0] != 1:
+        return None
+    item = x.nbytes // max(x.size, 1)
+    in_row, out_row = x.shape[2] * x.shape[3] * item, y.shape[2] * y.shape[3] * item
+    sh, top = op.attrs["strides"][0], op.attrs["padding"][0]
+    margin = max((r + 1) * out_row - max(0, r * sh - top) * in_row for r in range(y.shape[1]))
+    margin = -(-max(margin, 0) // 16) * 16
+    return margin if margin < y.nbytes else None
+
+
 OPS = (
     OpDef(
         kind="depthwise_conv2d",
@@ -276,12 +292,13 @@ OPS = (
                          "fused activation NONE/RELU/RELU6/RELU_N1_TO_1; any depth multiplier; "
                          "int16: zero points 0, int64 bias"),),
         variants=(
-            Variant("helium", _helium, "Cortex-M52/M55/M85"),
-            Variant("dsp_dw4", _dw4, "Cortex-M4/M7/M33"),
-            Variant("int16", _int16, types=("int16",)),
-            Variant("generic", _generic),
+            Variant("helium", _helium, "Cortex-M52/M55/M85", rows_in_order=True),
+            Variant("dsp_dw4", _dw4, "Cortex-M4/M7/M33", rows_in_order=True),
+            Variant("int16", _int16, types=("int16",), rows_in_order=True),
+            Variant("generic", _generic, rows_in_order=True),
         ),
         check=check,
+        shift_margin=shift_margin,
         reference="TFLite Micro depthwise_conv.cc: reference_integer_ops::DepthwiseConvPerChannel (int8; int16 "
                   "with int64 accumulators), "
                   "reference_ops::DepthwiseConv (float32)",

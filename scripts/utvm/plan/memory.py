@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ..errors import UtvmError
 from ..ir import Graph
 from ..lower.lowering import Lowered
-from .sharing import Storage, Tenant, check_tenants, choose_inplace, tenants, tensor_steps
+from .sharing import Storage, Tenant, check_tenants, choose_inplace, choose_shifted, tenants, tensor_steps
 
 ALIGN = 16
 
@@ -116,11 +116,28 @@ def plan_memory(lowered: Lowered, io_in_pool: bool = False, pools: Sequence[tupl
                 reserved: Sequence[tuple[int, int]] = ()) -> MemoryPlan:
     """Assign pool offsets from the lifetimes of the tensors the kernel calls touch. Aliases and
     concatenation slots share their buffer; elementwise operators run in place where safe.
+    Depthwise convolutions run in place over their input (``choose_shifted``) when that makes
+    the pool smaller: the plan is made with and without, and the smaller kept.
 
     ``pools`` (name, bytes), in order of preference: several pools of bounded size, the hottest
     buffers in the first (:func:`assign_pools`; :class:`PoolsTooSmall` when they do not fit).
     ``reserved`` (offset, bytes): regions of the (first) pool the plan must not use at all, such
     as another model's output kept alive while this model runs (``--keep``)."""
+    plans: list[MemoryPlan] = []
+    error: PoolsTooSmall | None = None
+    for shift in (False, True):
+        try:
+            plans.append(_plan(lowered, io_in_pool, pools, reserved, shift))
+        except PoolsTooSmall as exc:
+            error = error or exc
+    if not plans:
+        assert error is not None
+        raise error
+    return min(plans, key=lambda p: p.pool_size)  # the first (unshifted) on a tie
+
+
+def _plan(lowered: Lowered, io_in_pool: bool, pools: Sequence[tuple[str, int]], reserved: Sequence[tuple[int, int]],
+          shift: bool) -> MemoryPlan:
     graph: Graph = lowered.graph
     storage = Storage(lowered)
     steps = len(lowered.calls)
@@ -146,6 +163,7 @@ def plan_memory(lowered: Lowered, io_in_pool: bool = False, pools: Sequence[tupl
         io_roots.setdefault(root, name)
         touch(name, max(steps - 1, 0))
     inplace = choose_inplace(lowered, storage, first, last, io_roots)
+    extents = choose_shifted(lowered, storage, first, last, io_roots) if shift else {}
 
     buffers: list[Buffer] = []
     external: dict[str, str] = {}
@@ -163,7 +181,7 @@ def plan_memory(lowered: Lowered, io_in_pool: bool = False, pools: Sequence[tupl
             external[root] = io_roots[root]
             continue
         kind = "input" if root in input_roots else "output" if is_io else "tensor"
-        buffers.append(Buffer(root, align_up(tensor.nbytes), first[root], last[root], kind=kind))
+        buffers.append(Buffer(root, align_up(extents.get(root, tensor.nbytes)), first[root], last[root], kind=kind))
 
     scratch: dict[int, Buffer] = {}
     for step, call in enumerate(lowered.calls):
@@ -194,7 +212,7 @@ def plan_memory(lowered: Lowered, io_in_pool: bool = False, pools: Sequence[tupl
             places[name] = (root, off)
     lifetimes = tensor_steps(lowered)
     shared = tenants(lowered, storage, inplace, lifetimes)
-    sizes = {b.name: graph.tensors[b.name].nbytes for b in buffers if b.kind != "scratch"}
+    sizes = {b.name: extents.get(b.name, graph.tensors[b.name].nbytes) for b in buffers if b.kind != "scratch"}
     sizes.update({root: graph.tensors[root].nbytes for root in external})
     return MemoryPlan(pool_size, buffers, offsets, scratch, external, state, state_size, places, shared, sizes,
                       lifetimes, pool_list)

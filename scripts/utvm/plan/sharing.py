@@ -8,7 +8,11 @@ Three kinds of tenant live in a buffer they do not own alone:
 - ``view``: a slice that is one contiguous run of its input: no kernel, its consumers read the
   input's bytes at an offset;
 - ``inplace``: the output of an elementwise operator (``OpDef.inplace``) that takes the bytes of
-  a same-shaped input dying at that operator.
+  a same-shaped input dying at that operator;
+- ``shifted``: the input of a windowed operator run in place (depthwise convolution,
+  ``OpDef.shift_margin``): the input dies at the operator and lies in the output's buffer a few
+  rows after the output's start, so the rows the kernel writes, in order, are rows of input it
+  no longer reads (TinyEngine's in-place depthwise convolution, without its per-channel copy).
 
 :func:`resolve` maps every tensor to its buffer and byte offset, :func:`choose_inplace` picks the
 in-place operators, and :func:`check_tenants` verifies that sharing is safe (what
@@ -136,6 +140,44 @@ def choose_inplace(lowered: Lowered, storage: Storage, first: dict[str, int], la
     return chosen
 
 
+def choose_shifted(lowered: Lowered, storage: Storage, first: dict[str, int], last: dict[str, int],
+                   io_roots: Iterable[str]) -> dict[str, int]:
+    """Let windowed kernels that write rows in order run in place: the buffer of an input dying
+    at such an operator moves into the output's buffer, ``OpDef.shift_margin`` bytes after its
+    start. Returns the bytes each such output's buffer needs (``storage``, ``first`` and
+    ``last`` are updated as by :func:`choose_inplace`)."""
+    from ..ops import get
+
+    graph: Graph = lowered.graph
+    io = set(io_roots)
+    extents: dict[str, int] = {}
+    for step, call in enumerate(lowered.calls):
+        op = graph.ops[call.op_index]
+        opdef = get(op.kind)
+        if opdef is None or opdef.shift_margin is None or call.external is not None:
+            continue
+        variant = next((v for v in opdef.variants if v.name == call.variant), None)
+        out, name = call.args[-1], op.inputs[0]
+        if variant is None or not variant.rows_in_order or name not in call.args[:-1]:
+            continue
+        y, x = graph.tensors[out], graph.tensors[name]
+        root, offset = storage.resolve(name)
+        if out in storage.links or out in io or first.get(out) != step or y.variable or x.is_constant:
+            continue
+        if root in io or offset != 0 or last.get(root) != step or graph.tensors[root].nbytes != x.nbytes:
+            continue
+        if graph.tensors[root].variable or root in extents:  # state, or itself a shifted buffer
+            continue
+        margin = opdef.shift_margin(graph, op)
+        if margin is None:
+            continue
+        storage.links[root] = (out, margin, "shifted")
+        first[out] = min(first.pop(root), first[out])
+        last.pop(root)
+        extents[out] = max(y.nbytes, margin + x.nbytes)
+    return extents
+
+
 def tenants(lowered: Lowered, storage: Storage, inplace: list[tuple[int, str, str]],
             steps: dict[str, tuple[int, int]]) -> list[Tenant]:
     """Every tensor that shares a buffer, with its place and the steps it is used in."""
@@ -180,6 +222,8 @@ def check_tenants(items: list[Tenant], buffer_bytes: dict[str, int],
         return False
 
     for t in items:
+        if t.how == "shifted":
+            problems += _check_shifted(t, links, lifetimes)
         if t.how != "inplace":
             continue
         src = links.get(t.target)
@@ -193,4 +237,22 @@ def check_tenants(items: list[Tenant], buffer_bytes: dict[str, int],
             if owner == t.buffer:
                 problems.append(f"{t.name} overwrites {name} in place at step {t.step}, "
                                 f"but {name} is still used at step {last}")
+    return problems
+
+
+def _check_shifted(t: Tenant, links: dict[str, Tenant], lifetimes: dict[str, tuple[int, int]]) -> list[str]:
+    """A shifted input (and whatever else lives in its output's buffer besides the output and its
+    aliases) must not be used after the step that first writes the output."""
+    start = lifetimes.get(t.target, (-1, -1))[0]
+    problems = []
+    for name, (_, last) in lifetimes.items():
+        owner = links[name].buffer if name in links else name
+        if owner != t.buffer or name == t.target or last <= start:
+            continue
+        chain = name
+        while chain in links and links[chain].how == "alias":
+            chain = links[chain].target
+        if chain != t.target:
+            problems.append(f"{name} lives in {t.buffer}, which {t.target} is written over from step {start}, "
+                            f"but {name} is still used at step {last}")
     return problems

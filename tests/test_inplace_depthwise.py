@@ -1,0 +1,154 @@
+"""Depthwise convolutions in place over their input (utvm.plan.sharing.choose_shifted): the input
+lies in the output's buffer a few rows after its start, the kernel writes the output's rows in
+order, so the pool drops by about the output's size where the depthwise layer is the peak
+(MobileNetV2's expanded blocks). Outputs stay identical to TFLite Micro on every kernel variant
+(generic, dsp_dw4, helium, int16)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from op_check import check_model, on_boards, side_by_side
+from tflite_builder import ModelBuilder
+from utvm.compiler import CompileOptions, compile_model
+from utvm.ops import all_ops
+from utvm.ops.depthwise_conv2d import shift_margin
+
+#: (height, width, channels, kernel, stride, padding, dilation, depth multiplier)
+SHAPES = [
+    (10, 7, 16, 3, 1, "SAME", 1, 1),
+    (11, 9, 8, 3, 2, "SAME", 1, 1),
+    (9, 6, 12, 3, 1, "VALID", 1, 1),
+    (12, 10, 8, 5, 1, "SAME", 1, 1),
+    (13, 8, 4, 3, 2, "VALID", 1, 1),
+    (10, 10, 8, 3, 1, "SAME", 2, 1),
+    (7, 5, 20, 3, 1, "SAME", 1, 1),
+    (16, 4, 8, 3, 2, "SAME", 1, 1),
+    (9, 8, 4, 3, 1, "SAME", 1, 2),
+    (10, 6, 3, 5, 2, "SAME", 1, 4),
+]
+
+
+def _block(seed: int, dtype: str = "int8"):  # type: ignore[no-untyped-def]
+    """x -> 1x1 CONV_2D expanding to ``channels`` -> DEPTHWISE_CONV_2D -> 1x1 CONV_2D to 4
+    channels: the depthwise layer holds the block's peak (its input dies at it)."""
+    h, w, c, k, s, padding, d, mult = SHAPES[seed % len(SHAPES)]
+
+    def case(m: ModelBuilder):  # type: ignore[no-untyped-def]
+        rng = np.random.default_rng(seed)
+        p = f"b{seed}_"
+        q = dtype == "int8"
+
+        def act(name: str, shape: tuple[int, ...], scale: float) -> int:
+            return m.add_tensor(p + name, shape, dtype, scale=scale if q else None,
+                                zero_point=int(rng.integers(-20, 20)) if q else None)
+
+        def conv(op: str, x: int, wshape: tuple[int, ...], y: int, axis: int, options: dict[str, object]) -> None:
+            channels = wshape[axis]
+            ws = rng.uniform(0.004, 0.03, channels)
+            if q:
+                wt = m.add_tensor(p + f"w{y}", wshape, "int8", rng.integers(-127, 128, wshape), scale=ws,
+                                  zero_point=[0] * channels, quantized_dimension=axis)
+                bt = m.add_tensor(p + f"b{y}", (channels,), "int32", rng.integers(-300, 300, channels),
+                                  scale=0.05 * ws, zero_point=[0] * channels)
+            else:
+                wt = m.add_tensor(p + f"w{y}", wshape, "float32", rng.normal(0, 0.3, wshape).astype(np.float32))
+                bt = m.add_tensor(p + f"b{y}", (channels,), "float32", rng.normal(0, 0.1, channels).astype(np.float32))
+            base = {"padding": "SAME", "stride_w": 1, "stride_h": 1, "dilation_w_factor": 1,
+                    "dilation_h_factor": 1, "fused_activation_function": "NONE"}
+            m.add_operator(op, [x, wt, bt], [y], {**base, **options})
+
+        x = act("x", (1, h, w, 3), 0.05)
+        e = act("e", (1, h, w, c), 0.1)
+        conv("CONV_2D", x, (c, 1, 1, 3), e, 0, {"fused_activation_function": "RELU"})
+        span = (k - 1) * d
+        oh = -(-h // s) if padding == "SAME" else (h - span - 1) // s + 1
+        ow = -(-w // s) if padding == "SAME" else (w - span - 1) // s + 1
+        dw = act("dw", (1, oh, ow, c * mult), 0.2)
+        conv("DEPTHWISE_CONV_2D", e, (1, k, k, c * mult), dw, 3,
+             {"padding": padding, "stride_w": s, "stride_h": s, "dilation_w_factor": d, "dilation_h_factor": d,
+              "depth_multiplier": mult})
+        y = act("y", (1, oh, ow, 4), 0.3)
+        conv("CONV_2D", dw, (4, 1, 1, c * mult), y, 0, {})
+        return [x], [y]
+
+    return case
+
+
+def _model(tmp_path: Path, dtype: str = "int8", n: int = len(SHAPES)) -> Path:
+    path = tmp_path / f"blocks_{dtype}.tflite"
+    path.write_bytes(side_by_side([_block(i, dtype) for i in range(n)]))
+    return path
+
+
+def test_margin_keeps_written_rows_below_the_rows_still_read() -> None:
+    """The margin is the least multiple of 16 with (y + 1) * out_row <= margin + first window row
+    of y * in_row for every output row y: two rows for a stride-1 SAME 3x3, one output row for
+    stride 2; with a channel multiplier the output's rows outgrow the input's, yet the last row
+    still lands over dead input; None when the margin is the whole output (one output row)."""
+    from utvm.ir import Graph, Operator, Tensor
+
+    def margin(shape: tuple[int, ...], out: tuple[int, ...], stride: int, top: int) -> int | None:
+        x, y = Tensor("x", shape, "int8"), Tensor("y", out, "int8")
+        op = Operator("depthwise_conv2d", ["x", "w", "b"], ["y"], {"strides": (stride, stride), "padding": (top, 1, 1, 1)})
+        return shift_margin(Graph("g", {"x": x, "y": y}, [op], ["x"], ["y"]), op)
+
+    assert margin((1, 10, 8, 16), (1, 10, 8, 16), 1, 1) == 2 * 8 * 16
+    assert margin((1, 10, 8, 16), (1, 5, 4, 16), 2, 0) == 4 * 16
+    assert margin((1, 10, 8, 16), (1, 10, 8, 64), 1, 1) == 10 * 8 * 64 - 8 * 8 * 16
+    assert margin((1, 3, 10, 16), (1, 1, 8, 16), 1, 0) is None
+
+
+def test_depthwise_runs_in_place_and_the_pool_shrinks(tmp_path: Path) -> None:
+    model = _model(tmp_path)
+    result = compile_model(model, tmp_path / "mlf", CompileOptions())
+    plan = result.plan
+    assert plan.check() == []
+    shifted = [t for t in plan.tenants if t.how == "shifted"]
+    assert {t.name for t in shifted} == {f"b{i}_e" for i in range(len(SHAPES))}
+    largest = max(result.graph.tensors[t.target].nbytes + result.graph.tensors[t.name].nbytes for t in shifted)
+    assert plan.pool_size < largest  # below the largest depthwise layer's input + output
+    report = check_model(model, tmp_path)
+    assert report.workspace_bytes == plan.pool_size
+
+
+def test_a_margin_too_small_changes_the_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests above can fail: one row less than the margin and a stride-1 3x3 kernel writes
+    over input rows it still reads."""
+    opdef = all_ops()["depthwise_conv2d"]
+
+    def short(g, op):  # type: ignore[no-untyped-def]
+        right = shift_margin(g, op)
+        return None if right is None else right - g.tensors[op.outputs[0]].shape[2] * g.tensors[op.outputs[0]].shape[3]
+
+    monkeypatch.setitem(all_ops(), "depthwise_conv2d", dataclasses.replace(opdef, shift_margin=short))
+    from utvm.run.runner import run_model
+
+    report = run_model(_model(tmp_path, n=1), "host", workdir=tmp_path / "w")
+    assert not report.outputs_match_reference
+
+
+def test_float32_depthwise_in_place(tmp_path: Path) -> None:
+    model = _model(tmp_path, "float32", 4)
+    plan = compile_model(model, tmp_path / "mlf", CompileOptions()).plan
+    assert plan.check() == [] and any(t.how == "shifted" for t in plan.tenants)
+    check_model(model, tmp_path)
+
+
+@on_boards
+def test_depthwise_in_place_on_the_boards(tmp_path: Path, board: str) -> None:
+    """dsp_dw4 on the Cortex-M4, helium (3x3) and generic on the Cortex-M55, I/O in the pool."""
+    model = _model(tmp_path)
+    report = check_model(model, tmp_path, board, io_in_pool=True)
+    cpu = "cortex-m4" if board == "mps2/an386" else "cortex-m55"
+    result = compile_model(model, tmp_path / "mlf", CompileOptions(cpu=cpu, io_in_pool=True))
+    variants = {result.graph.ops[c.op_index].kind: set() for c in result.lowered.calls}
+    for c in result.lowered.calls:
+        variants[result.graph.ops[c.op_index].kind].add(c.variant)
+    assert variants["depthwise_conv2d"] & {"dsp_dw4", "helium"}
+    assert any(t.how == "shifted" for t in result.plan.tenants)
+    assert report.workspace_bytes == result.plan.pool_size
