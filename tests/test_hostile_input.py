@@ -433,6 +433,73 @@ def test_softmax_input_scale_too_small(tmp_path: Path) -> None:
     one_error(rc, err, "too small for the int8 softmax")
 
 
+def _window_model(op: str, options: dict[str, object], x_shape: tuple[int, ...] = (1, 6, 6, 2),
+                  y_shape: tuple[int, ...] = (1, 6, 6, 2)) -> bytes:
+    from tflite_builder import ModelBuilder
+
+    m = ModelBuilder("window")
+    x = m.add_tensor("x", x_shape, "float32")
+    y = m.add_tensor("y", y_shape, "float32")
+    if op == "AVERAGE_POOL_2D":
+        m.add_operator(op, [x], [y], {"padding": "SAME", "stride_w": 1, "stride_h": 1, "filter_width": 3,
+                                      "filter_height": 3, **options})
+    else:
+        cin = x_shape[3]
+        w = m.add_tensor("w", (1, 3, 3, cin) if op == "DEPTHWISE_CONV_2D" else (y_shape[3], 3, 3, cin), "float32",
+                         np.ones((1, 3, 3, cin) if op == "DEPTHWISE_CONV_2D" else (y_shape[3], 3, 3, cin), np.float32))
+        base: dict[str, object] = {"padding": "SAME", "stride_w": 1, "stride_h": 1, "dilation_w_factor": 1,
+                                   "dilation_h_factor": 1}
+        if op == "DEPTHWISE_CONV_2D":
+            base["depth_multiplier"] = 1
+        m.add_operator(op, [x, w], [y], {**base, **options})
+    return m.finish([x], [y])
+
+
+@pytest.mark.parametrize("op, options, shapes, words", [
+    # dilation 0: read as 1 before, so the model compiled into other arithmetic than TFLite Micro's
+    ("CONV_2D", {"dilation_h_factor": 0}, {}, "dilations (0, 1) must be from 1"),
+    ("DEPTHWISE_CONV_2D", {"dilation_w_factor": 0}, {}, "dilations (1, 0) must be from 1"),
+    ("CONV_2D", {"stride_h": 0}, {}, "strides (0, 1)"),
+    ("DEPTHWISE_CONV_2D", {"stride_w": -2}, {}, "strides (1, -2)"),
+    ("AVERAGE_POOL_2D", {"stride_w": 0}, {}, "strides (1, 0)"),
+    ("CONV_2D", {"padding": "VALID"}, {"x_shape": (1, 2, 2, 2), "y_shape": (1, 1, 1, 2)}, "does not fit the input"),
+    ("CONV_2D", {}, {"y_shape": (1, 5, 6, 2)}, "output height 5"),
+    ("DEPTHWISE_CONV_2D", {"stride_w": 2}, {}, "output width 6"),
+])
+def test_window_parameters_are_checked(tmp_path: Path, op: str, options: dict[str, object],
+                                       shapes: dict[str, tuple[int, ...]], words: str) -> None:
+    """Strides, dilations, padding and output sizes of windowed operators, as TFLite Micro's
+    Prepare functions check them: one error line, nothing written."""
+    model = tmp_path / "window.tflite"
+    model.write_bytes(_window_model(op, options, **shapes))
+    rc, _, err = cli(["compile", str(model), "-o", str(tmp_path / "out")])
+    one_error(rc, err, words)
+    assert not (tmp_path / "out").exists()
+
+
+def test_nan_input_of_an_onnx_model_runs_and_matches(tmp_path: Path) -> None:
+    """Item 7 end to end: a float ONNX model given NaN (and inf) inputs exits 0 with its outputs
+    matching onnxruntime (NaN where onnxruntime has NaN)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "c"], ["s"]), helper.make_node("Mul", ["s", "c"], ["y"])], "nan",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor("c", TensorProto.FLOAT, [1, 8], [0.5] * 8)])
+    model = tmp_path / "nan.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model)
+    data = np.array([[np.nan, 1.0, -3.0, np.inf, -np.inf, 0.0, np.nan, 2.0]], np.float32)
+    np.save(tmp_path / "x.npy", data)
+    rc, out, err = cli(["run", str(model), "--board", "host", "--input", str(tmp_path / "x.npy"), "--json"])
+    assert rc == 0, err
+    import json
+
+    report = json.loads(out)
+    assert report["outputs_match_reference"] is True and report["reference"].startswith("onnxruntime")
+
+
 @pytest.mark.parametrize("target", ["constant", "input", "twice"])
 def test_operator_output_must_be_its_own(tmp_path: Path, target: str) -> None:
     """A fuzzed FULLY_CONNECTED wrote into another layer's constant bias: the kernel compiled and

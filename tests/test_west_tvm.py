@@ -191,6 +191,20 @@ def test_cmake_commands(tmp_path: Path) -> None:
         zbuild.cmake_commands(req, Path("/z"))
 
 
+def test_cmake_commands_follow_build_dir_fmt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without -d, the CMake path (a workspace without west build) builds where west's
+    build.dir-fmt says, as west flash and west tvm report will look."""
+    monkeypatch.chdir(tmp_path)
+    req = zbuild.BuildRequest(board="mps2/an385")
+    configure, build = zbuild.cmake_commands(req, Path("/z"), dir_fmt="out/{board}/{app}")
+    where = tmp_path / "out" / "mps2/an385" / zbuild.DEFAULT_APP.name
+    assert configure[configure.index("-B") + 1] == str(where) and build[2] == str(where)
+    configure, _ = zbuild.cmake_commands(req, Path("/z"))
+    assert configure[configure.index("-B") + 1] == str(tmp_path / "build")
+    with pytest.raises(UtvmError, match="give the build directory with -d"):
+        zbuild.cmake_commands(req, Path("/z"), dir_fmt="out/{nope}")
+
+
 def test_build_request_errors(tmp_path: Path) -> None:
     req = zbuild.BuildRequest(board="b", model=tmp_path / "none.tflite")
     with pytest.raises(UtvmError, match="model file not found"):
@@ -550,11 +564,11 @@ def test_sample_without_a_reference_says_so(compiled_kws: Path, tmp_path: Path, 
     text = testdata.render_header("kws", vectors, KWS, 0)
     assert "#define TVMGEN_KWS_TEST_HAS_REFERENCE 0" in text
     r = _run_sample_on_host(compiled_kws, tmp_path, lambda _: text)
-    assert r.returncode == 1
+    assert r.returncode == 0
     notes = [line for line in r.stdout.splitlines() if "not checked" in line]
     assert notes == ["utvm_inference: outputs not checked: no reference output (tflite-micro was "
-                     "not installed where the sample was built)"]
-    assert r.stdout.rstrip().endswith("PROJECT EXECUTION FAILED")
+                     "not installed where the sample was built)", "utvm_inference: PASS (outputs not checked)"]
+    assert "FAIL" not in r.stdout
 
 
 # --------------------------------------------------------------------------- with Zephyr

@@ -190,7 +190,7 @@ class Tvm(WestCommand):
         if self._workspace_zephyr() is not None:
             commands = [zbuild.west_build_command(req, [sys.executable, "-m", "west"])]
         else:
-            commands = zbuild.cmake_commands(req, base)
+            commands = zbuild.cmake_commands(req, base, dir_fmt=self._dir_fmt())
         env = dict(os.environ, ZEPHYR_BASE=str(base))
         for i, command in enumerate(commands):
             self.inf("running: " + " ".join(command), colorize=True)

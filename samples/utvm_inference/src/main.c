@@ -8,8 +8,10 @@
  *
  * The last line is the verdict: "utvm_inference: PASS", or "utvm_inference: FAIL" followed by
  * twister's failure marker, so that twister ends the run at once instead of waiting for its
- * timeout. Without a reference output (tflite-micro is not installed where the sample was
- * built) the outputs cannot be checked: that is a failure too, with its reason.
+ * timeout. Without a reference output (tflite-micro has no wheels for the host the sample was
+ * built on: macOS, Windows, Linux aarch64) the outputs cannot be checked: one line says so and
+ * the verdict is "utvm_inference: PASS (outputs not checked)": the run itself (status, scratch,
+ * pool guard) is still checked.
  *
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -175,7 +177,7 @@ static void print_tensor(const char* what, uint32_t index, const utvm_tensor_inf
 /* Prints the verdict line (and twister's failure marker); main() returns its result. */
 static int verdict(bool pass) {
   if (pass) {
-    printk("utvm_inference: PASS\n");
+    printk("utvm_inference: PASS%s\n", HAS_REFERENCE ? "" : " (outputs not checked)");
     return 0;
   }
   printk("utvm_inference: FAIL\n");
@@ -241,7 +243,6 @@ int main(void) {
 #if !HAS_REFERENCE
   printk("utvm_inference: outputs not checked: no reference output (tflite-micro was not "
          "installed where the sample was built)\n");
-  pass = false;
 #endif
 
   printk("utvm_inference: %u %s per inference (%u us)\n", (unsigned)best,

@@ -227,8 +227,9 @@ def same_padding(in_size: int, k: int, stride: int, dilation: int) -> tuple[int,
 
 def padding(kind_code: int, h: int, w: int, kh: int, kw: int, sh: int, sw: int,
             dh: int, dw: int) -> tuple[int, int, int, int]:
-    """(top, left, bottom, right) of TFLite's Padding enum (0 SAME, 1 VALID)."""
-    if kind_code == 0:  # SAME
+    """(top, left, bottom, right) of TFLite's Padding enum (0 SAME, 1 VALID). Strides or
+    dilations below 1 give no padding: the operator's check (``check_window``) refuses them."""
+    if kind_code == 0 and min(sh, sw, dh, dw) >= 1:  # SAME
         _, top, bottom = same_padding(h, kh, sh, dh)
         _, left, right = same_padding(w, kw, sw, dw)
         return top, left, bottom, right

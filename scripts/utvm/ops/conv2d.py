@@ -83,7 +83,7 @@ def from_tflite(ctx: Any, node: Any) -> None:
         raise ctx.fail(node, "expects 4-D input and filter")
     kh, kw = w.shape[1], w.shape[2]
     sh, sw = o.StrideH(), o.StrideW()
-    dh, dw = o.DilationHFactor() or 1, o.DilationWFactor() or 1
+    dh, dw = o.DilationHFactor(), o.DilationWFactor()  # 1 when absent (the schema's default)
     pad4 = padding(o.Padding(), x.shape[1], x.shape[2], kh, kw, sh, sw, dh, dw)
     attrs: dict[str, Any] = {
         "strides": (sh, sw), "dilation": (dh, dw), "padding": pad4,

@@ -122,8 +122,10 @@ def west_build_command(req: BuildRequest, west: Sequence[str]) -> list[str]:
 
 
 def cmake_commands(req: BuildRequest, zephyr_base: Path, cmake: str = "cmake",
-                   generator: str | None = None) -> list[list[str]]:
-    """Configure and build with CMake directly, as ``west build`` would (no west build)."""
+                   generator: str | None = None, dir_fmt: str | None = None) -> list[list[str]]:
+    """Configure and build with CMake directly, as ``west build`` would (no west build): without
+    ``-d`` in the directory west's ``build.dir-fmt`` (``dir_fmt``) names, as ``west flash`` and
+    ``west tvm report`` will look for it."""
     app = _check_app(req)
     if req.west_args:
         raise UtvmError(
@@ -132,7 +134,10 @@ def cmake_commands(req: BuildRequest, zephyr_base: Path, cmake: str = "cmake",
             + ") need `west build`, which this workspace does not have; "
             "pass CMake arguments after --"
         )
-    build_dir = req.build_dir if req.build_dir is not None else Path(DEFAULT_BUILD_DIR)
+    build_dir = req.build_dir
+    if build_dir is None:
+        build_dir = find_build_dir(None, dir_fmt, board=req.board, app=app.name,
+                                   source_dir=os.path.relpath(app, Path.cwd()))
     configure = [cmake, "-S", str(app), "-B", str(build_dir), f"-DBOARD={req.board}",
                  f"-DZEPHYR_BASE={zephyr_base.as_posix()}"]
     if generator:
