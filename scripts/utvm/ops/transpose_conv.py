@@ -28,7 +28,7 @@ from ..lower.requant import I32, activation_range_int8, bias_requant, effective_
 from ..lower.schedules import reduction_schedule
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
-from .common import bias_of, check_16x8, requant16
+from .common import abs_sums, bias_of, check_16x8, requant16
 
 
 def transpose_padding(code: int, out_size: int, k: int, stride: int) -> int:
@@ -158,9 +158,9 @@ def _kernel(g: Graph, op: Operator, target: Target) -> KernelDef:
             out = te.compute(y.shape, lambda bb, i, j, o: float_clamp(acc[bb, i, j, o], act), name="out")
         return KernelDef(args, out, y.name, reduction_schedule("acc", "out", None, 4))
     if x.dtype == "int16":
-        rq = requant16(g, op, cout, True, True)
+        rq = requant16(g, op, cout, True, True, abs_sums(w.data, (1, 2, 3)))
         f, axes = _taps(g, op, X, lambda ok, xv, o, ry, rx, rc: tirx.if_then_else(
-            ok, xv.astype("int64") * W[o, ry, rx, rc].astype("int64"), imm(0, "int64")))
+            ok, xv.astype(rq.acc) * W[o, ry, rx, rc].astype(rq.acc), imm(0, rq.acc)))
         acc = te.compute(y.shape, lambda *i: te.sum(f(*i), axis=axes), name="acc")
         out = te.compute(y.shape, lambda bb, i, j, o: rq.output(acc[bb, i, j, o], o), name="out")
         return KernelDef([*args, *rq.args], out, y.name, reduction_schedule("acc", "out", None, 4))

@@ -547,4 +547,236 @@ static inline int32_t utvm_dot16_acc_s8(int32_t acc, int32_t* a, int32_t* b) {
 #endif
 }
 
+/*
+ * 16x8 layers (int16 activations, int8 weights; utvm/lower/mac16.py lays the weights out).
+ * The sums are int32: the kernels use these helpers where the bound of the sums known at compile
+ * time (32768 x the weights' absolute sum) stays below 2**31, which makes TFLite Micro's int64
+ * sums exact in int32.
+ *
+ * - utvm_mac4_s16(acc, x, w, len): acc[c] += the dot product of the len int16 values at x (any
+ *   2-byte alignment) with weight row c, c = 0..3. The rows are stored four inputs at a time, one
+ *   word per row: bytes (w[4k], w[4k+2], w[4k+1], w[4k+3]) of row c at w + 16k + 4c, which SXTB16
+ *   turns into the int16 pairs (w[4k], w[4k+1]) and (w[4k+2], w[4k+3]) that SMLAD multiplies with
+ *   two input words. Then the last len % 4 weights of each row widened to int16: for two of them a
+ *   word (w[a], w[a+1]) per row, for an odd last one a word (w[last], 0) per row (16 bytes each).
+ *   With the DSP extension 20 instructions for 16 multiply-accumulates.
+ * - utvm_mulhr_s32(x, m): (x * m + 2**31) >> 32, the rounded high word (SMMULR). TFLite's int64
+ *   MultiplyByQuantizedMultiplier (x * reduced + 2**(t-1)) >> t of an x that fits in int32, with
+ *   m = reduced << (32 - t) (16 <= t <= 32), is exactly this.
+ * - utvm_dw4_pair_s16(acc, x, a, b, w): depthwise, four channels: acc[c] += xa[c] * wa[c] +
+ *   xb[c] * wb[c] for the int16 values of two kernel taps at xa = x + a and xb = x + b (a, b:
+ *   offsets known at compile time, so that the loads take immediate offsets), the weights widened
+ *   to int16 pairs, w[c] = (wa[c], wb[c]) (PKHBT/PKHTB pair the taps per channel, one SMLAD
+ *   each). utvm_dw4_tap_s16(acc, x, a, w): acc[c] += xa[c] * w[c], w the four weights as int16
+ *   (two words). utvm_dw4_pair_pad_s16(acc, ina, xa, inb, xb, w) and utvm_dw4_tap_pad_s16(acc,
+ *   in, x, w): the taps by address, those whose flag is 0 (in the padding) read as zeros.
+ * - utvm_im2col_s16(col, x, h, w, c, iy0, ix0, kh, kw, dh): the kh x kw window of c int16 values
+ *   per tap whose first tap is row iy0, column ix0 of x (h x w x c), rows dh apart, contiguous in
+ *   col; the taps outside the input are zeros (a window at the border of a 16x8 convolution).
+ */
+
+/* the int16 value at p (2-byte aligned) and the word of two int16 values at p */
+static inline int32_t utvm_ldh_s16(const int8_t* p) {
+  int16_t v;
+  __builtin_memcpy(&v, p, 2);
+  return v;
+}
+
+static inline int32_t utvm_ldw_s16(const int16_t* p) {
+  int32_t v;
+  __builtin_memcpy(&v, p, 4);
+  return v;
+}
+
+static const int16_t utvm_zeros_s16[4] = {0, 0, 0, 0};
+
+#if defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32
+
+/* one step of utvm_mac4_s16: four input values, the four rows' weight words */
+#define UTVM_MAC4_S16_STEP                      \
+  "ldr %[x0], [%[x]], #4\n\t"                   \
+  "ldr %[x1], [%[x]], #4\n\t"                   \
+  "ldrd %[w0], %[w1], [%[w]], #8\n\t"           \
+  "sxtb16 %[t], %[w0]\n\t"                      \
+  "sxtb16 %[w0], %[w0], ror #8\n\t"             \
+  "smlad %[a0], %[x0], %[t], %[a0]\n\t"         \
+  "smlad %[a0], %[x1], %[w0], %[a0]\n\t"        \
+  "sxtb16 %[t], %[w1]\n\t"                      \
+  "sxtb16 %[w1], %[w1], ror #8\n\t"             \
+  "smlad %[a1], %[x0], %[t], %[a1]\n\t"         \
+  "smlad %[a1], %[x1], %[w1], %[a1]\n\t"        \
+  "ldrd %[w0], %[w1], [%[w]], #8\n\t"           \
+  "sxtb16 %[t], %[w0]\n\t"                      \
+  "sxtb16 %[w0], %[w0], ror #8\n\t"             \
+  "smlad %[a2], %[x0], %[t], %[a2]\n\t"         \
+  "smlad %[a2], %[x1], %[w0], %[a2]\n\t"        \
+  "sxtb16 %[t], %[w1]\n\t"                      \
+  "sxtb16 %[w1], %[w1], ror #8\n\t"             \
+  "smlad %[a3], %[x0], %[t], %[a3]\n\t"         \
+  "smlad %[a3], %[x1], %[w1], %[a3]\n\t"
+
+#define UTVM_MAC4_S16_REGS                                                                        \
+  [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [w] "+r"(w), [x0] "=&r"(x0), \
+      [x1] "=&r"(x1), [w0] "=&r"(w0), [w1] "=&r"(w1), [t] "=&r"(t)
+
+static inline __attribute__((always_inline)) int32_t utvm_mac4_s16(int32_t* acc, int16_t* x, int8_t* w,
+                                                                   int32_t len) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  int32_t x0, x1, w0, w1, t, n = len >> 2;
+  if (__builtin_constant_p(n) && n <= 2) {
+    if (n >= 1) __asm__(UTVM_MAC4_S16_STEP : UTVM_MAC4_S16_REGS : : "memory");
+    if (n >= 2) __asm__(UTVM_MAC4_S16_STEP : UTVM_MAC4_S16_REGS : : "memory");
+    n = 0;
+  }
+  if (n & 1) __asm__(UTVM_MAC4_S16_STEP : UTVM_MAC4_S16_REGS : : "memory");
+  n >>= 1;
+  if (n > 0) {
+    __asm__("1:\n\t" UTVM_MAC4_S16_STEP UTVM_MAC4_S16_STEP "subs %[n], %[n], #1\n\tbne 1b\n\t"
+            : UTVM_MAC4_S16_REGS, [n] "+r"(n) : : "cc", "memory");
+  }
+  if (len & 2) {
+    int32_t xv = utvm_ldw_s16(x);
+    const utvm_word_t* wp = (const utvm_word_t*)(void*)w;
+    x += 2;
+    w += 16;
+    a0 = __smlad(xv, wp[0], a0);
+    a1 = __smlad(xv, wp[1], a1);
+    a2 = __smlad(xv, wp[2], a2);
+    a3 = __smlad(xv, wp[3], a3);
+  }
+  if (len & 1) {
+    int32_t xv = *x;
+    const utvm_word_t* wp = (const utvm_word_t*)(void*)w;
+    a0 = __smlabb(xv, wp[0], a0);
+    a1 = __smlabb(xv, wp[1], a1);
+    a2 = __smlabb(xv, wp[2], a2);
+    a3 = __smlabb(xv, wp[3], a3);
+  }
+  (void)t;
+  UTVM_ACC4_STORE(acc);
+  return 0;
+}
+
+static inline int32_t utvm_mulhr_s32(int32_t x, int32_t m) {
+  int32_t r;
+  __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(x), "r"(m));
+  return r;
+}
+
+/* two channels of two taps: PKHBT / PKHTB pair each channel's taps, one SMLAD each (four
+ * temporaries, so that the accumulators and the base pointers stay in registers) */
+#define UTVM_DW4_PAIR_S16_HALF(ma, mb, mw, a0, a1)  \
+  "ldr %[va], %[" ma "]\n\t"                        \
+  "ldr %[vb], %[" mb "]\n\t"                        \
+  "pkhbt %[t], %[va], %[vb], lsl #16\n\t"          \
+  "pkhtb %[va], %[vb], %[va], asr #16\n\t"         \
+  "ldrd %[w0], %[vb], %[" mw "]\n\t"                \
+  "smlad %[" a0 "], %[t], %[w0], %[" a0 "]\n\t"    \
+  "smlad %[" a1 "], %[va], %[vb], %[" a1 "]\n\t"
+
+static inline __attribute__((always_inline)) int32_t utvm_dw4_pair_at_s16(int32_t* acc, int16_t* xa, int16_t* xb,
+                                                                          int32_t* w) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  int32_t va, vb, w0, t;
+  __asm__(UTVM_DW4_PAIR_S16_HALF("ma", "mb", "mw0", "a0", "a1") UTVM_DW4_PAIR_S16_HALF("ma2", "mb2", "mw1", "a2", "a3")
+          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [va] "=&r"(va), [vb] "=&r"(vb),
+            [w0] "=&r"(w0), [t] "=&r"(t)
+          : [ma] "m"(*(const utvm_uword_t*)xa), [mb] "m"(*(const utvm_uword_t*)xb),
+            [ma2] "m"(*(const utvm_uword_t*)(xa + 2)), [mb2] "m"(*(const utvm_uword_t*)(xb + 2)),
+            [mw0] "m"(*(const utvm_dword_t*)w), [mw1] "m"(*(const utvm_dword_t*)(w + 2)));
+  UTVM_ACC4_STORE(acc);
+  return 0;
+}
+
+static inline __attribute__((always_inline)) int32_t utvm_dw4_tap_at_s16(int32_t* acc, int16_t* x, int32_t* w) {
+  int32_t v = utvm_ldw_s16(x), u = utvm_ldw_s16(x + 2);
+  acc[0] = __smlabb(v, w[0], acc[0]);
+  acc[1] = __smlatt(v, w[0], acc[1]);
+  acc[2] = __smlabb(u, w[1], acc[2]);
+  acc[3] = __smlatt(u, w[1], acc[3]);
+  return 0;
+}
+
+#else
+
+static inline int32_t utvm_mac4_s16(int32_t* acc, int16_t* x, int8_t* w, int32_t len) {
+  int32_t k, c, n = len >> 2;
+  for (k = 0; k < n; ++k, x += 4, w += 16) {
+    for (c = 0; c < 4; ++c) {
+      const int8_t* wc = w + 4 * c;
+      acc[c] += x[0] * wc[0] + x[1] * wc[2] + x[2] * wc[1] + x[3] * wc[3];
+    }
+  }
+  if (len & 2) {
+    for (c = 0; c < 4; ++c) acc[c] += x[0] * utvm_ldh_s16(w + 4 * c) + x[1] * utvm_ldh_s16(w + 4 * c + 2);
+    x += 2;
+    w += 16;
+  }
+  if (len & 1) {
+    for (c = 0; c < 4; ++c) acc[c] += x[0] * utvm_ldh_s16(w + 4 * c);
+  }
+  return 0;
+}
+
+static inline int32_t utvm_mulhr_s32(int32_t x, int32_t m) {
+  return (int32_t)(((int64_t)x * m + ((int64_t)1 << 31)) >> 32);
+}
+
+static inline int32_t utvm_dw4_pair_at_s16(int32_t* acc, int16_t* xa, int16_t* xb, int32_t* w) {
+  const int8_t* wb = (const int8_t*)w;
+  int c;
+  for (c = 0; c < 4; ++c) acc[c] += xa[c] * utvm_ldh_s16(wb + 4 * c) + xb[c] * utvm_ldh_s16(wb + 4 * c + 2);
+  return 0;
+}
+
+static inline int32_t utvm_dw4_tap_at_s16(int32_t* acc, int16_t* x, int32_t* w) {
+  const int8_t* wb = (const int8_t*)w;
+  int c;
+  for (c = 0; c < 4; ++c) acc[c] += x[c] * utvm_ldh_s16(wb + 2 * c);
+  return 0;
+}
+
+#endif
+
+/* (the empty asm hides where x comes from: the taps' loads then take x plus their offsets as
+ * immediates, rather than addresses the compiler would derive from a pointer of its choice) */
+static inline __attribute__((always_inline)) int32_t utvm_dw4_pair_s16(int32_t* acc, int16_t* x, int32_t a, int32_t b,
+                                                                       int32_t* w) {
+  __asm__("" : "+r"(x));
+  return utvm_dw4_pair_at_s16(acc, x + a, x + b, w);
+}
+
+static inline __attribute__((always_inline)) int32_t utvm_dw4_tap_s16(int32_t* acc, int16_t* x, int32_t a, int32_t* w) {
+  __asm__("" : "+r"(x));
+  return utvm_dw4_tap_at_s16(acc, x + a, w);
+}
+
+static inline __attribute__((always_inline)) int32_t utvm_dw4_pair_pad_s16(int32_t* acc, int32_t ina, int16_t* xa,
+                                                                           int32_t inb, int16_t* xb, int32_t* w) {
+  return utvm_dw4_pair_at_s16(acc, ina ? xa : (int16_t*)(void*)utvm_zeros_s16,
+                              inb ? xb : (int16_t*)(void*)utvm_zeros_s16, w);
+}
+
+static inline __attribute__((always_inline)) int32_t utvm_dw4_tap_pad_s16(int32_t* acc, int32_t in, int16_t* x,
+                                                                          int32_t* w) {
+  return utvm_dw4_tap_at_s16(acc, in ? x : (int16_t*)(void*)utvm_zeros_s16, w);
+}
+
+static inline int32_t utvm_im2col_s16(int16_t* col, int16_t* x, int32_t h, int32_t w, int32_t c, int32_t iy0,
+                                      int32_t ix0, int32_t kh, int32_t kw, int32_t dh) {
+  int32_t ry, rx, k;
+  for (ry = 0; ry < kh; ++ry) {
+    int32_t iy = iy0 + ry * dh;
+    for (rx = 0; rx < kw; ++rx, col += c) {
+      int32_t ix = ix0 + rx;
+      if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
+        for (k = 0; k < c; ++k) col[k] = x[(iy * w + ix) * c + k];
+      } else {
+        for (k = 0; k < c; ++k) col[k] = 0;
+      }
+    }
+  }
+  return 0;
+}
+
 #endif /* UTVM_KERNELS_H_ */

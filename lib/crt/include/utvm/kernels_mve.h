@@ -915,4 +915,156 @@ static inline int32_t utvm_mve_add_s8(void* out, void* a, void* b, int32_t n, in
   return 0;
 }
 
+/*
+ * 16x8 layers (int16 activations, int8 weights; utvm/lower/mac16.py lays the weights out). The
+ * sums are int32: the kernels use these helpers where the bound of the sums known at compile
+ * time stays below 2**31 (TFLite Micro's int64 sums are then exact in int32).
+ *
+ * - utvm_mve_mac4_s16(acc, x, w, len): acc[c] += the dot product of the len int16 values at x
+ *   with weight row c, c = 0..3; the rows stored eight inputs at a time, w[32k + 8c .. 32k + 8c +
+ *   7] = row c's weights 8k .. 8k + 7 (the last group of a row padded with zeros): per 8 inputs
+ *   one input load, four VLDRB.S16 and four VMLADAVA.S16; the last len % 8 inputs under a
+ *   predicate (no read past x + len).
+ * - utvm_mve_dw_row_s16(...): one output row of a 16x8 depthwise convolution (depth multiplier 1),
+ *   every channel: out[ox * c + ch] for ox < ow, the taps of pixel ox input rows iy0 + ry * dh and
+ *   columns ox * sw - pad_left + rx * dw (ry < kh, rx < kw; the taps outside the input add
+ *   nothing, the zero point is 0), weights wt (kh x kw x c). Eight channels per step as int16
+ *   lanes, their products widened by VMULLB/VMULLT into the even and odd channels' int32 sums;
+ *   then bias and multiplier per channel (stored per block of eight channels as the four even
+ *   ones, then the four odd ones) and out = clamp((sum + bias) * mult + 2**31 >> 32) (VRMULH:
+ *   utvm_mulhr_s32, TFLite's int64 MultiplyByQuantizedMultiplier with the shift folded into the
+ *   multiplier), narrowed back into channel order.
+ */
+static inline __attribute__((always_inline)) int32_t utvm_mve_mac4_s16(int32_t* acc, int16_t* x, int8_t* w,
+                                                                       int32_t len) {
+#ifdef UTVM_MVE_VECTOR
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  int32_t n = len;
+  for (; n >= 8; n -= 8) {
+    int16x8_t xv = vldrhq_s16(x);
+    x += 8;
+    a0 = vmladavaq_s16(a0, xv, vldrbq_s16(w));
+    a1 = vmladavaq_s16(a1, xv, vldrbq_s16(w + 8));
+    a2 = vmladavaq_s16(a2, xv, vldrbq_s16(w + 16));
+    a3 = vmladavaq_s16(a3, xv, vldrbq_s16(w + 24));
+    w += 32;
+  }
+  if (n > 0) {
+    int16x8_t xv = vldrhq_z_s16(x, vctp16q((uint32_t)n));
+    a0 = vmladavaq_s16(a0, xv, vldrbq_s16(w));
+    a1 = vmladavaq_s16(a1, xv, vldrbq_s16(w + 8));
+    a2 = vmladavaq_s16(a2, xv, vldrbq_s16(w + 16));
+    a3 = vmladavaq_s16(a3, xv, vldrbq_s16(w + 24));
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+#else
+  for (int32_t j = 0; j < len; ++j) {
+    const int8_t* wj = w + 32 * (j >> 3) + (j & 7);
+    for (int32_t c = 0; c < 4; ++c) acc[c] += x[j] * wj[8 * c];
+  }
+#endif
+  return 0;
+}
+
+#ifdef UTVM_MVE_VECTOR
+/* the n taps of one window row of one block of eight channels (p: the channels' predicate, 0
+ * for all eight) added to the even and odd channels' sums; xs, ws: from one tap to the next */
+__attribute__((always_inline)) static inline void utvm_mve_dw16_taps(int32x4_t* ae, int32x4_t* ao, const int16_t* xp,
+                                                                     const int8_t* wp, int32_t n, int32_t xs,
+                                                                     int32_t ws, mve_pred16_t p) {
+  int32x4_t e = *ae, o = *ao;
+  for (; n >= 2; n -= 2) {
+    int16x8_t x0 = p ? vldrhq_z_s16(xp, p) : vldrhq_s16(xp);
+    int16x8_t w0 = p ? vldrbq_z_s16(wp, p) : vldrbq_s16(wp);
+    int16x8_t x1 = p ? vldrhq_z_s16(xp + xs, p) : vldrhq_s16(xp + xs);
+    int16x8_t w1 = p ? vldrbq_z_s16(wp + ws, p) : vldrbq_s16(wp + ws);
+    e = vaddq_s32(e, vmullbq_int_s16(x0, w0));
+    o = vaddq_s32(o, vmulltq_int_s16(x0, w0));
+    e = vaddq_s32(e, vmullbq_int_s16(x1, w1));
+    o = vaddq_s32(o, vmulltq_int_s16(x1, w1));
+    xp += 2 * xs;
+    wp += 2 * ws;
+  }
+  if (n) {
+    int16x8_t x0 = p ? vldrhq_z_s16(xp, p) : vldrhq_s16(xp);
+    int16x8_t w0 = p ? vldrbq_z_s16(wp, p) : vldrbq_s16(wp);
+    e = vaddq_s32(e, vmullbq_int_s16(x0, w0));
+    o = vaddq_s32(o, vmulltq_int_s16(x0, w0));
+  }
+  *ae = e;
+  *ao = o;
+}
+
+/* one pixel, channels ch .. ch + 7 (predicate p, 0: all eight): window rows [ry_lo, ry_hi) and
+ * columns [rx_lo, rx_hi) inside the input; xp: the pixel's tap (ry_lo, rx_lo) at channel ch */
+__attribute__((always_inline)) static inline void utvm_mve_dw16_block(int16_t* out, const int16_t* xp, const int8_t* wp,
+                                                                      int32_t rows, int32_t cols, int32_t row_step,
+                                                                      int32_t xs, int32_t c, int32_t kw,
+                                                                      const int32_t* bias, const int32_t* mult,
+                                                                      int32x4_t vlo, int32x4_t vhi, mve_pred16_t p) {
+  int32x4_t ae = vldrwq_s32(bias), ao = vldrwq_s32(bias + 4);
+  for (int32_t r = 0; r < rows; ++r, xp += row_step, wp += kw * c) utvm_mve_dw16_taps(&ae, &ao, xp, wp, cols, xs, c, p);
+  ae = vminq_s32(vmaxq_s32(vrmulhq_s32(ae, vldrwq_s32(mult)), vlo), vhi);
+  ao = vminq_s32(vmaxq_s32(vrmulhq_s32(ao, vldrwq_s32(mult + 4)), vlo), vhi);
+  int16x8_t v = vmovntq_s32(vmovnbq_s32(vdupq_n_s16(0), ae), ao);
+  if (p) {
+    vstrhq_p_s16(out, v, p);
+  } else {
+    vstrhq_s16(out, v);
+  }
+}
+#endif
+
+static inline int32_t utvm_mve_dw_row_s16(int16_t* out, int16_t* x, int32_t h, int32_t w, int32_t c, int32_t iy0,
+                                          int32_t ow, int32_t sw, int32_t pad_left, int32_t kh, int32_t kw,
+                                          int32_t dh, int32_t dw, int8_t* wt, int32_t* bias, int32_t* mult, int32_t lo,
+                                          int32_t hi) {
+  /* the window rows inside the input: [ry_lo, ry_hi) */
+  int32_t ry_lo = 0, ry_hi = kh;
+  while (ry_lo < kh && iy0 + ry_lo * dh < 0) ++ry_lo;
+  while (ry_hi > ry_lo && iy0 + (ry_hi - 1) * dh >= h) --ry_hi;
+  for (int32_t ox = 0; ox < ow; ++ox, out += c) {
+    int32_t ix0 = ox * sw - pad_left;
+    /* the window columns inside the input: [rx_lo, rx_hi) */
+    int32_t rx_lo = 0, rx_hi = kw;
+    while (rx_lo < kw && ix0 + rx_lo * dw < 0) ++rx_lo;
+    while (rx_hi > rx_lo && ix0 + (rx_hi - 1) * dw >= w) --rx_hi;
+    /* the taps inside: rows x cols (none: the bias alone) */
+    int32_t rows = rx_lo < rx_hi ? ry_hi - ry_lo : 0, cols = rx_hi - rx_lo;
+#ifdef UTVM_MVE_VECTOR
+    {
+      int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi);
+      const int16_t* xp = x + ((iy0 + ry_lo * dh) * w + ix0 + rx_lo * dw) * c;
+      const int8_t* wp = wt + (ry_lo * kw + rx_lo) * c;
+      int32_t row_step = dh * w * c, xs = dw * c, ch = 0;
+      for (; ch + 8 <= c; ch += 8) {
+        utvm_mve_dw16_block(out + ch, xp + ch, wp + ch, rows, cols, row_step, xs, c, kw, bias + ch, mult + ch, vlo,
+                            vhi, 0);
+      }
+      if (ch < c) {
+        utvm_mve_dw16_block(out + ch, xp + ch, wp + ch, rows, cols, row_step, xs, c, kw, bias + ch, mult + ch, vlo,
+                            vhi, vctp16q((uint32_t)(c - ch)));
+      }
+    }
+#else
+    for (int32_t ch = 0; ch < c; ++ch) {
+      /* channel ch: lane (ch & 7) >> 1 of the even (ch even) or odd block half */
+      int32_t at = (ch & ~7) + ((ch & 1) << 2) + ((ch & 7) >> 1);
+      int32_t acc = bias[at];
+      for (int32_t ry = ry_lo; ry < ry_lo + rows; ++ry) {
+        for (int32_t rx = rx_lo; rx < rx_lo + cols; ++rx) {
+          acc += x[((iy0 + ry * dh) * w + ix0 + rx * dw) * c + ch] * wt[(ry * kw + rx) * c + ch];
+        }
+      }
+      int32_t v = (int32_t)(((int64_t)acc * mult[at] + ((int64_t)1 << 31)) >> 32);
+      out[ch] = (int16_t)(v < lo ? lo : (v > hi ? hi : v));
+    }
+#endif
+  }
+  return 0;
+}
+
 #endif /* UTVM_KERNELS_MVE_H_ */
