@@ -25,7 +25,7 @@ import numpy as np
 from tvm import te, tirx
 
 from .requant import I32, imm
-from .schedules import loop, to_tir
+from .schedules import loop, seq, to_tir
 from .target import Target
 
 #: the largest |int16 input|
@@ -177,17 +177,25 @@ class Acc16:
         return [tirx.BufferStore(self.acc, first(k), [k]) for k in range(BLOCK)]
 
     def sums(self, rows: Rows16, w: tirx.Buffer, block: tirx.PrimExpr, channels: int, bufs: dict[str, tirx.Var],
-             inputs: list[tirx.PrimExpr]) -> list[tirx.Stmt]:
-        """The block's sums over the segments whose input address ``inputs`` gives."""
+             inputs: list[tuple[int, tirx.PrimExpr, tirx.PrimExpr | None]]) -> list[tirx.Stmt]:
+        """The block's sums over segments: ``inputs`` lists (segment, address of its inputs,
+        None or the condition under which it counts: a kernel tap inside the input)."""
         acc_at = tirx.address_of(self.acc[0])
+
+        def when(cond: tirx.PrimExpr | None, stmts: list[tirx.Stmt]) -> list[tirx.Stmt]:
+            return stmts if cond is None else [tirx.IfThenElse(cond, seq(stmts), None)]
+
         if self.wide is None:
-            return self.start(block * BLOCK, channels, bufs) + [rows.call(acc_at, x, w, block, s)
-                                                             for s, x in enumerate(inputs)]
+            stmts = self.start(block * BLOCK, channels, bufs)
+            for s, x, cond in inputs:
+                stmts += when(cond, [rows.call(acc_at, x, w, block, s)])
+            return stmts
         wide = self.wide
-        stmts: list[tirx.Stmt] = [tirx.BufferStore(wide, tirx.const(0, "int64"), [k]) for k in range(BLOCK)]
-        for s, x in enumerate(inputs):
-            stmts += [*self.start(block * BLOCK, channels, bufs), rows.call(acc_at, x, w, block, s)]
-            stmts += [tirx.BufferStore(wide, wide[k] + self.acc[k].astype("int64"), [k]) for k in range(BLOCK)]
+        stmts = [tirx.BufferStore(wide, tirx.const(0, "int64"), [k]) for k in range(BLOCK)]
+        for s, x, cond in inputs:
+            stmts += when(cond, [*self.start(block * BLOCK, channels, bufs), rows.call(acc_at, x, w, block, s),
+                                 *(tirx.BufferStore(wide, wide[k] + self.acc[k].astype("int64"), [k])
+                                   for k in range(BLOCK))])
         return stmts
 
     def store(self, o0: tirx.PrimExpr, channels: int, bufs: dict[str, tirx.Var],
