@@ -24,6 +24,7 @@ from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, activation_range_int8, imm
 from ..lower.schedules import (
     CHANNEL_BLOCK,
+    Window,
     blocked_schedule,
     interior_or_border,
     loop,
@@ -110,6 +111,13 @@ def _mac16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     return _dsp16(g, op, rq) if x.shape[3] % mac16.BLOCK == 0 else None
 
 
+def _window(g: Graph, op: Operator) -> Window:
+    """(kh, kw, sh, sw, dh, dw, top, left, h, w) of the layer."""
+    x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
+    return (w.shape[1], w.shape[2], *op.attrs["strides"], *op.attrs["dilation"], *op.attrs["padding"][:2],
+            x.shape[1], x.shape[2])
+
+
 def _dsp16(g: Graph, op: Operator, rq: Requant16) -> KernelDef:
     """Per output pixel and block of four channels, the kernel taps two by two with
     utvm_dw4_pair_s16 (PKHBT/PKHTB pair a channel's two taps, one SMLAD), an odd last tap with
@@ -117,19 +125,15 @@ def _dsp16(g: Graph, op: Operator, rq: Requant16) -> KernelDef:
     crosses the border the taps outside read zeros (the _pad_ forms)."""
     x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
     assert w.data is not None
-    n, h, wd, c = x.shape
+    n, _, _, c = x.shape
     _, oh, ow, _ = y.shape
-    kh, kw = w.shape[1], w.shape[2]
-    sh, sw = op.attrs["strides"]
-    dh, dw = op.attrs["dilation"]
-    top, left, _, _ = op.attrs["padding"]
+    window = kh, kw, sh, sw, dh, dw, top, left, h, wd = _window(g, op)
     taps = kh * kw
     words = mac16.dw4_block_words(taps)
     weights = mac16.dw4_weights(w.data.reshape(taps, c))
     X = te.placeholder(x.shape, "int16", name="x")
     args = [KernelArg(X, tensor=x.name), KernelArg(te.placeholder(weights.shape, I32, name="w"), constant=weights,
                                                    role="w"), *rq.args]
-    window = (kh, kw, sh, sw, dh, dw, top, left, h, wd)
     sides = pad_sides(window, (oh, ow))
 
     def build(bufs: dict[str, tirx.Var]) -> tuple[tirx.Stmt, list[tirx.Buffer]]:
@@ -184,12 +188,9 @@ def _helium16(g: Graph, op: Operator, rq: Requant16) -> KernelDef:
     multipliers stored per block of eight channels, even ones first."""
     x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
     assert rq.short_arrays is not None
-    n, h, wd, c = x.shape
+    n, _, _, c = x.shape
     _, oh, ow, _ = y.shape
-    kh, kw = w.shape[1], w.shape[2]
-    sh, sw = op.attrs["strides"]
-    dh, dw = op.attrs["dilation"]
-    top, left, _, _ = op.attrs["padding"]
+    kh, kw, sh, sw, dh, dw, top, left, h, wd = _window(g, op)
     c8 = -(-c // 8) * 8
 
     def by_parity(v: np.ndarray) -> np.ndarray:

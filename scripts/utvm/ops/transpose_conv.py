@@ -399,19 +399,13 @@ def _helium8(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     the taps of four outputs of a phase row gathered into planned scratch (utvm_mve_im2col_s8,
     the input zero point outside) and utvm_mve_gemm_s8 with the phase's folded biases (bias -
     zx x the phase's weight sums), its outputs sw pixels apart."""
-    if not target.helium:
-        return None
-    checked = mve.quant_ok(g, op)
-    if checked is None:
+    checked = mve.operands(g, op, target)
+    all_phases = phases(g, op)
+    if checked is None or any(not ph.taps() for ph in all_phases):
         return None
     x, w, y, b = checked
     assert w.data is not None and x.quant is not None and y.quant is not None
-    _, h, wd, cin = x.shape
-    _, oh, ow, cout = y.shape
-    (sh, sw) = op.attrs["strides"]
-    all_phases = phases(g, op)
-    if any(not ph.taps() for ph in all_phases):
-        return None
+    (_, h, wd, cin), (_, _, ow, cout), (sh, sw) = x.shape, y.shape, op.attrs["strides"]
     _, zx = x.quant.scalar()
     ys, zy = y.quant.scalar()
     lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
