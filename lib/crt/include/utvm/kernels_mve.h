@@ -915,6 +915,17 @@ static inline int32_t utvm_mve_add_s8(void* out, void* a, void* b, int32_t n, in
   return 0;
 }
 
+/* out[o] = clamp(MultiplyByQuantizedMultiplier(bias[o] + the dot product of the k int8 values
+ * at x with row o of w (n rows of k), m0, s0) + zy, -128, 127) for o < n: utvm_mve_gemm_s8 of one
+ * pixel (four rows per input load) with per-row biases computed at run time (BATCH_MATMUL: its
+ * zero-point terms), mode UTVM_MVE_RQ_LEFT or 0 */
+static inline int32_t utvm_mve_matvec_s8(int8_t* out, int8_t* x, int8_t* w, int32_t k, int32_t n, int32_t* bias,
+                                         int32_t m0, int32_t s0, int32_t mode, int32_t zy) {
+  utvm_mve_rq_t q = {bias, bias, (const int8_t*)bias, m0, s0, mode, zy, -128, 127};
+  utvm_mve_gemm_impl(out, 1, n, x, k, w, k, n, q);
+  return 0;
+}
+
 /*
  * 16x8 layers (int16 activations, int8 weights; utvm/lower/mac16.py lays the weights out). The
  * sums are int32: the kernels use these helpers where the bound of the sums known at compile
