@@ -167,6 +167,16 @@ class _Int8:
             flat = flat * d + v
         return offset(self.ba, self.m * self.k), offset(self.bb, self.k * self.n), flat * (self.m * self.n)
 
+    def lhs_rows(self, op: Operator, bufs: dict[str, tirx.Var],
+                 a_at: tirx.PrimExpr) -> tuple[list[tirx.Stmt], Callable[[tirx.PrimExpr], tirx.PrimExpr]]:
+        """The statements that make the lhs rows of a batch contiguous (an adjoint lhs transposed
+        into the scratch "at"), and the address of row i."""
+        if not op.attrs["adj_x"]:
+            return [], lambda i: tirx.address_of(bufs["a"][a_at + i * self.k])
+        at = bufs["at"]
+        return ([_call("utvm_copy2d_s8", tirx.address_of(at[0]), tirx.address_of(bufs["a"][a_at]), self.m, self.k, 1,
+                       self.m)], lambda i: tirx.address_of(at[i * self.k]))
+
     def over_batch(self, body: Callable[[list[tirx.PrimExpr]], tirx.Stmt]) -> tirx.Stmt:
         def nest(d: int, idx: list[tirx.PrimExpr]) -> tirx.Stmt:
             if d == len(self.batch):
@@ -192,12 +202,9 @@ def _int8(g: Graph, op: Operator, target: Target) -> _Int8 | None:
     return _Int8(ba, bb, batch, m, k, n, za, zb, zy, rq)
 
 
-def _strides(op: Operator, q: _Int8) -> tuple[int, int, int, int]:
-    """(element stride of a row, of a column) of the lhs seen as M x K, then of the rhs seen as
-    K x N."""
-    lhs = (1, q.m) if op.attrs["adj_x"] else (q.k, 1)
-    rhs = (1, q.k) if op.attrs["adj_y"] else (q.n, 1)
-    return (*lhs, *rhs)
+def _strides(op: Operator, q: _Int8) -> tuple[int, int]:
+    """(element stride of a row, of a column) of the rhs seen as K x N."""
+    return (1, q.k) if op.attrs["adj_y"] else (q.n, 1)
 
 
 def _signature(g: Graph, op: Operator) -> tuple[list[KernelArg], te.Tensor]:
@@ -219,7 +226,7 @@ def _dsp(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     if q is None or not target.dsp or q.k % 4:
         return None
     blocks = -(-q.n // CHANNEL_BLOCK)
-    lr, lc, rr, rc = _strides(op, q)
+    rr, rc = _strides(op, q)
     args, out = _signature(g, op)
     args += q.rq.args
     args += [KernelArg(te.placeholder((blocks * CHANNEL_BLOCK * q.k,), "int8", name="bp"), role="bp", scratch=True),
@@ -228,7 +235,7 @@ def _dsp(g: Graph, op: Operator, target: Target) -> KernelDef | None:
         args.append(KernelArg(te.placeholder((q.m * q.k,), "int8", name="at"), role="at", scratch=True))
 
     def build(bufs: dict[str, tirx.Var]) -> tuple[tirx.Stmt, list[tirx.Buffer]]:
-        ab, bp, cs, yb = bufs["a"], bufs["bp"], bufs["cs"], bufs["out"]
+        bp, cs, yb = bufs["bp"], bufs["cs"], bufs["out"]
         acc = tirx.decl_buffer((CHANNEL_BLOCK,), I32, "acc")
         row_sum = tirx.decl_buffer((1,), I32, "rs")
 
@@ -236,14 +243,11 @@ def _dsp(g: Graph, op: Operator, target: Target) -> KernelDef | None:
             a_at, b_at, y_at = q.offsets(idx)
             stmts = [_call("utvm_pack4_s8", tirx.address_of(bp[0]), tirx.address_of(cs[0]),
                            tirx.address_of(bufs["b"][b_at]), q.k, q.n, rr, rc, -q.za, q.k * q.za * q.zb)]
-            rows, row_len = ab, a_at
-            if op.attrs["adj_x"]:
-                stmts.append(_call("utvm_copy2d_s8", tirx.address_of(bufs["at"][0]), tirx.address_of(ab[a_at]),
-                                   q.m, q.k, lr, lc))
-                rows, row_len = bufs["at"], imm(0)
+            transpose, row_at = q.lhs_rows(op, bufs, a_at)
+            stmts += transpose
 
             def row(i: tirx.PrimExpr) -> tirx.Stmt:
-                x_at = tirx.address_of(rows[row_len + i * q.k])
+                x_at = row_at(i)
                 head = [_call("utvm_sums_s8", tirx.address_of(row_sum[0]), x_at, 1, q.k, 0, -q.zb, 0)]
 
                 def block(oo: tirx.PrimExpr) -> tirx.Stmt:
@@ -273,7 +277,7 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     q = _int8(g, op, target)
     if q is None or not target.helium:
         return None
-    lr, lc, rr, rc = _strides(op, q)
+    rr, rc = _strides(op, q)
     args, out = _signature(g, op)
     in_place = bool(op.attrs["adj_y"])
     scratch = [("cs", (q.n,), I32), ("bm", (q.n,), I32), ("rs", (1,), I32)]
@@ -287,7 +291,7 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     mode = mve.RQ_LEFT if s0 > 0 else 0
 
     def build(bufs: dict[str, tirx.Var]) -> tuple[tirx.Stmt, list[tirx.Buffer]]:
-        ab, bb, cs, bm, rs, yb = bufs["a"], bufs["b"], bufs["cs"], bufs["bm"], bufs["rs"], bufs["out"]
+        bb, cs, bm, rs, yb = bufs["b"], bufs["cs"], bufs["bm"], bufs["rs"], bufs["out"]
 
         def one(idx: list[tirx.PrimExpr]) -> tirx.Stmt:
             a_at, b_at, y_at = q.offsets(idx)
@@ -300,14 +304,11 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
                 rhs, rhs_at = bufs["bt"], imm(0)
             stmts.append(_call("utvm_sums_s8", tirx.address_of(cs[0]), tirx.address_of(rhs[rhs_at]), q.n, q.k, q.k,
                                -q.za, q.k * q.za * q.zb))
-            rows, row_at = ab, a_at
-            if op.attrs["adj_x"]:
-                stmts.append(_call("utvm_copy2d_s8", tirx.address_of(bufs["at"][0]), tirx.address_of(ab[a_at]),
-                                   q.m, q.k, lr, lc))
-                rows, row_at = bufs["at"], imm(0)
+            transpose, row_at = q.lhs_rows(op, bufs, a_at)
+            stmts += transpose
 
             def row(i: tirx.PrimExpr) -> tirx.Stmt:
-                x_at = tirx.address_of(rows[row_at + i * q.k])
+                x_at = row_at(i)
                 bias = tirx.address_of(bm[0])
                 return seq([
                     _call("utvm_sums_s8", tirx.address_of(rs[0]), x_at, 1, q.k, 0, -q.zb, 0),
