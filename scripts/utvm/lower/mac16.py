@@ -142,6 +142,15 @@ def dw4_weights(taps: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(halves).view("<i4").reshape(-1)
 
 
+def even_odd(v: np.ndarray) -> np.ndarray:
+    """Per-channel int32 values for utvm_mve_dw_row_s16: per block of eight channels the four even
+    ones, then the four odd ones (zeros past the last channel)."""
+    c8 = -(-v.size // 8) * 8
+    padded = np.zeros(c8, np.int64)
+    padded[:v.size] = v
+    return np.ascontiguousarray(padded.reshape(c8 // 8, 4, 2).transpose(0, 2, 1)).reshape(-1).astype(np.int32)
+
+
 def dw4_block_words(taps: int) -> int:
     """int32 words of one block in :func:`dw4_weights`."""
     return BLOCK * (taps // 2) + BLOCK // 2 * (taps % 2)

@@ -285,7 +285,8 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
         scratch.append(("bt", (q.n * q.k,), "int8"))
     if op.attrs["adj_x"]:
         scratch.append(("at", (q.m * q.k,), "int8"))
-    args += [KernelArg(te.placeholder(shape, dtype, name=name), role=name, scratch=True) for name, shape, dtype in scratch]
+    args += [KernelArg(te.placeholder(shape, dtype, name=name), role=name, scratch=True)
+             for name, shape, dtype in scratch]
     m0, s0 = fp.quantize_multiplier(fp.conv_real_multiplier(*(t.quant.scalar()[0] for t in (  # type: ignore[union-attr]
         g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]])), False))
     mode = mve.RQ_LEFT if s0 > 0 else 0

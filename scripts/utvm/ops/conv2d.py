@@ -306,8 +306,9 @@ def _mac16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
                               for r in range(kh) for k in starts]
 
                 def block(oo: tirx.PrimExpr) -> tirx.Stmt:
-                    return seq(acc.sums(rows, wb, oo, cout, bufs, [(s, a, None) for s, a in enumerate(inputs)]) + acc.store(
-                        oo * mac16.BLOCK, cout, bufs, lambda o, v: tirx.BufferStore(yb, v, [bb, i, j, o])))
+                    sums = acc.sums(rows, wb, oo, cout, bufs, [(s, a, None) for s, a in enumerate(inputs)])
+                    return seq(sums + acc.store(oo * mac16.BLOCK, cout, bufs,
+                                                lambda o, v: tirx.BufferStore(yb, v, [bb, i, j, o])))
 
                 blocks = mac16.over_blocks(cout, block)
                 if not checked:

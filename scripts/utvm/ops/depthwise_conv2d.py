@@ -191,16 +191,9 @@ def _helium16(g: Graph, op: Operator, rq: Requant16) -> KernelDef:
     n, _, _, c = x.shape
     _, oh, ow, _ = y.shape
     kh, kw, sh, sw, dh, dw, top, left, h, wd = _window(g, op)
-    c8 = -(-c // 8) * 8
-
-    def by_parity(v: np.ndarray) -> np.ndarray:
-        padded = np.zeros(c8, np.int32)
-        padded[:c] = v
-        return np.ascontiguousarray(padded.reshape(c8 // 8, 4, 2).transpose(0, 2, 1)).reshape(-1)
-
     X = te.placeholder(x.shape, "int16", name="x")
     args = [KernelArg(X, tensor=x.name), KernelArg(te.placeholder(w.shape, "int8", name="w"), tensor=w.name),
-            *(KernelArg(te.placeholder((c8,), I32, name=role), constant=by_parity(v), role=role)
+            *(KernelArg(te.placeholder((-(-c // 8) * 8,), I32, name=role), constant=mac16.even_odd(v), role=role)
               for role, v in zip(("bias", "mult"), rq.short_arrays))]
 
     def build(bufs: dict[str, tirx.Var]) -> tuple[tirx.Stmt, list[tirx.Buffer]]:

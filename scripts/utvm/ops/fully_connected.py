@@ -242,7 +242,8 @@ def _mac16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
 
         def row(i: tirx.PrimExpr) -> tirx.Stmt:
             def block(oo: tirx.PrimExpr) -> tirx.Stmt:
-                stmts = acc.sums(rows, wb, oo, units, bufs, [(s, tirx.address_of(xb[i, k]), None) for s, k in enumerate(starts)])
+                inputs = [(s, tirx.address_of(xb[i, k]), None) for s, k in enumerate(starts)]
+                stmts = acc.sums(rows, wb, oo, units, bufs, inputs)
                 return seq(stmts + acc.store(oo * mac16.BLOCK, units, bufs,
                                              lambda o, v: tirx.BufferStore(yb, v, [i, o])))
 
