@@ -75,7 +75,7 @@ def _helper_cases(seed: int) -> tuple[list[str], list[str], list[np.ndarray]]:
         start = rng.integers(-(1 << 20), 1 << 20, 4)
         want.append(start + w @ x[1:])
         for helium in (False, True):
-            rows = mac16.Rows16.build(w, [length], helium)
+            rows = mac16.Rows.build(w, [length], helium)
             tag = f"{'v' if helium else 'd'}{i}"
             decls += [_carr("int8_t", f"w{tag}", rows.data), _carr("int16_t", f"x{tag}", x),
                       _carr("int32_t", f"a{tag}", start)]
@@ -220,14 +220,14 @@ def test_rows16_layouts() -> None:
     """Every weight of a matrix is where utvm_mac4_s16 / utvm_mve_mac4_s16 read it."""
     rng = np.random.default_rng(5)
     w = rng.integers(-128, 128, (6, 23))
-    dsp = mac16.Rows16.build(w, [10, 13], False)
+    dsp = mac16.Rows.build(w, [10, 13], False)
     assert dsp.block == 112 and dsp.data.size == 2 * 112 and dsp.offsets == [0, 48]
     block0 = dsp.data[:dsp.block]
     words = block0[:32].reshape(2, 4, 4)  # step, row, byte
     assert np.array_equal(words[1, 3], w[3, [4, 6, 5, 7]])
     pair = block0[32:48].view("<i2").reshape(4, 2)
     assert np.array_equal(pair, w[:4, 8:10])
-    helium = mac16.Rows16.build(w, [23], True)
+    helium = mac16.Rows.build(w, [23], True)
     assert helium.block == 3 * 32 and np.array_equal(helium.data[helium.block + 64 + 8: helium.block + 64 + 15],
                                                      w[5, 16:23])
     assert mac16.segments(1200) == [400, 400, 400] and mac16.segments(511) == [511]
@@ -384,3 +384,40 @@ def test_layers_match_tflite_micro_on_board(tmp_path: Path, name: str, board: st
     cpu = "cortex-m4" if board == "mps2/an386" else "cortex-m55"
     variants = _variants(tmp_path / "model.tflite", cpu)
     assert sum(v in _EXPECTED[cpu] for v in variants) >= 2 * len(variants) // 3, variants
+
+
+# ---------------------------------------------------------------------------------------------
+# recurrent layers: SVDF (int8 with int16 / int8 state), LSTM (int8), over several runs
+
+
+def _recurrent_model() -> bytes:
+    from op_check import side_by_side
+    from test_op_lstm import lstm_case
+    from test_op_svdf import svdf_case
+
+    cases = [svdf_case(500 + i) for i in range(10)]
+    cases += [svdf_case(520 + i, state_type="int8", time_type="int8") for i in range(6)]
+    cases += [lstm_case(540 + i) for i in range(10)]
+    return side_by_side(cases)
+
+
+@pytest.mark.parametrize("board", ["host", *BOARDS])
+def test_recurrent_layers_match_tflite_micro(tmp_path: Path, board: str) -> None:
+    """Three runs (the states carry over), compared with TFLite Micro's third; the SVDF and LSTM
+    layers take their CPU's kernels (utvm_mac4_u_s8 / utvm_mve_mac4_s8 rows, word copies of the
+    state, utvm_dot_s16 / _s8)."""
+    from op_check import check_model
+
+    if board != "host" and _toolchain_problem() is not None:
+        pytest.skip("bare-metal toolchain missing")
+    path = tmp_path / "recurrent.tflite"
+    path.write_bytes(_recurrent_model())
+    check_model(path, tmp_path, board, repeats=3)
+    cpu = "cortex-m55" if board == "mps3/an547" else "cortex-m4"
+    graph = load_model(path)
+    target = Target.for_cpu(cpu)
+    chosen = [(op.kind, get(op.kind).kernel(graph, op, target)[0]) for op in graph.ops  # type: ignore[union-attr]
+              if op.kind in ("svdf", "svdf_state")]
+    fast = [v for _, v in chosen if v != "generic"]
+    # Helium takes every int8 SVDF; the DSP's feature FC wants a multiple of 4 inputs
+    assert len(fast) >= (len(chosen) if cpu == "cortex-m55" else len(chosen) // 2), chosen

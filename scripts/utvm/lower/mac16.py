@@ -9,10 +9,11 @@ bits and t = 15 - shift, is one rounded high multiply (utvm_mulhr_s32: SMMULR; V
 by reduced << (32 - t) when 16 <= t <= 32 (multiplying the numerator and the divisor by
 2**(32 - t) changes nothing): :func:`short_int64_requant`.
 
-:class:`Rows16` lays a weight matrix (channels x depth) out for the dot-product helpers of
+:class:`Rows` lays a weight matrix (channels x depth) out for the dot-product helpers of
 utvm/kernels.h (utvm_mac4_s16, DSP) or utvm/kernels_mve.h (utvm_mve_mac4_s16, Helium): four
 channels at a time, the depth split into segments (a kernel row, a kernel tap, or a piece of at
-most SEGMENT_MAX inputs), one helper call each.
+most SEGMENT_MAX inputs), one helper call each; also for int8 inputs (utvm_mac4_u_s8,
+utvm_mve_mac4_s8: the gate and feature FCs of the recurrent layers).
 """
 
 from __future__ import annotations
@@ -76,50 +77,69 @@ def _dsp_segment(sub: np.ndarray) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def _mve_segment(sub: np.ndarray) -> np.ndarray:
-    """One segment for utvm_mve_mac4_s16: per eight inputs the rows' eight weights one after
-    the other, the last group padded with zeros."""
+def _mve_segment(sub: np.ndarray, group: int = 8) -> np.ndarray:
+    """One segment for utvm_mve_mac4_s16 (``group`` 8) or utvm_mve_mac4_s8 (16): per ``group``
+    inputs the rows' weights one after the other, the last group padded with zeros."""
     rows, length = sub.shape
-    groups = -(-length // 8)
-    padded = np.zeros((rows, groups * 8), np.int64)
+    groups = -(-length // group)
+    padded = np.zeros((rows, groups * group), np.int64)
     padded[:, :length] = sub
-    return padded.reshape(rows, groups, 8).transpose(1, 0, 2).astype(np.int8).reshape(-1)
+    return padded.reshape(rows, groups, group).transpose(1, 0, 2).astype(np.int8).reshape(-1)
+
+
+def _dsp8_segment(sub: np.ndarray) -> np.ndarray:
+    """One segment for utvm_mac4_u_s8 (a multiple of 4 inputs): per four inputs a word per row."""
+    rows, length = sub.shape
+    assert length % 4 == 0
+    return sub.reshape(rows, length // 4, 4).transpose(1, 0, 2).astype(np.int8).reshape(-1)
+
+
+#: (int8 inputs, Helium) -> (segment layout, helper)
+_LAYOUTS: dict[tuple[bool, bool], tuple[Callable[[np.ndarray], np.ndarray], str]] = {
+    (False, False): (_dsp_segment, "utvm_mac4_s16"),
+    (False, True): (_mve_segment, "utvm_mve_mac4_s16"),
+    (True, False): (_dsp8_segment, "utvm_mac4_u_s8"),
+    (True, True): (lambda sub: _mve_segment(sub, 16), "utvm_mve_mac4_s8"),
+}
 
 
 @dataclass
-class Rows16:
-    """A weight matrix laid out for the 16x8 dot-product helpers (see the module)."""
+class Rows:
+    """A weight matrix laid out for the dot-product helpers of four rows (see the module)."""
 
     data: np.ndarray        # int8, blocks one after the other
     lengths: list[int]      # inputs of each segment
     offsets: list[int]      # byte offset of each segment in a block
     block: int              # bytes of one block of BLOCK channels
-    helium: bool
+    helper: str             # the helper the calls take
 
     @classmethod
-    def build(cls, w: np.ndarray, lengths: list[int], helium: bool) -> Rows16:
+    def build(cls, w: np.ndarray, lengths: list[int], helium: bool, int8_inputs: bool = False) -> Rows:
         """``w``: channels x depth int8 weights, ``lengths``: the segments (summing to depth);
-        the channels padded with zero rows to a multiple of BLOCK."""
+        the channels padded with zero rows to a multiple of BLOCK. The helpers: utvm_mac4_s16 /
+        utvm_mve_mac4_s16 for int16 inputs, utvm_mac4_u_s8 (segments of a multiple of 4 inputs) /
+        utvm_mve_mac4_s8 for int8 inputs."""
         channels, depth = w.shape
         assert sum(lengths) == depth
+        layout, helper = _LAYOUTS[(int8_inputs, helium)]
         blocks = -(-channels // BLOCK)
         padded = np.zeros((blocks * BLOCK, depth), np.int64)
         padded[:channels] = w
-        layout = _mve_segment if helium else _dsp_segment
         starts = np.cumsum([0, *lengths])
         per_block = [np.concatenate([layout(padded[b * BLOCK:(b + 1) * BLOCK, starts[s]:starts[s + 1]])
                                      for s in range(len(lengths))]) for b in range(blocks)]
         sizes = [layout(np.zeros((BLOCK, n), np.int64)).size for n in lengths]
         offsets = [int(v) for v in np.cumsum([0, *sizes[:-1]])]
-        return cls(np.concatenate(per_block), list(lengths), offsets, int(sum(sizes)), helium)
+        return cls(np.concatenate(per_block), list(lengths), offsets, int(sum(sizes)), helper)
 
     def call(self, acc: tirx.PrimExpr, x: tirx.PrimExpr, w: tirx.Buffer, block: tirx.PrimExpr,
              segment: int) -> tirx.Stmt:
         """acc[c] += the dot product of the segment's inputs at address ``x`` with the segment's
         weights of channel block * BLOCK + c (``w``: the flat weight buffer)."""
-        fn = "utvm_mve_mac4_s16" if self.helium else "utvm_mac4_s16"
         w_at = tirx.address_of(w[block * self.block + self.offsets[segment]])
-        return tirx.Evaluate(tirx.call_extern(I32, fn, acc, x, w_at, imm(self.lengths[segment])))
+        length = self.lengths[segment]
+        n = length // 4 if self.helper == "utvm_mac4_u_s8" else length
+        return tirx.Evaluate(tirx.call_extern(I32, self.helper, acc, x, w_at, imm(n)))
 
 
 def mulhr(x: tirx.PrimExpr, m: tirx.PrimExpr | int) -> tirx.PrimExpr:
@@ -185,7 +205,7 @@ class Acc16:
 
         return [tirx.BufferStore(self.acc, first(k), [k]) for k in range(BLOCK)]
 
-    def sums(self, rows: Rows16, w: tirx.Buffer, block: tirx.PrimExpr, channels: int, bufs: dict[str, tirx.Var],
+    def sums(self, rows: Rows, w: tirx.Buffer, block: tirx.PrimExpr, channels: int, bufs: dict[str, tirx.Var],
              inputs: list[tuple[int, tirx.PrimExpr, tirx.PrimExpr | None]]) -> list[tirx.Stmt]:
         """The block's sums over segments: ``inputs`` lists (segment, address of its inputs,
         None or the condition under which it counts: a kernel tap inside the input)."""

@@ -281,7 +281,7 @@ def _mac16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     length = kw * cin
     pieces = mac16.segments(length)
     starts = [int(v) for v in np.cumsum([0, *pieces[:-1]])]
-    rows = mac16.Rows16.build(w.data.reshape(cout, kh * length), pieces * kh, target.helium)
+    rows = mac16.Rows.build(w.data.reshape(cout, kh * length), pieces * kh, target.helium)
     window = (kh, kw, sh, sw, dh, 1, top, left, h, wd)
     sides = pad_sides(window, (oh, ow))
     X = te.placeholder(x.shape, "int16", name="x")

@@ -230,7 +230,7 @@ def _mac16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     units, depth = w.shape
     batch = x.size // depth
     rq = requant16(g, op, units, bool(w.quant.per_channel), int64_accumulation(g, op), abs_sums(w.data, (1,)))
-    rows = mac16.Rows16.build(w.data, mac16.segments(depth), target.helium)
+    rows = mac16.Rows.build(w.data, mac16.segments(depth), target.helium)
     starts = [int(v) for v in np.cumsum([0, *rows.lengths[:-1]])]
     X = te.placeholder((batch, depth), "int16", name="x")
     args = [KernelArg(X, tensor=x.name), KernelArg(te.placeholder(rows.data.shape, "int8", name="w"),

@@ -38,9 +38,10 @@ from tvm import te, tirx
 from ..ir import Graph, Operator, Tensor
 from ..lower import activation16 as act16
 from ..lower import fixedpoint as fp
+from ..lower import mac16
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, acc_bound, clamp, imm, sat_s16, scale_const
-from ..lower.schedules import CHANNEL_BLOCK, interleave_rows, loop, root_schedule, seq
+from ..lower.schedules import CHANNEL_BLOCK, loop, root_schedule, seq
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 
@@ -212,7 +213,7 @@ class _Recurrence:
         self.depth = x.shape[-1]
         self.hidden, self.cell = g.tensors[op.inputs[-2]], g.tensors[op.inputs[-1]]
         self.integer = self.hidden.dtype == "int8"
-        self.mac4 = _mac4(g, op, target)
+        self.mac4 = _gate_rows(g, op, target)
         self.bufs = bufs
         acc_type = I32 if self.integer else "float32"
         self.acc = tirx.decl_buffer((CHANNEL_BLOCK,), acc_type, "acc")
@@ -234,9 +235,10 @@ class _Recurrence:
 
     def gates(self, b: tirx.PrimExpr, r: tirx.PrimExpr) -> tirx.Stmt:
         """gates[k U + u] = activation(gate k's input part + its recurrent FC of the hidden state),
-        four units at a time where utvm_mac4_u_s8 serves (interleaved weights), else one."""
+        four units at a time where utvm_mac4_u_s8 / utvm_mve_mac4_s8 serve (weights laid out for
+        them, mac16.Rows), else one."""
         units, rec_mac4, in_mac4 = self.units, self.mac4[0], self.mac4[1]
-        n = CHANNEL_BLOCK if rec_mac4 else 1
+        n = CHANNEL_BLOCK if rec_mac4 is not None else 1
         hb, xb = self.bufs["h"], self.bufs.get("x")
 
         def block(k: int, u0: tirx.PrimExpr) -> tirx.Stmt:
@@ -252,15 +254,13 @@ class _Recurrence:
         return seq([loop(units // n, "ub", lambda ub, k=k: block(k, ub * n)) for k in range(4)])
 
     def matvec(self, acc: tirx.Buffer, vec: Any, w: tirx.Buffer, o0: tirx.PrimExpr, n: int, depth: int,
-               mac4: bool) -> list[tirx.Stmt]:
+               rows: mac16.Rows | None) -> list[tirx.Stmt]:
         """acc[j] = the dot product of the vector (``vec(d)``) with weight row o0 + j, j < n: one
-        utvm_mac4_u_s8 call (n == 4, interleaved rows), else a loop per row."""
+        helper call for four rows (``rows``: their layout), else a loop per row."""
         zero = imm(0) if self.integer else imm(0.0, "float32")
         stmts: list[tirx.Stmt] = [tirx.BufferStore(acc, zero, [j]) for j in range(n)]
-        if mac4:
-            stmts.append(tirx.Evaluate(tirx.call_extern(
-                I32, "utvm_mac4_u_s8", tirx.address_of(acc[0]), tirx.address_of(vec(imm(0))),
-                tirx.address_of(w[o0 * depth]), imm(depth // 4))))
+        if rows is not None:
+            stmts.append(rows.call(tirx.address_of(acc[0]), tirx.address_of(vec(imm(0))), w, o0 // CHANNEL_BLOCK, 0))
             return stmts
         for j in range(n):
             def mac(d: tirx.Var, j: int = j) -> tirx.Stmt:
@@ -370,18 +370,32 @@ class _GateFC:
         return scale_const(acc, m, shift, int(np.max(acc_bound(wabs, bias))))
 
 
-def _mac4(g: Graph, op: Operator, target: Target) -> tuple[bool, bool]:
-    """(recurrent, input) FCs by utvm_mac4_u_s8: int8 on a CPU with 4-lane dot products, a
-    multiple of 4 units (and for the input FCs, of 4 input values)."""
-    units, depth = _dims(g, op)[2], g.tensors[op.attrs["input"]].shape[-1]
-    rec = g.tensors[op.inputs[-2]].dtype == "int8" and target.packed and units % 4 == 0
-    return rec, rec and bool(op.attrs["fused"]) and depth % 4 == 0
+def _rows(g: Graph, names: list[str], target: Target) -> mac16.Rows | None:
+    """The four gates' weights (rows one after the other) laid out for four rows per helper call:
+    int8 on a CPU with packed lanes, a multiple of 4 units (whole blocks in a gate), on a DSP CPU
+    a multiple of 4 inputs too (utvm_mac4_u_s8; Helium: utvm_mve_mac4_s8, any); else None."""
+    ws = [g.tensors[n] for n in names]
+    if not ws or ws[0].dtype != "int8" or not target.packed or ws[0].shape[0] % 4:
+        return None
+    depth = ws[0].shape[1]
+    if target.dsp and depth % 4:
+        return None
+    w = np.concatenate([t.data for t in ws])  # type: ignore[misc]
+    return mac16.Rows.build(w, [depth], target.helium, int8_inputs=True)
 
 
-def _weights(g: Graph, names: list[str], interleaved: bool) -> np.ndarray:
-    """The four gates' weights one after the other, flat (rows interleaved for utvm_mac4_u_s8)."""
-    w = np.concatenate([g.tensors[n].data for n in names])  # type: ignore[misc]
-    return (interleave_rows(w) if interleaved else w).reshape(-1)
+def _gate_rows(g: Graph, op: Operator, target: Target) -> tuple[mac16.Rows | None, mac16.Rows | None]:
+    """The layouts of the recurrent and the input weights (see :func:`_rows`); the input FCs
+    take four units at a time only with the recurrent ones."""
+    rec = _rows(g, op.inputs[-6:-2], target)
+    return rec, (_rows(g, op.attrs["input_weights"], target) if rec is not None and op.attrs["fused"] else None)
+
+
+def _weights(g: Graph, names: list[str], rows: mac16.Rows | None) -> np.ndarray:
+    """The four gates' weights one after the other, flat (``rows``: in that layout)."""
+    if rows is not None:
+        return rows.data
+    return np.concatenate([g.tensors[n].data for n in names]).reshape(-1)  # type: ignore[misc]
 
 
 def _kernel(g: Graph, op: Operator, target: Target) -> KernelDef:
@@ -390,11 +404,11 @@ def _kernel(g: Graph, op: Operator, target: Target) -> KernelDef:
     x = g.tensors[op.attrs["input"]]
     gate_dtype = "int16" if y.dtype == "int8" else "float32"
     n4, rows = 4 * units, batch * steps
-    rec_mac4, in_mac4 = _mac4(g, op, target)
-    wrec = _weights(g, op.inputs[-6:-2], rec_mac4)
+    rec_rows, in_rows = _gate_rows(g, op, target)
+    wrec = _weights(g, op.inputs[-6:-2], rec_rows)
     args = []
     if op.attrs["fused"]:
-        wi = _weights(g, op.attrs["input_weights"], in_mac4)
+        wi = _weights(g, op.attrs["input_weights"], in_rows)
         bias = np.concatenate([g.tensors[n].data for n in op.inputs[5:9]])  # type: ignore[misc]
         if y.dtype == "int8":
             assert x.quant is not None

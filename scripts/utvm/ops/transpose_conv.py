@@ -283,7 +283,7 @@ def _mac16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     rq = requant16(g, op, cout, True, True, abs_sums(w.data, (1, 2, 3)))
     pieces = mac16.segments(cin)
     starts = [int(v) for v in np.cumsum([0, *pieces[:-1]])]
-    rows = mac16.Rows16.build(w.data.reshape(cout, kh * kw * cin), pieces * (kh * kw), target.helium)
+    rows = mac16.Rows.build(w.data.reshape(cout, kh * kw * cin), pieces * (kh * kw), target.helium)
     X = te.placeholder(x.shape, "int16", name="x")
     args = [KernelArg(X, tensor=x.name), KernelArg(te.placeholder(rows.data.shape, "int8", name="w"),
                                                    constant=rows.data, role="w"), *rq.args]

@@ -919,6 +919,44 @@ static inline int32_t utvm_mve_add_s8(void* out, void* a, void* b, int32_t n, in
  * at x with row o of w (n rows of k), m0, s0) + zy, -128, 127) for o < n: utvm_mve_gemm_s8 of one
  * pixel (four rows per input load) with per-row biases computed at run time (BATCH_MATMUL: its
  * zero-point terms), mode UTVM_MVE_RQ_LEFT or 0 */
+/* acc[c] += the dot product of the len int8 values at x with weight row c, c = 0..3, the rows
+ * stored 16 inputs at a time (w[64k + 16c .. 64k + 16c + 15] = row c's weights 16k .. 16k + 15,
+ * the last group padded with zeros; utvm/lower/mac16.py): per 16 inputs one input load, four
+ * weight loads and four VMLADAVA; the last len % 16 inputs under a predicate */
+static inline __attribute__((always_inline)) int32_t utvm_mve_mac4_s8(int32_t* acc, int8_t* x, int8_t* w,
+                                                                      int32_t len) {
+#ifdef UTVM_MVE_VECTOR
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  int32_t n = len;
+  for (; n >= 16; n -= 16) {
+    int8x16_t xv = vldrbq_s8(x);
+    x += 16;
+    a0 = vmladavaq_s8(a0, xv, vldrbq_s8(w));
+    a1 = vmladavaq_s8(a1, xv, vldrbq_s8(w + 16));
+    a2 = vmladavaq_s8(a2, xv, vldrbq_s8(w + 32));
+    a3 = vmladavaq_s8(a3, xv, vldrbq_s8(w + 48));
+    w += 64;
+  }
+  if (n > 0) {
+    int8x16_t xv = vldrbq_z_s8(x, vctp8q((uint32_t)n));
+    a0 = vmladavaq_s8(a0, xv, vldrbq_s8(w));
+    a1 = vmladavaq_s8(a1, xv, vldrbq_s8(w + 16));
+    a2 = vmladavaq_s8(a2, xv, vldrbq_s8(w + 32));
+    a3 = vmladavaq_s8(a3, xv, vldrbq_s8(w + 48));
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+#else
+  for (int32_t j = 0; j < len; ++j) {
+    const int8_t* wj = w + 64 * (j >> 4) + (j & 15);
+    for (int32_t c = 0; c < 4; ++c) acc[c] += x[j] * wj[16 * c];
+  }
+#endif
+  return 0;
+}
+
 static inline int32_t utvm_mve_matvec_s8(int8_t* out, int8_t* x, int8_t* w, int32_t k, int32_t n, int32_t* bias,
                                          int32_t m0, int32_t s0, int32_t mode, int32_t zy) {
   utvm_mve_rq_t q = {bias, bias, (const int8_t*)bias, m0, s0, mode, zy, -128, 127};
