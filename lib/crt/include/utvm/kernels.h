@@ -870,18 +870,12 @@ static inline int32_t utvm_offset_s32(int32_t* dst, int32_t* src, int32_t v, int
  * Vectors of the recurrent layers (SVDF):
  *
  * - utvm_copy_s8(dst, src, n), utvm_copy_s16(dst, src, n): n elements copied (no overlap; any
- *   alignment of the element type): words, or Helium vectors.
+ *   alignment of the element type), two words at a time.
  * - utvm_dot_s8(acc, a, b, n), utvm_dot_s16(acc, a, b, n): acc + the dot product of the n
  *   elements at a and b, modulo 2**32 as TFLite's int32 sums (SMLAD on int16 pairs, or the int8
  *   lanes of words; VMLADAVA on Helium).
  */
 static inline void utvm_copy_bytes(int8_t* dst, const int8_t* src, int32_t n) {
-#ifdef UTVM_HAVE_MVE
-  for (; n > 0; n -= 16, dst += 16, src += 16) {
-    mve_pred16_t p = vctp8q((uint32_t)n);
-    vstrbq_p_s8(dst, vldrbq_z_s8(src, p), p);
-  }
-#else
   for (; n >= 8; n -= 8, dst += 8, src += 8) {
     int32_t a, b;
     __builtin_memcpy(&a, src, 4);
@@ -890,7 +884,6 @@ static inline void utvm_copy_bytes(int8_t* dst, const int8_t* src, int32_t n) {
     __builtin_memcpy(dst + 4, &b, 4);
   }
   for (; n > 0; --n) *dst++ = *src++;
-#endif
 }
 
 static inline int32_t utvm_copy_s8(int8_t* dst, int8_t* src, int32_t n) {
@@ -903,13 +896,17 @@ static inline int32_t utvm_copy_s16(int16_t* dst, int16_t* src, int32_t n) {
   return 0;
 }
 
+/* acc += the products of the Helium vectors at a + k, b + k, k < n, lanes at a time */
+#define UTVM_MVE_DOT(load_z, vctp, lanes)                                          \
+  for (; k < n; k += (lanes)) {                                                    \
+    mve_pred16_t p = vctp((uint32_t)(n - k));                                      \
+    acc = vmladavaq_p(acc, load_z(a + k, p), load_z(b + k, p), p);                 \
+  }
+
 static inline int32_t utvm_dot_s16(int32_t acc, int16_t* a, int16_t* b, int32_t n) {
   int32_t k = 0;
 #ifdef UTVM_HAVE_MVE
-  for (; k < n; k += 8) {
-    mve_pred16_t p = vctp16q((uint32_t)(n - k));
-    acc = vmladavaq_p_s16(acc, vldrhq_z_s16(a + k, p), vldrhq_z_s16(b + k, p), p);
-  }
+  UTVM_MVE_DOT(vldrhq_z_s16, vctp16q, 8)
 #elif defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32
   for (; k + 2 <= n; k += 2) acc = __smlad(utvm_ldw_s16(a + k), utvm_ldw_s16(b + k), acc);
 #endif
@@ -920,10 +917,7 @@ static inline int32_t utvm_dot_s16(int32_t acc, int16_t* a, int16_t* b, int32_t 
 static inline int32_t utvm_dot_s8(int32_t acc, int8_t* a, int8_t* b, int32_t n) {
   int32_t k = 0;
 #ifdef UTVM_HAVE_MVE
-  for (; k < n; k += 16) {
-    mve_pred16_t p = vctp8q((uint32_t)(n - k));
-    acc = vmladavaq_p_s8(acc, vldrbq_z_s8(a + k, p), vldrbq_z_s8(b + k, p), p);
-  }
+  UTVM_MVE_DOT(vldrbq_z_s8, vctp8q, 16)
 #elif defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32
   for (; k + 4 <= n; k += 4) acc = utvm_dot4_acc_s8(acc, utvm_ldw_s8(a + k), utvm_ldw_s8(b + k));
 #endif

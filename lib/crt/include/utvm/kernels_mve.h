@@ -923,38 +923,49 @@ static inline int32_t utvm_mve_add_s8(void* out, void* a, void* b, int32_t n, in
  * stored 16 inputs at a time (w[64k + 16c .. 64k + 16c + 15] = row c's weights 16k .. 16k + 15,
  * the last group padded with zeros; utvm/lower/mac16.py): per 16 inputs one input load, four
  * weight loads and four VMLADAVA; the last len % 16 inputs under a predicate */
+/* the body of utvm_mve_mac4_s8 / _s16: ``group`` inputs per step (one vector: load, load_z under
+ * a predicate made by vctp), the four rows' weights (load_w) after one another */
+#ifdef UTVM_MVE_VECTOR
+#define UTVM_MVE_MAC4_ROWS(vec_t, load, load_z, load_w, vctp, group)            \
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];                   \
+  int32_t n = len;                                                              \
+  for (; n >= (group); n -= (group)) {                                          \
+    vec_t xv = load(x);                                                         \
+    x += (group);                                                               \
+    a0 = vmladavaq(a0, xv, load_w(w));                                          \
+    a1 = vmladavaq(a1, xv, load_w(w + (group)));                                \
+    a2 = vmladavaq(a2, xv, load_w(w + 2 * (group)));                            \
+    a3 = vmladavaq(a3, xv, load_w(w + 3 * (group)));                            \
+    w += 4 * (group);                                                           \
+  }                                                                             \
+  if (n > 0) {                                                                  \
+    vec_t xv = load_z(x, vctp((uint32_t)n));                                    \
+    a0 = vmladavaq(a0, xv, load_w(w));                                          \
+    a1 = vmladavaq(a1, xv, load_w(w + (group)));                                \
+    a2 = vmladavaq(a2, xv, load_w(w + 2 * (group)));                            \
+    a3 = vmladavaq(a3, xv, load_w(w + 3 * (group)));                            \
+  }                                                                             \
+  acc[0] = a0;                                                                  \
+  acc[1] = a1;                                                                  \
+  acc[2] = a2;                                                                  \
+  acc[3] = a3;                                                                  \
+  return 0
+#else
+#define UTVM_MVE_MAC4_ROWS(vec_t, load, load_z, load_w, vctp, group)                    \
+  for (int32_t j = 0; j < len; ++j) {                                                   \
+    const int8_t* wj = w + 4 * (group) * (j / (group)) + j % (group);                    \
+    for (int32_t c = 0; c < 4; ++c) acc[c] += x[j] * wj[(group) * c];                   \
+  }                                                                                     \
+  return 0
+#endif
+
+/* acc[c] += the dot product of the len int8 values at x with weight row c, c = 0..3, the rows
+ * stored 16 inputs at a time (w[64k + 16c .. 64k + 16c + 15] = row c's weights 16k .. 16k + 15,
+ * the last group padded with zeros; utvm/lower/mac16.py): per 16 inputs one input load, four
+ * weight loads and four VMLADAVA; the last len % 16 inputs under a predicate */
 static inline __attribute__((always_inline)) int32_t utvm_mve_mac4_s8(int32_t* acc, int8_t* x, int8_t* w,
                                                                       int32_t len) {
-#ifdef UTVM_MVE_VECTOR
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-  int32_t n = len;
-  for (; n >= 16; n -= 16) {
-    int8x16_t xv = vldrbq_s8(x);
-    x += 16;
-    a0 = vmladavaq_s8(a0, xv, vldrbq_s8(w));
-    a1 = vmladavaq_s8(a1, xv, vldrbq_s8(w + 16));
-    a2 = vmladavaq_s8(a2, xv, vldrbq_s8(w + 32));
-    a3 = vmladavaq_s8(a3, xv, vldrbq_s8(w + 48));
-    w += 64;
-  }
-  if (n > 0) {
-    int8x16_t xv = vldrbq_z_s8(x, vctp8q((uint32_t)n));
-    a0 = vmladavaq_s8(a0, xv, vldrbq_s8(w));
-    a1 = vmladavaq_s8(a1, xv, vldrbq_s8(w + 16));
-    a2 = vmladavaq_s8(a2, xv, vldrbq_s8(w + 32));
-    a3 = vmladavaq_s8(a3, xv, vldrbq_s8(w + 48));
-  }
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
-#else
-  for (int32_t j = 0; j < len; ++j) {
-    const int8_t* wj = w + 64 * (j >> 4) + (j & 15);
-    for (int32_t c = 0; c < 4; ++c) acc[c] += x[j] * wj[16 * c];
-  }
-#endif
-  return 0;
+  UTVM_MVE_MAC4_ROWS(int8x16_t, vldrbq_s8, vldrbq_z_s8, vldrbq_s8, vctp8q, 16);
 }
 
 static inline int32_t utvm_mve_matvec_s8(int8_t* out, int8_t* x, int8_t* w, int32_t k, int32_t n, int32_t* bias,
@@ -986,36 +997,7 @@ static inline int32_t utvm_mve_matvec_s8(int8_t* out, int8_t* x, int8_t* w, int3
  */
 static inline __attribute__((always_inline)) int32_t utvm_mve_mac4_s16(int32_t* acc, int16_t* x, int8_t* w,
                                                                        int32_t len) {
-#ifdef UTVM_MVE_VECTOR
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-  int32_t n = len;
-  for (; n >= 8; n -= 8) {
-    int16x8_t xv = vldrhq_s16(x);
-    x += 8;
-    a0 = vmladavaq_s16(a0, xv, vldrbq_s16(w));
-    a1 = vmladavaq_s16(a1, xv, vldrbq_s16(w + 8));
-    a2 = vmladavaq_s16(a2, xv, vldrbq_s16(w + 16));
-    a3 = vmladavaq_s16(a3, xv, vldrbq_s16(w + 24));
-    w += 32;
-  }
-  if (n > 0) {
-    int16x8_t xv = vldrhq_z_s16(x, vctp16q((uint32_t)n));
-    a0 = vmladavaq_s16(a0, xv, vldrbq_s16(w));
-    a1 = vmladavaq_s16(a1, xv, vldrbq_s16(w + 8));
-    a2 = vmladavaq_s16(a2, xv, vldrbq_s16(w + 16));
-    a3 = vmladavaq_s16(a3, xv, vldrbq_s16(w + 24));
-  }
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
-#else
-  for (int32_t j = 0; j < len; ++j) {
-    const int8_t* wj = w + 32 * (j >> 3) + (j & 7);
-    for (int32_t c = 0; c < 4; ++c) acc[c] += x[j] * wj[8 * c];
-  }
-#endif
-  return 0;
+  UTVM_MVE_MAC4_ROWS(int16x8_t, vldrhq_s16, vldrhq_z_s16, vldrbq_s16, vctp16q, 8);
 }
 
 #ifdef UTVM_MVE_VECTOR
