@@ -421,3 +421,34 @@ def test_recurrent_layers_match_tflite_micro(tmp_path: Path, board: str) -> None
     fast = [v for _, v in chosen if v != "generic"]
     # Helium takes every int8 SVDF; the DSP's feature FC wants a multiple of 4 inputs
     assert len(fast) >= (len(chosen) if cpu == "cortex-m55" else len(chosen) // 2), chosen
+
+
+# ---------------------------------------------------------------------------------------------
+# the kernels' C under AddressSanitizer and UndefinedBehaviorSanitizer
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m55"])
+def test_kernels_are_sanitizer_clean(tmp_path: Path, cpu: str) -> None:
+    """The DSP (cortex-m4) and Helium (cortex-m55) variants' plain-C helpers built on the host with
+    ASan + UBSan, run on all-zero, all-minimum, all-maximum and random inputs through every entry
+    point (tests/sanitizer_build.py): no overflow of the int32 sums, no access out of bounds."""
+    from op_check import side_by_side
+    from sanitizer_build import build_and_run
+    from test_sanitizers import _sanitizers_work
+    from utvm.compiler import CompileOptions, compile_model
+
+    why = _sanitizers_work(tmp_path)
+    if why:
+        pytest.skip(why)
+    cases = []
+    for name in NAMES:
+        cases += _layers(name).cases[:5]
+    path = tmp_path / "layers.tflite"
+    path.write_bytes(side_by_side(cases))
+    for model in (path, tmp_path / "recurrent.tflite"):
+        if model.name == "recurrent.tflite":
+            model.write_bytes(_recurrent_model())
+        result = compile_model(model, tmp_path / f"mlf_{model.stem}", CompileOptions(cpu=cpu))
+        run = build_and_run(result.mlf_dir, result.name, randoms=1, workdir=tmp_path)
+        assert run.problem == "", run.output[-3000:]
