@@ -452,3 +452,40 @@ def test_kernels_are_sanitizer_clean(tmp_path: Path, cpu: str) -> None:
         result = compile_model(model, tmp_path / f"mlf_{model.stem}", CompileOptions(cpu=cpu))
         run = build_and_run(result.mlf_dir, result.name, randoms=1, workdir=tmp_path)
         assert run.problem == "", run.output[-3000:]
+
+
+# ---------------------------------------------------------------------------------------------
+# SOFTMAX int8 -> int16 (the keyword models' last layer)
+
+
+@pytest.mark.parametrize("board", ["host", *(pytest.param(b, marks=pytest.mark.slow) for b in BOARDS)])
+def test_softmax_int8_to_int16_matches_tflite_micro(tmp_path: Path, board: str) -> None:
+    """Softmax<int8_t, int16_t>: output scale 1/65536, zero point -32768, for random input scales,
+    zero points, betas and depths (1 to 40), and the numpy reference of the same arithmetic."""
+    from op_check import Cases, check_model, side_by_side
+    from utvm.ops.softmax import np_softmax_int8
+
+    if board != "host" and _toolchain_problem() is not None:
+        pytest.skip("bare-metal toolchain missing")
+    rng = np.random.default_rng(9)
+    cases = Cases()
+    params = []
+    for i in range(12):
+        depth, rows = int(rng.integers(1, 41)), int(rng.integers(1, 4))
+        scale, zp, beta = float(10 ** rng.uniform(-2.5, -0.5)), int(rng.integers(-128, 128)), float(rng.uniform(0.5, 2))
+        data = rng.integers(-128, 128, (rows, depth)).astype(np.int8)
+        params.append((data, scale, beta))
+
+        def case(m: ModelBuilder, i: int = i, shape: tuple[int, int] = (rows, depth), q: tuple[float, int, float] =
+                 (scale, zp, beta)) -> tuple[list[int], list[int]]:
+            x = m.add_tensor(f"x{i}", shape, "int8", scale=q[0], zero_point=q[1])
+            y = m.add_tensor(f"y{i}", shape, "int16", scale=1.0 / 65536.0, zero_point=-32768)
+            m.add_operator("SOFTMAX", [x], [y], {"beta": q[2]})
+            return [x], [y]
+        cases.cases.append(case)
+        cases.inputs.append(data)
+    path = tmp_path / "softmax16.tflite"
+    path.write_bytes(side_by_side(cases.cases))
+    report = check_model(path, tmp_path, board, inputs=cases.inputs)
+    for out, (data, scale, beta) in zip(report.outputs, params):
+        assert np.array_equal(out, np_softmax_int8(data, scale, beta, bits=16))
