@@ -74,14 +74,13 @@ def _helper_cases(seed: int) -> tuple[list[str], list[str], list[np.ndarray]]:
         x = _extremes(rng, (length + 1,), -32768, 32767)
         start = rng.integers(-(1 << 20), 1 << 20, 4)
         want.append(start + w @ x[1:])
-        for helium in (False, True):
-            rows = mac16.Rows.build(w, [length], helium)
-            tag = f"{'v' if helium else 'd'}{i}"
+        for helium, wide in ((False, False), (True, False), (False, True)):
+            rows = mac16.Rows.build(w, [length], helium, wide=wide)
+            tag = f"{'v' if helium else 'w' if wide else 'd'}{i}"
             decls += [_carr("int8_t", f"w{tag}", rows.data), _carr("int16_t", f"x{tag}", x),
                       _carr("int32_t", f"a{tag}", start)]
-            fn = "utvm_mve_mac4_s16" if helium else "utvm_mac4_s16"
-            emit(f"{fn}(a{tag}, x{tag} + 1, w{tag}, {length})", f"a{tag}", 4)
-    want = [w for k, w in enumerate(want) for _ in range(2)]
+            emit(f"{rows.helper}(a{tag}, x{tag} + 1, w{tag}, {length})", f"a{tag}", 4)
+    want = [w for k, w in enumerate(want) for _ in range(3)]
 
     # utvm_mulhr_s32: (x * m + 2**31) >> 32
     xs = _extremes(rng, (64,), -(1 << 31), (1 << 31) - 1)
@@ -489,3 +488,41 @@ def test_softmax_int8_to_int16_matches_tflite_micro(tmp_path: Path, board: str) 
     report = check_model(path, tmp_path, board, inputs=cases.inputs)
     for out, (data, scale, beta) in zip(report.outputs, params):
         assert np.array_equal(out, np_softmax_int8(data, scale, beta, bits=16))
+
+
+# ---------------------------------------------------------------------------------------------
+# the tuning knob of the dsp_int16 variants: weights widened to int16 ahead of time
+
+
+@pytest.mark.parametrize("board", ["host", "mps2/an386"])
+def test_widened_weights_are_bit_exact(tmp_path: Path, board: str) -> None:
+    """Every dsp_int16 layer (conv, fully connected, transpose conv) tuned to widened weights
+    (utvm_mac4w_s16) through a tuning log: outputs identical to TFLite Micro."""
+    from op_check import check_model, side_by_side
+    from utvm.tune.log import write_log
+    from utvm.tune.space import space
+    from utvm.tune.workload import workload, workload_key
+
+    if board != "host" and _toolchain_problem() is not None:
+        pytest.skip("bare-metal toolchain missing")
+    cases = []
+    for name in ("fully_connected_int16", "conv2d_int16", "transpose_conv_int16"):
+        cases += _layers(name).cases[:6]
+    path = tmp_path / "wide.tflite"
+    path.write_bytes(side_by_side(cases))
+    from utvm.compiler import CompileOptions, compile_model
+
+    graph = load_model(path)
+    cpu = None if board == "host" else "cortex-m4"
+    target = Target.for_cpu(cpu)
+    records = []
+    for op in graph.ops:
+        wide = [c for c in space(graph, op, target) if c.get("weights") == "int16" and c["variant"] == "dsp_int16"]
+        assert wide, op.kind
+        w = workload(graph, op, cpu)
+        records.append({"key": workload_key(w), "workload": w, "config": wide[0], "cost": {"instructions": 1}})
+    log = tmp_path / "log.json"
+    write_log(log, records)
+    result = compile_model(path, tmp_path / "mlf", CompileOptions(cpu=cpu, tuning_log=log))
+    assert result.lowered.c_source.count("utvm_mac4w_s16(") >= len(graph.ops)
+    check_model(path, tmp_path, board, tuning_log=log)

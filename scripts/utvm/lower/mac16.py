@@ -77,6 +77,15 @@ def _dsp_segment(sub: np.ndarray) -> np.ndarray:
     return np.concatenate(parts)
 
 
+def _dsp_wide_segment(sub: np.ndarray) -> np.ndarray:
+    """One segment for utvm_mac4w_s16: per four inputs two int16 words per row, (w0, w1) and
+    (w2, w3); the tail as :func:`_dsp_segment`'s."""
+    rows, length = sub.shape
+    n = length // 4
+    words = _int16_words(sub[:, :4 * n].reshape(rows, n, 4).transpose(1, 0, 2))
+    return np.concatenate([words, _dsp_segment(sub[:, 4 * n:])])
+
+
 def _mve_segment(sub: np.ndarray, group: int = 8) -> np.ndarray:
     """One segment for utvm_mve_mac4_s16 (``group`` 8) or utvm_mve_mac4_s8 (16): per ``group``
     inputs the rows' weights one after the other, the last group padded with zeros."""
@@ -94,12 +103,13 @@ def _dsp8_segment(sub: np.ndarray) -> np.ndarray:
     return sub.reshape(rows, length // 4, 4).transpose(1, 0, 2).astype(np.int8).reshape(-1)
 
 
-#: (int8 inputs, Helium) -> (segment layout, helper)
-_LAYOUTS: dict[tuple[bool, bool], tuple[Callable[[np.ndarray], np.ndarray], str]] = {
-    (False, False): (_dsp_segment, "utvm_mac4_s16"),
-    (False, True): (_mve_segment, "utvm_mve_mac4_s16"),
-    (True, False): (_dsp8_segment, "utvm_mac4_u_s8"),
-    (True, True): (lambda sub: _mve_segment(sub, 16), "utvm_mve_mac4_s8"),
+#: (int8 inputs, Helium, weights widened to int16) -> (segment layout, helper)
+_LAYOUTS: dict[tuple[bool, bool, bool], tuple[Callable[[np.ndarray], np.ndarray], str]] = {
+    (False, False, False): (_dsp_segment, "utvm_mac4_s16"),
+    (False, False, True): (_dsp_wide_segment, "utvm_mac4w_s16"),
+    (False, True, False): (_mve_segment, "utvm_mve_mac4_s16"),
+    (True, False, False): (_dsp8_segment, "utvm_mac4_u_s8"),
+    (True, True, False): (lambda sub: _mve_segment(sub, 16), "utvm_mve_mac4_s8"),
 }
 
 
@@ -114,14 +124,16 @@ class Rows:
     helper: str             # the helper the calls take
 
     @classmethod
-    def build(cls, w: np.ndarray, lengths: list[int], helium: bool, int8_inputs: bool = False) -> Rows:
+    def build(cls, w: np.ndarray, lengths: list[int], helium: bool, int8_inputs: bool = False,
+              wide: bool = False) -> Rows:
         """``w``: channels x depth int8 weights, ``lengths``: the segments (summing to depth);
-        the channels padded with zero rows to a multiple of BLOCK. The helpers: utvm_mac4_s16 /
-        utvm_mve_mac4_s16 for int16 inputs, utvm_mac4_u_s8 (segments of a multiple of 4 inputs) /
-        utvm_mve_mac4_s8 for int8 inputs."""
+        the channels padded with zero rows to a multiple of BLOCK. The helpers: utvm_mac4_s16
+        (``wide``: utvm_mac4w_s16, the weights widened to int16) / utvm_mve_mac4_s16 for int16
+        inputs, utvm_mac4_u_s8 (segments of a multiple of 4 inputs) / utvm_mve_mac4_s8 for int8
+        inputs."""
         channels, depth = w.shape
         assert sum(lengths) == depth
-        layout, helper = _LAYOUTS[(int8_inputs, helium)]
+        layout, helper = _LAYOUTS[(int8_inputs, helium, wide and not helium and not int8_inputs)]
         blocks = -(-channels // BLOCK)
         padded = np.zeros((blocks * BLOCK, depth), np.int64)
         padded[:channels] = w

@@ -320,9 +320,9 @@ def rows_kernel(g: Graph, op: Operator, build: Callable[[te.Tensor], te.Tensor])
 
 
 def mac4_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
-    """The dsp_mac4 variants' knob: the weights as stored (int8) or widened to int16 ahead of
-    time (twice their flash; utvm_mac4w_s8, 15 instead of 21 instructions per 16
-    multiply-accumulates)."""
+    """The dsp_mac4 (and 16x8 dsp_int16) variants' knob: the weights as stored (int8) or widened
+    to int16 ahead of time (twice their flash; utvm_mac4w_s8, 15 instead of 21 instructions per 16
+    multiply-accumulates; utvm_mac4w_s16, 14 instead of 20)."""
     return {"weights": ("int8", "int16")}
 
 

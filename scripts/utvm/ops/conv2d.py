@@ -281,7 +281,7 @@ def _mac16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     length = kw * cin
     pieces = mac16.segments(length)
     starts = [int(v) for v in np.cumsum([0, *pieces[:-1]])]
-    rows = mac16.Rows.build(w.data.reshape(cout, kh * length), pieces * kh, target.helium)
+    rows = mac16.Rows.build(w.data.reshape(cout, kh * length), pieces * kh, target.helium, wide=wide_weights(op))
     window = (kh, kw, sh, sw, dh, 1, top, left, h, wd)
     sides = pad_sides(window, (oh, ow))
     X = te.placeholder(x.shape, "int16", name="x")
@@ -750,7 +750,7 @@ OPS = (
             Variant("dsp_rows_flat", _rows_flat, "Cortex-M4/M7/M33"),
             Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("helium_int16", mac16.on_helium(_mac16), "Cortex-M52/M55/M85", types=("int16",)),
-            Variant("dsp_int16", mac16.on_dsp(_mac16), "Cortex-M4/M7/M33", types=("int16",)),
+            Variant("dsp_int16", mac16.on_dsp(_mac16), "Cortex-M4/M7/M33", types=("int16",), knobs=mac4_knobs),
             Variant("int16", _int16, types=("int16",)),
             Variant("generic", _generic),
         ),

@@ -230,7 +230,7 @@ def _mac16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     units, depth = w.shape
     batch = x.size // depth
     rq = requant16(g, op, units, bool(w.quant.per_channel), int64_accumulation(g, op), abs_sums(w.data, (1,)))
-    rows = mac16.Rows.build(w.data, mac16.segments(depth), target.helium)
+    rows = mac16.Rows.build(w.data, mac16.segments(depth), target.helium, wide=wide_weights(op))
     starts = [int(v) for v in np.cumsum([0, *rows.lengths[:-1]])]
     X = te.placeholder((batch, depth), "int16", name="x")
     args = [KernelArg(X, tensor=x.name), KernelArg(te.placeholder(rows.data.shape, "int8", name="w"),
@@ -442,7 +442,7 @@ OPS = (
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
             Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("helium_int16", mac16.on_helium(_mac16), "Cortex-M52/M55/M85", types=("int16",)),
-            Variant("dsp_int16", mac16.on_dsp(_mac16), "Cortex-M4/M7/M33", types=("int16",)),
+            Variant("dsp_int16", mac16.on_dsp(_mac16), "Cortex-M4/M7/M33", types=("int16",), knobs=mac4_knobs),
             Variant("int16", _int16, types=("int16",)),
             Variant("generic", _generic, knobs=_generic_knobs),
         ),

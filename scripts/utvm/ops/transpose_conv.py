@@ -50,7 +50,7 @@ from ..lower.schedules import (
 )
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
-from .common import abs_sums, bias_of, check_16x8, requant16
+from .common import abs_sums, bias_of, check_16x8, mac4_knobs, requant16, wide_weights
 
 
 def transpose_padding(code: int, out_size: int, k: int, stride: int) -> int:
@@ -283,7 +283,8 @@ def _mac16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     rq = requant16(g, op, cout, True, True, abs_sums(w.data, (1, 2, 3)))
     pieces = mac16.segments(cin)
     starts = [int(v) for v in np.cumsum([0, *pieces[:-1]])]
-    rows = mac16.Rows.build(w.data.reshape(cout, kh * kw * cin), pieces * (kh * kw), target.helium)
+    rows = mac16.Rows.build(w.data.reshape(cout, kh * kw * cin), pieces * (kh * kw), target.helium,
+                            wide=wide_weights(op))
     X = te.placeholder(x.shape, "int16", name="x")
     args = [KernelArg(X, tensor=x.name), KernelArg(te.placeholder(rows.data.shape, "int8", name="w"),
                                                    constant=rows.data, role="w"), *rq.args]
@@ -467,7 +468,7 @@ OPS = (
             Variant("helium", _helium8, "Cortex-M52/M55/M85"),
             Variant("dsp_mac4", _dsp8, "Cortex-M4/M7/M33"),
             Variant("helium_int16", mac16.on_helium(_mac16), "Cortex-M52/M55/M85", types=("int16",)),
-            Variant("dsp_int16", mac16.on_dsp(_mac16), "Cortex-M4/M7/M33", types=("int16",)),
+            Variant("dsp_int16", mac16.on_dsp(_mac16), "Cortex-M4/M7/M33", types=("int16",), knobs=mac4_knobs),
             Variant("generic", _kernel, types=("int8", "int16", "float32")),
         ),
         check=check,

@@ -560,6 +560,9 @@ static inline int32_t utvm_dot16_acc_s8(int32_t acc, int32_t* a, int32_t* b) {
  *   two input words. Then the last len % 4 weights of each row widened to int16: for two of them a
  *   word (w[a], w[a+1]) per row, for an odd last one a word (w[last], 0) per row (16 bytes each).
  *   With the DSP extension 20 instructions for 16 multiply-accumulates.
+ * - utvm_mac4w_s16(acc, x, w, len): the same with the weights widened to int16 ahead of time
+ *   (twice the bytes): per four inputs and row two words (w[4k], w[4k+1]), (w[4k+2], w[4k+3]) at
+ *   w + 32k + 8c, then the same tail; 14 instructions for 16 multiply-accumulates.
  * - utvm_mulhr_s32(x, m): (x * m + 2**31) >> 32, the rounded high word (SMMULR). TFLite's int64
  *   MultiplyByQuantizedMultiplier (x * reduced + 2**(t-1)) >> t of an x that fits in int32, with
  *   m = reduced << (32 - t) (16 <= t <= 32), is exactly this.
@@ -619,42 +622,69 @@ static const int16_t utvm_zeros_s16[4] = {0, 0, 0, 0};
   [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [w] "+r"(w), [x0] "=&r"(x0), \
       [x1] "=&r"(x1), [w0] "=&r"(w0), [w1] "=&r"(w1), [t] "=&r"(t)
 
+/* the body of utvm_mac4_s16 / utvm_mac4w_s16 around their step (straight-line for one or two
+ * steps known at compile time, else an odd step and a loop of two), then the tail of len % 4 */
+#define UTVM_MAC4_S16_LOOP(STEP)                                                                          \
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];                                             \
+  int32_t x0, x1, w0, w1, t, n = len >> 2;                                                                \
+  if (__builtin_constant_p(n) && n <= 2) {                                                                \
+    if (n >= 1) __asm__(STEP : UTVM_MAC4_S16_REGS : : "memory");                                          \
+    if (n >= 2) __asm__(STEP : UTVM_MAC4_S16_REGS : : "memory");                                          \
+    n = 0;                                                                                                \
+  }                                                                                                       \
+  if (n & 1) __asm__(STEP : UTVM_MAC4_S16_REGS : : "memory");                                             \
+  n >>= 1;                                                                                                \
+  if (n > 0) {                                                                                            \
+    __asm__("1:\n\t" STEP STEP "subs %[n], %[n], #1\n\tbne 1b\n\t" : UTVM_MAC4_S16_REGS, [n] "+r"(n) : :    \
+            "cc", "memory");                                                                              \
+  }                                                                                                       \
+  if (len & 2) {                                                                                          \
+    int32_t xv = utvm_ldw_s16(x);                                                                         \
+    const utvm_word_t* wp = (const utvm_word_t*)(void*)w;                                                 \
+    x += 2;                                                                                               \
+    w += 16;                                                                                              \
+    a0 = __smlad(xv, wp[0], a0);                                                                          \
+    a1 = __smlad(xv, wp[1], a1);                                                                          \
+    a2 = __smlad(xv, wp[2], a2);                                                                          \
+    a3 = __smlad(xv, wp[3], a3);                                                                          \
+  }                                                                                                       \
+  if (len & 1) {                                                                                          \
+    int32_t xv = *x;                                                                                      \
+    const utvm_word_t* wp = (const utvm_word_t*)(void*)w;                                                 \
+    a0 = __smlabb(xv, wp[0], a0);                                                                         \
+    a1 = __smlabb(xv, wp[1], a1);                                                                         \
+    a2 = __smlabb(xv, wp[2], a2);                                                                         \
+    a3 = __smlabb(xv, wp[3], a3);                                                                         \
+  }                                                                                                       \
+  (void)t;                                                                                                \
+  UTVM_ACC4_STORE(acc);                                                                                   \
+  return 0
+
 static inline __attribute__((always_inline)) int32_t utvm_mac4_s16(int32_t* acc, int16_t* x, int8_t* w,
                                                                    int32_t len) {
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-  int32_t x0, x1, w0, w1, t, n = len >> 2;
-  if (__builtin_constant_p(n) && n <= 2) {
-    if (n >= 1) __asm__(UTVM_MAC4_S16_STEP : UTVM_MAC4_S16_REGS : : "memory");
-    if (n >= 2) __asm__(UTVM_MAC4_S16_STEP : UTVM_MAC4_S16_REGS : : "memory");
-    n = 0;
-  }
-  if (n & 1) __asm__(UTVM_MAC4_S16_STEP : UTVM_MAC4_S16_REGS : : "memory");
-  n >>= 1;
-  if (n > 0) {
-    __asm__("1:\n\t" UTVM_MAC4_S16_STEP UTVM_MAC4_S16_STEP "subs %[n], %[n], #1\n\tbne 1b\n\t"
-            : UTVM_MAC4_S16_REGS, [n] "+r"(n) : : "cc", "memory");
-  }
-  if (len & 2) {
-    int32_t xv = utvm_ldw_s16(x);
-    const utvm_word_t* wp = (const utvm_word_t*)(void*)w;
-    x += 2;
-    w += 16;
-    a0 = __smlad(xv, wp[0], a0);
-    a1 = __smlad(xv, wp[1], a1);
-    a2 = __smlad(xv, wp[2], a2);
-    a3 = __smlad(xv, wp[3], a3);
-  }
-  if (len & 1) {
-    int32_t xv = *x;
-    const utvm_word_t* wp = (const utvm_word_t*)(void*)w;
-    a0 = __smlabb(xv, wp[0], a0);
-    a1 = __smlabb(xv, wp[1], a1);
-    a2 = __smlabb(xv, wp[2], a2);
-    a3 = __smlabb(xv, wp[3], a3);
-  }
-  (void)t;
-  UTVM_ACC4_STORE(acc);
-  return 0;
+  UTVM_MAC4_S16_LOOP(UTVM_MAC4_S16_STEP);
+}
+
+/* one step of utvm_mac4w_s16: four input values, the four rows' widened weights (two words each) */
+#define UTVM_MAC4W_S16_STEP                     \
+  "ldr %[x0], [%[x]], #4\n\t"                   \
+  "ldr %[x1], [%[x]], #4\n\t"                   \
+  "ldrd %[w0], %[w1], [%[w]], #8\n\t"           \
+  "smlad %[a0], %[x0], %[w0], %[a0]\n\t"        \
+  "smlad %[a0], %[x1], %[w1], %[a0]\n\t"        \
+  "ldrd %[w0], %[w1], [%[w]], #8\n\t"           \
+  "smlad %[a1], %[x0], %[w0], %[a1]\n\t"        \
+  "smlad %[a1], %[x1], %[w1], %[a1]\n\t"        \
+  "ldrd %[w0], %[w1], [%[w]], #8\n\t"           \
+  "smlad %[a2], %[x0], %[w0], %[a2]\n\t"        \
+  "smlad %[a2], %[x1], %[w1], %[a2]\n\t"        \
+  "ldrd %[w0], %[w1], [%[w]], #8\n\t"           \
+  "smlad %[a3], %[x0], %[w0], %[a3]\n\t"        \
+  "smlad %[a3], %[x1], %[w1], %[a3]\n\t"
+
+static inline __attribute__((always_inline)) int32_t utvm_mac4w_s16(int32_t* acc, int16_t* x, int8_t* w,
+                                                                    int32_t len) {
+  UTVM_MAC4_S16_LOOP(UTVM_MAC4W_S16_STEP);
 }
 
 static inline int32_t utvm_mulhr_s32(int32_t x, int32_t m) {
@@ -716,6 +746,18 @@ static inline int32_t utvm_mac4_s16(int32_t* acc, int16_t* x, int8_t* w, int32_t
     for (c = 0; c < 4; ++c) acc[c] += x[0] * utvm_ldh_s16(w + 4 * c);
   }
   return 0;
+}
+
+static inline int32_t utvm_mac4w_s16(int32_t* acc, int16_t* x, int8_t* w, int32_t len) {
+  int32_t k, c, n = len >> 2;
+  for (k = 0; k < n; ++k, x += 4, w += 32) {
+    for (c = 0; c < 4; ++c) {
+      const int8_t* wc = w + 8 * c;
+      acc[c] += x[0] * utvm_ldh_s16(wc) + x[1] * utvm_ldh_s16(wc + 2) + x[2] * utvm_ldh_s16(wc + 4) +
+                x[3] * utvm_ldh_s16(wc + 6);
+    }
+  }
+  return utvm_mac4_s16(acc, x, w, len & 3); /* the tail: the same int16 words */
 }
 
 static inline int32_t utvm_mulhr_s32(int32_t x, int32_t m) {
