@@ -8,6 +8,9 @@ Semantics: TFLite Micro's batch_matmul.cc over reference_ops::BatchMatMul: int8 
 lhs scale x rhs scale (a float32 product) / output scale, plus the output zero point,
 saturated; int16 (zero points 0) sums in int64 with the int64 MultiplyByQuantizedMultiplier;
 float32 sums in order of the depth.
+Kernel variants, first that applies: helium (int8: per batch the rhs transposed into scratch, per
+row utvm_mve_matvec_s8 with the zero-point terms as biases), dsp_mac4 (int8, depth % 4 == 0: the
+rhs packed for utvm_mac4_u_s8), generic (TE).
 """
 
 from __future__ import annotations

@@ -14,6 +14,10 @@ Kernel variants, first that applies:
 - dsp_mac4: cin % 4 == 0 and cout % 4 == 0, an assembly MAC loop per block of 4 output channels;
   knob ``weights``: int8 (default) or int16 (widened ahead of time: twice the flash, fewer
   instructions);
+- helium_int16 / dsp_int16: 16x8, no dilation along the width: one utvm_mve_mac4_s16 /
+  utvm_mac4_s16 call per kernel row and block of 4 output channels (lower/mac16.py); knob
+  ``weights`` of dsp_int16 as dsp_mac4's (utvm_mac4w_s16);
+- int16: 16x8, any shape (TE);
 - generic: any shape; 4 (or 16 on Helium) int8 lanes per word when cin % 4 == 0, else bytes.
 """
 

@@ -12,6 +12,10 @@ Kernel variants, first that applies:
 - dsp_mac4: units % 4 == 0 and depth % 4 == 0, one assembly MAC loop per block of 4 units;
   knob ``weights``: int8 (default) or int16 (widened ahead of time: twice the flash, fewer
   instructions);
+- helium_int16 / dsp_int16: 16x8, per block of 4 units one utvm_mve_mac4_s16 / utvm_mac4_s16
+  call per piece of at most 511 inputs (lower/mac16.py); knob ``weights`` of dsp_int16 as
+  dsp_mac4's (utvm_mac4w_s16);
+- int16: 16x8 (TE);
 - generic: any shape (weights with a zero point, float32); on DSP CPUs the knob ``weights``
   when four inputs per word apply (int16: utvm_dot4w_acc_s8 on widened weights, up to four
   units side by side).

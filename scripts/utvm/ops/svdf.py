@@ -15,6 +15,9 @@ variable tensor that survives between runs (utvm keeps it outside the pool; the 
 Semantics: TFLite Micro's svdf_common.cc (EvalIntegerSvdfReference, EvalFloatSvdfReference):
 effective scales computed in float32 as TFLite Micro does, QuantizeMultiplier, and
 MultiplyByQuantizedMultiplier.
+Kernel variants of the int8 layers on DSP and Helium CPUs (then generic, TE): svdf_state
+(helium / dsp_mac4: the state shifted by one copy, the feature FC four filters per
+utvm_mve_mac4_s8 / utvm_mac4_u_s8 call), svdf (helium / dsp: one utvm_dot_s16 / _s8 per unit).
 """
 
 from __future__ import annotations

@@ -11,8 +11,14 @@ output's size (ComputePaddingHeightWidth with the output as input). int8: per-ch
 output zero point, activation clamp. int16 (16x8): int64 sums and the int64
 MultiplyByQuantizedMultiplier, an int16 bias widened to int64. float32: the same sums (TFLite
 scatters, utvm gathers: the order of the float additions differs).
-The kernel gathers: for each output pixel the taps (fy, fx) whose input row/column
-(oy + pad - fy) / stride is a whole number inside the input.
+The kernels gather: for each output pixel the taps (fy, fx) whose input row/column
+(oy + pad - fy) / stride is a whole number inside the input. Kernel variants, first that applies:
+- helium: int8, batch 1, every phase with taps: per phase (see :class:`Phase`) patches of four
+  outputs gathered by utvm_mve_im2col_s8 and utvm_mve_gemm_s8 with the phase's folded biases;
+- dsp_mac4: int8, cin % 4 == 0: utvm_mac4_s8 per tap, the zero point read outside the input;
+- helium_int16 / dsp_int16: 16x8, the 16x8 dot-product helpers per tap (lower/mac16.py); knob
+  ``weights`` of dsp_int16 (utvm_mac4w_s16);
+- generic: any (TE).
 """
 
 from __future__ import annotations
