@@ -1,5 +1,6 @@
 """CMSIS-NN as an external module: int8 convolutions, depthwise convolutions, fully connected
-layers, pooling, softmax and add call Arm's kernels instead of TVM-generated code.
+layers, pooling, softmax and add, and 16x8 convolutions and depthwise convolutions call Arm's
+kernels instead of TVM-generated code.
 
 The glue fills CMSIS-NN's parameter structs (as TensorFlow Lite Micro's CMSIS-NN kernels do:
 offsets are negated input zero points, shifts in TFLite's sign convention) and checks at run
@@ -57,6 +58,8 @@ class CmsisNN(ExternalModule):
     patterns = (
         Pattern("conv2d", "int8", "conv"),              # arm_convolve_wrapper_s8
         Pattern("depthwise_conv2d", "int8", "conv"),    # arm_depthwise_conv_wrapper_s8
+        Pattern("conv2d", "int16", "conv"),             # arm_convolve_wrapper_s16
+        Pattern("depthwise_conv2d", "int16", "conv"),   # arm_depthwise_conv_wrapper_s16
         Pattern("fully_connected", "int8", "fully_connected"),  # arm_fully_connected[_per_channel]_s8
         Pattern("avg_pool2d", "int8", "pool"),          # arm_avgpool_s8
         Pattern("max_pool2d", "int8", "pool"),          # arm_max_pool_s8
@@ -84,6 +87,8 @@ class CmsisNN(ExternalModule):
         depthwise = op.kind == "depthwise_conv2d"
         x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
         b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 else None
+        if x.dtype == "int16":
+            return self._conv16(g, op)
         if not _int8_quant(x, w, y) or w.data is None or (b is not None and (b.data is None or b.dtype != "int32")):
             return None
         assert x.quant and w.quant and y.quant
@@ -144,6 +149,88 @@ class CmsisNN(ExternalModule):
                   ExternalArg("const int32_t*", "multiplier", constant=mult, role="mult"),
                   ExternalArg("const int32_t*", "shift", constant=shift, role="shift")],
             output=ExternalArg("int8_t*", "output", tensor=y.name),
+            body=body, function=fn, size_query=query)
+
+    def _conv16(self, g: Graph, op: Operator) -> ExternalKernel | None:
+        """16x8 conv (arm_convolve_wrapper_s16, int64 or int32 bias) and depthwise
+        (arm_depthwise_conv_wrapper_s16, int64 bias, batch 1), as TFLite Micro's CMSIS-NN kernels
+        call them: no offsets, int64 sums requantized by arm_nn_requantize_s64 (TFLite's int64
+        MultiplyByQuantizedMultiplier)."""
+        from ..lower.requant import activation_range_quantized
+        from ..ops.common import int64_accumulation
+
+        depthwise = op.kind == "depthwise_conv2d"
+        x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+        b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 else None
+        if w.data is None or w.dtype != "int8" or y.dtype != "int16" or len(x.shape) != 4 or x.shape[0] != 1:
+            return None
+        if b is not None and b.data is None:
+            return None
+        wide = int64_accumulation(g, op)
+        if depthwise and (not wide or op.attrs.get("depth_multiplier", 1) != 1):
+            return None
+        assert x.quant and w.quant and y.quant
+        n, h, wd, cin = x.shape
+        _, oh, ow, cout = y.shape
+        kh, kw = w.shape[1], w.shape[2]
+        (sh, sw), (dh, dw) = op.attrs["strides"], op.attrs["dilation"]
+        top, left = op.attrs["padding"][0], op.attrs["padding"][1]
+        ys, zy = y.quant.scalar()
+        lo, hi = activation_range_quantized(op.attrs["activation"], ys, zy, -32768, 32767)
+        scales = list(effective_scales(x, w, y, True))
+        if len(scales) == 1:
+            scales *= cout
+        pairs = [fp.quantize_multiplier(s) for s in scales]
+        bias_type, ctype = ("int64", "int64_t") if wide else ("int32", "int32_t")
+        bias = (b.data.astype(bias_type) if b is not None and b.data is not None
+                else np.zeros(cout, bias_type))
+        tile = lambda a, bb: "{" + f"{bb}, {a}" + "}"  # noqa: E731  (cmsis_nn_tile is {w, h})
+        act = "{" + f"{lo}, {hi}" + "}"
+        if depthwise:
+            params_type, fn = "cmsis_nn_dw_conv_params", "arm_depthwise_conv_wrapper_s16"
+            params = f"{{0, 0, 1, {tile(sh, sw)}, {tile(top, left)}, {tile(dh, dw)}, {act}}}"
+            filter_dims = _dims(1, kh, kw, cout)
+            call_bias = "bias"
+        else:
+            params_type, fn = "cmsis_nn_conv_params", "arm_convolve_wrapper_s16"
+            params = f"{{0, 0, {tile(sh, sw)}, {tile(top, left)}, {tile(dh, dw)}, {act}}}"
+            filter_dims = _dims(cout, kh, kw, cin)
+            call_bias = "&bias_data"
+        size_fn = fn + "_get_buffer_size"
+        body = [
+            f"static const {params_type} params = {params};",
+            f"static const cmsis_nn_dims input_dims = {_dims(n, h, wd, cin)};",
+            f"static const cmsis_nn_dims filter_dims = {filter_dims};",
+            f"static const cmsis_nn_dims bias_dims = {_dims(1, 1, 1, cout)};",
+            f"static const cmsis_nn_dims output_dims = {_dims(n, oh, ow, cout)};",
+            "cmsis_nn_per_channel_quant_params quant;",
+            "cmsis_nn_context ctx;",
+            "quant.multiplier = (int32_t*)multiplier;",
+            "quant.shift = (int32_t*)shift;",
+            "ctx.buf = scratch;",
+            "ctx.size = scratch_size;",
+        ]
+        if not depthwise:
+            body.append(f"const cmsis_nn_bias_data bias_data = {{bias, {'false' if wide else 'true'}}};")
+        body += [
+            f"if ({size_fn}(&params, &input_dims, &filter_dims, &output_dims) > scratch_size) {{",
+            "  return -1;",
+            "}",
+            f"return (int32_t){fn}(&ctx, &params, &quant, &input_dims, input, &filter_dims, filter, "
+            f"&bias_dims, {call_bias}, &output_dims, output);",
+        ]
+        query = (f"{{ static const {params_type} p = {params}; static const cmsis_nn_dims i = {_dims(n, h, wd, cin)}, "
+                 f"f = {filter_dims}, o = {_dims(n, oh, ow, cout)}; "
+                 f"printf(\"%ld\\n\", (long){self._size_name(size_fn)}(&p, &i, &f, &o)); }}")
+        return ExternalKernel(
+            args=[ExternalArg("const int16_t*", "input", tensor=x.name),
+                  ExternalArg("const int8_t*", "filter", tensor=w.name),
+                  ExternalArg(f"const {ctype}*", "bias", constant=bias, role="bias"),
+                  ExternalArg("const int32_t*", "multiplier", constant=np.array([m for m, _ in pairs], np.int32),
+                              role="mult"),
+                  ExternalArg("const int32_t*", "shift", constant=np.array([s for _, s in pairs], np.int32),
+                              role="shift")],
+            output=ExternalArg("int16_t*", "output", tensor=y.name),
             body=body, function=fn, size_query=query)
 
     def fully_connected(self, g: Graph, op: Operator) -> ExternalKernel | None:
