@@ -120,6 +120,21 @@ class CmsisNN(ExternalModule):
             params_type, fn = "cmsis_nn_conv_params", "arm_convolve_wrapper_s8"
             params = f"{{{-zx}, {zy}, {tile(sh, sw)}, {tile(top, left)}, {tile(dh, dw)}, {act}}}"
             filter_dims = _dims(cout, kh, kw, cin)
+        return self._conv_glue(
+            (x, w, y), params_type, params, fn, filter_dims, [],
+            [ExternalArg("const int32_t*", "bias", constant=bias, role="bias"),
+             ExternalArg("const int32_t*", "multiplier", constant=mult, role="mult"),
+             ExternalArg("const int32_t*", "shift", constant=shift, role="shift")], "bias")
+
+    def _conv_glue(self, tensors: tuple[Tensor, Tensor, Tensor], params_type: str, params: str, fn: str,
+                   filter_dims: str, pre: list[str], consts: list[ExternalArg], call_bias: str) -> ExternalKernel:
+        """The glue of a convolution wrapper ``fn`` (int8 or int16 data): its constant structs, the
+        scratch check against ``fn``_get_buffer_size, the call (``pre``: statements before the
+        check, ``consts``: bias, multiplier and shift arguments, ``call_bias``: the bias operand)."""
+        x, w, y = tensors
+        n, h, wd, cin = x.shape
+        _, oh, ow, cout = y.shape
+        ctype = "int16_t" if x.dtype == "int16" else "int8_t"
         size_fn = fn + "_get_buffer_size"
         body = [
             f"static const {params_type} params = {params};",
@@ -133,22 +148,20 @@ class CmsisNN(ExternalModule):
             "quant.shift = (int32_t*)shift;",
             "ctx.buf = scratch;",
             "ctx.size = scratch_size;",
+            *pre,
             f"if ({size_fn}(&params, &input_dims, &filter_dims, &output_dims) > scratch_size) {{",
             "  return -1;",
             "}",
             f"return (int32_t){fn}(&ctx, &params, &quant, &input_dims, input, &filter_dims, filter, "
-            "&bias_dims, bias, &output_dims, output);",
+            f"&bias_dims, {call_bias}, &output_dims, output);",
         ]
         query = (f"{{ static const {params_type} p = {params}; static const cmsis_nn_dims i = {_dims(n, h, wd, cin)}, "
                  f"f = {filter_dims}, o = {_dims(n, oh, ow, cout)}; "
                  f"printf(\"%ld\\n\", (long){self._size_name(size_fn)}(&p, &i, &f, &o)); }}")
         return ExternalKernel(
-            args=[ExternalArg("const int8_t*", "input", tensor=x.name),
-                  ExternalArg("const int8_t*", "filter", tensor=w.name),
-                  ExternalArg("const int32_t*", "bias", constant=bias, role="bias"),
-                  ExternalArg("const int32_t*", "multiplier", constant=mult, role="mult"),
-                  ExternalArg("const int32_t*", "shift", constant=shift, role="shift")],
-            output=ExternalArg("int8_t*", "output", tensor=y.name),
+            args=[ExternalArg(f"const {ctype}*", "input", tensor=x.name),
+                  ExternalArg("const int8_t*", "filter", tensor=w.name), *consts],
+            output=ExternalArg(f"{ctype}*", "output", tensor=y.name),
             body=body, function=fn, size_query=query)
 
     def _conv16(self, g: Graph, op: Operator) -> ExternalKernel | None:
@@ -196,42 +209,15 @@ class CmsisNN(ExternalModule):
             params = f"{{0, 0, {tile(sh, sw)}, {tile(top, left)}, {tile(dh, dw)}, {act}}}"
             filter_dims = _dims(cout, kh, kw, cin)
             call_bias = "&bias_data"
-        size_fn = fn + "_get_buffer_size"
-        body = [
-            f"static const {params_type} params = {params};",
-            f"static const cmsis_nn_dims input_dims = {_dims(n, h, wd, cin)};",
-            f"static const cmsis_nn_dims filter_dims = {filter_dims};",
-            f"static const cmsis_nn_dims bias_dims = {_dims(1, 1, 1, cout)};",
-            f"static const cmsis_nn_dims output_dims = {_dims(n, oh, ow, cout)};",
-            "cmsis_nn_per_channel_quant_params quant;",
-            "cmsis_nn_context ctx;",
-            "quant.multiplier = (int32_t*)multiplier;",
-            "quant.shift = (int32_t*)shift;",
-            "ctx.buf = scratch;",
-            "ctx.size = scratch_size;",
-        ]
-        if not depthwise:
-            body.append(f"const cmsis_nn_bias_data bias_data = {{bias, {'false' if wide else 'true'}}};")
-        body += [
-            f"if ({size_fn}(&params, &input_dims, &filter_dims, &output_dims) > scratch_size) {{",
-            "  return -1;",
-            "}",
-            f"return (int32_t){fn}(&ctx, &params, &quant, &input_dims, input, &filter_dims, filter, "
-            f"&bias_dims, {call_bias}, &output_dims, output);",
-        ]
-        query = (f"{{ static const {params_type} p = {params}; static const cmsis_nn_dims i = {_dims(n, h, wd, cin)}, "
-                 f"f = {filter_dims}, o = {_dims(n, oh, ow, cout)}; "
-                 f"printf(\"%ld\\n\", (long){self._size_name(size_fn)}(&p, &i, &f, &o)); }}")
-        return ExternalKernel(
-            args=[ExternalArg("const int16_t*", "input", tensor=x.name),
-                  ExternalArg("const int8_t*", "filter", tensor=w.name),
-                  ExternalArg(f"const {ctype}*", "bias", constant=bias, role="bias"),
-                  ExternalArg("const int32_t*", "multiplier", constant=np.array([m for m, _ in pairs], np.int32),
-                              role="mult"),
-                  ExternalArg("const int32_t*", "shift", constant=np.array([s for _, s in pairs], np.int32),
-                              role="shift")],
-            output=ExternalArg("int16_t*", "output", tensor=y.name),
-            body=body, function=fn, size_query=query)
+        pre = [] if depthwise else [f"const cmsis_nn_bias_data bias_data = {{bias, {'false' if wide else 'true'}}};"]
+        return self._conv_glue(
+            (x, w, y), params_type, params, fn, filter_dims, pre,
+            [ExternalArg(f"const {ctype}*", "bias", constant=bias, role="bias"),
+             ExternalArg("const int32_t*", "multiplier", constant=np.array([m for m, _ in pairs], np.int32),
+                         role="mult"),
+             ExternalArg("const int32_t*", "shift", constant=np.array([s for _, s in pairs], np.int32),
+                         role="shift")],
+            call_bias)
 
     def fully_connected(self, g: Graph, op: Operator) -> ExternalKernel | None:
         x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
