@@ -526,3 +526,29 @@ def test_widened_weights_are_bit_exact(tmp_path: Path, board: str) -> None:
     result = compile_model(path, tmp_path / "mlf", CompileOptions(cpu=cpu, tuning_log=log))
     assert result.lowered.c_source.count("utvm_mac4w_s16(") >= len(graph.ops)
     check_model(path, tmp_path, board, tuning_log=log)
+
+
+@pytest.mark.parametrize("name", [*NAMES, "recurrent"])
+def test_helium_fallbacks_match_tflite_micro_on_host(tmp_path: Path, name: str) -> None:
+    """The layers compiled for the Cortex-M55 (helium* variants) and built on the host: the
+    plain-C forms of the Helium helpers against TFLite Micro (three runs for the recurrent layers)."""
+    from utvm.compiler import CompileOptions, compile_model
+    from utvm.run.runner import run_compiled
+
+    path = tmp_path / f"{name}.tflite"
+    inputs = None
+    if name == "recurrent":
+        path.write_bytes(_recurrent_model())
+    else:
+        from op_check import side_by_side
+
+        layers = _layers(name)
+        path.write_bytes(side_by_side(layers.cases))
+        inputs = []
+        for k, arr in enumerate(layers.inputs):
+            np.save(tmp_path / f"in{k}.npy", arr)
+            inputs.append(tmp_path / f"in{k}.npy")
+    result = compile_model(path, tmp_path / "mlf", CompileOptions(cpu="cortex-m55"))
+    assert any(c.variant.startswith("helium") for c in result.lowered.calls) or name == "recurrent"
+    report = run_compiled(path, result, "host", tmp_path, inputs, repeats=3 if name == "recurrent" else 1)
+    assert report.outputs_match_reference
