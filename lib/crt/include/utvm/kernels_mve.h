@@ -1146,6 +1146,42 @@ __attribute__((always_inline)) static inline void utvm_mve_dw16_block(int16_t* o
     vstrhq_s16(out, v);
   }
 }
+
+/* two pixels (xp and xp + step) with the same taps inside the input, channels ch .. ch + 7: the
+ * weights loaded once for both */
+__attribute__((always_inline)) static inline void utvm_mve_dw16_block2(int16_t* out, const int16_t* xp, int32_t step,
+                                                                       const int8_t* wp, int32_t rows, int32_t cols,
+                                                                       int32_t row_step, int32_t xs, int32_t c,
+                                                                       int32_t kw, const int32_t* bias,
+                                                                       const int32_t* mult, int32x4_t vlo,
+                                                                       int32x4_t vhi, mve_pred16_t p) {
+  int32x4_t e0 = vldrwq_s32(bias), o0 = vldrwq_s32(bias + 4), e1 = e0, o1 = o0;
+  for (int32_t r = 0; r < rows; ++r, xp += row_step, wp += kw * c) {
+    const int16_t* xa = xp;
+    const int8_t* wr = wp;
+    for (int32_t n = cols; n > 0; --n, xa += xs, wr += c) {
+      int16x8_t wv = p ? vldrbq_z_s16(wr, p) : vldrbq_s16(wr);
+      int16x8_t a = p ? vldrhq_z_s16(xa, p) : vldrhq_s16(xa);
+      e0 = vaddq_s32(e0, vmullbq_int_s16(a, wv));
+      o0 = vaddq_s32(o0, vmulltq_int_s16(a, wv));
+      a = p ? vldrhq_z_s16(xa + step, p) : vldrhq_s16(xa + step);
+      e1 = vaddq_s32(e1, vmullbq_int_s16(a, wv));
+      o1 = vaddq_s32(o1, vmulltq_int_s16(a, wv));
+    }
+  }
+  int32x4_t me = vldrwq_s32(mult), mo = vldrwq_s32(mult + 4);
+  int16x8_t v0 = vmovntq_s32(vmovnbq_s32(vdupq_n_s16(0), vminq_s32(vmaxq_s32(vrmulhq_s32(e0, me), vlo), vhi)),
+                             vminq_s32(vmaxq_s32(vrmulhq_s32(o0, mo), vlo), vhi));
+  int16x8_t v1 = vmovntq_s32(vmovnbq_s32(vdupq_n_s16(0), vminq_s32(vmaxq_s32(vrmulhq_s32(e1, me), vlo), vhi)),
+                             vminq_s32(vmaxq_s32(vrmulhq_s32(o1, mo), vlo), vhi));
+  if (p) {
+    vstrhq_p_s16(out, v0, p);
+    vstrhq_p_s16(out + c, v1, p);
+  } else {
+    vstrhq_s16(out, v0);
+    vstrhq_s16(out + c, v1);
+  }
+}
 #endif
 
 static inline int32_t utvm_mve_dw_row_s16(int16_t* out, int16_t* x, int32_t h, int32_t w, int32_t c, int32_t iy0,
@@ -1156,6 +1192,12 @@ static inline int32_t utvm_mve_dw_row_s16(int16_t* out, int16_t* x, int32_t h, i
   int32_t ry_lo = 0, ry_hi = kh;
   while (ry_lo < kh && iy0 + ry_lo * dh < 0) ++ry_lo;
   while (ry_hi > ry_lo && iy0 + (ry_hi - 1) * dh >= h) --ry_hi;
+#ifdef UTVM_MVE_VECTOR
+  /* the pixels whose whole window lies inside the input (columns): [in_lo, in_hi) */
+  int32_t in_lo = (pad_left + sw - 1) / sw;
+  int32_t in_hi = w - 1 - (kw - 1) * dw + pad_left >= 0 ? (w - 1 - (kw - 1) * dw + pad_left) / sw + 1 : 0;
+  if (in_hi > ow) in_hi = ow;
+#endif
   for (int32_t ox = 0; ox < ow; ++ox, out += c) {
     int32_t ix0 = ox * sw - pad_left;
     /* the window columns inside the input: [rx_lo, rx_hi) */
@@ -1170,6 +1212,19 @@ static inline int32_t utvm_mve_dw_row_s16(int16_t* out, int16_t* x, int32_t h, i
       const int16_t* xp = x + ((iy0 + ry_lo * dh) * w + ix0 + rx_lo * dw) * c;
       const int8_t* wp = wt + (ry_lo * kw + rx_lo) * c;
       int32_t row_step = dh * w * c, xs = dw * c, ch = 0;
+      if (ox >= in_lo && ox + 1 < in_hi) { /* two whole windows: the weights loaded once */
+        for (; ch + 8 <= c; ch += 8) {
+          utvm_mve_dw16_block2(out + ch, xp + ch, sw * c, wp + ch, rows, cols, row_step, xs, c, kw, bias + ch,
+                               mult + ch, vlo, vhi, 0);
+        }
+        if (ch < c) {
+          utvm_mve_dw16_block2(out + ch, xp + ch, sw * c, wp + ch, rows, cols, row_step, xs, c, kw, bias + ch,
+                               mult + ch, vlo, vhi, vctp16q((uint32_t)(c - ch)));
+        }
+        ++ox;
+        out += c;
+        continue;
+      }
       for (; ch + 8 <= c; ch += 8) {
         utvm_mve_dw16_block(out + ch, xp + ch, wp + ch, rows, cols, row_step, xs, c, kw, bias + ch, mult + ch, vlo,
                             vhi, 0);
