@@ -52,6 +52,36 @@ def _int8_quant(*tensors: Tensor) -> bool:
     return all(t.dtype == "int8" and t.quant is not None for t in tensors)
 
 
+def _channel_multipliers(x: Tensor, w: Tensor, y: Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """Per output channel int32 multipliers and shifts of a convolution (TFLite's, in double)."""
+    cout = y.shape[3]
+    scales = list(effective_scales(x, w, y, True))
+    if len(scales) == 1:
+        scales *= cout
+    pairs = [fp.quantize_multiplier(s) for s in scales]
+    return np.array([m for m, _ in pairs], np.int32), np.array([s for _, s in pairs], np.int32)
+
+
+def _conv_function(op: Operator, suffix: str) -> str:
+    return ("arm_depthwise_conv_wrapper_" if op.kind == "depthwise_conv2d" else "arm_convolve_wrapper_") + suffix
+
+
+def _conv_params(op: Operator, tensors: tuple[Tensor, Tensor, Tensor], offsets: tuple[int, int],
+                 act: tuple[int, int]) -> tuple[str, str, str]:
+    """(params struct type, its initializer, filter dims) of a convolution or depthwise
+    convolution wrapper: ``offsets`` input and output, ``act`` the clamp."""
+    x, w, y = tensors
+    cin, cout, kh, kw = x.shape[3], y.shape[3], w.shape[1], w.shape[2]
+    (sh, sw), (dh, dw) = op.attrs["strides"], op.attrs["dilation"]
+    top, left = op.attrs["padding"][0], op.attrs["padding"][1]
+    tile = lambda a, bb: "{" + f"{bb}, {a}" + "}"  # noqa: E731  (cmsis_nn_tile is {w, h})
+    window = f"{tile(sh, sw)}, {tile(top, left)}, {tile(dh, dw)}, {{{act[0]}, {act[1]}}}"
+    if op.kind == "depthwise_conv2d":
+        return ("cmsis_nn_dw_conv_params", f"{{{offsets[0]}, {offsets[1]}, {cout // cin}, {window}}}",
+                _dims(1, kh, kw, cout))
+    return "cmsis_nn_conv_params", f"{{{offsets[0]}, {offsets[1]}, {window}}}", _dims(cout, kh, kw, cin)
+
+
 class CmsisNN(ExternalModule):
     name = "cmsis-nn"
     summary = "Arm CMSIS-NN kernels (needs --cmsis-nn-dir, or Zephyr's cmsis-nn module)"
@@ -94,34 +124,15 @@ class CmsisNN(ExternalModule):
         assert x.quant and w.quant and y.quant
         if np.any(w.quant.zero_point != 0) or len(x.shape) != 4 or (depthwise and x.shape[0] != 1):
             return None
-        n, h, wd, cin = x.shape
-        _, oh, ow, cout = y.shape
-        kh, kw = w.shape[1], w.shape[2]
-        (sh, sw), (dh, dw) = op.attrs["strides"], op.attrs["dilation"]
-        top, left = op.attrs["padding"][0], op.attrs["padding"][1]
+        cout = y.shape[3]
         _, zx = x.quant.scalar()
         ys, zy = y.quant.scalar()
-        lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
-        scales = list(effective_scales(x, w, y, True))
-        if len(scales) == 1:
-            scales *= cout
-        pairs = [fp.quantize_multiplier(s) for s in scales]
-        mult = np.array([m for m, _ in pairs], dtype=np.int32)
-        shift = np.array([s for _, s in pairs], dtype=np.int32)
+        mult, shift = _channel_multipliers(x, w, y)
         bias = b.data.astype(np.int32) if b is not None and b.data is not None else np.zeros(cout, np.int32)
-        tile = lambda a, bb: "{" + f"{bb}, {a}" + "}"  # noqa: E731  (cmsis_nn_tile is {w, h})
-        act = "{" + f"{lo}, {hi}" + "}"
-        if depthwise:
-            params_type, fn = "cmsis_nn_dw_conv_params", "arm_depthwise_conv_wrapper_s8"
-            params = (f"{{{-zx}, {zy}, {cout // cin}, {tile(sh, sw)}, {tile(top, left)}, "
-                      f"{tile(dh, dw)}, {act}}}")
-            filter_dims = _dims(1, kh, kw, cout)
-        else:
-            params_type, fn = "cmsis_nn_conv_params", "arm_convolve_wrapper_s8"
-            params = f"{{{-zx}, {zy}, {tile(sh, sw)}, {tile(top, left)}, {tile(dh, dw)}, {act}}}"
-            filter_dims = _dims(cout, kh, kw, cin)
+        params_type, params, filter_dims = _conv_params(op, (x, w, y), (-zx, zy),
+                                                        activation_range_int8(op.attrs["activation"], ys, zy))
         return self._conv_glue(
-            (x, w, y), params_type, params, fn, filter_dims, [],
+            (x, w, y), params_type, params, _conv_function(op, "s8"), filter_dims, [],
             [ExternalArg("const int32_t*", "bias", constant=bias, role="bias"),
              ExternalArg("const int32_t*", "multiplier", constant=mult, role="mult"),
              ExternalArg("const int32_t*", "shift", constant=shift, role="shift")], "bias")
@@ -183,41 +194,21 @@ class CmsisNN(ExternalModule):
         if depthwise and (not wide or op.attrs.get("depth_multiplier", 1) != 1):
             return None
         assert x.quant and w.quant and y.quant
-        n, h, wd, cin = x.shape
-        _, oh, ow, cout = y.shape
-        kh, kw = w.shape[1], w.shape[2]
-        (sh, sw), (dh, dw) = op.attrs["strides"], op.attrs["dilation"]
-        top, left = op.attrs["padding"][0], op.attrs["padding"][1]
+        cout = y.shape[3]
         ys, zy = y.quant.scalar()
-        lo, hi = activation_range_quantized(op.attrs["activation"], ys, zy, -32768, 32767)
-        scales = list(effective_scales(x, w, y, True))
-        if len(scales) == 1:
-            scales *= cout
-        pairs = [fp.quantize_multiplier(s) for s in scales]
+        mult, shift = _channel_multipliers(x, w, y)
         bias_type, ctype = ("int64", "int64_t") if wide else ("int32", "int32_t")
         bias = (b.data.astype(bias_type) if b is not None and b.data is not None
                 else np.zeros(cout, bias_type))
-        tile = lambda a, bb: "{" + f"{bb}, {a}" + "}"  # noqa: E731  (cmsis_nn_tile is {w, h})
-        act = "{" + f"{lo}, {hi}" + "}"
-        if depthwise:
-            params_type, fn = "cmsis_nn_dw_conv_params", "arm_depthwise_conv_wrapper_s16"
-            params = f"{{0, 0, 1, {tile(sh, sw)}, {tile(top, left)}, {tile(dh, dw)}, {act}}}"
-            filter_dims = _dims(1, kh, kw, cout)
-            call_bias = "bias"
-        else:
-            params_type, fn = "cmsis_nn_conv_params", "arm_convolve_wrapper_s16"
-            params = f"{{0, 0, {tile(sh, sw)}, {tile(top, left)}, {tile(dh, dw)}, {act}}}"
-            filter_dims = _dims(cout, kh, kw, cin)
-            call_bias = "&bias_data"
+        params_type, params, filter_dims = _conv_params(
+            op, (x, w, y), (0, 0), activation_range_quantized(op.attrs["activation"], ys, zy, -32768, 32767))
         pre = [] if depthwise else [f"const cmsis_nn_bias_data bias_data = {{bias, {'false' if wide else 'true'}}};"]
         return self._conv_glue(
-            (x, w, y), params_type, params, fn, filter_dims, pre,
+            (x, w, y), params_type, params, _conv_function(op, "s16"), filter_dims, pre,
             [ExternalArg(f"const {ctype}*", "bias", constant=bias, role="bias"),
-             ExternalArg("const int32_t*", "multiplier", constant=np.array([m for m, _ in pairs], np.int32),
-                         role="mult"),
-             ExternalArg("const int32_t*", "shift", constant=np.array([s for _, s in pairs], np.int32),
-                         role="shift")],
-            call_bias)
+             ExternalArg("const int32_t*", "multiplier", constant=mult, role="mult"),
+             ExternalArg("const int32_t*", "shift", constant=shift, role="shift")],
+            "bias" if depthwise else "&bias_data")
 
     def fully_connected(self, g: Graph, op: Operator) -> ExternalKernel | None:
         x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]

@@ -119,12 +119,9 @@ static inline int32_t utvm_srdhm2_small(int32_t a, int32_t m2) {
   return r;
 }
 
-/* one step of utvm_mac4_s8: input word k, weight words 4k..4k+3 */
-#define UTVM_MAC4_STEP                           \
-  "ldr %[xv], [%[x]], #4\n\t"                    \
-  "ldrd %[w0], %[w1], [%[w]], #8\n\t"            \
-  "sxtb16 %[xe], %[xv]\n\t"                      \
-  "sxtb16 %[xv], %[xv], ror #8\n\t"              \
+/* the four rows of a step (utvm_mac4_s8, utvm_mac4_s16): from the input halves xe, xv and the
+ * weight words of rows 0 and 1 (w0, w1), the four rows' SXTB16 and SMLADs */
+#define UTVM_MAC4_ROWS                           \
   "sxtb16 %[t], %[w0]\n\t"                       \
   "sxtb16 %[w0], %[w0], ror #8\n\t"              \
   "smlad %[a0], %[xe], %[t], %[a0]\n\t"          \
@@ -142,6 +139,14 @@ static inline int32_t utvm_srdhm2_small(int32_t a, int32_t m2) {
   "sxtb16 %[w1], %[w1], ror #8\n\t"              \
   "smlad %[a3], %[xe], %[t], %[a3]\n\t"          \
   "smlad %[a3], %[xv], %[w1], %[a3]\n\t"
+
+/* one step of utvm_mac4_s8: input word k, weight words 4k..4k+3 */
+#define UTVM_MAC4_STEP                           \
+  "ldr %[xv], [%[x]], #4\n\t"                    \
+  "ldrd %[w0], %[w1], [%[w]], #8\n\t"            \
+  "sxtb16 %[xe], %[xv]\n\t"                      \
+  "sxtb16 %[xv], %[xv], ror #8\n\t"              \
+  UTVM_MAC4_ROWS
 
 #define UTVM_MAC4_OPERANDS                                                                   \
   : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [w] "+r"(w),     \
@@ -191,12 +196,9 @@ static inline __attribute__((always_inline)) int32_t utvm_mac4_s8(int32_t* acc, 
   UTVM_MAC4_LOOP(UTVM_MAC4_STEP);
 }
 
-/* one step of utvm_mac4w_s8: input word k, the eight widened weight words of the four rows */
-#define UTVM_MAC4W_STEP                          \
-  "ldr %[xv], [%[x]], #4\n\t"                    \
-  "ldrd %[w0], %[w1], [%[w]], #8\n\t"            \
-  "sxtb16 %[xe], %[xv]\n\t"                      \
-  "sxtb16 %[xv], %[xv], ror #8\n\t"              \
+/* the four rows of a widened-weight step (utvm_mac4w_s8, utvm_mac4w_s16): from the input halves
+ * xe, xv and the first two weight words of row 0, the four rows' SMLADs */
+#define UTVM_MAC4W_ROWS                          \
   "smlad %[a0], %[xe], %[w0], %[a0]\n\t"         \
   "smlad %[a0], %[xv], %[w1], %[a0]\n\t"         \
   "ldrd %[w0], %[w1], [%[w]], #8\n\t"            \
@@ -208,6 +210,14 @@ static inline __attribute__((always_inline)) int32_t utvm_mac4_s8(int32_t* acc, 
   "ldrd %[w0], %[w1], [%[w]], #8\n\t"            \
   "smlad %[a3], %[xe], %[w0], %[a3]\n\t"         \
   "smlad %[a3], %[xv], %[w1], %[a3]\n\t"
+
+/* one step of utvm_mac4w_s8: input word k, the eight widened weight words of the four rows */
+#define UTVM_MAC4W_STEP                          \
+  "ldr %[xv], [%[x]], #4\n\t"                    \
+  "ldrd %[w0], %[w1], [%[w]], #8\n\t"            \
+  "sxtb16 %[xe], %[xv]\n\t"                      \
+  "sxtb16 %[xv], %[xv], ror #8\n\t"              \
+  UTVM_MAC4W_ROWS
 
 static inline __attribute__((always_inline)) int32_t utvm_mac4w_s8(int32_t* acc, int32_t* x, int32_t* w,
                                                                    int32_t n) {
@@ -595,96 +605,65 @@ static const int16_t utvm_zeros_s16[4] = {0, 0, 0, 0};
 
 #if defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32
 
-/* one step of utvm_mac4_s16: four input values, the four rows' weight words */
+/* one step of utvm_mac4_s16: four input values (two words, xe and xv), the four rows' weight
+ * words (the operand names of UTVM_MAC4_LOOP) */
 #define UTVM_MAC4_S16_STEP                      \
-  "ldr %[x0], [%[x]], #4\n\t"                   \
-  "ldr %[x1], [%[x]], #4\n\t"                   \
+  "ldr %[xe], [%[x]], #4\n\t"                   \
+  "ldr %[xv], [%[x]], #4\n\t"                   \
   "ldrd %[w0], %[w1], [%[w]], #8\n\t"           \
-  "sxtb16 %[t], %[w0]\n\t"                      \
-  "sxtb16 %[w0], %[w0], ror #8\n\t"             \
-  "smlad %[a0], %[x0], %[t], %[a0]\n\t"         \
-  "smlad %[a0], %[x1], %[w0], %[a0]\n\t"        \
-  "sxtb16 %[t], %[w1]\n\t"                      \
-  "sxtb16 %[w1], %[w1], ror #8\n\t"             \
-  "smlad %[a1], %[x0], %[t], %[a1]\n\t"         \
-  "smlad %[a1], %[x1], %[w1], %[a1]\n\t"        \
-  "ldrd %[w0], %[w1], [%[w]], #8\n\t"           \
-  "sxtb16 %[t], %[w0]\n\t"                      \
-  "sxtb16 %[w0], %[w0], ror #8\n\t"             \
-  "smlad %[a2], %[x0], %[t], %[a2]\n\t"         \
-  "smlad %[a2], %[x1], %[w0], %[a2]\n\t"        \
-  "sxtb16 %[t], %[w1]\n\t"                      \
-  "sxtb16 %[w1], %[w1], ror #8\n\t"             \
-  "smlad %[a3], %[x0], %[t], %[a3]\n\t"         \
-  "smlad %[a3], %[x1], %[w1], %[a3]\n\t"
-
-#define UTVM_MAC4_S16_REGS                                                                        \
-  [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [w] "+r"(w), [x0] "=&r"(x0), \
-      [x1] "=&r"(x1), [w0] "=&r"(w0), [w1] "=&r"(w1), [t] "=&r"(t)
-
-/* the body of utvm_mac4_s16 / utvm_mac4w_s16 around their step (straight-line for one or two
- * steps known at compile time, else an odd step and a loop of two), then the tail of len % 4 */
-#define UTVM_MAC4_S16_LOOP(STEP)                                                                          \
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];                                             \
-  int32_t x0, x1, w0, w1, t, n = len >> 2;                                                                \
-  if (__builtin_constant_p(n) && n <= 2) {                                                                \
-    if (n >= 1) __asm__(STEP : UTVM_MAC4_S16_REGS : : "memory");                                          \
-    if (n >= 2) __asm__(STEP : UTVM_MAC4_S16_REGS : : "memory");                                          \
-    n = 0;                                                                                                \
-  }                                                                                                       \
-  if (n & 1) __asm__(STEP : UTVM_MAC4_S16_REGS : : "memory");                                             \
-  n >>= 1;                                                                                                \
-  if (n > 0) {                                                                                            \
-    __asm__("1:\n\t" STEP STEP "subs %[n], %[n], #1\n\tbne 1b\n\t" : UTVM_MAC4_S16_REGS, [n] "+r"(n) : :    \
-            "cc", "memory");                                                                              \
-  }                                                                                                       \
-  if (len & 2) {                                                                                          \
-    int32_t xv = utvm_ldw_s16(x);                                                                         \
-    const utvm_word_t* wp = (const utvm_word_t*)(void*)w;                                                 \
-    x += 2;                                                                                               \
-    w += 16;                                                                                              \
-    a0 = __smlad(xv, wp[0], a0);                                                                          \
-    a1 = __smlad(xv, wp[1], a1);                                                                          \
-    a2 = __smlad(xv, wp[2], a2);                                                                          \
-    a3 = __smlad(xv, wp[3], a3);                                                                          \
-  }                                                                                                       \
-  if (len & 1) {                                                                                          \
-    int32_t xv = *x;                                                                                      \
-    const utvm_word_t* wp = (const utvm_word_t*)(void*)w;                                                 \
-    a0 = __smlabb(xv, wp[0], a0);                                                                         \
-    a1 = __smlabb(xv, wp[1], a1);                                                                         \
-    a2 = __smlabb(xv, wp[2], a2);                                                                         \
-    a3 = __smlabb(xv, wp[3], a3);                                                                         \
-  }                                                                                                       \
-  (void)t;                                                                                                \
-  UTVM_ACC4_STORE(acc);                                                                                   \
-  return 0
-
-static inline __attribute__((always_inline)) int32_t utvm_mac4_s16(int32_t* acc, int16_t* x, int8_t* w,
-                                                                   int32_t len) {
-  UTVM_MAC4_S16_LOOP(UTVM_MAC4_S16_STEP);
-}
+  UTVM_MAC4_ROWS
 
 /* one step of utvm_mac4w_s16: four input values, the four rows' widened weights (two words each) */
 #define UTVM_MAC4W_S16_STEP                     \
-  "ldr %[x0], [%[x]], #4\n\t"                   \
-  "ldr %[x1], [%[x]], #4\n\t"                   \
+  "ldr %[xe], [%[x]], #4\n\t"                   \
+  "ldr %[xv], [%[x]], #4\n\t"                   \
   "ldrd %[w0], %[w1], [%[w]], #8\n\t"           \
-  "smlad %[a0], %[x0], %[w0], %[a0]\n\t"        \
-  "smlad %[a0], %[x1], %[w1], %[a0]\n\t"        \
-  "ldrd %[w0], %[w1], [%[w]], #8\n\t"           \
-  "smlad %[a1], %[x0], %[w0], %[a1]\n\t"        \
-  "smlad %[a1], %[x1], %[w1], %[a1]\n\t"        \
-  "ldrd %[w0], %[w1], [%[w]], #8\n\t"           \
-  "smlad %[a2], %[x0], %[w0], %[a2]\n\t"        \
-  "smlad %[a2], %[x1], %[w1], %[a2]\n\t"        \
-  "ldrd %[w0], %[w1], [%[w]], #8\n\t"           \
-  "smlad %[a3], %[x0], %[w0], %[a3]\n\t"        \
-  "smlad %[a3], %[x1], %[w1], %[a3]\n\t"
+  UTVM_MAC4W_ROWS
+
+/* the n steps of four inputs (UTVM_MAC4_LOOP's form: straight-line for one or two steps known at
+ * compile time, else an odd step and a loop of two) */
+static inline __attribute__((always_inline)) int32_t utvm_mac4_s16_steps(int32_t* acc, int16_t* x, int8_t* w,
+                                                                         int32_t n) {
+  UTVM_MAC4_LOOP(UTVM_MAC4_S16_STEP);
+}
+
+static inline __attribute__((always_inline)) int32_t utvm_mac4w_s16_steps(int32_t* acc, int16_t* x, int8_t* w,
+                                                                          int32_t n) {
+  UTVM_MAC4_LOOP(UTVM_MAC4W_S16_STEP);
+}
+
+/* the last len % 4 inputs (r): int16 weight words, a pair then a single one per row */
+static inline __attribute__((always_inline)) int32_t utvm_mac4_s16_tail(int32_t* acc, int16_t* x, int8_t* w,
+                                                                        int32_t r) {
+  const utvm_word_t* wp = (const utvm_word_t*)(void*)w;
+  if (r & 2) {
+    int32_t xv = utvm_ldw_s16(x);
+    acc[0] = __smlad(xv, wp[0], acc[0]);
+    acc[1] = __smlad(xv, wp[1], acc[1]);
+    acc[2] = __smlad(xv, wp[2], acc[2]);
+    acc[3] = __smlad(xv, wp[3], acc[3]);
+    x += 2;
+    wp += 4;
+  }
+  if (r & 1) {
+    acc[0] = __smlabb(*x, wp[0], acc[0]);
+    acc[1] = __smlabb(*x, wp[1], acc[1]);
+    acc[2] = __smlabb(*x, wp[2], acc[2]);
+    acc[3] = __smlabb(*x, wp[3], acc[3]);
+  }
+  return 0;
+}
+
+static inline __attribute__((always_inline)) int32_t utvm_mac4_s16(int32_t* acc, int16_t* x, int8_t* w,
+                                                                   int32_t len) {
+  utvm_mac4_s16_steps(acc, x, w, len >> 2);
+  return utvm_mac4_s16_tail(acc, x + (len & ~3), w + 4 * (len & ~3), len & 3);
+}
 
 static inline __attribute__((always_inline)) int32_t utvm_mac4w_s16(int32_t* acc, int16_t* x, int8_t* w,
                                                                     int32_t len) {
-  UTVM_MAC4_S16_LOOP(UTVM_MAC4W_S16_STEP);
+  utvm_mac4w_s16_steps(acc, x, w, len >> 2);
+  return utvm_mac4_s16_tail(acc, x + (len & ~3), w + 8 * (len & ~3), len & 3);
 }
 
 static inline int32_t utvm_mulhr_s32(int32_t x, int32_t m) {
