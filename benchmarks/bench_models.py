@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
-"""Instructions per inference and per MAC of a MobileNetV2-style model, the LSTM models and the
-multiply-accumulate operators beyond int8 CONV_2D (TRANSPOSE_CONV, BATCH_MATMUL,
-UNIDIRECTIONAL_SEQUENCE_LSTM, 16x8 CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED) on the emulated
-Cortex-M4 (mps2/an386) and Cortex-M55 (mps3/an547).
+"""Instructions per inference and per MAC of a MobileNetV2-style model, the LSTM and SVDF models and
+the multiply-accumulate operators beyond int8 CONV_2D (TRANSPOSE_CONV, BATCH_MATMUL,
+UNIDIRECTIONAL_SEQUENCE_LSTM, SVDF, 16x8 CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED) on the
+emulated Cortex-M4 (mps2/an386) and Cortex-M55 (mps3/an547).
 
 For each model x board: compile, build with arm-none-eabi-gcc + picolibc, run in QEMU with
 -icount, compare the outputs with TFLite Micro (bench_boards.bench_one), and collect instructions,
 MACs, instructions per MAC, the workspace pool and flash (code + constants). The MobileNetV2-style
 model and the BATCH_MATMUL and 16x8 DEPTHWISE_CONV_2D / FULLY_CONNECTED models are built here with
 tests/tflite_builder.py (seeded random weights, per-channel int8 as TFLite's converter makes them);
-the others come from ../shared/models.
+the others come from ../shared/models (TFLite Micro's keyword_scrambled models, SVDF: copy them
+from tensorflow/lite/micro/models of the tflite-micro commit the other tflm/ models come from).
+The stateful models (LSTM, SVDF) are measured on their first run, which resets their state.
 
     python3 benchmarks/bench_models.py [--boards mps2/an386,mps3/an547] [--models mobilenet_v2_style,...]
+                                       [--offload cmsis-nn [--cmsis-nn-dir DIR]]
 
-Writes benchmarks/results/models.md and models.json; prints the table; progress goes to stderr.
-Not a test: figures only.
+Writes benchmarks/results/models.md and models.json (with --offload M: models_M.md and .json, the
+operators M supports run in M's library: CMSIS-NN's kernels beside utvm's); prints the table;
+progress goes to stderr. Not a test: figures only.
 """
 
 from __future__ import annotations
@@ -212,14 +216,20 @@ SHARED = {
     "transpose_conv_int8": "corpus/transpose_conv_int8.tflite",
     "seanet_conv0_int16": "tflm/seanet/conv/conv0.tflite",
     "seanet_transpose_conv0_int16": "tflm/seanet/transpose_conv/transpose_conv0.tflite",
+    "keyword_scrambled": "tflm/keyword_scrambled.tflite",
+    "keyword_scrambled_8bit": "tflm/keyword_scrambled_8bit.tflite",
 }
-MODELS = ["mobilenet_v2_style", "trained_lstm_int8", "lstm_unrolled_int8", "transpose_conv_int8",
-          "seanet_conv0_int16", "seanet_transpose_conv0_int16", "batch_matmul_int8",
-          "depthwise_conv_2d_int16", "fully_connected_int16"]
+MODELS = ["mobilenet_v2_style", "trained_lstm_int8", "lstm_unrolled_int8", "keyword_scrambled",
+          "keyword_scrambled_8bit", "transpose_conv_int8", "seanet_conv0_int16", "seanet_transpose_conv0_int16",
+          "batch_matmul_int8", "depthwise_conv_2d_int16", "fully_connected_int16"]
 WHAT = {
     "mobilenet_v2_style": "int8 CONV_2D, DEPTHWISE_CONV_2D, ADD, AVERAGE_POOL_2D, FULLY_CONNECTED, SOFTMAX",
     "trained_lstm_int8": "int8 UNIDIRECTIONAL_SEQUENCE_LSTM, FULLY_CONNECTED, SOFTMAX (TFLite Micro's trained LSTM)",
     "lstm_unrolled_int8": "int8 LSTM unrolled: FULLY_CONNECTED, LOGISTIC, TANH, MUL, ADD, STRIDED_SLICE",
+    "keyword_scrambled": "int8 SVDF (int16 state) x7, FULLY_CONNECTED, SOFTMAX, QUANTIZE (TFLite Micro's keyword "
+                         "benchmark)",
+    "keyword_scrambled_8bit": "int8 SVDF (int8 state) x7, FULLY_CONNECTED, SOFTMAX, QUANTIZE (TFLite Micro's "
+                              "keyword benchmark, 8-bit state)",
     "transpose_conv_int8": "int8 TRANSPOSE_CONV",
     "seanet_conv0_int16": "16x8 CONV_2D (SEANet conv0)",
     "seanet_transpose_conv0_int16": "16x8 TRANSPOSE_CONV (SEANet transpose_conv0)",
@@ -251,9 +261,11 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         ICOUNT_NOTE + " MACs: utvm's count of the model's multiply-accumulates (the operators' `macs`).",
         "Matches TFLM: outputs identical to TFLite Micro's reference kernels on the same inputs "
         "(the runner's seeded random inputs). Flash: the model's code and constants in the linked firmware.",
-        "TFLite Micro (reference kernels or CMSIS-NN) figures beside these are not given: TFLite Micro's "
-        "Cortex-M build is not buildable here (boards.md quotes the four MLPerf Tiny models' figures from "
-        "DESIGN.md section 5).",
+        "Stateful models (LSTM, SVDF): the first run, which also resets the state (the keyword models: "
+        "about 42,000 instructions of it clear 10 KiB of state).",
+        "TFLite Micro's own Cortex-M build is not buildable here; models_cmsis-nn.md (--offload cmsis-nn) "
+        "runs the operators CMSIS-NN has a utvm glue for (int8 conv, depthwise, fully connected, pooling, "
+        "softmax, add) in Arm's kernels instead, as TFLite Micro + CMSIS-NN would.",
     ]
     return "\n".join(lines + notes) + "\n"
 
@@ -261,17 +273,25 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--boards", type=_split, default=BOARD_NAMES, help="comma-separated (default: an386, an547)")
-    ap.add_argument("--models", type=_split, default=MODELS, help=f"comma-separated (default: {','.join(MODELS)})")
+    ap.add_argument("--models", type=_split, default=None, help=f"comma-separated (default: {','.join(MODELS)})")
     ap.add_argument("--models-dir", type=Path, default=ROOT.parent / "shared" / "models")
     ap.add_argument("--out-dir", type=Path, default=ROOT / "benchmarks" / "results")
+    ap.add_argument("--offload", action="append", default=[], help="external module (e.g. cmsis-nn)")
+    ap.add_argument("--cmsis-nn-dir", type=Path, help="CMSIS-NN sources (default: $CMSIS_NN_DIR)")
     args = ap.parse_args(argv)
+    offload = tuple(args.offload)
     for board in args.boards:
         if board not in BOARDS:
             ap.error(f"unknown board {board!r}")
+    missing = [m for m in MODELS if m in SHARED and not (args.models_dir / SHARED[m]).is_file()]
+    if args.models is None:  # the default list: a stored model that is not there is left out, said on stderr
+        for model in missing:
+            print(f"note: {SHARED[model]} not in {args.models_dir}: {model} left out", file=sys.stderr)
+        args.models = [m for m in MODELS if m not in missing]
     for model in args.models:
         if model not in MODELS:
             ap.error(f"unknown model {model!r} (choose from {', '.join(MODELS)})")
-        if model in SHARED and not (args.models_dir / SHARED[model]).is_file():
+        if model in missing:
             ap.error(f"model {model!r} not found in {args.models_dir}")
 
     rows: list[dict[str, Any]] = []
@@ -284,15 +304,16 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"[{len(rows) + 1}/{total}] {model} on {board} ...", file=sys.stderr, flush=True)
                 with tempfile.TemporaryDirectory(prefix="utvm-bench-") as tmp:
                     try:
-                        row = bench_one(path, board, Path(tmp))
+                        row = bench_one(path, board, Path(tmp), offload, args.cmsis_nn_dir)
                     except UtvmError as exc:
                         rows.append(error_row(model, board, exc))
                         continue
                 row["model"] = model
                 rows.append(row)
                 print_progress(row, t0)
-    title = "MobileNetV2-style, LSTM and MAC-operator models on the emulated boards"
-    return write_results(args.out_dir, "models", title, markdown(rows), rows, t0)
+    title = "MobileNetV2-style, LSTM, SVDF and MAC-operator models on the emulated boards"
+    title += f" (--offload {', '.join(offload)})" if offload else ""
+    return write_results(args.out_dir, "models" + "".join(f"_{m}" for m in offload), title, markdown(rows), rows, t0)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from op_check import check_cases
 from test_export import _arm_tools_missing, assert_archive_runs_bit_exact
 from utvm.compiler import CompileOptions, compile_model
 from utvm.errors import UtvmError
@@ -264,6 +265,25 @@ def test_cmsis_nn_bit_exact_on_qemu(models_dir: Path, board: str) -> None:
     assert report.offloaded["cmsis-nn"] == 12  # every operator but the reshape
     assert report.outputs_match_reference and report.max_abs_diff == 0
     assert report.instructions_per_mac
+
+
+@needs_cmsis_nn
+@pytest.mark.parametrize("board", ["host", "mps2/an386", "mps3/an547"])
+def test_cmsis_nn_16x8_conv_and_depthwise_bit_exact(tmp_path: Path, board: str) -> None:
+    """16x8 CONV_2D (int64 and int32 bias) and DEPTHWISE_CONV_2D (int64 bias) layers of random shapes,
+    strides, dilations, paddings and quantization in arm_convolve_wrapper_s16 /
+    arm_depthwise_conv_wrapper_s16: identical to TFLite Micro."""
+    from test_op_mac_cpu import Layers
+
+    if board != "host" and _arm_tools_missing() is not None:
+        pytest.skip(_arm_tools_missing() or "")
+    layers = Layers()
+    for i in range(10):
+        layers.conv16(100 + i)
+        layers.conv16(200 + i, depthwise=True)
+    report = check_cases(layers.cases, tmp_path, board, inputs=layers.inputs, offload=("cmsis-nn",),
+                         cmsis_nn_dir=_cmsis_nn_dir())
+    assert report.offloaded["cmsis-nn"] >= len(layers.cases) - 2 and report.max_abs_diff == 0
 
 
 @needs_cmsis_nn

@@ -41,11 +41,12 @@ def _block(seed: int, dtype: str = "int8"):  # type: ignore[no-untyped-def]
     def case(m: ModelBuilder):  # type: ignore[no-untyped-def]
         rng = np.random.default_rng(seed)
         p = f"b{seed}_"
-        q = dtype == "int8"
+        q = dtype != "float32"
 
         def act(name: str, shape: tuple[int, ...], scale: float) -> int:
-            return m.add_tensor(p + name, shape, dtype, scale=scale if q else None,
-                                zero_point=int(rng.integers(-20, 20)) if q else None)
+            zero = int(rng.integers(-20, 20)) if dtype == "int8" else 0
+            return m.add_tensor(p + name, shape, dtype, scale=(scale / 256 if dtype == "int16" else scale) if q else None,
+                                zero_point=zero if q else None)
 
         def conv(op: str, x: int, wshape: tuple[int, ...], y: int, axis: int, options: dict[str, object]) -> None:
             channels = wshape[axis]
@@ -53,7 +54,8 @@ def _block(seed: int, dtype: str = "int8"):  # type: ignore[no-untyped-def]
             if q:
                 wt = m.add_tensor(p + f"w{y}", wshape, "int8", rng.integers(-127, 128, wshape), scale=ws,
                                   zero_point=[0] * channels, quantized_dimension=axis)
-                bt = m.add_tensor(p + f"b{y}", (channels,), "int32", rng.integers(-300, 300, channels),
+                bias = "int64" if dtype == "int16" else "int32"
+                bt = m.add_tensor(p + f"b{y}", (channels,), bias, rng.integers(-300, 300, channels),
                                   scale=0.05 * ws, zero_point=[0] * channels)
             else:
                 wt = m.add_tensor(p + f"w{y}", wshape, "float32", rng.normal(0, 0.3, wshape).astype(np.float32))
@@ -137,6 +139,25 @@ def test_float32_depthwise_in_place(tmp_path: Path) -> None:
     plan = compile_model(model, tmp_path / "mlf", CompileOptions()).plan
     assert plan.check() == [] and any(t.how == "shifted" for t in plan.tenants)
     check_model(model, tmp_path)
+
+
+def test_int16_depthwise_in_place(tmp_path: Path) -> None:
+    model = _model(tmp_path, "int16", 6)
+    plan = compile_model(model, tmp_path / "mlf", CompileOptions()).plan
+    assert plan.check() == [] and any(t.how == "shifted" for t in plan.tenants)
+    check_model(model, tmp_path)
+
+
+@on_boards
+def test_int16_depthwise_in_place_on_the_boards(tmp_path: Path, board: str) -> None:
+    """The 16x8 variants: dsp_int16 on the Cortex-M4, helium_int16 on the Cortex-M55."""
+    model = _model(tmp_path, "int16", 6)
+    check_model(model, tmp_path, board, io_in_pool=True)
+    cpu = "cortex-m4" if board == "mps2/an386" else "cortex-m55"
+    result = compile_model(model, tmp_path / "mlf", CompileOptions(cpu=cpu, io_in_pool=True))
+    chosen = {c.variant for c in result.lowered.calls if result.graph.ops[c.op_index].kind == "depthwise_conv2d"}
+    assert chosen & {"dsp_int16", "helium_int16"}, chosen
+    assert any(t.how == "shifted" for t in result.plan.tenants)
 
 
 @on_boards

@@ -167,11 +167,13 @@ class Cases(op_check.Cases):
 
     # -- TRANSPOSE_CONV --------------------------------------------------------------------------
 
-    def transpose_conv(self, dtype: str, seed: int) -> None:
+    def transpose_conv(self, dtype: str, seed: int, cins: tuple[int, ...] = ()) -> None:
+        """``cins``: the input channels to take (in turn by seed), else random ones."""
         def build(m: ModelBuilder, ins: list[int]) -> list[int]:
             rng = np.random.default_rng(seed)
             L = Layer(m, rng, f"tconv_{dtype}_{seed}", dtype)
             cin, cout = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+            cin = cins[seed % len(cins)] if cins else cin
             kh, kw = (int(v) for v in rng.integers(1, 5, 2))
             sh, sw = (int(v) for v in rng.integers(1, 4, 2))
             same = bool(rng.random() < 0.5)

@@ -1,5 +1,6 @@
 """CMSIS-NN as an external module: int8 convolutions, depthwise convolutions, fully connected
-layers, pooling, softmax and add call Arm's kernels instead of TVM-generated code.
+layers, pooling, softmax and add, and 16x8 convolutions and depthwise convolutions call Arm's
+kernels instead of TVM-generated code.
 
 The glue fills CMSIS-NN's parameter structs (as TensorFlow Lite Micro's CMSIS-NN kernels do:
 offsets are negated input zero points, shifts in TFLite's sign convention) and checks at run
@@ -51,12 +52,44 @@ def _int8_quant(*tensors: Tensor) -> bool:
     return all(t.dtype == "int8" and t.quant is not None for t in tensors)
 
 
+def _channel_multipliers(x: Tensor, w: Tensor, y: Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """Per output channel int32 multipliers and shifts of a convolution (TFLite's, in double)."""
+    cout = y.shape[3]
+    scales = list(effective_scales(x, w, y, True))
+    if len(scales) == 1:
+        scales *= cout
+    pairs = [fp.quantize_multiplier(s) for s in scales]
+    return np.array([m for m, _ in pairs], np.int32), np.array([s for _, s in pairs], np.int32)
+
+
+def _conv_function(op: Operator, suffix: str) -> str:
+    return ("arm_depthwise_conv_wrapper_" if op.kind == "depthwise_conv2d" else "arm_convolve_wrapper_") + suffix
+
+
+def _conv_params(op: Operator, tensors: tuple[Tensor, Tensor, Tensor], offsets: tuple[int, int],
+                 act: tuple[int, int]) -> tuple[str, str, str]:
+    """(params struct type, its initializer, filter dims) of a convolution or depthwise
+    convolution wrapper: ``offsets`` input and output, ``act`` the clamp."""
+    x, w, y = tensors
+    cin, cout, kh, kw = x.shape[3], y.shape[3], w.shape[1], w.shape[2]
+    (sh, sw), (dh, dw) = op.attrs["strides"], op.attrs["dilation"]
+    top, left = op.attrs["padding"][0], op.attrs["padding"][1]
+    tile = lambda a, bb: "{" + f"{bb}, {a}" + "}"  # noqa: E731  (cmsis_nn_tile is {w, h})
+    window = f"{tile(sh, sw)}, {tile(top, left)}, {tile(dh, dw)}, {{{act[0]}, {act[1]}}}"
+    if op.kind == "depthwise_conv2d":
+        return ("cmsis_nn_dw_conv_params", f"{{{offsets[0]}, {offsets[1]}, {cout // cin}, {window}}}",
+                _dims(1, kh, kw, cout))
+    return "cmsis_nn_conv_params", f"{{{offsets[0]}, {offsets[1]}, {window}}}", _dims(cout, kh, kw, cin)
+
+
 class CmsisNN(ExternalModule):
     name = "cmsis-nn"
     summary = "Arm CMSIS-NN kernels (needs --cmsis-nn-dir, or Zephyr's cmsis-nn module)"
     patterns = (
         Pattern("conv2d", "int8", "conv"),              # arm_convolve_wrapper_s8
         Pattern("depthwise_conv2d", "int8", "conv"),    # arm_depthwise_conv_wrapper_s8
+        Pattern("conv2d", "int16", "conv"),             # arm_convolve_wrapper_s16
+        Pattern("depthwise_conv2d", "int16", "conv"),   # arm_depthwise_conv_wrapper_s16
         Pattern("fully_connected", "int8", "fully_connected"),  # arm_fully_connected[_per_channel]_s8
         Pattern("avg_pool2d", "int8", "pool"),          # arm_avgpool_s8
         Pattern("max_pool2d", "int8", "pool"),          # arm_max_pool_s8
@@ -84,37 +117,35 @@ class CmsisNN(ExternalModule):
         depthwise = op.kind == "depthwise_conv2d"
         x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
         b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 else None
+        if x.dtype == "int16":
+            return self._conv16(g, op)
         if not _int8_quant(x, w, y) or w.data is None or (b is not None and (b.data is None or b.dtype != "int32")):
             return None
         assert x.quant and w.quant and y.quant
         if np.any(w.quant.zero_point != 0) or len(x.shape) != 4 or (depthwise and x.shape[0] != 1):
             return None
-        n, h, wd, cin = x.shape
-        _, oh, ow, cout = y.shape
-        kh, kw = w.shape[1], w.shape[2]
-        (sh, sw), (dh, dw) = op.attrs["strides"], op.attrs["dilation"]
-        top, left = op.attrs["padding"][0], op.attrs["padding"][1]
+        cout = y.shape[3]
         _, zx = x.quant.scalar()
         ys, zy = y.quant.scalar()
-        lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
-        scales = list(effective_scales(x, w, y, True))
-        if len(scales) == 1:
-            scales *= cout
-        pairs = [fp.quantize_multiplier(s) for s in scales]
-        mult = np.array([m for m, _ in pairs], dtype=np.int32)
-        shift = np.array([s for _, s in pairs], dtype=np.int32)
+        mult, shift = _channel_multipliers(x, w, y)
         bias = b.data.astype(np.int32) if b is not None and b.data is not None else np.zeros(cout, np.int32)
-        tile = lambda a, bb: "{" + f"{bb}, {a}" + "}"  # noqa: E731  (cmsis_nn_tile is {w, h})
-        act = "{" + f"{lo}, {hi}" + "}"
-        if depthwise:
-            params_type, fn = "cmsis_nn_dw_conv_params", "arm_depthwise_conv_wrapper_s8"
-            params = (f"{{{-zx}, {zy}, {cout // cin}, {tile(sh, sw)}, {tile(top, left)}, "
-                      f"{tile(dh, dw)}, {act}}}")
-            filter_dims = _dims(1, kh, kw, cout)
-        else:
-            params_type, fn = "cmsis_nn_conv_params", "arm_convolve_wrapper_s8"
-            params = f"{{{-zx}, {zy}, {tile(sh, sw)}, {tile(top, left)}, {tile(dh, dw)}, {act}}}"
-            filter_dims = _dims(cout, kh, kw, cin)
+        params_type, params, filter_dims = _conv_params(op, (x, w, y), (-zx, zy),
+                                                        activation_range_int8(op.attrs["activation"], ys, zy))
+        return self._conv_glue(
+            (x, w, y), params_type, params, _conv_function(op, "s8"), filter_dims, [],
+            [ExternalArg("const int32_t*", "bias", constant=bias, role="bias"),
+             ExternalArg("const int32_t*", "multiplier", constant=mult, role="mult"),
+             ExternalArg("const int32_t*", "shift", constant=shift, role="shift")], "bias")
+
+    def _conv_glue(self, tensors: tuple[Tensor, Tensor, Tensor], params_type: str, params: str, fn: str,
+                   filter_dims: str, pre: list[str], consts: list[ExternalArg], call_bias: str) -> ExternalKernel:
+        """The glue of a convolution wrapper ``fn`` (int8 or int16 data): its constant structs, the
+        scratch check against ``fn``_get_buffer_size, the call (``pre``: statements before the
+        check, ``consts``: bias, multiplier and shift arguments, ``call_bias``: the bias operand)."""
+        x, w, y = tensors
+        n, h, wd, cin = x.shape
+        _, oh, ow, cout = y.shape
+        ctype = "int16_t" if x.dtype == "int16" else "int8_t"
         size_fn = fn + "_get_buffer_size"
         body = [
             f"static const {params_type} params = {params};",
@@ -128,23 +159,56 @@ class CmsisNN(ExternalModule):
             "quant.shift = (int32_t*)shift;",
             "ctx.buf = scratch;",
             "ctx.size = scratch_size;",
+            *pre,
             f"if ({size_fn}(&params, &input_dims, &filter_dims, &output_dims) > scratch_size) {{",
             "  return -1;",
             "}",
             f"return (int32_t){fn}(&ctx, &params, &quant, &input_dims, input, &filter_dims, filter, "
-            "&bias_dims, bias, &output_dims, output);",
+            f"&bias_dims, {call_bias}, &output_dims, output);",
         ]
         query = (f"{{ static const {params_type} p = {params}; static const cmsis_nn_dims i = {_dims(n, h, wd, cin)}, "
                  f"f = {filter_dims}, o = {_dims(n, oh, ow, cout)}; "
                  f"printf(\"%ld\\n\", (long){self._size_name(size_fn)}(&p, &i, &f, &o)); }}")
         return ExternalKernel(
-            args=[ExternalArg("const int8_t*", "input", tensor=x.name),
-                  ExternalArg("const int8_t*", "filter", tensor=w.name),
-                  ExternalArg("const int32_t*", "bias", constant=bias, role="bias"),
-                  ExternalArg("const int32_t*", "multiplier", constant=mult, role="mult"),
-                  ExternalArg("const int32_t*", "shift", constant=shift, role="shift")],
-            output=ExternalArg("int8_t*", "output", tensor=y.name),
+            args=[ExternalArg(f"const {ctype}*", "input", tensor=x.name),
+                  ExternalArg("const int8_t*", "filter", tensor=w.name), *consts],
+            output=ExternalArg(f"{ctype}*", "output", tensor=y.name),
             body=body, function=fn, size_query=query)
+
+    def _conv16(self, g: Graph, op: Operator) -> ExternalKernel | None:
+        """16x8 conv (arm_convolve_wrapper_s16, int64 or int32 bias) and depthwise
+        (arm_depthwise_conv_wrapper_s16, int64 bias, batch 1), as TFLite Micro's CMSIS-NN kernels
+        call them: no offsets, int64 sums requantized by arm_nn_requantize_s64 (TFLite's int64
+        MultiplyByQuantizedMultiplier)."""
+        from ..lower.requant import activation_range_quantized
+        from ..ops.common import int64_accumulation
+
+        depthwise = op.kind == "depthwise_conv2d"
+        x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+        b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 else None
+        if w.data is None or w.dtype != "int8" or y.dtype != "int16" or len(x.shape) != 4 or x.shape[0] != 1:
+            return None
+        if b is not None and b.data is None:
+            return None
+        wide = int64_accumulation(g, op)
+        if depthwise and (not wide or op.attrs.get("depth_multiplier", 1) != 1):
+            return None
+        assert x.quant and w.quant and y.quant
+        cout = y.shape[3]
+        ys, zy = y.quant.scalar()
+        mult, shift = _channel_multipliers(x, w, y)
+        bias_type, ctype = ("int64", "int64_t") if wide else ("int32", "int32_t")
+        bias = (b.data.astype(bias_type) if b is not None and b.data is not None
+                else np.zeros(cout, bias_type))
+        params_type, params, filter_dims = _conv_params(
+            op, (x, w, y), (0, 0), activation_range_quantized(op.attrs["activation"], ys, zy, -32768, 32767))
+        pre = [] if depthwise else [f"const cmsis_nn_bias_data bias_data = {{bias, {'false' if wide else 'true'}}};"]
+        return self._conv_glue(
+            (x, w, y), params_type, params, _conv_function(op, "s16"), filter_dims, pre,
+            [ExternalArg(f"const {ctype}*", "bias", constant=bias, role="bias"),
+             ExternalArg("const int32_t*", "multiplier", constant=mult, role="mult"),
+             ExternalArg("const int32_t*", "shift", constant=shift, role="shift")],
+            "bias" if depthwise else "&bias_data")
 
     def fully_connected(self, g: Graph, op: Operator) -> ExternalKernel | None:
         x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]

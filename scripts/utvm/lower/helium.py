@@ -27,6 +27,7 @@ from ..ir import Graph, Operator, Tensor
 from . import fixedpoint as fp
 from .kerneldef import KernelArg, KernelDef
 from .requant import SHIFT_BITS, effective_scales  # SHIFT_BITS: UTVM_MVE_RQ_SHIFT_BITS
+from .target import Target
 
 I32 = "int32"
 #: output pixels per utvm_mve_gemm_s8 call (one int32 vector of results per channel)
@@ -49,6 +50,11 @@ def quant_ok(g: Graph, op: Operator) -> tuple[Tensor, Tensor, Tensor, Tensor | N
     if x.shape[0] != 1 or len(x.shape) != 4 or (b is not None and b.data is None):
         return None
     return x, w, y, b
+
+
+def operands(g: Graph, op: Operator, target: Target) -> tuple[Tensor, Tensor, Tensor, Tensor | None] | None:
+    """:func:`quant_ok` of an operator on a Helium CPU, None elsewhere."""
+    return quant_ok(g, op) if target.helium else None
 
 
 #: mode bits of the requantization arguments (UTVM_MVE_RQ_* of kernels_mve.h)

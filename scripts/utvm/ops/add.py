@@ -88,7 +88,7 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
         return None
     if a.quant.per_channel or b.quant.per_channel or y.quant.per_channel:
         return None
-    if a.shape != b.shape or a.size != y.size:
+    if a.size != b.size or a.size != y.size:  # same shapes, or only leading axes of 1 apart: elementwise
         return None
     sa, za = a.quant.scalar()
     sb, zb = b.quant.scalar()

@@ -3,15 +3,17 @@
 No source operator imports as it directly; stateful layers (SVDF, LSTM) emit it after the
 operator that computes their new state, so the state kept in the state buffer (outside the
 pool) is only overwritten once everything that reads the old one has run.
-Semantics: an element-by-element copy, exact for every type.
+Semantics: a copy, exact for every type (``words``: the bytes a word or a Helium vector at a
+time; ``generic``: element by element).
 """
 
 from __future__ import annotations
 
-from tvm import te
+from tvm import te, tirx
 
 from ..ir import Graph, Operator
 from ..lower.kerneldef import KernelArg, KernelDef
+from ..lower.schedules import root_schedule
 from ..lower.target import Target
 from .base import OpDef, OpError, Variant
 
@@ -30,12 +32,25 @@ def _copy(g: Graph, op: Operator, target: Target) -> KernelDef:
     return KernelDef([KernelArg(X, tensor=x.name)], te.compute((x.size,), lambda i: X[i], name="out"), y.name)
 
 
+def _words(g: Graph, op: Operator, target: Target) -> KernelDef:
+    """The bytes copied a word (or a Helium vector) at a time: utvm_copy_s8 on byte views."""
+    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    X = te.placeholder((x.nbytes,), "int8", name="x")
+    out = te.compute((x.nbytes,), lambda i: X[i], name="out")  # the signature: the body is one call
+
+    def build(bufs: dict[str, tirx.Var]) -> tuple[tirx.Stmt, list[tirx.Buffer]]:
+        return tirx.Evaluate(tirx.call_extern("int32", "utvm_copy_s8", tirx.address_of(bufs["out"][0]),
+                                              tirx.address_of(bufs["x"][0]), tirx.const(x.nbytes, "int32"))), []
+
+    return KernelDef([KernelArg(X, tensor=x.name)], out, y.name, root_schedule(build))
+
+
 _ANY = ("int8", "int16", "int32", "float32")
 OPS = (
     OpDef(
         kind="assign",
         summary="copy into a variable tensor (the state of SVDF / LSTM layers)",
-        variants=(Variant("generic", _copy, types=_ANY),),
+        variants=(Variant("words", _words, types=_ANY), Variant("generic", _copy, types=_ANY)),
         check=check,
         reference="a copy (TFLite Micro writes variable tensors in place)",
     ),

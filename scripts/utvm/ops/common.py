@@ -28,6 +28,11 @@ def bias_of(g: Graph, op: Operator, index: int = 2) -> Tensor | None:
     return g.tensors[op.inputs[index]] if len(op.inputs) > index and op.inputs[index] else None
 
 
+def abs_sums(w: np.ndarray | None, axes: tuple[int, ...]) -> np.ndarray | None:
+    """Sum of |w| over ``axes`` (per output channel), None without constant weights."""
+    return None if w is None else np.abs(w.astype(np.int64)).sum(axis=axes)
+
+
 def check_io_types(g: Graph, op: Operator, types: tuple[str, ...] = ("int8", "float32")) -> None:
     """The first input and the output have the same type, one of ``types``; quantized types carry
     quantization parameters."""
@@ -129,9 +134,10 @@ def check_16x8(g: Graph, op: Operator) -> None:
 
 @dataclass
 class Requant16:
-    """The output of a 16x8 layer: the accumulator type (TFLite Micro accumulates in int64
-    unless the bias is int32), the bias as a kernel argument, per-channel multipliers and shifts,
-    and the int16 activation range."""
+    """The output of a 16x8 layer: the type the sums are computed in (TFLite Micro accumulates
+    in int64 unless the bias is int32; int64 sums that provably fit are computed in int32, see
+    ``short``), the bias as a kernel argument, per-channel multipliers and shifts, and the int16
+    activation range."""
 
     args: list[KernelArg]       # bias (when there is one), then multiplier and shift arrays
     acc: str                    # "int64" or "int32"
@@ -139,52 +145,90 @@ class Requant16:
     at: Any                     # o -> (multiplier, shift): ints, or loads of the arrays
     lo: int
     hi: int
+    #: TFLite's int64 sums fit int32 and its int64 requantization is one utvm_mulhr_s32 by a
+    #: multiplier with the shift folded in (lower/mac16.short_int64_requant): the bias is then an
+    #: int32 constant and ``at`` gives (folded multiplier, 0)
+    short: bool = False
+    #: with ``short``: the int32 biases and folded multipliers per channel
+    short_arrays: tuple[np.ndarray, np.ndarray] | None = None
 
-    def output(self, acc: Any, o: Any) -> Any:
+    def output(self, acc: Any, o: Any, add_bias: bool = True) -> Any:
         """MultiplyByQuantizedMultiplier(acc + bias[o]) (the int64 form for int64 accumulators),
-        clamped to the activation range, as int16."""
+        clamped to the activation range, as int16; ``add_bias`` False: ``acc`` holds the bias."""
         from ..lower import fixedpoint as fp
-        from ..lower.requant import clamp
+        from ..lower.mac16 import mulhr
+        from ..lower.requant import sat_s16
 
-        if self.bias is not None:
+        if self.bias is not None and add_bias:
             acc = acc + self.bias[o].astype(self.acc)
         m, s = self.at(o)
-        if self.acc == "int64":
+        if self.short:
+            v = mulhr(acc, m)
+        elif self.acc == "int64":
             v = fp.multiply_by_quantized_multiplier_int64(acc, m, s)
         else:
             v = fp.multiply_by_quantized_multiplier(acc, m, s)
-        return clamp(v, self.lo, self.hi).astype("int16")
+        v = sat_s16(v)
+        if self.hi < 32767:
+            v = te.min(v, self.hi)
+        if self.lo > -32768:
+            v = te.max(v, self.lo)
+        return v.astype("int16")
 
 
-def requant16(g: Graph, op: Operator, channels: int, in_double: bool, int64_acc: bool) -> Requant16:
-    """The Requant16 of a 16x8 conv / depthwise / fully connected / transpose conv layer."""
+def requant16(g: Graph, op: Operator, channels: int, in_double: bool, int64_acc: bool,
+              wabs: np.ndarray | None = None) -> Requant16:
+    """The Requant16 of a 16x8 conv / depthwise / fully connected / transpose conv layer;
+    ``wabs``: the sum of |w| per output channel (bounding the sums), for the short form."""
     from ..lower import fixedpoint as fp
+    from ..lower.mac16 import short_int64_requant
     from ..lower.requant import activation_range_quantized
 
     x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
     b = bias_of(g, op)
     assert x.quant and w.quant and y.quant
-    acc = "int64" if int64_acc else "int32"
-    args: list[KernelArg] = []
+    pairs = [fp.quantize_multiplier(float(s)) for s in effective_scales(x, w, y, in_double)]
+    mults = np.broadcast_to(np.array([m for m, _ in pairs], np.int64), (channels,))
+    shifts = np.broadcast_to(np.array([s for _, s in pairs], np.int64), (channels,))
+    ys, zy = y.quant.scalar()
+    lo, hi = activation_range_quantized(op.attrs.get("activation", "none"), ys, zy, -32768, 32767)
+    bias_data = b.data.astype(np.int64).reshape(-1) if b is not None and b.data is not None else None
+    short = None
+    if int64_acc and wabs is not None and (b is None or bias_data is not None):
+        short = short_int64_requant(mults, shifts, wabs, bias_data if bias_data is not None
+                                    else np.zeros(channels, np.int64))
+    if short is not None:
+        bias32, folded = short
+        args: list[KernelArg] = []
+        bias = None
+        if b is not None:
+            bias = te.placeholder((channels,), "int32", name="bias")
+            args.append(KernelArg(bias, constant=bias32, role="bias"))
+        margs, at = _per_channel(folded, np.zeros(channels, np.int64), channels)
+        return Requant16(args + margs, "int32", bias, at, lo, hi, True, short)
+    args = []
     bias = None
     if b is not None:
         bias = te.placeholder((channels,), b.dtype, name="bias")
         args.append(KernelArg(bias, tensor=b.name))
-    pairs = [fp.quantize_multiplier(float(s)) for s in effective_scales(x, w, y, in_double)]
-    mults = np.array([m for m, _ in pairs], np.int32)
-    shifts = np.array([s for _, s in pairs], np.int32)
-    if mults.size == 1 or (np.all(mults == mults[0]) and np.all(shifts == shifts[0])):
+    margs, at = _per_channel(mults, shifts, channels)
+    return Requant16(args + margs, "int64" if int64_acc else "int32", bias, at, lo, hi)
+
+
+def _per_channel(mults: np.ndarray, shifts: np.ndarray, channels: int) -> tuple[list[KernelArg], Any]:
+    """Multipliers and shifts as immediates (all channels alike) or constant arrays: (kernel
+    arguments, o -> (multiplier, shift))."""
+    if np.all(mults == mults[0]) and np.all(shifts == shifts[0]):
         m0, s0 = int(mults[0]), int(shifts[0])
-        at = lambda o: (m0, s0)  # noqa: E731
-    else:
-        M = te.placeholder((channels,), "int32", name="mult")
-        S = te.placeholder((channels,), "int32", name="shift")
-        args += [KernelArg(M, constant=np.broadcast_to(mults, (channels,)).copy(), role="mult"),
-                 KernelArg(S, constant=np.broadcast_to(shifts, (channels,)).copy(), role="shift")]
-        at = lambda o: (M[o], S[o])  # noqa: E731
-    ys, zy = y.quant.scalar()
-    lo, hi = activation_range_quantized(op.attrs.get("activation", "none"), ys, zy, -32768, 32767)
-    return Requant16(args, acc, bias, at, lo, hi)
+        return [], lambda o: (m0, s0)
+    M = te.placeholder((channels,), "int32", name="mult")
+    S = te.placeholder((channels,), "int32", name="shift")
+    args = [KernelArg(M, constant=np.ascontiguousarray(mults, dtype=np.int32), role="mult")]
+    if np.all(shifts == shifts[0]):
+        s0 = int(shifts[0])
+        return args, lambda o: (M[o], s0)
+    args.append(KernelArg(S, constant=np.ascontiguousarray(shifts, dtype=np.int32), role="shift"))
+    return args, lambda o: (M[o], S[o])
 
 
 def int64_accumulation(g: Graph, op: Operator) -> bool:
@@ -276,9 +320,9 @@ def rows_kernel(g: Graph, op: Operator, build: Callable[[te.Tensor], te.Tensor])
 
 
 def mac4_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
-    """The dsp_mac4 variants' knob: the weights as stored (int8) or widened to int16 ahead of
-    time (twice their flash; utvm_mac4w_s8, 15 instead of 21 instructions per 16
-    multiply-accumulates)."""
+    """The dsp_mac4 (and 16x8 dsp_int16) variants' knob: the weights as stored (int8) or widened
+    to int16 ahead of time (twice their flash; utvm_mac4w_s8, 15 instead of 21 instructions per 16
+    multiply-accumulates; utvm_mac4w_s16, 14 instead of 20)."""
     return {"weights": ("int8", "int16")}
 
 

@@ -14,6 +14,10 @@ Kernel variants, first that applies:
 - dsp_mac4: cin % 4 == 0 and cout % 4 == 0, an assembly MAC loop per block of 4 output channels;
   knob ``weights``: int8 (default) or int16 (widened ahead of time: twice the flash, fewer
   instructions);
+- helium_int16 / dsp_int16: 16x8, no dilation along the width: one utvm_mve_mac4_s16 /
+  utvm_mac4_s16 call per kernel row and block of 4 output channels (lower/mac16.py); knob
+  ``weights`` of dsp_int16 as dsp_mac4's (utvm_mac4w_s16);
+- int16: 16x8, any shape (TE);
 - generic: any shape; 4 (or 16 on Helium) int8 lanes per word when cin % 4 == 0, else bytes.
 """
 
@@ -26,6 +30,7 @@ from tvm import te, tirx
 
 from ..ir import Graph, Operator
 from ..lower import helium as mve
+from ..lower import mac16
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, activation_range_int8, float_clamp, imm
 from ..lower.schedules import (
@@ -54,6 +59,7 @@ from ..lower.target import VECTOR_LANES, Target
 from .base import OpDef, OpError, SourceOp, Variant
 from .common import (
     QuantConv,
+    abs_sums,
     bias_of,
     check_bias,
     check_mac_types,
@@ -247,7 +253,7 @@ def _int16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     kh, kw, cin = w.shape[1], w.shape[2], w.shape[3]
     sh, sw = op.attrs["strides"]
     dh, dw = op.attrs["dilation"]
-    rq = requant16(g, op, cout, True, int64_accumulation(g, op))
+    rq = requant16(g, op, cout, True, int64_accumulation(g, op), abs_sums(w.data, (1, 2, 3)))
     X = te.placeholder(x.shape, "int16", name="x")
     W = te.placeholder(w.shape, "int8", name="w")
     P, pad_name = pad(X, op.attrs["padding"], imm(0, "int16"))
@@ -258,6 +264,69 @@ def _int16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     out = te.compute((n, oh, ow, cout), lambda bb, i, j, o: rq.output(acc[bb, i, j, o], o), name="out")
     args = [KernelArg(X, tensor=x.name), KernelArg(W, tensor=w.name), *rq.args]
     return KernelDef(args, out, y.name, reduction_schedule("acc", "out", pad_name, 4))
+
+
+def _mac16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """16x8 on a DSP or Helium CPU (no dilation along the width): per output pixel and block of
+    four output channels one dot-product helper call per kernel row (its kw * cin inputs are
+    contiguous; pieces of at most mac16.SEGMENT_MAX), utvm_mac4_s16 or utvm_mve_mac4_s16. A window
+    that crosses the border is first gathered, zeros outside, into planned scratch
+    (utvm_im2col_s16). The sums are requantized in TIR."""
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    if x.dtype != "int16" or w.data is None or op.attrs["dilation"][1] != 1:
+        return None
+    n, h, wd, cin = x.shape
+    _, oh, ow, cout = y.shape
+    kh, kw = w.shape[1], w.shape[2]
+    sh, sw = op.attrs["strides"]
+    dh = op.attrs["dilation"][0]
+    top, left, _, _ = op.attrs["padding"]
+    rq = requant16(g, op, cout, True, int64_accumulation(g, op), abs_sums(w.data, (1, 2, 3)))
+    length = kw * cin
+    pieces = mac16.segments(length)
+    starts = [int(v) for v in np.cumsum([0, *pieces[:-1]])]
+    rows = mac16.Rows.build(w.data.reshape(cout, kh * length), pieces * kh, target.helium, wide=wide_weights(op))
+    window = (kh, kw, sh, sw, dh, 1, top, left, h, wd)
+    sides = pad_sides(window, (oh, ow))
+    X = te.placeholder(x.shape, "int16", name="x")
+    args = [KernelArg(X, tensor=x.name), KernelArg(te.placeholder(rows.data.shape, "int8", name="w"),
+                                                   constant=rows.data, role="w"), *rq.args]
+    if any(sides):
+        args.append(KernelArg(te.placeholder((kh * length,), "int16", name="col"), role="col", scratch=True))
+
+    def build(bufs: dict[str, tirx.Var]) -> tuple[tirx.Stmt, list[tirx.Buffer]]:
+        xb, wb, yb = bufs["x"], bufs["w"], bufs["out"]
+        acc = mac16.Acc16(rq)
+
+        def pixel(bb: tirx.PrimExpr, i: tirx.PrimExpr, j: tirx.PrimExpr) -> tirx.Stmt:
+            iy0, ix0 = i * sh - top, j * sw - left
+
+            def body(checked: bool) -> tirx.Stmt:
+                if checked:
+                    col = bufs["col"]
+                    inputs = [tirx.address_of(col[r * length + k]) for r in range(kh) for k in starts]
+                else:
+                    inputs = [tirx.address_of(xb[bb, iy0 + r * dh, ix0 + k // cin, k % cin])
+                              for r in range(kh) for k in starts]
+
+                def block(oo: tirx.PrimExpr) -> tirx.Stmt:
+                    sums = acc.sums(rows, wb, oo, cout, bufs, [(s, a, None) for s, a in enumerate(inputs)])
+                    return seq(sums + acc.store(oo * mac16.BLOCK, cout, bufs,
+                                                lambda o, v: tirx.BufferStore(yb, v, [bb, i, j, o])))
+
+                blocks = mac16.over_blocks(cout, block)
+                if not checked:
+                    return blocks
+                gather = tirx.call_extern(I32, "utvm_im2col_s16", tirx.address_of(bufs["col"][0]),
+                                          tirx.address_of(xb[bb, 0, 0, 0]), imm(h), imm(wd), imm(cin), iy0, ix0,
+                                          imm(kh), imm(kw), imm(dh))
+                return seq([tirx.Evaluate(gather), blocks])
+
+            return interior_or_border(i, j, window, sides, body)
+
+        return over_pixels((n, oh, ow), pixel), acc.buffers
+
+    return KernelDef(args, mac16.signature(tuple(y.shape), X), y.name, root_schedule(build))
 
 
 def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:
@@ -684,6 +753,8 @@ OPS = (
             Variant("dsp_rows4", _rows4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("dsp_rows_flat", _rows_flat, "Cortex-M4/M7/M33"),
             Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
+            Variant("helium_int16", mac16.on_helium(_mac16), "Cortex-M52/M55/M85", types=("int16",)),
+            Variant("dsp_int16", mac16.on_dsp(_mac16), "Cortex-M4/M7/M33", types=("int16",), knobs=mac4_knobs),
             Variant("int16", _int16, types=("int16",)),
             Variant("generic", _generic),
         ),

@@ -8,6 +8,10 @@ o // depth_multiplier.
 Kernel variants, first that applies:
 - helium: 3x3 windows, multiplier 1, channels % 4 == 0 on Cortex-M52/M55/M85;
 - dsp_dw4: multiplier 1, channels % 4 == 0: two taps per SMLAD, four channels per word;
+- helium_int16: 16x8, multiplier 1, where the short requantization applies
+  (lower/mac16.short_int64_requant): one utvm_mve_dw_row_s16 call per output row;
+- dsp_int16: the same on DSP CPUs, channels % 4 == 0: tap pairs by utvm_dw4_pair_s16;
+- int16: 16x8, any (TE);
 - generic: any multiplier, window, stride, dilation; int8 blocked by four channels, or float32.
 """
 
@@ -19,10 +23,12 @@ from tvm import te, tirx
 from ..ir import Graph, Operator
 from ..lower import fixedpoint as fp
 from ..lower import helium as mve
+from ..lower import mac16
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, activation_range_int8, imm
 from ..lower.schedules import (
     CHANNEL_BLOCK,
+    Window,
     blocked_schedule,
     interior_or_border,
     loop,
@@ -38,7 +44,18 @@ from ..lower.schedules import (
 )
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
-from .common import QuantConv, bias_of, check_bias, check_mac_types, check_window, conv_macs, quant_conv, requant16
+from .common import (
+    QuantConv,
+    Requant16,
+    abs_sums,
+    bias_of,
+    check_bias,
+    check_mac_types,
+    check_window,
+    conv_macs,
+    quant_conv,
+    requant16,
+)
 from .conv2d import float_output, from_tflite
 
 
@@ -71,17 +88,131 @@ def _int16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     sh, sw = op.attrs["strides"]
     dh, dw = op.attrs["dilation"]
     mult = op.attrs.get("depth_multiplier", 1)
-    rq = requant16(g, op, cout, True, True)
+    rq = requant16(g, op, cout, True, True, abs_sums(w.data, (0, 1, 2)))
     X = te.placeholder(x.shape, "int16", name="x")
     W = te.placeholder(w.shape, "int8", name="w")
     P, pad_name = pad(X, op.attrs["padding"], imm(0, "int16"))
     ry, rx = te.reduce_axis((0, kh), "ry"), te.reduce_axis((0, kw), "rx")
     acc = te.compute((n, oh, ow, cout), lambda bb, i, j, o: te.sum(
-        P[bb, i * sh + ry * dh, j * sw + rx * dw, o // mult].astype("int64") * W[0, ry, rx, o].astype("int64"),
+        P[bb, i * sh + ry * dh, j * sw + rx * dw, o // mult].astype(rq.acc) * W[0, ry, rx, o].astype(rq.acc),
         axis=[ry, rx]), name="acc")
     out = te.compute((n, oh, ow, cout), lambda bb, i, j, o: rq.output(acc[bb, i, j, o], o), name="out")
     args = [KernelArg(X, tensor=x.name), KernelArg(W, tensor=w.name), *rq.args]
     return KernelDef(args, out, y.name, reduction_schedule("acc", "out", pad_name, 4))
+
+
+def _mac16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """16x8 (depth multiplier 1) on a DSP or Helium CPU, where the short requantization applies
+    (mac16.short_int64_requant: int32 sums, one rounded high multiply)."""
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    if x.dtype != "int16" or w.data is None or op.attrs.get("depth_multiplier", 1) != 1:
+        return None
+    rq = requant16(g, op, y.shape[3], True, True, abs_sums(w.data, (0, 1, 2)))
+    if not rq.short:
+        return None
+    if target.helium:
+        return _helium16(g, op, rq)
+    return _dsp16(g, op, rq) if x.shape[3] % mac16.BLOCK == 0 else None
+
+
+def _window(g: Graph, op: Operator) -> Window:
+    """(kh, kw, sh, sw, dh, dw, top, left, h, w) of the layer."""
+    x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
+    return (w.shape[1], w.shape[2], *op.attrs["strides"], *op.attrs["dilation"], *op.attrs["padding"][:2],
+            x.shape[1], x.shape[2])
+
+
+def _dsp16(g: Graph, op: Operator, rq: Requant16) -> KernelDef:
+    """Per output pixel and block of four channels, the kernel taps two by two with
+    utvm_dw4_pair_s16 (PKHBT/PKHTB pair a channel's two taps, one SMLAD), an odd last tap with
+    utvm_dw4_tap_s16, over weights widened to int16 pairs (mac16.dw4_weights); in a window that
+    crosses the border the taps outside read zeros (the _pad_ forms)."""
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    assert w.data is not None
+    n, _, _, c = x.shape
+    _, oh, ow, _ = y.shape
+    window = kh, kw, sh, sw, dh, dw, top, left, h, wd = _window(g, op)
+    taps = kh * kw
+    words = mac16.dw4_block_words(taps)
+    weights = mac16.dw4_weights(w.data.reshape(taps, c))
+    X = te.placeholder(x.shape, "int16", name="x")
+    args = [KernelArg(X, tensor=x.name), KernelArg(te.placeholder(weights.shape, I32, name="w"), constant=weights,
+                                                   role="w"), *rq.args]
+    sides = pad_sides(window, (oh, ow))
+
+    def build(bufs: dict[str, tirx.Var]) -> tuple[tirx.Stmt, list[tirx.Buffer]]:
+        xb, wb, yb = bufs["x"], bufs["w"], bufs["out"]
+        acc = mac16.Acc16(rq)
+        acc_at = tirx.address_of(acc.acc[0])
+
+        def pixel(bb: tirx.PrimExpr, i: tirx.PrimExpr, j: tirx.PrimExpr) -> tirx.Stmt:
+            iy0, ix0 = i * sh - top, j * sw - left
+
+            def body(checked: bool) -> tirx.Stmt:
+                def block(oo: tirx.PrimExpr) -> tirx.Stmt:
+                    def operands(*ts: int) -> list[tirx.PrimExpr]:
+                        """The operands of taps ts: by offsets from the window's first tap, or (in
+                        a window that crosses the border) by address, each after its inside flag."""
+                        if not checked:
+                            x0 = tirx.address_of(xb[bb, iy0, ix0, oo * mac16.BLOCK])
+                            return [x0, *(imm(((t // kw) * dh * wd + (t % kw) * dw) * c) for t in ts)]
+                        out = []
+                        for t in ts:
+                            ih, iw = iy0 + (t // kw) * dh, ix0 + (t % kw) * dw
+                            conds = window_conds(ih, iw, h, wd, sides)
+                            out += [tirx.all(*conds).astype(I32) if conds else imm(1),
+                                    tirx.address_of(xb[bb, ih, iw, oo * mac16.BLOCK])]
+                        return out
+
+                    pad = "_pad" if checked else ""
+                    stmts = acc.start(oo * mac16.BLOCK, c, bufs)
+                    for t in range(0, taps - 1, 2):
+                        w_at = tirx.address_of(wb[oo * words + mac16.BLOCK * (t // 2)])
+                        stmts.append(tirx.Evaluate(tirx.call_extern(I32, f"utvm_dw4_pair{pad}_s16", acc_at,
+                                                                    *operands(t, t + 1), w_at)))
+                    if taps % 2:
+                        w_at = tirx.address_of(wb[oo * words + mac16.BLOCK * (taps // 2)])
+                        stmts.append(tirx.Evaluate(tirx.call_extern(I32, f"utvm_dw4_tap{pad}_s16", acc_at,
+                                                                    *operands(taps - 1), w_at)))
+                    return seq(stmts + acc.store(oo * mac16.BLOCK, c, bufs,
+                                                 lambda o, v: tirx.BufferStore(yb, v, [bb, i, j, o])))
+
+                return mac16.over_blocks(c, block)
+
+            return interior_or_border(i, j, window, sides, body)
+
+        return over_pixels((n, oh, ow), pixel), acc.buffers
+
+    return KernelDef(args, mac16.signature(tuple(y.shape), X), y.name, root_schedule(build))
+
+
+def _helium16(g: Graph, op: Operator, rq: Requant16) -> KernelDef:
+    """One utvm_mve_dw_row_s16 call per output row: eight channels per step as int16 lanes
+    (VMULLB/VMULLT), the taps outside the input skipped, VRMULH requantization; biases and
+    multipliers stored per block of eight channels, even ones first."""
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    assert rq.short_arrays is not None
+    n, _, _, c = x.shape
+    _, oh, ow, _ = y.shape
+    kh, kw, sh, sw, dh, dw, top, left, h, wd = _window(g, op)
+    X = te.placeholder(x.shape, "int16", name="x")
+    args = [KernelArg(X, tensor=x.name), KernelArg(te.placeholder(w.shape, "int8", name="w"), tensor=w.name),
+            *(KernelArg(te.placeholder((-(-c // 8) * 8,), I32, name=role), constant=mac16.even_odd(v), role=role)
+              for role, v in zip(("bias", "mult"), rq.short_arrays))]
+
+    def build(bufs: dict[str, tirx.Var]) -> tuple[tirx.Stmt, list[tirx.Buffer]]:
+        xb, wb, yb = bufs["x"], bufs["w"], bufs["out"]
+
+        def row(bb: tirx.PrimExpr, oy: tirx.PrimExpr) -> tirx.Stmt:
+            return tirx.Evaluate(tirx.call_extern(
+                I32, "utvm_mve_dw_row_s16", tirx.address_of(yb[bb, oy, 0, 0]), tirx.address_of(xb[bb, 0, 0, 0]),
+                imm(h), imm(wd), imm(c), oy * sh - top, imm(ow), imm(sw), imm(left), imm(kh), imm(kw), imm(dh),
+                imm(dw), tirx.address_of(wb[0, 0, 0, 0]), tirx.address_of(bufs["bias"][0]),
+                tirx.address_of(bufs["mult"][0]), imm(rq.lo), imm(rq.hi)))
+
+        return loop(n, "b", lambda bb: loop(oh, "oy", lambda oy: row(bb, oy))), []
+
+    return KernelDef(args, mac16.signature(tuple(y.shape), X), y.name, root_schedule(build))
 
 
 def _dw4(g: Graph, op: Operator, target: Target) -> KernelDef | None:
@@ -294,6 +425,9 @@ OPS = (
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85", rows_in_order=True),
             Variant("dsp_dw4", _dw4, "Cortex-M4/M7/M33", rows_in_order=True),
+            Variant("helium_int16", mac16.on_helium(_mac16), "Cortex-M52/M55/M85", types=("int16",),
+                    rows_in_order=True),
+            Variant("dsp_int16", mac16.on_dsp(_mac16), "Cortex-M4/M7/M33", types=("int16",), rows_in_order=True),
             Variant("int16", _int16, types=("int16",), rows_in_order=True),
             Variant("generic", _generic, rows_in_order=True),
         ),

@@ -12,6 +12,10 @@ Kernel variants, first that applies:
 - dsp_mac4: units % 4 == 0 and depth % 4 == 0, one assembly MAC loop per block of 4 units;
   knob ``weights``: int8 (default) or int16 (widened ahead of time: twice the flash, fewer
   instructions);
+- helium_int16 / dsp_int16: 16x8, per block of 4 units one utvm_mve_mac4_s16 / utvm_mac4_s16
+  call per piece of at most 511 inputs (lower/mac16.py); knob ``weights`` of dsp_int16 as
+  dsp_mac4's (utvm_mac4w_s16);
+- int16: 16x8 (TE);
 - generic: any shape (weights with a zero point, float32); on DSP CPUs the knob ``weights``
   when four inputs per word apply (int16: utvm_dot4w_acc_s8 on widened weights, up to four
   units side by side).
@@ -27,6 +31,7 @@ from tvm import te, tirx
 from ..importer.limits import short_list
 from ..ir import Graph, Operator
 from ..lower import helium as mve
+from ..lower import mac16
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, acc_bound, activation_range_int8, bias_requant, effective_scales, float_clamp, imm
 from ..lower.schedules import (
@@ -36,13 +41,25 @@ from ..lower.schedules import (
     dot4w,
     dot16,
     interleave_rows,
+    loop,
     mac4_schedule,
     reduction_schedule,
+    root_schedule,
+    seq,
     widen_words,
 )
 from ..lower.target import VECTOR_LANES, Target
 from .base import OpDef, OpError, SourceOp, Variant
-from .common import bias_of, check_bias, check_mac_types, int64_accumulation, mac4_knobs, requant16, wide_weights
+from .common import (
+    abs_sums,
+    bias_of,
+    check_bias,
+    check_mac_types,
+    int64_accumulation,
+    mac4_knobs,
+    requant16,
+    wide_weights,
+)
 
 # ---------------------------------------------------------------------------------------
 # import
@@ -194,7 +211,7 @@ def _int16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     assert w.quant is not None
     units, depth = w.shape
     batch = x.size // depth
-    rq = requant16(g, op, units, bool(w.quant.per_channel), int64_accumulation(g, op))
+    rq = requant16(g, op, units, bool(w.quant.per_channel), int64_accumulation(g, op), abs_sums(w.data, (1,)))
     X = te.placeholder((batch, depth), "int16", name="x")
     W = te.placeholder(w.shape, "int8", name="w")
     k = te.reduce_axis((0, depth), "k")
@@ -203,6 +220,42 @@ def _int16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     out = te.compute((batch, units), lambda i, o: rq.output(acc[i, o], o), name="out")
     args = [KernelArg(X, tensor=x.name), KernelArg(W, tensor=w.name), *rq.args]
     return KernelDef(args, out, y.name, reduction_schedule("acc", "out", None, 2))
+
+
+def _mac16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """16x8 on a DSP or Helium CPU: per batch row and block of four units one dot-product helper
+    call per piece of at most mac16.SEGMENT_MAX inputs (utvm_mac4_s16: SMLAD on int16 pairs and
+    weights sign-extended by SXTB16; utvm_mve_mac4_s16: VMLADAVA.S16), the sums requantized in
+    TIR (the short form of TFLite's int64 requantization where it is exact)."""
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    if x.dtype != "int16" or w.data is None:
+        return None
+    assert w.quant is not None
+    units, depth = w.shape
+    batch = x.size // depth
+    rq = requant16(g, op, units, bool(w.quant.per_channel), int64_accumulation(g, op), abs_sums(w.data, (1,)))
+    rows = mac16.Rows.build(w.data, mac16.segments(depth), target.helium, wide=wide_weights(op))
+    starts = [int(v) for v in np.cumsum([0, *rows.lengths[:-1]])]
+    X = te.placeholder((batch, depth), "int16", name="x")
+    args = [KernelArg(X, tensor=x.name), KernelArg(te.placeholder(rows.data.shape, "int8", name="w"),
+                                                   constant=rows.data, role="w"), *rq.args]
+
+    def build(bufs: dict[str, tirx.Var]) -> tuple[tirx.Stmt, list[tirx.Buffer]]:
+        xb, wb, yb = bufs["x"], bufs["w"], bufs["out"]
+        acc = mac16.Acc16(rq)
+
+        def row(i: tirx.PrimExpr) -> tirx.Stmt:
+            def block(oo: tirx.PrimExpr) -> tirx.Stmt:
+                inputs = [(s, tirx.address_of(xb[i, k]), None) for s, k in enumerate(starts)]
+                stmts = acc.sums(rows, wb, oo, units, bufs, inputs)
+                return seq(stmts + acc.store(oo * mac16.BLOCK, units, bufs,
+                                             lambda o, v: tirx.BufferStore(yb, v, [i, o])))
+
+            return mac16.over_blocks(units, block)
+
+        return loop(batch, "i", row), acc.buffers
+
+    return KernelDef(args, mac16.signature((batch, units), X), y.name, root_schedule(build))
 
 
 def _mac4_applies(g: Graph, op: Operator, target: Target) -> bool:
@@ -392,6 +445,8 @@ OPS = (
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
             Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
+            Variant("helium_int16", mac16.on_helium(_mac16), "Cortex-M52/M55/M85", types=("int16",)),
+            Variant("dsp_int16", mac16.on_dsp(_mac16), "Cortex-M4/M7/M33", types=("int16",), knobs=mac4_knobs),
             Variant("int16", _int16, types=("int16",)),
             Variant("generic", _generic, knobs=_generic_knobs),
         ),

@@ -38,9 +38,10 @@ from tvm import te, tirx
 from ..ir import Graph, Operator, Tensor
 from ..lower import activation16 as act16
 from ..lower import fixedpoint as fp
+from ..lower import mac16
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, acc_bound, clamp, imm, sat_s16, scale_const
-from ..lower.schedules import CHANNEL_BLOCK, interleave_rows, loop, root_schedule, seq
+from ..lower.schedules import CHANNEL_BLOCK, loop, root_schedule, seq
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 
@@ -212,7 +213,10 @@ class _Recurrence:
         self.depth = x.shape[-1]
         self.hidden, self.cell = g.tensors[op.inputs[-2]], g.tensors[op.inputs[-1]]
         self.integer = self.hidden.dtype == "int8"
-        self.mac4 = _mac4(g, op, target)
+        self.mac4 = _gate_rows(g, op, target)
+        #: Helium: the gates' requantization and activation four units at a time (utvm_mve_lstm_gate4)
+        self.vector_gates = bool(target.helium and self.integer and self.fused and self.mac4[0] is not None
+                                 and self.mac4[1] is not None)
         self.bufs = bufs
         acc_type = I32 if self.integer else "float32"
         self.acc = tirx.decl_buffer((CHANNEL_BLOCK,), acc_type, "acc")
@@ -234,17 +238,29 @@ class _Recurrence:
 
     def gates(self, b: tirx.PrimExpr, r: tirx.PrimExpr) -> tirx.Stmt:
         """gates[k U + u] = activation(gate k's input part + its recurrent FC of the hidden state),
-        four units at a time where utvm_mac4_u_s8 serves (interleaved weights), else one."""
+        four units at a time where utvm_mac4_u_s8 / utvm_mve_mac4_s8 serve (weights laid out for
+        them, mac16.Rows), else one."""
         units, rec_mac4, in_mac4 = self.units, self.mac4[0], self.mac4[1]
-        n = CHANNEL_BLOCK if rec_mac4 else 1
+        n = CHANNEL_BLOCK if rec_mac4 is not None else 1
         hb, xb = self.bufs["h"], self.bufs.get("x")
 
         def block(k: int, u0: tirx.PrimExpr) -> tirx.Stmt:
-            stmts = self.matvec(self.acc, lambda d: hb[b, d], self.bufs["w"], k * units + u0, n, units, rec_mac4)
+            o0 = k * units + u0
+            vector = self.vector_gates
+            rbias = "rbias" in self.bufs and vector
+            stmts = self.matvec(self.acc, lambda d: hb[b, d], self.bufs["w"], o0, n, units, rec_mac4,
+                                (lambda j: self.bufs["rbias"][o0 + j]) if rbias else None)
             if self.fused:
                 assert xb is not None
-                stmts += self.matvec(self.acc_in, lambda d: xb[r, d], self.bufs["wi"], k * units + u0, n,
-                                     self.depth, in_mac4)
+                stmts += self.matvec(self.acc_in, lambda d: xb[r, d], self.bufs["wi"], o0, n, self.depth, in_mac4,
+                                     (lambda j: self.bufs["ibias"][o0 + j]) if vector else None)
+            if vector:  # four gates at once from sums that hold their biases
+                (mr, sr), (mi, si) = self.rec[k].multiplier(), self.inp[k].multiplier()
+                stmts.append(tirx.Evaluate(tirx.call_extern(
+                    I32, "utvm_mve_lstm_gate4", tirx.address_of(self.bufs["gates"][o0]), tirx.address_of(self.acc[0]),
+                    tirx.address_of(self.acc_in[0]), imm(mr), imm(sr), imm(mi), imm(si),
+                    tirx.address_of(self.bufs["table"][0]), imm(int(k == 2)))))
+                return seq(stmts)
             for j in range(n):
                 stmts += self.gate(k, u0 + j, r, j)
             return seq(stmts)
@@ -252,15 +268,14 @@ class _Recurrence:
         return seq([loop(units // n, "ub", lambda ub, k=k: block(k, ub * n)) for k in range(4)])
 
     def matvec(self, acc: tirx.Buffer, vec: Any, w: tirx.Buffer, o0: tirx.PrimExpr, n: int, depth: int,
-               mac4: bool) -> list[tirx.Stmt]:
-        """acc[j] = the dot product of the vector (``vec(d)``) with weight row o0 + j, j < n: one
-        utvm_mac4_u_s8 call (n == 4, interleaved rows), else a loop per row."""
+               rows: mac16.Rows | None, start: Any = None) -> list[tirx.Stmt]:
+        """acc[j] = the dot product of the vector (``vec(d)``) with weight row o0 + j, j < n (plus
+        ``start(j)``, a bias, when given): one helper call for four rows (``rows``: their layout),
+        else a loop per row."""
         zero = imm(0) if self.integer else imm(0.0, "float32")
-        stmts: list[tirx.Stmt] = [tirx.BufferStore(acc, zero, [j]) for j in range(n)]
-        if mac4:
-            stmts.append(tirx.Evaluate(tirx.call_extern(
-                I32, "utvm_mac4_u_s8", tirx.address_of(acc[0]), tirx.address_of(vec(imm(0))),
-                tirx.address_of(w[o0 * depth]), imm(depth // 4))))
+        stmts: list[tirx.Stmt] = [tirx.BufferStore(acc, zero if start is None else start(j), [j]) for j in range(n)]
+        if rows is not None:
+            stmts.append(rows.call(tirx.address_of(acc[0]), tirx.address_of(vec(imm(0))), w, o0 // CHANNEL_BLOCK, 0))
             return stmts
         for j in range(n):
             def mac(d: tirx.Var, j: int = j) -> tirx.Stmt:
@@ -296,8 +311,21 @@ class _Recurrence:
         return [tirx.BufferStore(gates, pre.astype("int16"), [o]), tirx.BufferStore(gates, act.astype("int16"), [o])]
 
     def update(self, b: tirx.PrimExpr, r: tirx.PrimExpr) -> tirx.Stmt:
-        """Per unit: the new cell state, then the hidden state (= the output) from it."""
+        """Per unit: the new cell state, then the hidden state (= the output) from it (Helium:
+        four units per utvm_mve_lstm_update4 call)."""
         gates, cb, hb, yb, units = self.bufs["gates"], self.bufs["c"], self.bufs["h"], self.bufs["out"], self.units
+        if self.vector_gates:
+            assert self.cell.quant is not None
+            consts = (*self.cell_params(), _cell_power(self.cell.quant.scalar()[0]) + 12, *self.hidden_params())
+
+            def four(ub: tirx.Var) -> tirx.Stmt:
+                u0 = ub * CHANNEL_BLOCK
+                return tirx.Evaluate(tirx.call_extern(
+                    I32, "utvm_mve_lstm_update4", *(tirx.address_of(gates[k * units + u0]) for k in range(4)),
+                    tirx.address_of(cb[b, u0]), tirx.address_of(hb[b, u0]), tirx.address_of(yb[r, u0]),
+                    *(imm(v) for v in consts), tirx.address_of(self.bufs["table"][0])))
+
+            return loop(units // CHANNEL_BLOCK, "ub", four)
 
         def unit(u: tirx.Var) -> tirx.Stmt:
             i_g, f_g, c_g, o_g = (gates[k * units + u] for k in range(4))
@@ -316,22 +344,29 @@ class _Recurrence:
 
         return loop(units, "u", unit)
 
-    def cell_int(self, f_g: tirx.PrimExpr, i_g: tirx.PrimExpr, c_g: tirx.PrimExpr, c_old: tirx.PrimExpr) -> tirx.PrimExpr:
-        """int16 c = sat(f * c rescaled + i * g rescaled), clipped to the quantized cell clip."""
+    def cell_params(self) -> tuple[int, int, int, int, int, int]:
+        """(f * c multiplier, shift, i * g multiplier, shift, cell clip low, high) of the int16 cell."""
         assert self.cell.quant is not None
         cs = self.cell.quant.scalar()[0]
         m_fc, s_fc = fp.quantize_multiplier(_double_scale(GATE_OUTPUT_SCALE, cs, cs))
         m_ig, s_ig = fp.quantize_multiplier(_double_scale(GATE_OUTPUT_SCALE, GATE_OUTPUT_SCALE, cs))
+        lo, hi = -32768, 32767
+        if self.clip > 0:
+            q = int(min(max(float(np.float32(self.clip)) / float(np.float32(cs)), -32768.0), 32767.0))
+            lo, hi = -q, min(q, 32767)
+        return m_fc, s_fc, m_ig, s_ig, lo, hi
+
+    def cell_int(self, f_g: tirx.PrimExpr, i_g: tirx.PrimExpr, c_g: tirx.PrimExpr, c_old: tirx.PrimExpr) -> tirx.PrimExpr:
+        """int16 c = sat(f * c rescaled + i * g rescaled), clipped to the quantized cell clip."""
+        m_fc, s_fc, m_ig, s_ig, lo, hi = self.cell_params()
         bound = _GATE_PRODUCT_BOUND
         fc = sat_s16(scale_const(f_g.astype(I32) * c_old.astype(I32), m_fc, s_fc, bound))
         ig = sat_s16(scale_const(i_g.astype(I32) * c_g.astype(I32), m_ig, s_ig, bound))
         c = sat_s16(fc + ig)
-        if self.clip > 0:
-            q = int(min(max(float(np.float32(self.clip)) / float(np.float32(cs)), -32768.0), 32767.0))
-            if q < 32767:
-                c = clamp(c, -q, q)
-            elif q == 32767:
-                c = tirx.max(c, imm(-q))
+        if hi < 32767:
+            c = clamp(c, lo, hi)
+        elif lo > -32768:
+            c = tirx.max(c, imm(lo))
         return c.astype("int16")
 
     def tanh_cell(self, c: tirx.PrimExpr) -> tirx.PrimExpr:
@@ -340,11 +375,15 @@ class _Recurrence:
         shift = _cell_power(self.cell.quant.scalar()[0]) + 12
         return act16.tanh(self.bufs["table"], act16.scaled_input(c.astype(I32), shift)).astype("int16")
 
-    def hidden_int(self, o_g: tirx.PrimExpr, tanh_c: tirx.PrimExpr) -> tirx.PrimExpr:
-        """int8 h = o * tanh(c) rescaled to the hidden state's scale, plus its zero point."""
+    def hidden_params(self) -> tuple[int, int, int]:
+        """(o * tanh(c) multiplier, shift, hidden zero point) of the int8 hidden state."""
         assert self.hidden.quant is not None
         hs, zh = self.hidden.quant.scalar()
-        m, s = fp.quantize_multiplier(_double_scale(GATE_OUTPUT_SCALE, GATE_OUTPUT_SCALE, hs))
+        return (*fp.quantize_multiplier(_double_scale(GATE_OUTPUT_SCALE, GATE_OUTPUT_SCALE, hs)), zh)
+
+    def hidden_int(self, o_g: tirx.PrimExpr, tanh_c: tirx.PrimExpr) -> tirx.PrimExpr:
+        """int8 h = o * tanh(c) rescaled to the hidden state's scale, plus its zero point."""
+        m, s, zh = self.hidden_params()
         v = scale_const(o_g.astype(I32) * tanh_c.astype(I32), m, s, _GATE_PRODUCT_BOUND)
         return clamp(v + zh, -128, 127).astype("int8")
 
@@ -359,29 +398,47 @@ class _GateFC:
     vector: Tensor
     bias: Tensor | None = None
 
+    def multiplier(self) -> tuple[int, int]:
+        """TFLite's (multiplier, shift) of the FC's rescaling to the gate scale."""
+        assert self.weights.quant is not None and self.vector.quant is not None
+        return fp.quantize_multiplier(fp.conv_real_multiplier(self.vector.quant.scalar()[0],
+                                                              self.weights.quant.scalar()[0], GATE_INPUT_SCALE, False))
+
     def requant(self, acc: tirx.PrimExpr) -> tirx.PrimExpr:
         """MultiplyByQuantizedMultiplier of ``acc`` (the folded bias included)."""
-        assert self.weights.quant is not None and self.vector.quant is not None and self.weights.data is not None
-        scale = fp.conv_real_multiplier(self.vector.quant.scalar()[0], self.weights.quant.scalar()[0],
-                                        GATE_INPUT_SCALE, False)
-        m, shift = fp.quantize_multiplier(scale)
+        assert self.weights.data is not None
+        m, shift = self.multiplier()
         wabs = np.abs(self.weights.data.astype(np.int64)).sum(axis=1)
         bias = self.bias.data if self.bias is not None and self.bias.data is not None else np.zeros_like(wabs)
         return scale_const(acc, m, shift, int(np.max(acc_bound(wabs, bias))))
 
 
-def _mac4(g: Graph, op: Operator, target: Target) -> tuple[bool, bool]:
-    """(recurrent, input) FCs by utvm_mac4_u_s8: int8 on a CPU with 4-lane dot products, a
-    multiple of 4 units (and for the input FCs, of 4 input values)."""
-    units, depth = _dims(g, op)[2], g.tensors[op.attrs["input"]].shape[-1]
-    rec = g.tensors[op.inputs[-2]].dtype == "int8" and target.packed and units % 4 == 0
-    return rec, rec and bool(op.attrs["fused"]) and depth % 4 == 0
+def _rows(g: Graph, names: list[str], target: Target) -> mac16.Rows | None:
+    """The four gates' weights (rows one after the other) laid out for four rows per helper call:
+    int8 on a CPU with packed lanes, a multiple of 4 units (whole blocks in a gate), on a DSP CPU
+    a multiple of 4 inputs too (utvm_mac4_u_s8; Helium: utvm_mve_mac4_s8, any); else None."""
+    ws = [g.tensors[n] for n in names]
+    if not ws or ws[0].dtype != "int8" or not target.packed or ws[0].shape[0] % 4:
+        return None
+    depth = ws[0].shape[1]
+    if target.dsp and depth % 4:
+        return None
+    w = np.concatenate([t.data for t in ws])  # type: ignore[misc]
+    return mac16.Rows.build(w, [depth], target.helium, int8_inputs=True)
 
 
-def _weights(g: Graph, names: list[str], interleaved: bool) -> np.ndarray:
-    """The four gates' weights one after the other, flat (rows interleaved for utvm_mac4_u_s8)."""
-    w = np.concatenate([g.tensors[n].data for n in names])  # type: ignore[misc]
-    return (interleave_rows(w) if interleaved else w).reshape(-1)
+def _gate_rows(g: Graph, op: Operator, target: Target) -> tuple[mac16.Rows | None, mac16.Rows | None]:
+    """The layouts of the recurrent and the input weights (see :func:`_rows`); the input FCs
+    take four units at a time only with the recurrent ones."""
+    rec = _rows(g, op.inputs[-6:-2], target)
+    return rec, (_rows(g, op.attrs["input_weights"], target) if rec is not None and op.attrs["fused"] else None)
+
+
+def _weights(g: Graph, names: list[str], rows: mac16.Rows | None) -> np.ndarray:
+    """The four gates' weights one after the other, flat (``rows``: in that layout)."""
+    if rows is not None:
+        return rows.data
+    return np.concatenate([g.tensors[n].data for n in names]).reshape(-1)  # type: ignore[misc]
 
 
 def _kernel(g: Graph, op: Operator, target: Target) -> KernelDef:
@@ -390,11 +447,11 @@ def _kernel(g: Graph, op: Operator, target: Target) -> KernelDef:
     x = g.tensors[op.attrs["input"]]
     gate_dtype = "int16" if y.dtype == "int8" else "float32"
     n4, rows = 4 * units, batch * steps
-    rec_mac4, in_mac4 = _mac4(g, op, target)
-    wrec = _weights(g, op.inputs[-6:-2], rec_mac4)
+    rec_rows, in_rows = _gate_rows(g, op, target)
+    wrec = _weights(g, op.inputs[-6:-2], rec_rows)
     args = []
     if op.attrs["fused"]:
-        wi = _weights(g, op.attrs["input_weights"], in_mac4)
+        wi = _weights(g, op.attrs["input_weights"], in_rows)
         bias = np.concatenate([g.tensors[n].data for n in op.inputs[5:9]])  # type: ignore[misc]
         if y.dtype == "int8":
             assert x.quant is not None

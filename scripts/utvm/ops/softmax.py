@@ -39,6 +39,8 @@ ACCUMULATION_INTEGER_BITS = 12
 #: the fixed output quantization TFLite requires for int8 softmax
 OUTPUT_SCALE = 1.0 / 256.0
 OUTPUT_ZERO_POINT = -128
+#: an int8 input with an int16 output (zero point -32768)
+OUTPUT_SCALE_INT8_INT16 = 1.0 / 65536.0
 #: int16 softmax: output scale 1/32768 (zero point 0), input diffs of [-65535, 0] mapped to [-10, 0]
 OUTPUT_SCALE_INT16 = 1.0 / 32768.0
 INT16_INPUT_RANGE = 10.0 / 65535.0
@@ -88,8 +90,10 @@ def softmax_int8(
     beta: float,
     name: str,
     single_rounding: bool = False,
+    out_dtype: str = "int8",
 ) -> te.Tensor:
-    """Softmax over the last axis of an int8 [rows, depth] tensor; int8 out (scale 1/256, zp -128).
+    """Softmax over the last axis of an int8 [rows, depth] tensor; int8 out (scale 1/256, zp -128)
+    or int16 out (``out_dtype``; scale 1/65536, zp -32768: TFLite's Softmax<int8_t, int16_t>).
 
     Bit-exact with TFLite Micro's reference int8 SOFTMAX (the input zero point cancels out).
     The exponentials are computed once, in stages ``<name>_exp*`` (int32
@@ -142,18 +146,21 @@ def softmax_int8(
 
     recip = staged_one_over_one_plus_x(te.compute((rows,), shifted_minus_one, name=f"{name}_x"), name)
 
+    bits = 16 if out_dtype == "int16" else 8
+    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
     def scaled(i: fp.Expr, c: fp.Expr) -> fp.Expr:
-        # exponent = num_bits_over_unit + 31 - 8, num_bits_over_unit = 12 - headroom
-        exponent = c32(ACCUMULATION_INTEGER_BITS + 31 - 8) - headroom[i]
+        # exponent = num_bits_over_unit + 31 - output bits, num_bits_over_unit = 12 - headroom
+        exponent = c32(ACCUMULATION_INTEGER_BITS + 31 - bits) - headroom[i]
         prod = fp.saturating_rounding_doubling_high_mul(recip[i], exps[i, c], no_overflow=True)
-        return fp.rounding_divide_by_pot(prod, exponent) + c32(OUTPUT_ZERO_POINT)
+        return fp.rounding_divide_by_pot(prod, exponent) + c32(low)
 
     # Its own stage: TVM 0.27's simplifier drops the upper clamp when it sees the whole
     # expression (it bounds the shifted value wrongly), and 1.0 (output 128) must give 127.
     val = te.compute((rows, depth), scaled, name=f"{name}_val")
     return te.compute(
         (rows, depth),
-        lambda i, c: te.min(te.max(val[i, c], c32(-128)), c32(127)).astype("int8"),
+        lambda i, c: te.min(te.max(val[i, c], c32(low)), c32(high)).astype(out_dtype),
         name=name,
     )
 
@@ -174,9 +181,10 @@ def softmax_float(x: te.Tensor, beta: float, name: str) -> te.Tensor:
 
 
 def np_softmax_int8(
-    x: npt.ArrayLike, input_scale: float, beta: float, single_rounding: bool = False
+    x: npt.ArrayLike, input_scale: float, beta: float, single_rounding: bool = False, bits: int = 8
 ) -> npt.NDArray[np.int8]:
-    """numpy reference of softmax_int8 over the last axis (any leading shape)."""
+    """numpy reference of softmax_int8 over the last axis (any leading shape); ``bits`` 16: the
+    int16 output."""
     xa = np.asarray(x, dtype=np.int64)
     shape = xa.shape
     x2 = xa.reshape(-1, shape[-1])
@@ -193,10 +201,11 @@ def np_softmax_int8(
     clz = fp.np_count_leading_zeros_u32(total)
     shifted_minus_one = fp.np_wrap32(((total & 0xFFFFFFFF) << clz) - (1 << 31))
     recip = fp.np_one_over_one_plus_x_for_x_in_0_1(shifted_minus_one)
-    exponent = ACCUMULATION_INTEGER_BITS + 31 - 8 - clz
+    exponent = ACCUMULATION_INTEGER_BITS + 31 - bits - clz
     out = fp.np_rounding_divide_by_pot(fp.np_saturating_rounding_doubling_high_mul(recip, e), exponent)
-    out = np.clip(out + OUTPUT_ZERO_POINT, -128, 127)
-    return out.astype(np.int8).reshape(shape)
+    low = -(1 << (bits - 1))
+    out = np.clip(out + low, low, -low - 1)
+    return out.astype(np.int16 if bits == 16 else np.int8).reshape(shape)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -341,11 +350,19 @@ def from_onnx(imp: Any, node: Any) -> None:
 def check(g: Graph, op: Operator) -> None:
     """TFLite Micro's SoftmaxPrepare: equal shapes, beta positive, the output quantization fixed
     for int8 and int16, and for int8 beta x input scale giving a multiplier above 1."""
-    # TFLite Micro: int8 output scale 1/256 (to 1e-8), int16 1/32768 (to 1e-3 of it)
+    # TFLite Micro: int8 output scale 1/256 (to 1e-8), int16 1/32768 (to 1e-3 of it); an int8 input
+    # with an int16 output: scale 1/65536 (to 1e-3 of it), zero point -32768
     check_same_size(g, op)
-    check_row_op(g, op, {"int8": (OUTPUT_SCALE, OUTPUT_ZERO_POINT, 2.56e-6), "int16": (OUTPUT_SCALE_INT16, 0, 1e-3)},
-                 "SOFTMAX")
-    x = g.tensors[op.inputs[0]]
+    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    if x.dtype == "int8" and y.dtype == "int16":
+        if x.quant is None or y.quant is None or x.shape != y.shape:
+            raise OpError(f"{op.source}: int8 -> int16 SOFTMAX needs quantized tensors of one shape")
+        ys, zy = y.quant.scalar()
+        if zy != -32768 or abs(float(ys) - OUTPUT_SCALE_INT8_INT16) > 1e-3 * OUTPUT_SCALE_INT8_INT16:
+            raise OpError(f"{op.source}: int8 -> int16 SOFTMAX output must have scale 1/65536 and zero point -32768")
+    else:
+        check_row_op(g, op, {"int8": (OUTPUT_SCALE, OUTPUT_ZERO_POINT, 2.56e-6),
+                             "int16": (OUTPUT_SCALE_INT16, 0, 1e-3)}, "SOFTMAX")
     if x.dtype == "int16":
         assert x.quant is not None
         if x.quant.scalar()[1] != 0:
@@ -370,7 +387,8 @@ def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:
     assert x.quant is not None
     scale = float(x.quant.scalar()[0])
     if x.dtype == "int8":
-        return rows_kernel(g, op, lambda X: softmax_int8(X, scale, beta, "out"))
+        out_dtype = g.tensors[op.outputs[0]].dtype
+        return rows_kernel(g, op, lambda X: softmax_int8(X, scale, beta, "out", out_dtype=out_dtype))
     exp_table, recip_table = softmax_int16_luts()
     exp_lut = te.placeholder((LUT_STEPS + 1,), "int16", name="exp_lut")
     recip_lut = te.placeholder((LUT_STEPS + 1,), "int16", name="recip_lut")
@@ -385,7 +403,8 @@ OPS = (
         kind="softmax",
         summary="softmax over the last axis",
         tflite=(SourceOp("SOFTMAX", from_tflite, ("int8", "int16", "float32"),
-                         "int8 output scale 1/256, zero point -128; int16 zero points 0, output scale 1/32768"),),
+                         "int8 output scale 1/256, zero point -128 (or int16 1/65536, -32768); int16 zero points 0, "
+                         "output scale 1/32768"),),
         onnx=(SourceOp("Softmax", from_onnx, ("float32",), "last axis"),),
         variants=(Variant("generic", _generic, types=("int8", "int16", "float32")),),
         check=check,

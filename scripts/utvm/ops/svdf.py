@@ -15,6 +15,9 @@ variable tensor that survives between runs (utvm keeps it outside the pool; the 
 Semantics: TFLite Micro's svdf_common.cc (EvalIntegerSvdfReference, EvalFloatSvdfReference):
 effective scales computed in float32 as TFLite Micro does, QuantizeMultiplier, and
 MultiplyByQuantizedMultiplier.
+Kernel variants of the int8 layers on DSP and Helium CPUs (then generic, TE): svdf_state
+(helium / dsp_mac4: the state shifted by one copy, the feature FC four filters per
+utvm_mve_mac4_s8 / utvm_mac4_u_s8 call), svdf (helium / dsp: one utvm_dot_s16 / _s8 per unit).
 """
 
 from __future__ import annotations
@@ -26,9 +29,10 @@ from tvm import te, tirx
 
 from ..ir import Graph, Operator, Tensor
 from ..lower import fixedpoint as fp
+from ..lower import mac16
 from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, clamp, float_clamp
-from ..lower.schedules import reduction_schedule
+from ..lower.requant import I32, acc_bound, clamp, float_clamp, imm, scale_const
+from ..lower.schedules import loop, reduction_schedule, root_schedule, seq
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 
@@ -189,6 +193,110 @@ def _output_kernel(g: Graph, op: Operator, target: Target) -> KernelDef:
     return KernelDef(args, out, y.name, reduction_schedule("acc", "out", None, 2))
 
 
+# ---------------------------------------------------------------------------------------
+# int8 kernels for CPUs with packed lanes (the DSP extension, Helium)
+
+
+def _state_fast(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """int8 on a DSP or Helium CPU (DSP: input size a multiple of 4): per batch row the state
+    shifted by one whole copy (utvm_copy_s16 / _s8: every filter's memory moves left, the
+    newest slots rewritten after), then per block of four filters the feature weights dotted
+    with the input (utvm_mac4_u_s8 / utvm_mve_mac4_s8, the input zero point folded into the sums'
+    start), rescaled exactly (the short form where the sums' bound allows) into the newest slots."""
+    batch, n_input, filters, memory, _ = _dims(g, op)
+    x, wf, state = (g.tensors[n] for n in op.inputs)
+    if x.dtype != "int8" or not target.packed or wf.data is None or (target.dsp and n_input % 4):
+        return None
+    assert x.quant and wf.quant and state.quant
+    xs, zx = x.quant.scalar()
+    ss, zs = state.quant.scalar()
+    m, shift = fp.quantize_multiplier(_scale(xs, wf.quant.scalar()[0], ss))
+    lo, hi = _STATE_TYPES[state.dtype]
+    wdata = wf.data.astype(np.int64)
+    rows = mac16.Rows.build(wdata, [n_input], target.helium, int8_inputs=True)
+    blocks = -(-filters // mac16.BLOCK)
+    start = np.zeros(blocks * mac16.BLOCK, np.int64)
+    start[:filters] = -zx * wdata.sum(axis=1)
+    bound = int(np.max(acc_bound(np.abs(wdata).sum(axis=1), start[:filters])))
+    X = te.placeholder((batch, n_input), "int8", name="x")
+    args = [KernelArg(X, tensor=x.name), KernelArg(te.placeholder(rows.data.shape, "int8", name="w"),
+                                                   constant=rows.data, role="w"),
+            KernelArg(te.placeholder(start.shape, I32, name="start"), constant=start.astype(np.int32), role="start")]
+    if memory > 1:
+        args.append(KernelArg(te.placeholder((batch, filters * memory), state.dtype, name="state"),
+                              tensor=state.name))
+    copy = "utvm_copy_s16" if state.dtype == "int16" else "utvm_copy_s8"
+
+    def build(bufs: dict[str, tirx.Var]) -> tuple[tirx.Stmt, list[tirx.Buffer]]:
+        xb, wb, yb = bufs["x"], bufs["w"], bufs["out"]
+        acc = tirx.decl_buffer((mac16.BLOCK,), I32, "acc")
+
+        def row(b: tirx.PrimExpr) -> tirx.Stmt:
+            stmts = []
+            if memory > 1:
+                stmts.append(tirx.Evaluate(tirx.call_extern(I32, copy, tirx.address_of(yb[b, 0]),
+                                                            tirx.address_of(bufs["state"][b, 1]),
+                                                            imm(filters * memory - 1))))
+
+            def block(oo: tirx.PrimExpr) -> tirx.Stmt:
+                o0 = oo * mac16.BLOCK
+                body = [tirx.BufferStore(acc, bufs["start"][o0 + k], [k]) for k in range(mac16.BLOCK)]
+                body.append(rows.call(tirx.address_of(acc[0]), tirx.address_of(xb[b, 0]), wb, oo, 0))
+                for k in range(mac16.BLOCK):
+                    v = clamp(scale_const(acc[k], m, shift, bound), lo, hi) + zs
+                    at = (o0 + k) * memory + memory - 1
+                    body.append(mac16.guard(o0 + k, filters, k, tirx.BufferStore(yb, v.astype(state.dtype), [b, at])))
+                return seq(body)
+
+            return seq([*stmts, mac16.over_blocks(filters, block)])
+
+        return loop(batch, "b", row), [acc]
+
+    out = te.compute((batch, filters * memory), lambda b, i: X[0, 0].astype(state.dtype), name="out")  # signature
+    return KernelDef(args, out, g.tensors[op.outputs[0]].name, root_schedule(build))
+
+
+def _output_fast(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """int8 on a DSP or Helium CPU: per batch row and unit the rank x memory time weights dotted
+    with the unit's state (contiguous) in one utvm_dot_s16 / utvm_dot_s8 call (SMLAD on pairs,
+    VMLADAVA), the state zero point folded into the bias; TFLite's int32 sums (modulo 2**32)."""
+    batch, _, filters, memory, rank = _dims(g, op)
+    state, wt, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 else None
+    if state.dtype == "float32" or not target.packed or wt.data is None or b is None or b.data is None:
+        return None
+    assert state.quant and wt.quant and y.quant
+    units, depth = filters // rank, rank * memory
+    ss, zs = state.quant.scalar()
+    ys, zy = y.quant.scalar()
+    m, shift = fp.quantize_multiplier(_scale(ss, wt.quant.scalar()[0], ys))
+    w = wt.data.astype(np.int64).reshape(units, depth)
+    lo = _STATE_TYPES[state.dtype][0]
+    folded = b.data.astype(np.int64) - zs * w.sum(axis=1)
+    bound = int(np.max(np.abs(w).sum(axis=1) * max(abs(lo - zs), abs(-lo - 1 - zs)) + np.abs(b.data.astype(np.int64))))
+    wrapped = ((folded + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)  # TFLite's int32 sums wrap alike
+    S = te.placeholder((batch, filters * memory), state.dtype, name="state")
+    args = [KernelArg(S, tensor=state.name), KernelArg(te.placeholder((units * depth,), wt.dtype, name="w"),
+                                                       tensor=wt.name),
+            KernelArg(te.placeholder((units,), I32, name="bias"), constant=wrapped, role="bias")]
+    dot = "utvm_dot_s16" if state.dtype == "int16" else "utvm_dot_s8"
+
+    def build(bufs: dict[str, tirx.Var]) -> tuple[tirx.Stmt, list[tirx.Buffer]]:
+        sb, wb, yb = bufs["state"], bufs["w"], bufs["out"]
+        acc = tirx.decl_buffer((1,), I32, "acc")  # the sum once: the requantization reads it often
+
+        def unit(bb: tirx.PrimExpr, u: tirx.PrimExpr) -> tirx.Stmt:
+            total = tirx.call_extern(I32, dot, bufs["bias"][u], tirx.address_of(sb[bb, u * depth]),
+                                     tirx.address_of(wb[u * depth]), imm(depth))
+            v = clamp(scale_const(acc[0], m, shift, bound) + zy, -128, 127).astype("int8")
+            return seq([tirx.BufferStore(acc, total, [0]), tirx.BufferStore(yb, v, [bb, u])])
+
+        return loop(batch, "b", lambda bb: loop(units, "u", lambda u: unit(bb, u))), [acc]
+
+    out = te.compute((batch, units), lambda bb, u: S[0, 0].astype("int8"), name="out")  # the signature only
+    return KernelDef(args, out, y.name, root_schedule(build))
+
+
 def _macs(g: Graph, op: Operator) -> int:
     batch, n_input, filters, memory, _ = _dims(g, op)
     return batch * filters * (n_input if op.kind == "svdf_state" else memory)
@@ -201,7 +309,9 @@ OPS = (
         summary="SVDF: shift the state, append the input times the feature weights",
         tflite=(SourceOp("SVDF", from_tflite, constraints="state a variable tensor; int8 with an int8 or int16 state "
                                                            "and time weights of its type, int32 bias"),),
-        variants=(Variant("generic", _state_kernel),),
+        variants=(Variant("helium", mac16.on_helium(_state_fast), "Cortex-M52/M55/M85"),
+                  Variant("dsp_mac4", mac16.on_dsp(_state_fast), "Cortex-M4/M7/M33"),
+                  Variant("generic", _state_kernel)),
         check=check,
         reference=_REFERENCE,
         macs=_macs,
@@ -209,7 +319,9 @@ OPS = (
     OpDef(
         kind="svdf",
         summary="SVDF: time weights over the state, rank reduction, bias, output",
-        variants=(Variant("generic", _output_kernel),),
+        variants=(Variant("helium", mac16.on_helium(_output_fast), "Cortex-M52/M55/M85"),
+                  Variant("dsp", mac16.on_dsp(_output_fast), "Cortex-M4/M7/M33"),
+                  Variant("generic", _output_kernel)),
         check=check,
         reference=_REFERENCE,
         macs=_macs,

@@ -119,12 +119,9 @@ static inline int32_t utvm_srdhm2_small(int32_t a, int32_t m2) {
   return r;
 }
 
-/* one step of utvm_mac4_s8: input word k, weight words 4k..4k+3 */
-#define UTVM_MAC4_STEP                           \
-  "ldr %[xv], [%[x]], #4\n\t"                    \
-  "ldrd %[w0], %[w1], [%[w]], #8\n\t"            \
-  "sxtb16 %[xe], %[xv]\n\t"                      \
-  "sxtb16 %[xv], %[xv], ror #8\n\t"              \
+/* the four rows of a step (utvm_mac4_s8, utvm_mac4_s16): from the input halves xe, xv and the
+ * weight words of rows 0 and 1 (w0, w1), the four rows' SXTB16 and SMLADs */
+#define UTVM_MAC4_ROWS                           \
   "sxtb16 %[t], %[w0]\n\t"                       \
   "sxtb16 %[w0], %[w0], ror #8\n\t"              \
   "smlad %[a0], %[xe], %[t], %[a0]\n\t"          \
@@ -142,6 +139,14 @@ static inline int32_t utvm_srdhm2_small(int32_t a, int32_t m2) {
   "sxtb16 %[w1], %[w1], ror #8\n\t"              \
   "smlad %[a3], %[xe], %[t], %[a3]\n\t"          \
   "smlad %[a3], %[xv], %[w1], %[a3]\n\t"
+
+/* one step of utvm_mac4_s8: input word k, weight words 4k..4k+3 */
+#define UTVM_MAC4_STEP                           \
+  "ldr %[xv], [%[x]], #4\n\t"                    \
+  "ldrd %[w0], %[w1], [%[w]], #8\n\t"            \
+  "sxtb16 %[xe], %[xv]\n\t"                      \
+  "sxtb16 %[xv], %[xv], ror #8\n\t"              \
+  UTVM_MAC4_ROWS
 
 #define UTVM_MAC4_OPERANDS                                                                   \
   : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [w] "+r"(w),     \
@@ -191,12 +196,9 @@ static inline __attribute__((always_inline)) int32_t utvm_mac4_s8(int32_t* acc, 
   UTVM_MAC4_LOOP(UTVM_MAC4_STEP);
 }
 
-/* one step of utvm_mac4w_s8: input word k, the eight widened weight words of the four rows */
-#define UTVM_MAC4W_STEP                          \
-  "ldr %[xv], [%[x]], #4\n\t"                    \
-  "ldrd %[w0], %[w1], [%[w]], #8\n\t"            \
-  "sxtb16 %[xe], %[xv]\n\t"                      \
-  "sxtb16 %[xv], %[xv], ror #8\n\t"              \
+/* the four rows of a widened-weight step (utvm_mac4w_s8, utvm_mac4w_s16): from the input halves
+ * xe, xv and the first two weight words of row 0, the four rows' SMLADs */
+#define UTVM_MAC4W_ROWS                          \
   "smlad %[a0], %[xe], %[w0], %[a0]\n\t"         \
   "smlad %[a0], %[xv], %[w1], %[a0]\n\t"         \
   "ldrd %[w0], %[w1], [%[w]], #8\n\t"            \
@@ -208,6 +210,14 @@ static inline __attribute__((always_inline)) int32_t utvm_mac4_s8(int32_t* acc, 
   "ldrd %[w0], %[w1], [%[w]], #8\n\t"            \
   "smlad %[a3], %[xe], %[w0], %[a3]\n\t"         \
   "smlad %[a3], %[xv], %[w1], %[a3]\n\t"
+
+/* one step of utvm_mac4w_s8: input word k, the eight widened weight words of the four rows */
+#define UTVM_MAC4W_STEP                          \
+  "ldr %[xv], [%[x]], #4\n\t"                    \
+  "ldrd %[w0], %[w1], [%[w]], #8\n\t"            \
+  "sxtb16 %[xe], %[xv]\n\t"                      \
+  "sxtb16 %[xv], %[xv], ror #8\n\t"              \
+  UTVM_MAC4W_ROWS
 
 static inline __attribute__((always_inline)) int32_t utvm_mac4w_s8(int32_t* acc, int32_t* x, int32_t* w,
                                                                    int32_t n) {
@@ -545,6 +555,399 @@ static inline int32_t utvm_dot16_acc_s8(int32_t acc, int32_t* a, int32_t* b) {
   acc = utvm_dot4_acc_s8(acc, a[2], b[2]);
   return utvm_dot4_acc_s8(acc, a[3], b[3]);
 #endif
+}
+
+/*
+ * 16x8 layers (int16 activations, int8 weights; utvm/lower/mac16.py lays the weights out).
+ * The sums are int32: the kernels use these helpers where the bound of the sums known at compile
+ * time (32768 x the weights' absolute sum) stays below 2**31, which makes TFLite Micro's int64
+ * sums exact in int32.
+ *
+ * - utvm_mac4_s16(acc, x, w, len): acc[c] += the dot product of the len int16 values at x (any
+ *   2-byte alignment) with weight row c, c = 0..3. The rows are stored four inputs at a time, one
+ *   word per row: bytes (w[4k], w[4k+2], w[4k+1], w[4k+3]) of row c at w + 16k + 4c, which SXTB16
+ *   turns into the int16 pairs (w[4k], w[4k+1]) and (w[4k+2], w[4k+3]) that SMLAD multiplies with
+ *   two input words. Then the last len % 4 weights of each row widened to int16: for two of them a
+ *   word (w[a], w[a+1]) per row, for an odd last one a word (w[last], 0) per row (16 bytes each).
+ *   With the DSP extension 20 instructions for 16 multiply-accumulates.
+ * - utvm_mac4w_s16(acc, x, w, len): the same with the weights widened to int16 ahead of time
+ *   (twice the bytes): per four inputs and row two words (w[4k], w[4k+1]), (w[4k+2], w[4k+3]) at
+ *   w + 32k + 8c, then the same tail; 14 instructions for 16 multiply-accumulates.
+ * - utvm_mulhr_s32(x, m): (x * m + 2**31) >> 32, the rounded high word (SMMULR). TFLite's int64
+ *   MultiplyByQuantizedMultiplier (x * reduced + 2**(t-1)) >> t of an x that fits in int32, with
+ *   m = reduced << (32 - t) (16 <= t <= 32), is exactly this.
+ * - utvm_dw4_pair_s16(acc, x, a, b, w): depthwise, four channels: acc[c] += xa[c] * wa[c] +
+ *   xb[c] * wb[c] for the int16 values of two kernel taps at xa = x + a and xb = x + b (a, b:
+ *   offsets known at compile time, so that the loads take immediate offsets), the weights widened
+ *   to int16 pairs, w[c] = (wa[c], wb[c]) (PKHBT/PKHTB pair the taps per channel, one SMLAD
+ *   each). utvm_dw4_tap_s16(acc, x, a, w): acc[c] += xa[c] * w[c], w the four weights as int16
+ *   (two words). utvm_dw4_pair_pad_s16(acc, ina, xa, inb, xb, w) and utvm_dw4_tap_pad_s16(acc,
+ *   in, x, w): the taps by address, those whose flag is 0 (in the padding) read as zeros.
+ * - utvm_im2col_s16(col, x, h, w, c, iy0, ix0, kh, kw, dh): the kh x kw window of c int16 values
+ *   per tap whose first tap is row iy0, column ix0 of x (h x w x c), rows dh apart, contiguous in
+ *   col; the taps outside the input are zeros (a window at the border of a 16x8 convolution).
+ */
+
+/* the int16 value at p (2-byte aligned) and the word of two int16 values at p */
+static inline int32_t utvm_ldh_s16(const int8_t* p) {
+  int16_t v;
+  __builtin_memcpy(&v, p, 2);
+  return v;
+}
+
+static inline int32_t utvm_ldw_s16(const int16_t* p) {
+  int32_t v;
+  __builtin_memcpy(&v, p, 4);
+  return v;
+}
+
+static const int16_t utvm_zeros_s16[4] = {0, 0, 0, 0};
+
+#if defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32
+
+/* one step of utvm_mac4_s16: four input values (two words, xe and xv), the four rows' weight
+ * words (the operand names of UTVM_MAC4_LOOP) */
+#define UTVM_MAC4_S16_STEP                      \
+  "ldr %[xe], [%[x]], #4\n\t"                   \
+  "ldr %[xv], [%[x]], #4\n\t"                   \
+  "ldrd %[w0], %[w1], [%[w]], #8\n\t"           \
+  UTVM_MAC4_ROWS
+
+/* one step of utvm_mac4w_s16: four input values, the four rows' widened weights (two words each) */
+#define UTVM_MAC4W_S16_STEP                     \
+  "ldr %[xe], [%[x]], #4\n\t"                   \
+  "ldr %[xv], [%[x]], #4\n\t"                   \
+  "ldrd %[w0], %[w1], [%[w]], #8\n\t"           \
+  UTVM_MAC4W_ROWS
+
+/* the n steps of four inputs (UTVM_MAC4_LOOP's form: straight-line for one or two steps known at
+ * compile time, else an odd step and a loop of two) */
+static inline __attribute__((always_inline)) int32_t utvm_mac4_s16_steps(int32_t* acc, int16_t* x, int8_t* w,
+                                                                         int32_t n) {
+  UTVM_MAC4_LOOP(UTVM_MAC4_S16_STEP);
+}
+
+static inline __attribute__((always_inline)) int32_t utvm_mac4w_s16_steps(int32_t* acc, int16_t* x, int8_t* w,
+                                                                          int32_t n) {
+  UTVM_MAC4_LOOP(UTVM_MAC4W_S16_STEP);
+}
+
+/* the last len % 4 inputs (r): int16 weight words, a pair then a single one per row */
+static inline __attribute__((always_inline)) int32_t utvm_mac4_s16_tail(int32_t* acc, int16_t* x, int8_t* w,
+                                                                        int32_t r) {
+  const utvm_word_t* wp = (const utvm_word_t*)(void*)w;
+  if (r & 2) {
+    int32_t xv = utvm_ldw_s16(x);
+    acc[0] = __smlad(xv, wp[0], acc[0]);
+    acc[1] = __smlad(xv, wp[1], acc[1]);
+    acc[2] = __smlad(xv, wp[2], acc[2]);
+    acc[3] = __smlad(xv, wp[3], acc[3]);
+    x += 2;
+    wp += 4;
+  }
+  if (r & 1) {
+    acc[0] = __smlabb(*x, wp[0], acc[0]);
+    acc[1] = __smlabb(*x, wp[1], acc[1]);
+    acc[2] = __smlabb(*x, wp[2], acc[2]);
+    acc[3] = __smlabb(*x, wp[3], acc[3]);
+  }
+  return 0;
+}
+
+static inline __attribute__((always_inline)) int32_t utvm_mac4_s16(int32_t* acc, int16_t* x, int8_t* w,
+                                                                   int32_t len) {
+  utvm_mac4_s16_steps(acc, x, w, len >> 2);
+  return utvm_mac4_s16_tail(acc, x + (len & ~3), w + 4 * (len & ~3), len & 3);
+}
+
+static inline __attribute__((always_inline)) int32_t utvm_mac4w_s16(int32_t* acc, int16_t* x, int8_t* w,
+                                                                    int32_t len) {
+  utvm_mac4w_s16_steps(acc, x, w, len >> 2);
+  return utvm_mac4_s16_tail(acc, x + (len & ~3), w + 8 * (len & ~3), len & 3);
+}
+
+static inline int32_t utvm_mulhr_s32(int32_t x, int32_t m) {
+  int32_t r;
+  __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(x), "r"(m));
+  return r;
+}
+
+/* two channels of two taps: PKHBT / PKHTB pair each channel's taps, one SMLAD each. One asm
+ * statement per pair of channels (four temporaries and three addresses each), so that gcc has
+ * registers left for the addresses when the two taps lie far apart (dilations, wide rows). */
+static inline __attribute__((always_inline)) void utvm_dw4_pair_half_s16(int32_t* a0, int32_t* a1,
+                                                                         const int16_t* xa,
+                                                                         const int16_t* xb,
+                                                                         const int32_t* w) {
+  int32_t va, vb, w0, t;
+  __asm__("ldr %[va], %[ma]\n\t"
+          "ldr %[vb], %[mb]\n\t"
+          "pkhbt %[t], %[va], %[vb], lsl #16\n\t"
+          "pkhtb %[va], %[vb], %[va], asr #16\n\t"
+          "ldrd %[w0], %[vb], %[mw]\n\t"
+          "smlad %[a0], %[t], %[w0], %[a0]\n\t"
+          "smlad %[a1], %[va], %[vb], %[a1]\n\t"
+          : [a0] "+r"(*a0), [a1] "+r"(*a1), [va] "=&r"(va), [vb] "=&r"(vb), [w0] "=&r"(w0), [t] "=&r"(t)
+          : [ma] "m"(*(const utvm_uword_t*)xa), [mb] "m"(*(const utvm_uword_t*)xb),
+            [mw] "m"(*(const utvm_dword_t*)w));
+}
+
+static inline __attribute__((always_inline)) int32_t utvm_dw4_pair_at_s16(int32_t* acc, int16_t* xa, int16_t* xb,
+                                                                          int32_t* w) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  utvm_dw4_pair_half_s16(&a0, &a1, xa, xb, w);
+  utvm_dw4_pair_half_s16(&a2, &a3, xa + 2, xb + 2, w + 2);
+  UTVM_ACC4_STORE(acc);
+  return 0;
+}
+
+static inline __attribute__((always_inline)) int32_t utvm_dw4_tap_at_s16(int32_t* acc, int16_t* x, int32_t* w) {
+  int32_t v = utvm_ldw_s16(x), u = utvm_ldw_s16(x + 2);
+  acc[0] = __smlabb(v, w[0], acc[0]);
+  acc[1] = __smlatt(v, w[0], acc[1]);
+  acc[2] = __smlabb(u, w[1], acc[2]);
+  acc[3] = __smlatt(u, w[1], acc[3]);
+  return 0;
+}
+
+#else
+
+static inline int32_t utvm_mac4_s16(int32_t* acc, int16_t* x, int8_t* w, int32_t len) {
+  int32_t k, c, n = len >> 2;
+  for (k = 0; k < n; ++k, x += 4, w += 16) {
+    for (c = 0; c < 4; ++c) {
+      const int8_t* wc = w + 4 * c;
+      acc[c] += x[0] * wc[0] + x[1] * wc[2] + x[2] * wc[1] + x[3] * wc[3];
+    }
+  }
+  if (len & 2) {
+    for (c = 0; c < 4; ++c) acc[c] += x[0] * utvm_ldh_s16(w + 4 * c) + x[1] * utvm_ldh_s16(w + 4 * c + 2);
+    x += 2;
+    w += 16;
+  }
+  if (len & 1) {
+    for (c = 0; c < 4; ++c) acc[c] += x[0] * utvm_ldh_s16(w + 4 * c);
+  }
+  return 0;
+}
+
+static inline int32_t utvm_mac4w_s16(int32_t* acc, int16_t* x, int8_t* w, int32_t len) {
+  int32_t k, c, n = len >> 2;
+  for (k = 0; k < n; ++k, x += 4, w += 32) {
+    for (c = 0; c < 4; ++c) {
+      const int8_t* wc = w + 8 * c;
+      acc[c] += x[0] * utvm_ldh_s16(wc) + x[1] * utvm_ldh_s16(wc + 2) + x[2] * utvm_ldh_s16(wc + 4) +
+                x[3] * utvm_ldh_s16(wc + 6);
+    }
+  }
+  return utvm_mac4_s16(acc, x, w, len & 3); /* the tail: the same int16 words */
+}
+
+static inline int32_t utvm_mulhr_s32(int32_t x, int32_t m) {
+  return (int32_t)(((int64_t)x * m + ((int64_t)1 << 31)) >> 32);
+}
+
+static inline int32_t utvm_dw4_pair_at_s16(int32_t* acc, int16_t* xa, int16_t* xb, int32_t* w) {
+  const int8_t* wb = (const int8_t*)w;
+  int c;
+  for (c = 0; c < 4; ++c) acc[c] += xa[c] * utvm_ldh_s16(wb + 4 * c) + xb[c] * utvm_ldh_s16(wb + 4 * c + 2);
+  return 0;
+}
+
+static inline int32_t utvm_dw4_tap_at_s16(int32_t* acc, int16_t* x, int32_t* w) {
+  const int8_t* wb = (const int8_t*)w;
+  int c;
+  for (c = 0; c < 4; ++c) acc[c] += x[c] * utvm_ldh_s16(wb + 2 * c);
+  return 0;
+}
+
+#endif
+
+/* (the empty asm hides where x comes from: the taps' loads then take x plus their offsets as
+ * immediates, rather than addresses the compiler would derive from a pointer of its choice) */
+static inline __attribute__((always_inline)) int32_t utvm_dw4_pair_s16(int32_t* acc, int16_t* x, int32_t a, int32_t b,
+                                                                       int32_t* w) {
+  __asm__("" : "+r"(x));
+  return utvm_dw4_pair_at_s16(acc, x + a, x + b, w);
+}
+
+static inline __attribute__((always_inline)) int32_t utvm_dw4_tap_s16(int32_t* acc, int16_t* x, int32_t a, int32_t* w) {
+  __asm__("" : "+r"(x));
+  return utvm_dw4_tap_at_s16(acc, x + a, w);
+}
+
+static inline __attribute__((always_inline)) int32_t utvm_dw4_pair_pad_s16(int32_t* acc, int32_t ina, int16_t* xa,
+                                                                           int32_t inb, int16_t* xb, int32_t* w) {
+  return utvm_dw4_pair_at_s16(acc, ina ? xa : (int16_t*)(void*)utvm_zeros_s16,
+                              inb ? xb : (int16_t*)(void*)utvm_zeros_s16, w);
+}
+
+static inline __attribute__((always_inline)) int32_t utvm_dw4_tap_pad_s16(int32_t* acc, int32_t in, int16_t* x,
+                                                                          int32_t* w) {
+  return utvm_dw4_tap_at_s16(acc, in ? x : (int16_t*)(void*)utvm_zeros_s16, w);
+}
+
+static inline int32_t utvm_im2col_s16(int16_t* col, int16_t* x, int32_t h, int32_t w, int32_t c, int32_t iy0,
+                                      int32_t ix0, int32_t kh, int32_t kw, int32_t dh) {
+  int32_t ry, rx, k;
+  for (ry = 0; ry < kh; ++ry) {
+    int32_t iy = iy0 + ry * dh;
+    for (rx = 0; rx < kw; ++rx, col += c) {
+      int32_t ix = ix0 + rx;
+      if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
+        for (k = 0; k < c; ++k) col[k] = x[(iy * w + ix) * c + k];
+      } else {
+        for (k = 0; k < c; ++k) col[k] = 0;
+      }
+    }
+  }
+  return 0;
+}
+
+/*
+ * Matrix products of two variable int8 operands (BATCH_MATMUL):
+ *
+ * - utvm_pack4_s8(dst, sums, src, k, n, sk, sn, scale, offset): the k x n matrix at src (element
+ *   (i, j) at src[i * sk + j * sn], k % 4 == 0) as the weight rows of utvm_mac4_u_s8: column
+ *   block b (columns 4b .. 4b + 3, zeros past n), word i / 4, column c at dst + (b * k / 4 + i /
+ *   4) * 16 + 4c; and sums[j] = offset + scale x the sum of column j (j < n rounded up to 4).
+ * - utvm_copy2d_s8(dst, src, rows, cols, sr, sc): dst[r * cols + c] = src[r * sr + c * sc] (a
+ *   transposition when sr = 1; Helium: gathers of eight elements).
+ * - utvm_sums_s8(out, src, rows, cols, sr, scale, offset): out[r] = offset + scale x the sum of
+ *   the cols contiguous elements of row r at src + r * sr (DSP: USADA8 on four bytes at a time;
+ *   Helium: VADDVA on 16).
+ * - utvm_offset_s32(dst, src, v, n): dst[i] = src[i] + v.
+ */
+static inline int32_t utvm_pack4_s8(int8_t* dst, int32_t* sums, int8_t* src, int32_t k, int32_t n, int32_t sk,
+                                    int32_t sn, int32_t scale, int32_t offset) {
+  int32_t j, i;
+  for (j = 0; j < (n + 3) / 4 * 4; ++j) {
+    int8_t* d = dst + (j / 4) * 4 * k + 4 * (j % 4);
+    const int8_t* p = src + j * sn;
+    int32_t sum = 0;
+    for (i = 0; i < k; i += 4, d += 16, p += 4 * sk) {
+      if (j < n) {
+        d[0] = p[0];
+        d[1] = p[sk];
+        d[2] = p[2 * sk];
+        d[3] = p[3 * sk];
+        sum += d[0] + d[1] + d[2] + d[3];
+      } else {
+        d[0] = d[1] = d[2] = d[3] = 0;
+      }
+    }
+    sums[j] = offset + scale * sum;
+  }
+  return 0;
+}
+
+static inline int32_t utvm_copy2d_s8(int8_t* dst, int8_t* src, int32_t rows, int32_t cols, int32_t sr, int32_t sc) {
+  int32_t r, c;
+#ifdef UTVM_HAVE_MVE
+  if (sc > 0 && (cols - 1) * sc < 65536) {
+    uint16x8_t offsets = vmulq_n_u16(vidupq_n_u16(0, 1), (uint16_t)sc);
+    for (r = 0; r < rows; ++r, dst += cols) {
+      const int8_t* p = src + r * sr;
+      for (c = 0; c < cols; c += 8, p += 8 * sc) {
+        mve_pred16_t pr = vctp16q((uint32_t)(cols - c));
+        vstrbq_p_s16(dst + c, vldrbq_gather_offset_z_s16(p, offsets, pr), pr);
+      }
+    }
+    return 0;
+  }
+#endif
+  for (r = 0; r < rows; ++r, dst += cols)
+    for (c = 0; c < cols; ++c) dst[c] = src[r * sr + c * sc];
+  return 0;
+}
+
+static inline int32_t utvm_sums_s8(int32_t* out, int8_t* src, int32_t rows, int32_t cols, int32_t sr, int32_t scale,
+                                   int32_t offset) {
+  int32_t r, c;
+  for (r = 0; r < rows; ++r) {
+    const int8_t* p = src + r * sr;
+    int32_t sum = 0;
+    c = 0;
+#ifdef UTVM_HAVE_MVE
+    for (; c < cols; c += 16) sum = vaddvaq_p_s8(sum, vldrbq_z_s8(p + c, vctp8q((uint32_t)(cols - c))),
+                                                 vctp8q((uint32_t)(cols - c)));
+#elif defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32
+    {
+      /* the bytes as unsigned (x + 128: flip the sign bits) summed by USADA8 */
+      uint32_t u = 0;
+      for (; c + 4 <= cols; c += 4) u = __usada8((uint32_t)utvm_ldw_s8((int8_t*)(void*)(p + c)) ^ 0x80808080u, 0, u);
+      sum = (int32_t)u - 128 * c;
+    }
+#endif
+    for (; c < cols; ++c) sum += p[c];
+    out[r] = offset + scale * sum;
+  }
+  return 0;
+}
+
+static inline int32_t utvm_offset_s32(int32_t* dst, int32_t* src, int32_t v, int32_t n) {
+  int32_t i;
+  for (i = 0; i < n; ++i) dst[i] = src[i] + v;
+  return 0;
+}
+
+/*
+ * Vectors of the recurrent layers (SVDF):
+ *
+ * - utvm_copy_s8(dst, src, n), utvm_copy_s16(dst, src, n): n elements copied (no overlap; any
+ *   alignment of the element type), two words at a time.
+ * - utvm_dot_s8(acc, a, b, n), utvm_dot_s16(acc, a, b, n): acc + the dot product of the n
+ *   elements at a and b, modulo 2**32 as TFLite's int32 sums (SMLAD on int16 pairs, or the int8
+ *   lanes of words; VMLADAVA on Helium).
+ */
+static inline void utvm_copy_bytes(int8_t* dst, const int8_t* src, int32_t n) {
+  for (; n >= 8; n -= 8, dst += 8, src += 8) {
+    int32_t a, b;
+    __builtin_memcpy(&a, src, 4);
+    __builtin_memcpy(&b, src + 4, 4);
+    __builtin_memcpy(dst, &a, 4);
+    __builtin_memcpy(dst + 4, &b, 4);
+  }
+  for (; n > 0; --n) *dst++ = *src++;
+}
+
+static inline int32_t utvm_copy_s8(int8_t* dst, int8_t* src, int32_t n) {
+  utvm_copy_bytes(dst, src, n);
+  return 0;
+}
+
+static inline int32_t utvm_copy_s16(int16_t* dst, int16_t* src, int32_t n) {
+  utvm_copy_bytes((int8_t*)(void*)dst, (const int8_t*)(const void*)src, 2 * n);
+  return 0;
+}
+
+/* acc += the products of the Helium vectors at a + k, b + k, k < n, lanes at a time */
+#define UTVM_MVE_DOT(load_z, vctp, lanes)                                          \
+  for (; k < n; k += (lanes)) {                                                    \
+    mve_pred16_t p = vctp((uint32_t)(n - k));                                      \
+    acc = vmladavaq_p(acc, load_z(a + k, p), load_z(b + k, p), p);                 \
+  }
+
+static inline int32_t utvm_dot_s16(int32_t acc, int16_t* a, int16_t* b, int32_t n) {
+  int32_t k = 0;
+#ifdef UTVM_HAVE_MVE
+  UTVM_MVE_DOT(vldrhq_z_s16, vctp16q, 8)
+#elif defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32
+  for (; k + 2 <= n; k += 2) acc = __smlad(utvm_ldw_s16(a + k), utvm_ldw_s16(b + k), acc);
+#endif
+  for (; k < n; ++k) acc = (int32_t)((uint32_t)acc + (uint32_t)(a[k] * b[k]));
+  return acc;
+}
+
+static inline int32_t utvm_dot_s8(int32_t acc, int8_t* a, int8_t* b, int32_t n) {
+  int32_t k = 0;
+#ifdef UTVM_HAVE_MVE
+  UTVM_MVE_DOT(vldrbq_z_s8, vctp8q, 16)
+#elif defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32
+  for (; k + 4 <= n; k += 4) acc = utvm_dot4_acc_s8(acc, utvm_ldw_s8(a + k), utvm_ldw_s8(b + k));
+#endif
+  for (; k < n; ++k) acc += a[k] * b[k];
+  return acc;
 }
 
 #endif /* UTVM_KERNELS_H_ */

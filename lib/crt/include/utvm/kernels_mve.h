@@ -915,4 +915,341 @@ static inline int32_t utvm_mve_add_s8(void* out, void* a, void* b, int32_t n, in
   return 0;
 }
 
+/* out[o] = clamp(MultiplyByQuantizedMultiplier(bias[o] + the dot product of the k int8 values
+ * at x with row o of w (n rows of k), m0, s0) + zy, -128, 127) for o < n: utvm_mve_gemm_s8 of one
+ * pixel (four rows per input load) with per-row biases computed at run time (BATCH_MATMUL: its
+ * zero-point terms), mode UTVM_MVE_RQ_LEFT or 0 */
+/* acc[c] += the dot product of the len int8 values at x with weight row c, c = 0..3, the rows
+ * stored 16 inputs at a time (w[64k + 16c .. 64k + 16c + 15] = row c's weights 16k .. 16k + 15,
+ * the last group padded with zeros; utvm/lower/mac16.py): per 16 inputs one input load, four
+ * weight loads and four VMLADAVA; the last len % 16 inputs under a predicate */
+/* the body of utvm_mve_mac4_s8 / _s16: ``group`` inputs per step (one vector: load, load_z under
+ * a predicate made by vctp), the four rows' weights (load_w) after one another */
+#ifdef UTVM_MVE_VECTOR
+#define UTVM_MVE_MAC4_ROWS(vec_t, load, load_z, load_w, vctp, group)            \
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];                   \
+  int32_t n = len;                                                              \
+  for (; n >= (group); n -= (group)) {                                          \
+    vec_t xv = load(x);                                                         \
+    x += (group);                                                               \
+    a0 = vmladavaq(a0, xv, load_w(w));                                          \
+    a1 = vmladavaq(a1, xv, load_w(w + (group)));                                \
+    a2 = vmladavaq(a2, xv, load_w(w + 2 * (group)));                            \
+    a3 = vmladavaq(a3, xv, load_w(w + 3 * (group)));                            \
+    w += 4 * (group);                                                           \
+  }                                                                             \
+  if (n > 0) {                                                                  \
+    vec_t xv = load_z(x, vctp((uint32_t)n));                                    \
+    a0 = vmladavaq(a0, xv, load_w(w));                                          \
+    a1 = vmladavaq(a1, xv, load_w(w + (group)));                                \
+    a2 = vmladavaq(a2, xv, load_w(w + 2 * (group)));                            \
+    a3 = vmladavaq(a3, xv, load_w(w + 3 * (group)));                            \
+  }                                                                             \
+  acc[0] = a0;                                                                  \
+  acc[1] = a1;                                                                  \
+  acc[2] = a2;                                                                  \
+  acc[3] = a3;                                                                  \
+  return 0
+#else
+#define UTVM_MVE_MAC4_ROWS(vec_t, load, load_z, load_w, vctp, group)                    \
+  for (int32_t j = 0; j < len; ++j) {                                                   \
+    const int8_t* wj = w + 4 * (group) * (j / (group)) + j % (group);                    \
+    for (int32_t c = 0; c < 4; ++c) acc[c] += x[j] * wj[(group) * c];                   \
+  }                                                                                     \
+  return 0
+#endif
+
+/* acc[c] += the dot product of the len int8 values at x with weight row c, c = 0..3, the rows
+ * stored 16 inputs at a time (w[64k + 16c .. 64k + 16c + 15] = row c's weights 16k .. 16k + 15,
+ * the last group padded with zeros; utvm/lower/mac16.py): per 16 inputs one input load, four
+ * weight loads and four VMLADAVA; the last len % 16 inputs under a predicate */
+static inline __attribute__((always_inline)) int32_t utvm_mve_mac4_s8(int32_t* acc, int8_t* x, int8_t* w,
+                                                                      int32_t len) {
+  UTVM_MVE_MAC4_ROWS(int8x16_t, vldrbq_s8, vldrbq_z_s8, vldrbq_s8, vctp8q, 16);
+}
+
+/* TFLite Micro's integer LSTM (utvm/ops/lstm.py), four units at a time:
+ *
+ * - utvm_mve_lstm_gate4(out, rec, in, mr, sr, mi, si, table, tanh): units u .. u + 3 of one gate,
+ *   out[j] = act(sat16(sat16(MBQM(rec[j], mr, sr)) + sat16(MBQM(in[j], mi, si)))) (rec, in: the
+ *   recurrent and input FC sums with their biases; MultiplyByQuantizedMultiplier as
+ *   utvm_mve_rq_apply4 does it), act the Q0.15 sigmoid (tanh: nonzero) of 3x.
+ * - utvm_mve_lstm_update4(gi, gf, gg, go, c, h, y, ...): the cell state c = clamp(sat16(
+ *   sat16(MBQM(f * c, m_fc, s_fc)) + sat16(MBQM(i * g, m_ig, s_ig))), c_lo, c_hi) (the cell clip),
+ *   then h = y = clamp(MBQM(o * tanh(c scaled by t_shift), m_h, s_h) + zh, -128, 127).
+ *
+ * The activations: TFLite's table (int16 values minus 32768, utvm/lower/activation16.py), the
+ * entry of |v| >> 9 (tanh: >> 8) interpolated towards the next by the low bits, saturated past the
+ * table, the sign folded in. Helium: four lanes, the table entries by gathers; elsewhere plain C. */
+static inline int32_t utvm_mve_sigtanh1(int32_t v, const int16_t* table, int32_t tanh) {
+  int32_t bits = tanh ? 8 : 9, m = v >> 31, a = (v ^ m) - m, uh = a >> bits;
+  int32_t idx = uh < 254 ? uh : 254, ua = table[idx], ub = table[idx + 1];
+  int32_t r = ((ua + 32768) << bits) + (a & ((1 << bits) - 1)) * (ub - ua);
+  if (uh >= 255) r = tanh ? 0xFFFF << 8 : 0x7FFF << 10;
+  if (tanh) return (((r - (1 << 23)) ^ m) + (1 << 7)) >> 8;
+  return ((r ^ m) + (1 << 9) + (m & (1 << 25))) >> 10;
+}
+
+/* v * 3 << t (t >= 0), or (3v + 2**(-t-1)) >> -t: the table's input (activation16.scaled_input) */
+static inline int32_t utvm_mve_scaled1(int32_t v, int32_t t) {
+  return t >= 0 ? v * (3 << t) : (v * 3 + (1 << (-t - 1))) >> -t;
+}
+
+static inline int32_t utvm_mve_clamp1(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+#ifdef UTVM_MVE_VECTOR
+__attribute__((always_inline)) static inline int32x4_t utvm_mve_sigtanh4(int32x4_t v, const int16_t* table,
+                                                                         int32_t tanh) {
+  int32_t bits = tanh ? 8 : 9;
+  int32x4_t m = vshrq_n_s32(v, 31);
+  int32x4_t a = vabsq_s32(v);
+  int32x4_t uh = vshlq_s32(a, vdupq_n_s32(-bits));
+  uint32x4_t idx = vreinterpretq_u32_s32(vminq_s32(uh, vdupq_n_s32(254)));
+  int32x4_t ua = vldrhq_gather_shifted_offset_s32(table, idx);
+  int32x4_t ub = vldrhq_gather_shifted_offset_s32(table, vaddq_n_u32(idx, 1));
+  int32x4_t r = vaddq_s32(vshlq_s32(vaddq_n_s32(ua, 32768), vdupq_n_s32(bits)),
+                          vmulq_s32(vandq_s32(a, vdupq_n_s32((1 << bits) - 1)), vsubq_s32(ub, ua)));
+  r = vpselq_s32(vdupq_n_s32(tanh ? 0xFFFF << 8 : 0x7FFF << 10), r, vcmpgtq_n_s32(uh, 254));
+  if (tanh) return vshrq_n_s32(vaddq_n_s32(veorq_s32(vsubq_n_s32(r, 1 << 23), m), 1 << 7), 8);
+  return vshrq_n_s32(vaddq_s32(vaddq_n_s32(veorq_s32(r, m), 1 << 9), vandq_s32(m, vdupq_n_s32(1 << 25))), 10);
+}
+
+/* MBQM(v, m, s) + zy clamped to [lo, hi], four lanes (utvm_mve_rq_apply4 with one multiplier) */
+__attribute__((always_inline)) static inline int32x4_t utvm_mve_scale4(int32x4_t v, int32_t m, int32_t s, int32_t zy,
+                                                                       int32_t lo, int32_t hi) {
+  utvm_mve_rq_t q = {0, 0, 0, m, s, s > 0 ? UTVM_MVE_RQ_LEFT : 0, zy, lo, hi};
+  return utvm_mve_rq_apply4(&q, v, vdupq_n_s32(m), vdupq_n_s32(s));
+}
+#endif
+
+static inline __attribute__((always_inline)) int32_t utvm_mve_lstm_gate4(int16_t* out, int32_t* rec, int32_t* in,
+                                                                         int32_t mr, int32_t sr, int32_t mi,
+                                                                         int32_t si, int16_t* table, int32_t tanh) {
+#ifdef UTVM_MVE_VECTOR
+  int32x4_t g = vaddq_s32(utvm_mve_scale4(vldrwq_s32(rec), mr, sr, 0, -32768, 32767),
+                          utvm_mve_scale4(vldrwq_s32(in), mi, si, 0, -32768, 32767));
+  g = vminq_s32(vmaxq_s32(g, vdupq_n_s32(-32768)), vdupq_n_s32(32767));
+  vstrhq_s32(out, utvm_mve_sigtanh4(vmulq_n_s32(g, 3), table, tanh));
+#else
+  for (int32_t j = 0; j < 4; ++j) {
+    int32_t g = utvm_mve_clamp1(utvm_mve_mbqm(rec[j], mr, sr), -32768, 32767) +
+                utvm_mve_clamp1(utvm_mve_mbqm(in[j], mi, si), -32768, 32767);
+    out[j] = (int16_t)utvm_mve_sigtanh1(3 * utvm_mve_clamp1(g, -32768, 32767), table, tanh);
+  }
+#endif
+  return 0;
+}
+
+static inline __attribute__((always_inline)) int32_t utvm_mve_lstm_update4(
+    int16_t* gi, int16_t* gf, int16_t* gg, int16_t* go, int16_t* c, int8_t* h, int8_t* y, int32_t m_fc, int32_t s_fc,
+    int32_t m_ig, int32_t s_ig, int32_t c_lo, int32_t c_hi, int32_t t_shift, int32_t m_h, int32_t s_h, int32_t zh,
+    int16_t* table) {
+#ifdef UTVM_MVE_VECTOR
+  int32x4_t fc = utvm_mve_scale4(vmulq_s32(vldrhq_s32(gf), vldrhq_s32(c)), m_fc, s_fc, 0, -32768, 32767);
+  int32x4_t ig = utvm_mve_scale4(vmulq_s32(vldrhq_s32(gi), vldrhq_s32(gg)), m_ig, s_ig, 0, -32768, 32767);
+  int32x4_t cn = vminq_s32(vmaxq_s32(vaddq_s32(fc, ig), vdupq_n_s32(c_lo)), vdupq_n_s32(c_hi));
+  vstrhq_s32(c, cn);
+  int32x4_t v = t_shift >= 0 ? vmulq_n_s32(cn, 3 << t_shift)
+                             : vshlq_s32(vaddq_n_s32(vmulq_n_s32(cn, 3), 1 << (-t_shift - 1)), vdupq_n_s32(t_shift));
+  int32x4_t hv = utvm_mve_scale4(vmulq_s32(vldrhq_s32(go), utvm_mve_sigtanh4(v, table, 1)), m_h, s_h, zh, -128, 127);
+  vstrbq_s32(h, hv);
+  vstrbq_s32(y, hv);
+#else
+  for (int32_t j = 0; j < 4; ++j) {
+    int32_t fc = utvm_mve_clamp1(utvm_mve_mbqm(gf[j] * c[j], m_fc, s_fc), -32768, 32767);
+    int32_t ig = utvm_mve_clamp1(utvm_mve_mbqm(gi[j] * gg[j], m_ig, s_ig), -32768, 32767);
+    int32_t cn = utvm_mve_clamp1(utvm_mve_clamp1(fc + ig, -32768, 32767), c_lo, c_hi);
+    c[j] = (int16_t)cn;
+    int32_t t = utvm_mve_sigtanh1(utvm_mve_scaled1(cn, t_shift), table, 1);
+    h[j] = y[j] = (int8_t)utvm_mve_clamp1(utvm_mve_mbqm(go[j] * t, m_h, s_h) + zh, -128, 127);
+  }
+#endif
+  return 0;
+}
+
+static inline int32_t utvm_mve_matvec_s8(int8_t* out, int8_t* x, int8_t* w, int32_t k, int32_t n, int32_t* bias,
+                                         int32_t m0, int32_t s0, int32_t mode, int32_t zy) {
+  utvm_mve_rq_t q = {bias, bias, (const int8_t*)bias, m0, s0, mode, zy, -128, 127};
+  utvm_mve_gemm_impl(out, 1, n, x, k, w, k, n, q);
+  return 0;
+}
+
+/*
+ * 16x8 layers (int16 activations, int8 weights; utvm/lower/mac16.py lays the weights out). The
+ * sums are int32: the kernels use these helpers where the bound of the sums known at compile
+ * time stays below 2**31 (TFLite Micro's int64 sums are then exact in int32).
+ *
+ * - utvm_mve_mac4_s16(acc, x, w, len): acc[c] += the dot product of the len int16 values at x
+ *   with weight row c, c = 0..3; the rows stored eight inputs at a time, w[32k + 8c .. 32k + 8c +
+ *   7] = row c's weights 8k .. 8k + 7 (the last group of a row padded with zeros): per 8 inputs
+ *   one input load, four VLDRB.S16 and four VMLADAVA.S16; the last len % 8 inputs under a
+ *   predicate (no read past x + len).
+ * - utvm_mve_dw_row_s16(...): one output row of a 16x8 depthwise convolution (depth multiplier 1),
+ *   every channel: out[ox * c + ch] for ox < ow, the taps of pixel ox input rows iy0 + ry * dh and
+ *   columns ox * sw - pad_left + rx * dw (ry < kh, rx < kw; the taps outside the input add
+ *   nothing, the zero point is 0), weights wt (kh x kw x c). Eight channels per step as int16
+ *   lanes, their products widened by VMULLB/VMULLT into the even and odd channels' int32 sums;
+ *   then bias and multiplier per channel (stored per block of eight channels as the four even
+ *   ones, then the four odd ones) and out = clamp((sum + bias) * mult + 2**31 >> 32) (VRMULH:
+ *   utvm_mulhr_s32, TFLite's int64 MultiplyByQuantizedMultiplier with the shift folded into the
+ *   multiplier), narrowed back into channel order.
+ */
+static inline __attribute__((always_inline)) int32_t utvm_mve_mac4_s16(int32_t* acc, int16_t* x, int8_t* w,
+                                                                       int32_t len) {
+  UTVM_MVE_MAC4_ROWS(int16x8_t, vldrhq_s16, vldrhq_z_s16, vldrbq_s16, vctp16q, 8);
+}
+
+#ifdef UTVM_MVE_VECTOR
+/* the n taps of one window row of one block of eight channels (p: the channels' predicate, 0
+ * for all eight) added to the even and odd channels' sums; xs, ws: from one tap to the next */
+__attribute__((always_inline)) static inline void utvm_mve_dw16_taps(int32x4_t* ae, int32x4_t* ao, const int16_t* xp,
+                                                                     const int8_t* wp, int32_t n, int32_t xs,
+                                                                     int32_t ws, mve_pred16_t p) {
+  int32x4_t e = *ae, o = *ao;
+  for (; n >= 2; n -= 2) {
+    int16x8_t x0 = p ? vldrhq_z_s16(xp, p) : vldrhq_s16(xp);
+    int16x8_t w0 = p ? vldrbq_z_s16(wp, p) : vldrbq_s16(wp);
+    int16x8_t x1 = p ? vldrhq_z_s16(xp + xs, p) : vldrhq_s16(xp + xs);
+    int16x8_t w1 = p ? vldrbq_z_s16(wp + ws, p) : vldrbq_s16(wp + ws);
+    e = vaddq_s32(e, vmullbq_int_s16(x0, w0));
+    o = vaddq_s32(o, vmulltq_int_s16(x0, w0));
+    e = vaddq_s32(e, vmullbq_int_s16(x1, w1));
+    o = vaddq_s32(o, vmulltq_int_s16(x1, w1));
+    xp += 2 * xs;
+    wp += 2 * ws;
+  }
+  if (n) {
+    int16x8_t x0 = p ? vldrhq_z_s16(xp, p) : vldrhq_s16(xp);
+    int16x8_t w0 = p ? vldrbq_z_s16(wp, p) : vldrbq_s16(wp);
+    e = vaddq_s32(e, vmullbq_int_s16(x0, w0));
+    o = vaddq_s32(o, vmulltq_int_s16(x0, w0));
+  }
+  *ae = e;
+  *ao = o;
+}
+
+/* one pixel, channels ch .. ch + 7 (predicate p, 0: all eight): window rows [ry_lo, ry_hi) and
+ * columns [rx_lo, rx_hi) inside the input; xp: the pixel's tap (ry_lo, rx_lo) at channel ch */
+__attribute__((always_inline)) static inline void utvm_mve_dw16_block(int16_t* out, const int16_t* xp, const int8_t* wp,
+                                                                      int32_t rows, int32_t cols, int32_t row_step,
+                                                                      int32_t xs, int32_t c, int32_t kw,
+                                                                      const int32_t* bias, const int32_t* mult,
+                                                                      int32x4_t vlo, int32x4_t vhi, mve_pred16_t p) {
+  int32x4_t ae = vldrwq_s32(bias), ao = vldrwq_s32(bias + 4);
+  for (int32_t r = 0; r < rows; ++r, xp += row_step, wp += kw * c) utvm_mve_dw16_taps(&ae, &ao, xp, wp, cols, xs, c, p);
+  ae = vminq_s32(vmaxq_s32(vrmulhq_s32(ae, vldrwq_s32(mult)), vlo), vhi);
+  ao = vminq_s32(vmaxq_s32(vrmulhq_s32(ao, vldrwq_s32(mult + 4)), vlo), vhi);
+  int16x8_t v = vmovntq_s32(vmovnbq_s32(vdupq_n_s16(0), ae), ao);
+  if (p) {
+    vstrhq_p_s16(out, v, p);
+  } else {
+    vstrhq_s16(out, v);
+  }
+}
+
+/* two pixels (xp and xp + step) with the same taps inside the input, channels ch .. ch + 7: the
+ * weights loaded once for both */
+__attribute__((always_inline)) static inline void utvm_mve_dw16_block2(int16_t* out, const int16_t* xp, int32_t step,
+                                                                       const int8_t* wp, int32_t rows, int32_t cols,
+                                                                       int32_t row_step, int32_t xs, int32_t c,
+                                                                       int32_t kw, const int32_t* bias,
+                                                                       const int32_t* mult, int32x4_t vlo,
+                                                                       int32x4_t vhi, mve_pred16_t p) {
+  int32x4_t e0 = vldrwq_s32(bias), o0 = vldrwq_s32(bias + 4), e1 = e0, o1 = o0;
+  for (int32_t r = 0; r < rows; ++r, xp += row_step, wp += kw * c) {
+    const int16_t* xa = xp;
+    const int8_t* wr = wp;
+    for (int32_t n = cols; n > 0; --n, xa += xs, wr += c) {
+      int16x8_t wv = p ? vldrbq_z_s16(wr, p) : vldrbq_s16(wr);
+      int16x8_t a = p ? vldrhq_z_s16(xa, p) : vldrhq_s16(xa);
+      e0 = vaddq_s32(e0, vmullbq_int_s16(a, wv));
+      o0 = vaddq_s32(o0, vmulltq_int_s16(a, wv));
+      a = p ? vldrhq_z_s16(xa + step, p) : vldrhq_s16(xa + step);
+      e1 = vaddq_s32(e1, vmullbq_int_s16(a, wv));
+      o1 = vaddq_s32(o1, vmulltq_int_s16(a, wv));
+    }
+  }
+  int32x4_t me = vldrwq_s32(mult), mo = vldrwq_s32(mult + 4);
+  int16x8_t v0 = vmovntq_s32(vmovnbq_s32(vdupq_n_s16(0), vminq_s32(vmaxq_s32(vrmulhq_s32(e0, me), vlo), vhi)),
+                             vminq_s32(vmaxq_s32(vrmulhq_s32(o0, mo), vlo), vhi));
+  int16x8_t v1 = vmovntq_s32(vmovnbq_s32(vdupq_n_s16(0), vminq_s32(vmaxq_s32(vrmulhq_s32(e1, me), vlo), vhi)),
+                             vminq_s32(vmaxq_s32(vrmulhq_s32(o1, mo), vlo), vhi));
+  if (p) {
+    vstrhq_p_s16(out, v0, p);
+    vstrhq_p_s16(out + c, v1, p);
+  } else {
+    vstrhq_s16(out, v0);
+    vstrhq_s16(out + c, v1);
+  }
+}
+#endif
+
+static inline int32_t utvm_mve_dw_row_s16(int16_t* out, int16_t* x, int32_t h, int32_t w, int32_t c, int32_t iy0,
+                                          int32_t ow, int32_t sw, int32_t pad_left, int32_t kh, int32_t kw,
+                                          int32_t dh, int32_t dw, int8_t* wt, int32_t* bias, int32_t* mult, int32_t lo,
+                                          int32_t hi) {
+  /* the window rows inside the input: [ry_lo, ry_hi) */
+  int32_t ry_lo = 0, ry_hi = kh;
+  while (ry_lo < kh && iy0 + ry_lo * dh < 0) ++ry_lo;
+  while (ry_hi > ry_lo && iy0 + (ry_hi - 1) * dh >= h) --ry_hi;
+#ifdef UTVM_MVE_VECTOR
+  /* the pixels whose whole window lies inside the input (columns): [in_lo, in_hi) */
+  int32_t in_lo = (pad_left + sw - 1) / sw;
+  int32_t in_hi = w - 1 - (kw - 1) * dw + pad_left >= 0 ? (w - 1 - (kw - 1) * dw + pad_left) / sw + 1 : 0;
+  if (in_hi > ow) in_hi = ow;
+#endif
+  for (int32_t ox = 0; ox < ow; ++ox, out += c) {
+    int32_t ix0 = ox * sw - pad_left;
+    /* the window columns inside the input: [rx_lo, rx_hi) */
+    int32_t rx_lo = 0, rx_hi = kw;
+    while (rx_lo < kw && ix0 + rx_lo * dw < 0) ++rx_lo;
+    while (rx_hi > rx_lo && ix0 + (rx_hi - 1) * dw >= w) --rx_hi;
+    /* the taps inside: rows x cols (none: the bias alone) */
+    int32_t rows = rx_lo < rx_hi ? ry_hi - ry_lo : 0, cols = rx_hi - rx_lo;
+#ifdef UTVM_MVE_VECTOR
+    {
+      int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi);
+      const int16_t* xp = x + ((iy0 + ry_lo * dh) * w + ix0 + rx_lo * dw) * c;
+      const int8_t* wp = wt + (ry_lo * kw + rx_lo) * c;
+      int32_t row_step = dh * w * c, xs = dw * c, ch = 0;
+      if (ox >= in_lo && ox + 1 < in_hi) { /* two whole windows: the weights loaded once */
+        for (; ch + 8 <= c; ch += 8) {
+          utvm_mve_dw16_block2(out + ch, xp + ch, sw * c, wp + ch, rows, cols, row_step, xs, c, kw, bias + ch,
+                               mult + ch, vlo, vhi, 0);
+        }
+        if (ch < c) {
+          utvm_mve_dw16_block2(out + ch, xp + ch, sw * c, wp + ch, rows, cols, row_step, xs, c, kw, bias + ch,
+                               mult + ch, vlo, vhi, vctp16q((uint32_t)(c - ch)));
+        }
+        ++ox;
+        out += c;
+        continue;
+      }
+      for (; ch + 8 <= c; ch += 8) {
+        utvm_mve_dw16_block(out + ch, xp + ch, wp + ch, rows, cols, row_step, xs, c, kw, bias + ch, mult + ch, vlo,
+                            vhi, 0);
+      }
+      if (ch < c) {
+        utvm_mve_dw16_block(out + ch, xp + ch, wp + ch, rows, cols, row_step, xs, c, kw, bias + ch, mult + ch, vlo,
+                            vhi, vctp16q((uint32_t)(c - ch)));
+      }
+    }
+#else
+    for (int32_t ch = 0; ch < c; ++ch) {
+      /* channel ch: lane (ch & 7) >> 1 of the even (ch even) or odd block half */
+      int32_t at = (ch & ~7) + ((ch & 1) << 2) + ((ch & 7) >> 1);
+      int32_t acc = bias[at];
+      for (int32_t ry = ry_lo; ry < ry_lo + rows; ++ry) {
+        for (int32_t rx = rx_lo; rx < rx_lo + cols; ++rx) {
+          acc += x[((iy0 + ry * dh) * w + ix0 + rx * dw) * c + ch] * wt[(ry * kw + rx) * c + ch];
+        }
+      }
+      int32_t v = (int32_t)(((int64_t)acc * mult[at] + ((int64_t)1 << 31)) >> 32);
+      out[ch] = (int16_t)(v < lo ? lo : (v > hi ? hi : v));
+    }
+#endif
+  }
+  return 0;
+}
+
 #endif /* UTVM_KERNELS_MVE_H_ */
