@@ -547,4 +547,490 @@ static inline int32_t utvm_dot16_acc_s8(int32_t acc, int32_t* a, int32_t* b) {
 #endif
 }
 
+/*
+ * Depthwise convolutions on planar int16 rows (the dsp_dwp variant): utvm_dwp_s8.
+ *
+ * The input is converted, four channels at a time and one band of output rows at a time, into
+ * planar rows of int16 values in planned scratch: row r of channel g of the group at
+ * scratch + (4 r + g) rs, padded with the input zero point (whose product is folded into the
+ * bias) so that no kernel tap needs a test. Two input words (4 channels at columns j, j + 1)
+ * give the four pair words (x_j, x_j+1) of the four planes with two PKH and four SXTB16 (in
+ * assembly with DSP: 22 instructions for 16 values). Then each output channel runs over its
+ * plane with its weights in registers, as int16 pairs in the order SMLAD reads them.
+ *
+ * Requantization: per output channel q = (bias, m, r, e), the weights and the bias scaled at
+ * compile time (ops/depthwise_conv2d.py, _dwp_constants) so that the output is
+ * sat8((SMMLAR(acc, m, r) [+ acc >> 31]) >> e) (UTVM_DWP_ROUND_NEG adds acc >> 31) or, with
+ * UTVM_DWP_TRUNC, sat8(SMMLA(acc, m, r) >> e) with the same e for every channel (passed as
+ * ``shift``, the SSAT's operand in assembly); both are TFLite's
+ * MultiplyByQuantizedMultiplier plus the output zero point, exactly.
+ *
+ * Weights per output channel and kernel row (kw taps, mh = kw / 2), int16 pairs (low, high):
+ * - horizontal stride 1 (two outputs j, j + 1 per step from the words A_k = (x_j+2k, x_j+2k+1)):
+ *   E_k = (w_2k, w_2k+1) for k < mh, then O_k = (w_2k-1, w_2k) for 1 <= k < mh + kw % 2;
+ *   output j takes E_k . A_k and, kw odd, the low half of A_mh times the high half of O_mh;
+ *   output j + 1 the high half of A_0 times the low half of E_0, O_k . A_k, and, kw even, the
+ *   low half of A_mh times the high half of E_mh-1 (kw = 1: one word (w_0, w_0));
+ * - stride 2 or more: E_k for k < mh, then, kw odd, T = (0, w_kw-1).
+ * With DSP, 3x3 windows (stride 1 or 2) run an assembly loop over the rows of a channel, two
+ * outputs per step (stride 1: 27 instructions for 18 multiply-accumulates with the layer's
+ * shift), when the clamp is the int8 range and no negative tie needs rounding; the rest is
+ * plain C.
+ *
+ * The geometry is given in strides so that a caller can swap rows and columns (a narrow,
+ * tall image runs along its columns): input row r, column c of channel k at
+ * x + r xrs + c xcs + k, output row i, column j of channel o at y + i yrs + j ycs + o.
+ * The scratch holds 4 * ((band - 1) * sh + (kh - 1) * dh + 1) * rs int16 (rs even, at least
+ * (ow - 1) * sw + kw + 1).
+ */
+#define UTVM_DWP_ROUND_NEG 1
+#define UTVM_DWP_TRUNC 2
+#define UTVM_DWP_AI static inline __attribute__((always_inline))
+#define UTVM_DWP_MAXW 64 /* weight words per channel (kh x words per kernel row) */
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define UTVM_DWP_UNROLL _Pragma("GCC unroll 16")
+#else
+#define UTVM_DWP_UNROLL
+#endif
+
+UTVM_DWP_AI int32_t utvm_dwp_ld(const int16_t* p) {
+  int32_t v;
+  __builtin_memcpy(&v, p, 4);
+  return v;
+}
+
+UTVM_DWP_AI void utvm_dwp_st(int16_t* p, int32_t v) { __builtin_memcpy(p, &v, 4); }
+
+#if defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32
+#define UTVM_DWP_SMLAD(a, b, c) __smlad((a), (b), (c))
+#define UTVM_DWP_SMLABT(a, b, c) __smlabt((a), (b), (c))
+#define UTVM_DWP_SMLATB(a, b, c) __smlatb((a), (b), (c))
+UTVM_DWP_AI int32_t utvm_dwp_smmlar(int32_t a, int32_t m, int32_t r) {
+  int32_t d;
+  __asm__("smmlar %0, %1, %2, %3" : "=r"(d) : "r"(a), "r"(m), "r"(r));
+  return d;
+}
+UTVM_DWP_AI int32_t utvm_dwp_smmla(int32_t a, int32_t m, int32_t r) {
+  int32_t d;
+  __asm__("smmla %0, %1, %2, %3" : "=r"(d) : "r"(a), "r"(m), "r"(r));
+  return d;
+}
+UTVM_DWP_AI int32_t utvm_dwp_pkhbt(int32_t a, int32_t b) {
+  int32_t d;
+  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+UTVM_DWP_AI int32_t utvm_dwp_pkhtb(int32_t a, int32_t b) {
+  int32_t d;
+  __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+#define UTVM_DWP_SXTB16(x) __sxtb16(x)
+#define UTVM_DWP_SXTB16_ROR8(x) utvm_sxtb16_ror8(x)
+#else
+#define UTVM_DWP_LO(a) ((int32_t)(int16_t)(uint16_t)(uint32_t)(a))
+#define UTVM_DWP_HI(a) ((int32_t)((a) >> 16))
+#define UTVM_DWP_SMLAD(a, b, c) \
+  ((int32_t)((uint32_t)(c) + (uint32_t)(UTVM_DWP_LO(a) * UTVM_DWP_LO(b)) + (uint32_t)(UTVM_DWP_HI(a) * UTVM_DWP_HI(b))))
+#define UTVM_DWP_SMLABT(a, b, c) ((int32_t)((uint32_t)(c) + (uint32_t)(UTVM_DWP_LO(a) * UTVM_DWP_HI(b))))
+#define UTVM_DWP_SMLATB(a, b, c) ((int32_t)((uint32_t)(c) + (uint32_t)(UTVM_DWP_HI(a) * UTVM_DWP_LO(b))))
+UTVM_DWP_AI int32_t utvm_dwp_smmlar(int32_t a, int32_t m, int32_t r) {
+  /* the high word of r * 2**32 + a * m + 2**31; the shift of a negative value is arithmetic */
+  return (int32_t)(((int64_t)a * m + (int64_t)r * 4294967296LL + 2147483648LL) >> 32);
+}
+UTVM_DWP_AI int32_t utvm_dwp_smmla(int32_t a, int32_t m, int32_t r) {
+  return (int32_t)(((int64_t)a * m + (int64_t)r * 4294967296LL) >> 32);
+}
+UTVM_DWP_AI int32_t utvm_dwp_pkhbt(int32_t a, int32_t b) {
+  return (int32_t)(((uint32_t)a & 0xFFFFu) | ((uint32_t)b << 16));
+}
+UTVM_DWP_AI int32_t utvm_dwp_pkhtb(int32_t a, int32_t b) {
+  return (int32_t)(((uint32_t)a & 0xFFFF0000u) | ((uint32_t)b >> 16));
+}
+UTVM_DWP_AI int32_t utvm_dwp_sxtb16(int32_t x) {
+  return (int32_t)(((uint32_t)UTVM_LANE_S8(x, 0) & 0xFFFFu) | ((uint32_t)UTVM_LANE_S8(x, 2) << 16));
+}
+#define UTVM_DWP_SXTB16(x) utvm_dwp_sxtb16(x)
+#define UTVM_DWP_SXTB16_ROR8(x) utvm_dwp_sxtb16((int32_t)((uint32_t)(x) >> 8))
+#endif
+
+/* the int8 output of a scaled accumulator: q = (scaled bias, m, r, e) of the channel */
+UTVM_DWP_AI int32_t utvm_dwp_rq(int32_t acc2, int32_t m, int32_t r, int32_t e, int32_t flags, int32_t lo,
+                                int32_t hi) {
+  int32_t t = (flags & UTVM_DWP_TRUNC) ? utvm_dwp_smmla(acc2, m, r) : utvm_dwp_smmlar(acc2, m, r);
+  if (flags & UTVM_DWP_ROUND_NEG) t += acc2 >> 31;
+  t = utvm_sat_s8(t >> e);
+  if (lo > -128) t = t < lo ? lo : t;
+  if (hi < 127) t = t > hi ? hi : t;
+  return t;
+}
+
+/* the pair words (x_a, x_b) of four channels from the input words xa, xb, into the four planes
+ * at dst (planes ps int16 apart) */
+UTVM_DWP_AI void utvm_dwp_pairs(int16_t* dst, int32_t ps, int32_t xa, int32_t xb) {
+  int32_t lo = utvm_dwp_pkhbt(xa, xb), hi = utvm_dwp_pkhtb(xb, xa);
+  utvm_dwp_st(dst, UTVM_DWP_SXTB16(lo));
+  utvm_dwp_st(dst + ps, UTVM_DWP_SXTB16_ROR8(lo));
+  utvm_dwp_st(dst + 2 * ps, UTVM_DWP_SXTB16(hi));
+  utvm_dwp_st(dst + 3 * ps, UTVM_DWP_SXTB16_ROR8(hi));
+}
+
+#if defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32 && defined(__OPTIMIZE__) && !defined(__PIC__)
+/* The assembly forms need the constants of the layer as immediates (inlined at -O1 and above)
+ * and at most ten registers besides ip and lr (a frame pointer may take one). */
+#define UTVM_DWP_ASM 1
+
+/* n steps of four columns (xcs bytes apart) of four channels: two pair words into each plane
+ * (rs2 bytes apart, 3 rs2 + 8 <= 1020); the input pointer moves by post-indexed loads when
+ * xcs < 256, else by one addition per step (4 xcs < 4096) */
+#define UTVM_DWP_CONV4_BODY                      \
+  "pkhbt %[l], %[x0], %[x1], lsl #16\n\t"        \
+  "pkhtb %[x1], %[x1], %[x0], asr #16\n\t"       \
+  "pkhbt %[x0], %[x2], %[x3], lsl #16\n\t"       \
+  "pkhtb %[x3], %[x3], %[x2], asr #16\n\t"       \
+  "sxtb16 ip, %[l]\n\t"                          \
+  "sxtb16 lr, %[x0]\n\t"                         \
+  "strd ip, lr, [%[d]], #8\n\t"                  \
+  "sxtb16 ip, %[l], ror #8\n\t"                  \
+  "sxtb16 lr, %[x0], ror #8\n\t"                 \
+  "strd ip, lr, [%[d], %[o1]]\n\t"               \
+  "sxtb16 ip, %[x1]\n\t"                         \
+  "sxtb16 lr, %[x3]\n\t"                         \
+  "strd ip, lr, [%[d], %[o2]]\n\t"               \
+  "sxtb16 ip, %[x1], ror #8\n\t"                 \
+  "sxtb16 lr, %[x3], ror #8\n\t"                 \
+  "strd ip, lr, [%[d], %[o3]]\n\t"               \
+  "subs %[n], %[n], #1\n\t"                      \
+  "bne 1b\n\t"
+#define UTVM_DWP_CONV4_OPERANDS                                                                            \
+  : [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2), [x3] "=&r"(x3), [l] "=&r"(l), [px] "+r"(px), [d] "+r"(d), \
+    [n] "+r"(n)                                                                                            \
+  : [c] "i"(xcs), [c2] "i"(2 * xcs), [c3] "i"(3 * xcs), [c4] "i"(4 * xcs), [o1] "i"(rs2 - 8),                \
+    [o2] "i"(2 * rs2 - 8), [o3] "i"(3 * rs2 - 8)                                                           \
+  : "cc", "memory", "ip", "lr"
+UTVM_DWP_AI void utvm_dwp_conv4(const int8_t* px, int16_t* d, int32_t n, int32_t xcs, int32_t rs2) {
+  int32_t x0, x1, x2, x3, l;
+  if (xcs < 256)
+    __asm__ volatile(
+        "1:\n\t"
+        "ldr %[x0], [%[px]], %[c]\n\t"
+        "ldr %[x1], [%[px]], %[c]\n\t"
+        "ldr %[x2], [%[px]], %[c]\n\t"
+        "ldr %[x3], [%[px]], %[c]\n\t" UTVM_DWP_CONV4_BODY UTVM_DWP_CONV4_OPERANDS);
+  else
+    __asm__ volatile(
+        "1:\n\t"
+        "ldr %[x0], [%[px]]\n\t"
+        "ldr %[x1], [%[px], %[c]]\n\t"
+        "ldr %[x2], [%[px], %[c2]]\n\t"
+        "ldr %[x3], [%[px], %[c3]]\n\t"
+        "add %[px], %[px], %[c4]\n\t" UTVM_DWP_CONV4_BODY UTVM_DWP_CONV4_OPERANDS);
+}
+
+/* 3x3 windows: all nb output rows of one channel, two outputs per step (a last odd one alone).
+ * ip and lr hold the input pair words; on the stack: bb = (2 bias, 2 bias), mrc = (m, r), e,
+ * steps = (plane and output advance at the end of a row), ny (output bytes of the pairs of a
+ * row), the row count and the end of the pairs of the current row. */
+#define UTVM_DWP_RQ_SHIFT2(SH)                   \
+  SH("%[a0]") SH("%[a1]")                        \
+  "strb %[a1], [%[y], %[c1]]\n\t"                \
+  "strb %[a0], [%[y]]\n\t"                       \
+  "add %[y], %[y], %[c2]\n\t"
+/* requantization of one accumulator A with (m, r) in ip, lr: the layer's shift as SSAT's
+ * operand (UTVM_DWP_TRUNC), or the channel's shift e read (the rounding form) */
+#define UTVM_DWP_SH_IMM(A)                       \
+  "smmla " A ", " A ", ip, lr\n\t"               \
+  "ssat " A ", #8, " A ", asr %[sh]\n\t"
+#define UTVM_DWP_SH_REG(A)                       \
+  "smmlar " A ", " A ", ip, lr\n\t"              \
+  "ldr ip, %[e]\n\t"                             \
+  "asr " A ", " A ", ip\n\t"                     \
+  "ldr ip, %[mrc]\n\t"                           \
+  "ssat " A ", #8, " A "\n\t"
+#define UTVM_DWP_RQ1(SH)                         \
+  "ldrd ip, lr, %[mrc]\n\t" SH("%[a0]")         \
+  "strb %[a0], [%[y]]\n\t"                       \
+  "add %[y], %[y], %[c1]\n\t"
+#define UTVM_DWP_ROW_START                       \
+  "0:\n\t"                                       \
+  "ldr ip, %[ny]\n\t"                            \
+  "add ip, %[y], ip\n\t"                         \
+  "str ip, %[yend]\n\t"
+#define UTVM_DWP_ROW_END                         \
+  "ldrd ip, lr, %[steps]\n\t"                    \
+  "add %[p], %[p], ip\n\t"                       \
+  "add %[y], %[y], lr\n\t"                       \
+  "ldr ip, %[rows]\n\t"                          \
+  "subs ip, ip, #1\n\t"                          \
+  "str ip, %[rows]\n\t"                          \
+  "bne 0b\n\t"
+#define UTVM_DWP_PAIR_END                        \
+  "ldr ip, %[yend]\n\t"                          \
+  "cmp %[y], ip\n\t"                             \
+  "bne 1b\n\t"
+
+/* stride 1: weights E, O of each kernel row; p at row 0 of the pair's first column */
+#define UTVM_DWP_S1_ROW(R, W0, W1)               \
+  "ldrd ip, lr, [%[p]" R "\n\t"                   \
+  "smlad %[a0], ip, " W0 ", %[a0]\n\t"           \
+  "smlatb %[a1], ip, " W0 ", %[a1]\n\t"          \
+  "smlabt %[a0], lr, " W1 ", %[a0]\n\t"          \
+  "smlad %[a1], lr, " W1 ", %[a1]\n\t"
+#define UTVM_DWP_S1_ONE(R, W0, W1)               \
+  "ldrd ip, lr, [%[p]" R "\n\t"                   \
+  "smlad %[a0], ip, " W0 ", %[a0]\n\t"           \
+  "smlabt %[a0], lr, " W1 ", %[a0]\n\t"
+#define UTVM_DWP_S1_PAIRS(SH)                                                                    \
+  "1:\n\t"                                                                                       \
+  "ldrd %[a0], %[a1], %[bb]\n\t"                                                                  \
+  UTVM_DWP_S1_ROW("], #4", "%[w0]", "%[w1]") UTVM_DWP_S1_ROW(", %[r1m4]]", "%[w2]", "%[w3]")      \
+  UTVM_DWP_S1_ROW(", %[r2m4]]", "%[w4]", "%[w5]")                                                \
+  "ldrd ip, lr, %[mrc]\n\t" UTVM_DWP_RQ_SHIFT2(SH) UTVM_DWP_PAIR_END
+#define UTVM_DWP_S1_TAIL(SH)                                                                     \
+  "ldr %[a0], %[bb]\n\t"                                                                          \
+  UTVM_DWP_S1_ONE("]", "%[w0]", "%[w1]") UTVM_DWP_S1_ONE(", %[r1]]", "%[w2]", "%[w3]")            \
+  UTVM_DWP_S1_ONE(", %[r2]]", "%[w4]", "%[w5]") UTVM_DWP_RQ1(SH)
+
+/* stride 2: weights E r0, (w02, w12), E r1, E r2, (0, w22); p at row 0 of the first column */
+#define UTVM_DWP_S2_ROW(R, R8, W0, W1, SEL)      \
+  "ldrd ip, lr, [%[p]" R "\n\t"                   \
+  "ldr %[d2], [%[p]" R8 "\n\t"                    \
+  "smlad %[a0], ip, " W0 ", %[a0]\n\t"           \
+  "smlad %[a1], lr, " W0 ", %[a1]\n\t"           \
+  "smlab" SEL " %[a0], lr, " W1 ", %[a0]\n\t"    \
+  "smlab" SEL " %[a1], %[d2], " W1 ", %[a1]\n\t"
+#define UTVM_DWP_S2_ONE(R, W0, W1, SEL)          \
+  "ldrd ip, lr, [%[p]" R "\n\t"                   \
+  "smlad %[a0], ip, " W0 ", %[a0]\n\t"           \
+  "smlab" SEL " %[a0], lr, " W1 ", %[a0]\n\t"
+#define UTVM_DWP_S2_PAIRS(SH)                                                                    \
+  "1:\n\t"                                                                                       \
+  "ldrd %[a0], %[a1], %[bb]\n\t"                                                                  \
+  UTVM_DWP_S2_ROW("], #8", "]", "%[w0]", "%[w1]", "b")                                            \
+  UTVM_DWP_S2_ROW(", %[r1m8]]", ", %[r1]]", "%[w2]", "%[w1]", "t")                               \
+  UTVM_DWP_S2_ROW(", %[r2m8]]", ", %[r2]]", "%[w3]", "%[w4]", "t")                               \
+  "ldrd ip, lr, %[mrc]\n\t" UTVM_DWP_RQ_SHIFT2(SH) UTVM_DWP_PAIR_END
+#define UTVM_DWP_S2_TAIL(SH)                                                                     \
+  "ldr %[a0], %[bb]\n\t"                                                                          \
+  UTVM_DWP_S2_ONE("]", "%[w0]", "%[w1]", "b") UTVM_DWP_S2_ONE(", %[r1]]", "%[w2]", "%[w1]", "t")  \
+  UTVM_DWP_S2_ONE(", %[r2]]", "%[w3]", "%[w4]", "t") UTVM_DWP_RQ1(SH)
+
+#define UTVM_DWP_OUTS                                                                                \
+  : [a0] "=&r"(a0), [a1] "=&r"(a1), [p] "+r"(p), [y] "+r"(y), [rows] "+m"(k.rows), [yend] "=m"(k.yend)
+#define UTVM_DWP_INS                                                                                 \
+  [bb] "m"(k.bb), [mrc] "m"(k.mrc), [e] "m"(k.e), [steps] "m"(k.steps), [ny] "m"(k.ny), [r1] "i"(rb), \
+      [r1m4] "i"(rb - 4), [r1m8] "i"(rb - 8), [r2] "i"(2 * rb), [r2m4] "i"(2 * rb - 4), [r2m8] "i"(2 * rb - 8), [c1] "i"(ycs), [c2] "i"(2 * ycs), [sh] "i"(sh)
+/* ten registers: a0, a1, p, y and six weights (stride 1) or five and d2 (stride 2) */
+#define UTVM_DWP_S1_OPERANDS                                                                         \
+  UTVM_DWP_OUTS : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4), [w5] "r"(w5), \
+                  UTVM_DWP_INS : "cc", "memory", "ip", "lr"
+#define UTVM_DWP_S2_OPERANDS                                                                         \
+  UTVM_DWP_OUTS, [d2] "=&r"(d2) : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4), \
+                                  UTVM_DWP_INS : "cc", "memory", "ip", "lr"
+
+typedef struct {
+  int32_t bb[2], mrc[2], steps[2], e, ny, rows, yend;
+} utvm_dwp_loop_t;
+
+/* one asm statement for the case of ow: pairs and a last output, the last output only, pairs */
+#define UTVM_DWP_CASES(PAIRS, TAIL, SH, OPERANDS)                                                 \
+  do {                                                                                             \
+    if ((ow & 1) && np)                                                                            \
+      __asm__ volatile(UTVM_DWP_ROW_START PAIRS(SH) TAIL(SH) UTVM_DWP_ROW_END OPERANDS);           \
+    else if (ow & 1)                                                                               \
+      __asm__ volatile("0:\n\t" TAIL(SH) UTVM_DWP_ROW_END OPERANDS);                               \
+    else                                                                                           \
+      __asm__ volatile(UTVM_DWP_ROW_START PAIRS(SH) UTVM_DWP_ROW_END OPERANDS);                    \
+  } while (0)
+
+/* sh: the layer's right shift as an immediate (1..31, UTVM_DWP_TRUNC), or 0: the channel's, read (k.e) */
+UTVM_DWP_AI void utvm_dwp3_asm(const int16_t* p, int8_t* y, const int32_t* wv, const int32_t* q, int32_t nb,
+                               int32_t ow, int32_t sw, int32_t rb, int32_t psh, int32_t yrs, int32_t ycs,
+                               int32_t sh) {
+  int32_t a0, a1, d2, w0 = wv[0], w1 = wv[1], w2 = wv[2], w3 = wv[3], w4 = wv[4], w5 = wv[5];
+  const int32_t np = ow / 2;
+  utvm_dwp_loop_t k;
+  k.bb[0] = k.bb[1] = q[0];
+  k.mrc[0] = q[1];
+  k.mrc[1] = q[2];
+  k.e = q[3];
+  k.rows = nb;
+  k.steps[0] = psh - 4 * sw * np;
+  k.steps[1] = yrs - ow * ycs;
+  k.ny = 2 * np * ycs;
+  k.yend = 0;
+  if (sw == 2) {
+    w1 = utvm_dwp_pkhtb(wv[3], wv[1]);
+    w3 = wv[4];
+    w4 = wv[5];
+    if (sh > 0)
+      UTVM_DWP_CASES(UTVM_DWP_S2_PAIRS, UTVM_DWP_S2_TAIL, UTVM_DWP_SH_IMM, UTVM_DWP_S2_OPERANDS);
+    else
+      UTVM_DWP_CASES(UTVM_DWP_S2_PAIRS, UTVM_DWP_S2_TAIL, UTVM_DWP_SH_REG, UTVM_DWP_S2_OPERANDS);
+  } else {
+    if (sh > 0)
+      UTVM_DWP_CASES(UTVM_DWP_S1_PAIRS, UTVM_DWP_S1_TAIL, UTVM_DWP_SH_IMM, UTVM_DWP_S1_OPERANDS);
+    else
+      UTVM_DWP_CASES(UTVM_DWP_S1_PAIRS, UTVM_DWP_S1_TAIL, UTVM_DWP_SH_REG, UTVM_DWP_S1_OPERANDS);
+  }
+  (void)d2;
+  (void)w5;
+}
+
+#endif
+
+/* the data pairs of one input row (four channels at xrow, columns xcs bytes apart) into the
+ * planes (dst: this row of plane 0, planes ps int16 apart): pairs k0..k1 - 1 of the padded row,
+ * with a first pair (zero point, x_0) when left is odd and a last pair (x_w-1, zero point)
+ * when left + w is odd; the pairs of padding only are written once (utvm_dwp_fill_cols) */
+UTVM_DWP_AI void utvm_dwp_row4(int16_t* dst, int32_t ps, const int8_t* xrow, int32_t w, int32_t xcs, int32_t left,
+                               int32_t zw) {
+  int32_t k = left / 2, k1 = (left + w) / 2;
+  const int8_t* px = xrow;
+  if (left & 1) {
+    utvm_dwp_pairs(dst + 2 * k, ps, zw, utvm_ldw_s8((int8_t*)px));
+    px += xcs;
+    ++k;
+  }
+#ifdef UTVM_DWP_ASM
+  if (xcs < 1024 && 3 * ps <= 506 && k1 - k >= 2) {
+    int32_t steps = (k1 - k) / 2;
+    utvm_dwp_conv4(px, dst + 2 * k, steps, xcs, 2 * ps);
+    k += 2 * steps;
+    px += 4 * steps * xcs;
+  }
+#endif
+  for (; k < k1; ++k, px += 2 * xcs) utvm_dwp_pairs(dst + 2 * k, ps, utvm_ldw_s8((int8_t*)px), utvm_ldw_s8((int8_t*)px + xcs));
+  if ((left + w) & 1) utvm_dwp_pairs(dst + 2 * k, ps, utvm_ldw_s8((int8_t*)px), zw);
+}
+
+/* columns [c0, c1) of nr rows of the gc planes set to the zero point */
+UTVM_DWP_AI void utvm_dwp_fill(int16_t* sc, int32_t rs, int32_t gc, int32_t nr, int32_t c0, int32_t c1, int32_t zx) {
+  int32_t zz = (int32_t)(((uint32_t)zx & 0xFFFFu) * 0x10001u);
+  int32_t r, g;
+  for (r = 0; r < nr; ++r)
+    for (g = 0; g < gc; ++g) {
+      int16_t* p = sc + (4 * r + g) * rs + c0;
+      int16_t* end = sc + (4 * r + g) * rs + c1;
+      for (; p < end; p += 2) utvm_dwp_st(p, zz);
+    }
+}
+
+/* the outputs of one channel over nb output rows in plain C (any window, strides) */
+UTVM_DWP_AI void utvm_dwp_chan_c(int8_t* yo, const int16_t* pl, const int32_t* wv, const int32_t* q, int32_t nb,
+                                 int32_t ow, int32_t yrs, int32_t ycs, int32_t kh, int32_t kw, int32_t sh,
+                                 int32_t sw, int32_t dh, int32_t rs, int32_t flags, int32_t lo, int32_t hi) {
+  const int32_t b2 = q[0], m = q[1], r0 = q[2], e = q[3], mh = kw / 2, odd = kw & 1;
+  const int32_t rw = sw == 1 ? (kw > 1 ? kw - 1 : 1) : (kw + 1) / 2; /* words per kernel row */
+  const int32_t sg = sw == 1 ? (kw > 1 ? 2 * mh - 1 : 0) : mh;       /* the word of the last odd tap */
+  const int32_t rstep = 4 * rs * dh;
+  int32_t i, j, r, k;
+  for (i = 0; i < nb; ++i) {
+    const int16_t* row = pl + 4 * rs * sh * i;
+    int8_t* yr = yo + i * yrs;
+    j = 0;
+    if (sw <= 2) {
+      for (; j + 1 < ow; j += 2) {
+        int32_t a0 = b2, a1 = b2;
+        UTVM_DWP_UNROLL for (r = 0; r < kh; ++r) {
+          const int16_t* p = row + r * rstep + j * sw;
+          const int32_t* wr = wv + r * rw;
+          if (sw == 1) {
+            a1 = UTVM_DWP_SMLATB(utvm_dwp_ld(p), wr[0], a1);
+            UTVM_DWP_UNROLL for (k = 0; k < mh; ++k) a0 = UTVM_DWP_SMLAD(utvm_dwp_ld(p + 2 * k), wr[k], a0);
+            for (k = 1; k < mh + odd; ++k) a1 = UTVM_DWP_SMLAD(utvm_dwp_ld(p + 2 * k), wr[mh + k - 1], a1);
+            if (odd) a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(p + 2 * mh), wr[sg], a0);
+            if (!odd) a1 = UTVM_DWP_SMLABT(utvm_dwp_ld(p + 2 * mh), wr[mh - 1], a1);
+          } else {
+            UTVM_DWP_UNROLL for (k = 0; k < mh; ++k) {
+              a0 = UTVM_DWP_SMLAD(utvm_dwp_ld(p + 2 * k), wr[k], a0);
+              a1 = UTVM_DWP_SMLAD(utvm_dwp_ld(p + 2 * k + 2), wr[k], a1);
+            }
+            if (odd) {
+              a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(p + 2 * mh), wr[sg], a0);
+              a1 = UTVM_DWP_SMLABT(utvm_dwp_ld(p + 2 * mh + 2), wr[sg], a1);
+            }
+          }
+        }
+        yr[j * ycs] = (int8_t)utvm_dwp_rq(a0, m, r0, e, flags, lo, hi);
+        yr[(j + 1) * ycs] = (int8_t)utvm_dwp_rq(a1, m, r0, e, flags, lo, hi);
+      }
+    }
+    for (; j < ow; ++j) {
+      int32_t a0 = b2;
+      UTVM_DWP_UNROLL for (r = 0; r < kh; ++r) {
+        const int16_t* p = row + r * rstep + j * sw;
+        const int32_t* wr = wv + r * rw;
+        UTVM_DWP_UNROLL for (k = 0; k < mh; ++k) a0 = UTVM_DWP_SMLAD(utvm_dwp_ld(p + 2 * k), wr[k], a0);
+        if (odd) a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(p + 2 * mh), wr[sg], a0);
+      }
+      yr[j * ycs] = (int8_t)utvm_dwp_rq(a0, m, r0, e, flags, lo, hi);
+    }
+  }
+}
+
+/* the layer (see above); returns 0 */
+UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* qv, int32_t h, int32_t w,
+                                int32_t cin, int32_t mult, int32_t oh, int32_t ow, int32_t xrs, int32_t xcs,
+                                int32_t yrs, int32_t ycs, int32_t kh, int32_t kw, int32_t sh, int32_t sw, int32_t dh,
+                                int32_t top, int32_t left, int32_t zx, int32_t band, int32_t rs, int32_t flags,
+                                int32_t lo, int32_t hi, int32_t shift) {
+  int8_t* y = (int8_t*)yv;
+  const int8_t* x = (const int8_t*)xv;
+  int16_t* sc = (int16_t*)scv;
+  const int32_t* wt = (const int32_t*)wtv;
+  const int32_t* q = (const int32_t*)qv;
+  const int32_t span = (kh - 1) * dh + 1, rows = (band - 1) * sh + span;
+  const int32_t rw = sw == 1 ? (kw > 1 ? kw - 1 : 1) : (kw + 1) / 2, nw = kh * rw;
+  const int32_t zw = (int32_t)(((uint32_t)zx & 0xFFu) * 0x01010101u);
+  const int32_t dataend = ((left + w + 1) / 2) * 2; /* first column of the padding-only pairs */
+  int32_t g0, i0, r, gi, mm, k;
+  (void)shift; /* the assembly's; the C form reads each channel's e */
+  /* the pairs of padding only, once */
+  utvm_dwp_fill(sc, rs, 4, rows, 0, (left / 2) * 2, zx);
+  utvm_dwp_fill(sc, rs, 4, rows, dataend, rs, zx);
+  if (band >= oh) { /* the rows of padding, once */
+    for (r = 0; r < rows; ++r)
+      if (r < top || r - top >= h) utvm_dwp_fill(sc + 4 * rs * r, rs, 4, 1, 0, rs, zx);
+  }
+  for (g0 = 0; g0 < cin; g0 += 4) {
+    const int32_t gc = cin - g0 < 4 ? cin - g0 : 4;
+    for (i0 = 0; i0 < oh; i0 += band) {
+      const int32_t nb = oh - i0 < band ? oh - i0 : band, nr = (nb - 1) * sh + span;
+      for (r = 0; r < nr; ++r) {
+        const int32_t ir = i0 * sh + r - top;
+        int16_t* dst = sc + 4 * rs * r;
+        if (ir < 0 || ir >= h) {
+          if (band < oh) utvm_dwp_fill(dst, rs, gc, 1, 0, rs, zx);
+        } else if (gc == 4) {
+          utvm_dwp_row4(dst, rs, x + ir * xrs + g0, w, xcs, left, zw);
+        } else {
+          int32_t g, c;
+          for (g = 0; g < gc; ++g)
+            for (c = (left / 2) * 2; c < dataend; ++c)
+              dst[g * rs + c] = (int16_t)(c < left || c >= left + w ? zx : x[ir * xrs + (c - left) * xcs + g0 + g]);
+        }
+      }
+      for (gi = 0; gi < gc; ++gi)
+        for (mm = 0; mm < mult; ++mm) {
+          const int32_t o = (g0 + gi) * mult + mm;
+          const int16_t* pl = sc + gi * rs;
+          int8_t* yo = y + i0 * yrs + o;
+          int32_t wv[UTVM_DWP_MAXW];
+          for (k = 0; k < nw; ++k) wv[k] = wt[o * nw + k];
+#ifdef UTVM_DWP_ASM
+          if (kh == 3 && kw == 3 && sw <= 2 && (flags & UTVM_DWP_ROUND_NEG) == 0 && lo == -128 && hi == 127 &&
+              16 * rs * dh <= 1020 && ycs <= 2047) {
+            utvm_dwp3_asm(pl, yo, wv, q + 4 * o, nb, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs, shift);
+            continue;
+          }
+#endif
+          utvm_dwp_chan_c(yo, pl, wv, q + 4 * o, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi);
+        }
+    }
+  }
+  return 0;
+}
+
 #endif /* UTVM_KERNELS_H_ */
