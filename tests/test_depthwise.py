@@ -27,7 +27,7 @@ from utvm.importer import load_model
 from utvm.lower import fixedpoint as fp
 from utvm.lower.requant import effective_scales
 from utvm.lower.target import Target
-from utvm.ops.depthwise_conv2d import DWP_ROUND_NEG, DWP_TRUNC, _dwp_constants
+from utvm.ops.depthwise_conv2d import DWP_ROUND_NEG, _dwp_constants
 from utvm.tune.log import write_log
 from utvm.tune.space import space
 from utvm.tune.workload import workload, workload_key
@@ -150,7 +150,8 @@ def test_requantization_equals_tflite(tmp_path: Path) -> None:
         consts = _dwp_constants(g, op)
         if consts is None:
             continue
-        seen.add(consts.flags)
+        seen |= {"layer shift" if e < 0 else "own shift" for e in consts.q[:, 4]}
+        seen |= {"rounds negative ties"} if consts.flags & DWP_ROUND_NEG else set()
         x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
         assert x.quant and w.quant and y.quant and w.data is not None
         cout = y.shape[3]
@@ -172,12 +173,13 @@ def test_requantization_equals_tflite(tmp_path: Path) -> None:
         q = consts.q.astype(np.int64)
         scaled = (acc + zx * wsum) * consts.scale + q[:, 0]  # sum(x w) scaled, plus the scaled folded bias
         assert np.all(np.abs(scaled) < 1 << 31)
-        high = (scaled * q[:, 1] + q[:, 2] * (1 << 32) + (0 if consts.flags & DWP_TRUNC else 1 << 31)) >> 32
+        layer = q[:, 4] < 0  # SMMLA and the layer's shift, else SMMLAR and the channel's
+        high = (scaled * q[:, 2] + q[:, 3] * (1 << 32) + np.where(layer, 0, 1 << 31)) >> 32
         if consts.flags & DWP_ROUND_NEG:
             high += scaled >> 31
-        got = np.clip(np.clip(high >> q[:, 3], -128, 127), consts.lo, consts.hi)
+        got = np.clip(np.clip(high >> np.abs(q[:, 4]), -128, 127), consts.lo, consts.hi)
         assert np.array_equal(got, want), seed
-    assert seen >= {DWP_TRUNC, DWP_ROUND_NEG}
+    assert seen == {"layer shift", "own shift", "rounds negative ties"}
 
 
 def test_variant_taken_where_it_applies(model: tuple[Path, DwCases], tmp_path: Path) -> None:

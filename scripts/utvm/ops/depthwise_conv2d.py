@@ -244,8 +244,8 @@ def _depthwise_dw4(op: Operator, q: QuantConv, out_hw: tuple[int, int], y_name: 
 DWP_MAX_WORDS = 64
 #: the largest right shift of its requantization (r = 2**(e-1) + zy * 2**e stays in int32)
 DWP_MAX_SHIFT = 23
-#: UTVM_DWP_ROUND_NEG, UTVM_DWP_TRUNC
-DWP_ROUND_NEG, DWP_TRUNC = 1, 2
+#: UTVM_DWP_ROUND_NEG, UTVM_DWP_MIXED
+DWP_ROUND_NEG, DWP_MIXED = 1, 2
 #: scratch bytes the default band stays within (when one output row fits)
 DWP_SCRATCH_BUDGET = 8192
 
@@ -315,8 +315,8 @@ def _dwp_geometry(g: Graph, op: Operator, orient: str) -> DwpGeometry | None:
 
 @dataclass(frozen=True)
 class DwpConstants:
-    """Per output channel (scaled bias, m, r, e) and the factor of its weights (see kernels.h),
-    the flags, the output clamp and the layer's shift (0: each channel's own)."""
+    """Per output channel (bias, bias, m, r, e) and the factor of its weights (see kernels.h),
+    the flags, the output clamp and the layer's shift (0: none)."""
 
     q: np.ndarray
     scale: np.ndarray
@@ -332,12 +332,14 @@ def _dwp_constants(g: Graph, op: Operator) -> DwpConstants | None:
     TFLite's output is floor((2 acc m + 2**31 + (r - n) 2**32) / 2**(32 + e)) with
     r = 2**(e-1) + zy 2**e (zy for e = 0) and n = 1 for negative ties (acc < 0), 0 otherwise;
     the weights and the bias are doubled (and scaled by a left shift), so that one SMMLAR gives
-    the numerator's high word. Without negative ties to round (the clamp starts at zy or above,
-    which clamps them to the same value), numerator and denominator are scaled by 2**d_c with
-    d_c = E - e_c for the largest shift E of the layer plus one: then the 2**31 is a multiple of
-    2**32 too, one SMMLA gives the high word and every channel shifts by E (SSAT's operand),
-    where the scaled weights stay within int16 (d_c <= 7 or so). Needs |scaled acc| < 2**31 and
-    shifts up to DWP_MAX_SHIFT, and shifts of at least 1 where negative ties must be rounded."""
+    the numerator's high word ("own" form, the channel's e). Without negative ties to round
+    (the clamp starts at zy or above, which clamps them to the same value), numerator and
+    denominator may be scaled by 2**d with d = E - e >= 1: the 2**31 becomes a multiple of
+    2**32, one SMMLA gives the high word with r' = 2**(d-1) + r 2**d, and the shift is the
+    layer's E (SSAT's operand; stored as e = -E). E is chosen to give that form to the most
+    channels (the scaled weights must stay within int16); the others keep their own
+    (UTVM_DWP_MIXED). Every form needs |scaled acc| < 2**31 and shifts up to DWP_MAX_SHIFT, the
+    own form with negative ties a shift of at least 1."""
     x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
     b = bias_of(g, op)
     assert x.quant is not None and w.quant is not None and y.quant is not None and w.data is not None
@@ -359,27 +361,27 @@ def _dwp_constants(g: Graph, op: Operator) -> DwpConstants | None:
     r = np.where(e > 0, np.left_shift(1, np.maximum(e - 1, 0)) + zy * np.left_shift(1, e), zy)
     base = np.left_shift(2, np.maximum(shifts, 0))
     wmax = np.abs(wdata).max(axis=0)
+
+    def fits(scale: np.ndarray, words: np.ndarray) -> np.ndarray:
+        return ((wmax * scale <= 32767) & (bound * scale < 1 << 31) & np.all(np.abs(words) < 1 << 31, axis=1)
+                & (np.abs(words[:, 4]) <= DWP_MAX_SHIFT))
+
+    own = np.stack([folded * base, folded * base, mults, r, e], axis=1)
+    own_ok = fits(base, own) & ((lo >= zy) | (e > 0))
+    best = (0, 0, own, base)
     if lo >= zy:
-        top = int(e.max()) + 1
-        d = top - e
-        consts = _dwp_fit(np.stack([folded * base << d, mults, np.left_shift(1, d - 1) + (r << d),
-                                    np.full(cout, top)], axis=1), base << d, wmax, bound, DWP_TRUNC, lo, hi, top)
-        if consts is not None:
-            return consts
-    flags = DWP_ROUND_NEG if lo < zy else 0
-    if flags and np.any(e == 0):
+        for top in sorted(set((e + 1).tolist())):
+            d = np.maximum(top - e, 1)
+            q = np.stack([folded * base << d, folded * base << d, mults, np.left_shift(1, d - 1) + (r << d),
+                          np.full(cout, -top)], axis=1)
+            ok = fits(base << d, q) & (e < top)
+            if ok.sum() > best[0] and np.all(ok | own_ok):
+                best = (int(ok.sum()), top, np.where(ok[:, None], q, own), np.where(ok, base << d, base))
+    count, top, q, scale = best
+    if not np.all((q[:, 4] < 0) | own_ok):
         return None
-    return _dwp_fit(np.stack([folded * base, mults, r, e], axis=1), base, wmax, bound, flags, lo, hi, 0)
-
-
-def _dwp_fit(q: np.ndarray, scale: np.ndarray, wmax: np.ndarray, bound: np.ndarray, flags: int, lo: int, hi: int,
-             shift: int) -> DwpConstants | None:
-    """The constants when the scaled weights fit int16, the scaled accumulators and q int32,
-    and the shifts DWP_MAX_SHIFT; else None."""
-    if (np.any(wmax * scale > 32767) or np.any(bound * scale >= 1 << 31) or np.any(q[:, 3] > DWP_MAX_SHIFT)
-            or np.any(np.abs(q) >= 1 << 31)):
-        return None
-    return DwpConstants(q.astype(np.int32), scale, flags, lo, hi, shift)
+    flags = (DWP_ROUND_NEG if lo < zy else 0) | (DWP_MIXED if 0 < count < cout else 0)
+    return DwpConstants(q.astype(np.int32), scale, flags, lo, hi, top)
 
 
 def _dwp_weights(w: np.ndarray, geo: DwpGeometry) -> np.ndarray:
@@ -416,11 +418,10 @@ def _dwp_orients(g: Graph, op: Operator) -> tuple[str, ...]:
 
 
 def _dwp_bands(geo: DwpGeometry) -> tuple[int, ...]:
-    """Output rows per band, the default first: enough rows that the input rows converted twice
-    (where bands overlap) are at most an eighth more, within DWP_SCRATCH_BUDGET; then all rows
-    (least conversion) and one row (least scratch)."""
-    overlap = max((geo.kh - 1) * geo.dh + 1 - geo.sh, 0)
-    band = min(geo.oh, max(1, -(-8 * overlap // geo.sh)))
+    """Output rows per band, the default first: as many as DWP_SCRATCH_BUDGET holds (the input
+    rows two bands share are converted twice), then all rows (least conversion) and one row
+    (least scratch)."""
+    band = geo.oh
     while band > 1 and 2 * geo.scratch_values(band) > DWP_SCRATCH_BUDGET:
         band -= 1
     return tuple(dict.fromkeys((band, geo.oh, 1)))
@@ -456,7 +457,7 @@ def _dwp(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
             KernelArg(te.placeholder((y.shape[3] * geo.kh * geo.row_words,), I32, name="w"),
                       constant=_dwp_weights(wdata, geo), role="w"),
-            KernelArg(te.placeholder((y.shape[3] * 4,), I32, name="q"), constant=consts.q.reshape(-1), role="q"),
+            KernelArg(te.placeholder((y.shape[3] * 5,), I32, name="q"), constant=consts.q.reshape(-1), role="q"),
             KernelArg(te.placeholder((geo.scratch_values(band),), "int16", name="planes"), role="planes",
                       scratch=True)]
     assert x.quant is not None

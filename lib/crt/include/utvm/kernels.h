@@ -584,7 +584,7 @@ static inline int32_t utvm_dot16_acc_s8(int32_t acc, int32_t* a, int32_t* b) {
  * (ow - 1) * sw + kw + 1).
  */
 #define UTVM_DWP_ROUND_NEG 1
-#define UTVM_DWP_TRUNC 2
+#define UTVM_DWP_MIXED 2
 #define UTVM_DWP_AI static inline __attribute__((always_inline))
 #define UTVM_DWP_MAXW 64 /* weight words per channel (kh x words per kernel row) */
 
@@ -655,12 +655,13 @@ UTVM_DWP_AI int32_t utvm_dwp_sxtb16(int32_t x) {
 #define UTVM_DWP_SXTB16_ROR8(x) utvm_dwp_sxtb16((int32_t)((uint32_t)(x) >> 8))
 #endif
 
-/* the int8 output of a scaled accumulator: q = (scaled bias, m, r, e) of the channel */
+/* the int8 output of a scaled accumulator with (m, r, e) of its channel: e < 0 is the layer's
+ * shift -e after SMMLA, e >= 0 the channel's own after SMMLAR */
 UTVM_DWP_AI int32_t utvm_dwp_rq(int32_t acc2, int32_t m, int32_t r, int32_t e, int32_t flags, int32_t lo,
                                 int32_t hi) {
-  int32_t t = (flags & UTVM_DWP_TRUNC) ? utvm_dwp_smmla(acc2, m, r) : utvm_dwp_smmlar(acc2, m, r);
+  int32_t t = e < 0 ? utvm_dwp_smmla(acc2, m, r) : utvm_dwp_smmlar(acc2, m, r);
   if (flags & UTVM_DWP_ROUND_NEG) t += acc2 >> 31;
-  t = utvm_sat_s8(t >> e);
+  t = utvm_sat_s8(t >> (e < 0 ? -e : e));
   if (lo > -128) t = t < lo ? lo : t;
   if (hi < 127) t = t > hi ? hi : t;
   return t;
@@ -681,9 +682,24 @@ UTVM_DWP_AI void utvm_dwp_pairs(int16_t* dst, int32_t ps, int32_t xa, int32_t xb
  * and at most ten registers besides ip and lr (a frame pointer may take one). */
 #define UTVM_DWP_ASM 1
 
-/* n steps of four columns (xcs bytes apart) of four channels: two pair words into each plane
- * (rs2 bytes apart, 3 rs2 + 8 <= 1020); the input pointer moves by post-indexed loads when
- * xcs < 256, else by one addition per step (4 xcs < 4096) */
+/* Pieces of the conversion of one input row (four channels, columns xcs bytes apart) into pair
+ * words of the four planes (rs2 bytes apart; 3 rs2 <= 1020): a pair of the input words A, B into
+ * the planes at d (d moves by 4); a pair with the zero point word z first or last; n steps of
+ * four columns (d moves by 8 per step, 22 instructions for 16 values); the input pointer moves
+ * by post-indexed loads when xcs < 256, else by additions (xcs < 1024). */
+#define UTVM_DWP_PAIR_STORE(A, B)                \
+  "pkhbt %[l], " A ", " B ", lsl #16\n\t"        \
+  "pkhtb " B ", " B ", " A ", asr #16\n\t"       \
+  "sxtb16 ip, %[l]\n\t"                          \
+  "str ip, [%[d]], #4\n\t"                       \
+  "sxtb16 ip, %[l], ror #8\n\t"                  \
+  "str ip, [%[d], #%c[rs2]-4]\n\t"               \
+  "sxtb16 ip, " B "\n\t"                         \
+  "str ip, [%[d], #2*%c[rs2]-4]\n\t"             \
+  "sxtb16 ip, " B ", ror #8\n\t"                 \
+  "str ip, [%[d], #3*%c[rs2]-4]\n\t"
+#define UTVM_DWP_LD(X) "ldr " X ", [%[px]], %[c]\n\t"
+#define UTVM_DWP_LD_FAR(X) "ldr " X ", [%[px]]\n\tadd %[px], %[px], %[c]\n\t"
 #define UTVM_DWP_CONV4_BODY                      \
   "pkhbt %[l], %[x0], %[x1], lsl #16\n\t"        \
   "pkhtb %[x1], %[x1], %[x0], asr #16\n\t"       \
@@ -694,69 +710,128 @@ UTVM_DWP_AI void utvm_dwp_pairs(int16_t* dst, int32_t ps, int32_t xa, int32_t xb
   "strd ip, lr, [%[d]], #8\n\t"                  \
   "sxtb16 ip, %[l], ror #8\n\t"                  \
   "sxtb16 lr, %[x0], ror #8\n\t"                 \
-  "strd ip, lr, [%[d], %[o1]]\n\t"               \
+  "strd ip, lr, [%[d], #%c[rs2]-8]\n\t"          \
   "sxtb16 ip, %[x1]\n\t"                         \
   "sxtb16 lr, %[x3]\n\t"                         \
-  "strd ip, lr, [%[d], %[o2]]\n\t"               \
+  "strd ip, lr, [%[d], #2*%c[rs2]-8]\n\t"        \
   "sxtb16 ip, %[x1], ror #8\n\t"                 \
   "sxtb16 lr, %[x3], ror #8\n\t"                 \
-  "strd ip, lr, [%[d], %[o3]]\n\t"               \
+  "strd ip, lr, [%[d], #3*%c[rs2]-8]\n\t"        \
   "subs %[n], %[n], #1\n\t"                      \
   "bne 1b\n\t"
-#define UTVM_DWP_CONV4_OPERANDS                                                                            \
-  : [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2), [x3] "=&r"(x3), [l] "=&r"(l), [px] "+r"(px), [d] "+r"(d), \
+#define UTVM_DWP_CONV_OPERANDS                                                                             \
+  : [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2), [x3] "=&r"(x3), [l] "=&r"(l), [px] "+r"(*px), [d] "+r"(*d), \
     [n] "+r"(n)                                                                                            \
-  : [c] "i"(xcs), [c2] "i"(2 * xcs), [c3] "i"(3 * xcs), [c4] "i"(4 * xcs), [o1] "i"(rs2 - 8),                \
-    [o2] "i"(2 * rs2 - 8), [o3] "i"(3 * rs2 - 8)                                                           \
+  : [c] "i"(xcs), [rs2] "i"(rs2), [z] "r"(z)                                                               \
   : "cc", "memory", "ip", "lr"
-UTVM_DWP_AI void utvm_dwp_conv4(const int8_t* px, int16_t* d, int32_t n, int32_t xcs, int32_t rs2) {
+
+/* kind: 0 a pair (z, x), 1 n steps, 2 a pair of two columns, 3 a pair (x, z) (*px stays) */
+UTVM_DWP_AI void utvm_dwp_conv(const int8_t** px, int16_t** d, int32_t kind, int32_t n, int32_t xcs, int32_t rs2,
+                               int32_t z) {
   int32_t x0, x1, x2, x3, l;
-  if (xcs < 256)
-    __asm__ volatile(
-        "1:\n\t"
-        "ldr %[x0], [%[px]], %[c]\n\t"
-        "ldr %[x1], [%[px]], %[c]\n\t"
-        "ldr %[x2], [%[px]], %[c]\n\t"
-        "ldr %[x3], [%[px]], %[c]\n\t" UTVM_DWP_CONV4_BODY UTVM_DWP_CONV4_OPERANDS);
+  if (kind == 0 && xcs < 256)
+    __asm__ volatile(UTVM_DWP_LD("%[x1]") UTVM_DWP_PAIR_STORE("%[z]", "%[x1]") UTVM_DWP_CONV_OPERANDS);
+  else if (kind == 0)
+    __asm__ volatile(UTVM_DWP_LD_FAR("%[x1]") UTVM_DWP_PAIR_STORE("%[z]", "%[x1]") UTVM_DWP_CONV_OPERANDS);
+  else if (kind == 1 && xcs < 256)
+    __asm__ volatile("1:\n\t" UTVM_DWP_LD("%[x0]") UTVM_DWP_LD("%[x1]") UTVM_DWP_LD("%[x2]") UTVM_DWP_LD("%[x3]")
+                         UTVM_DWP_CONV4_BODY UTVM_DWP_CONV_OPERANDS);
+  else if (kind == 1)
+    __asm__ volatile("1:\n\tldr %[x0], [%[px]]\n\tldr %[x1], [%[px], %[c]]\n\tldr %[x2], [%[px], #2*%c[c]]\n\t"
+                     "ldr %[x3], [%[px], #3*%c[c]]\n\tadd %[px], %[px], #4*%c[c]\n\t" UTVM_DWP_CONV4_BODY
+                         UTVM_DWP_CONV_OPERANDS);
+  else if (kind == 2 && xcs < 256)
+    __asm__ volatile(UTVM_DWP_LD("%[x0]") UTVM_DWP_LD("%[x1]") UTVM_DWP_PAIR_STORE("%[x0]", "%[x1]")
+                         UTVM_DWP_CONV_OPERANDS);
+  else if (kind == 2)
+    __asm__ volatile(UTVM_DWP_LD_FAR("%[x0]") UTVM_DWP_LD_FAR("%[x1]") UTVM_DWP_PAIR_STORE("%[x0]", "%[x1]")
+                         UTVM_DWP_CONV_OPERANDS);
   else
-    __asm__ volatile(
-        "1:\n\t"
-        "ldr %[x0], [%[px]]\n\t"
-        "ldr %[x1], [%[px], %[c]]\n\t"
-        "ldr %[x2], [%[px], %[c2]]\n\t"
-        "ldr %[x3], [%[px], %[c3]]\n\t"
-        "add %[px], %[px], %[c4]\n\t" UTVM_DWP_CONV4_BODY UTVM_DWP_CONV4_OPERANDS);
+    __asm__ volatile("ldr %[x0], [%[px]]\n\tmov %[x1], %[z]\n\t" UTVM_DWP_PAIR_STORE("%[x0]", "%[x1]")
+                         UTVM_DWP_CONV_OPERANDS);
+  (void)x2;
+  (void)x3;
 }
 
-/* 3x3 windows: all nb output rows of one channel, two outputs per step (a last odd one alone).
- * ip and lr hold the input pair words; on the stack: bb = (2 bias, 2 bias), mrc = (m, r), e,
- * steps = (plane and output advance at the end of a row), ny (output bytes of the pairs of a
- * row), the row count and the end of the pairs of the current row. */
-#define UTVM_DWP_RQ_SHIFT2(SH)                   \
-  SH("%[a0]") SH("%[a1]")                        \
-  "strb %[a1], [%[y], %[c1]]\n\t"                \
-  "strb %[a0], [%[y]]\n\t"                       \
-  "add %[y], %[y], %[c2]\n\t"
-/* requantization of one accumulator A with (m, r) in ip, lr: the layer's shift as SSAT's
- * operand (UTVM_DWP_TRUNC), or the channel's shift e read (the rounding form) */
+/* 3x3 windows: all nb output rows of one channel, two outputs per step (a last odd one alone),
+ * the steps of a row unrolled up to four, else two per loop iteration. ip and lr
+ * hold the input pair words; on the stack (utvm_dwp_loop_t): bb = (bias, bias), mr = (m, r), e,
+ * steps = (plane and output advance at the end of a row), ny (output bytes of the looped
+ * steps of a row), the row count and the end of the looped steps of the current row. */
+/* requantization of accumulator A with (m, r) in ip, lr: the layer's shift as SSAT's operand,
+ * or the channel's own shift e (read; lr is reloaded with r afterwards) */
 #define UTVM_DWP_SH_IMM(A)                       \
   "smmla " A ", " A ", ip, lr\n\t"               \
   "ssat " A ", #8, " A ", asr %[sh]\n\t"
 #define UTVM_DWP_SH_REG(A)                       \
   "smmlar " A ", " A ", ip, lr\n\t"              \
-  "ldr ip, %[e]\n\t"                             \
-  "asr " A ", " A ", ip\n\t"                     \
-  "ldr ip, %[mrc]\n\t"                           \
-  "ssat " A ", #8, " A "\n\t"
+  "ldr lr, %[e]\n\t"                             \
+  "asr " A ", " A ", lr\n\t"                     \
+  "ssat " A ", #8, " A "\n\t"                    \
+  "ldrd ip, lr, %[mr]\n\t"
+#define UTVM_DWP_RQ2(SH)                         \
+  "ldrd ip, lr, %[mr]\n\t"                       \
+  SH("%[a0]") SH("%[a1]")                        \
+  "strb %[a1], [%[y], %[c1]]\n\t"                \
+  "strb %[a0], [%[y]]\n\t"                       \
+  "add %[y], %[y], #2*%c[c1]\n\t"
 #define UTVM_DWP_RQ1(SH)                         \
-  "ldrd ip, lr, %[mrc]\n\t" SH("%[a0]")         \
+  "ldrd ip, lr, %[mr]\n\t" SH("%[a0]")           \
   "strb %[a0], [%[y]]\n\t"                       \
   "add %[y], %[y], %[c1]\n\t"
-#define UTVM_DWP_ROW_START                       \
-  "0:\n\t"                                       \
+
+/* stride 1: weights E, O of each kernel row; p at row 0 of the pair's first column */
+#define UTVM_DWP_S1_ROW(R, W0, W1)               \
+  "ldrd ip, lr, [%[p]" R "\n\t"                  \
+  "smlad %[a0], ip, " W0 ", %[a0]\n\t"           \
+  "smlatb %[a1], ip, " W0 ", %[a1]\n\t"          \
+  "smlabt %[a0], lr, " W1 ", %[a0]\n\t"          \
+  "smlad %[a1], lr, " W1 ", %[a1]\n\t"
+#define UTVM_DWP_S1_ONE(R, W0, W1)               \
+  "ldrd ip, lr, [%[p]" R "\n\t"                  \
+  "smlad %[a0], ip, " W0 ", %[a0]\n\t"           \
+  "smlabt %[a0], lr, " W1 ", %[a0]\n\t"
+#define UTVM_DWP_S1_PAIR(SH)                                                                      \
+  "ldrd %[a0], %[a1], %[bb]\n\t"                                                                  \
+  UTVM_DWP_S1_ROW("], #4", "%[w0]", "%[w1]") UTVM_DWP_S1_ROW(", #%c[r1]-4]", "%[w2]", "%[w3]")      \
+  UTVM_DWP_S1_ROW(", #2*%c[r1]-4]", "%[w4]", "%[w5]") UTVM_DWP_RQ2(SH)
+#define UTVM_DWP_S1_TAIL(SH)                                                                      \
+  "ldr %[a0], %[bb]\n\t"                                                                          \
+  UTVM_DWP_S1_ONE("]", "%[w0]", "%[w1]") UTVM_DWP_S1_ONE(", #%c[r1]]", "%[w2]", "%[w3]")            \
+  UTVM_DWP_S1_ONE(", #2*%c[r1]]", "%[w4]", "%[w5]") UTVM_DWP_RQ1(SH)
+
+/* stride 2: weights E r0, (w02, w12), E r1, E r2, (0, w22); p at row 0 of the first column */
+#define UTVM_DWP_S2_ROW(R, R8, W0, W1, SEL)      \
+  "ldrd ip, lr, [%[p]" R "\n\t"                  \
+  "ldr %[d2], [%[p]" R8 "\n\t"                   \
+  "smlad %[a0], ip, " W0 ", %[a0]\n\t"           \
+  "smlad %[a1], lr, " W0 ", %[a1]\n\t"           \
+  "smlab" SEL " %[a0], lr, " W1 ", %[a0]\n\t"    \
+  "smlab" SEL " %[a1], %[d2], " W1 ", %[a1]\n\t"
+#define UTVM_DWP_S2_ONE(R, W0, W1, SEL)          \
+  "ldrd ip, lr, [%[p]" R "\n\t"                  \
+  "smlad %[a0], ip, " W0 ", %[a0]\n\t"           \
+  "smlab" SEL " %[a0], lr, " W1 ", %[a0]\n\t"
+#define UTVM_DWP_S2_PAIR(SH)                                                                      \
+  "ldrd %[a0], %[a1], %[bb]\n\t"                                                                  \
+  UTVM_DWP_S2_ROW("], #8", "]", "%[w0]", "%[w1]", "b")                                            \
+  UTVM_DWP_S2_ROW(", #%c[r1]-8]", ", #%c[r1]]", "%[w2]", "%[w1]", "t")                                \
+  UTVM_DWP_S2_ROW(", #2*%c[r1]-8]", ", #2*%c[r1]]", "%[w3]", "%[w4]", "t") UTVM_DWP_RQ2(SH)
+#define UTVM_DWP_S2_TAIL(SH)                                                                      \
+  "ldr %[a0], %[bb]\n\t"                                                                          \
+  UTVM_DWP_S2_ONE("]", "%[w0]", "%[w1]", "b") UTVM_DWP_S2_ONE(", #%c[r1]]", "%[w2]", "%[w1]", "t")  \
+  UTVM_DWP_S2_ONE(", #2*%c[r1]]", "%[w3]", "%[w4]", "t") UTVM_DWP_RQ1(SH)
+
+/* the steps of a row: unrolled (written out, so that the compiler knows the asm's size), or a
+ * loop of two steps */
+#define UTVM_DWP_LOOP(PAIR)                      \
   "ldr ip, %[ny]\n\t"                            \
   "add ip, %[y], ip\n\t"                         \
-  "str ip, %[yend]\n\t"
+  "str ip, %[yend]\n\t"                          \
+  "1:\n\t" PAIR PAIR                             \
+  "ldr ip, %[yend]\n\t"                          \
+  "cmp %[y], ip\n\t"                             \
+  "bne 1b\n\t"
 #define UTVM_DWP_ROW_END                         \
   "ldrd ip, lr, %[steps]\n\t"                    \
   "add %[p], %[p], ip\n\t"                       \
@@ -765,62 +840,11 @@ UTVM_DWP_AI void utvm_dwp_conv4(const int8_t* px, int16_t* d, int32_t n, int32_t
   "subs ip, ip, #1\n\t"                          \
   "str ip, %[rows]\n\t"                          \
   "bne 0b\n\t"
-#define UTVM_DWP_PAIR_END                        \
-  "ldr ip, %[yend]\n\t"                          \
-  "cmp %[y], ip\n\t"                             \
-  "bne 1b\n\t"
 
-/* stride 1: weights E, O of each kernel row; p at row 0 of the pair's first column */
-#define UTVM_DWP_S1_ROW(R, W0, W1)               \
-  "ldrd ip, lr, [%[p]" R "\n\t"                   \
-  "smlad %[a0], ip, " W0 ", %[a0]\n\t"           \
-  "smlatb %[a1], ip, " W0 ", %[a1]\n\t"          \
-  "smlabt %[a0], lr, " W1 ", %[a0]\n\t"          \
-  "smlad %[a1], lr, " W1 ", %[a1]\n\t"
-#define UTVM_DWP_S1_ONE(R, W0, W1)               \
-  "ldrd ip, lr, [%[p]" R "\n\t"                   \
-  "smlad %[a0], ip, " W0 ", %[a0]\n\t"           \
-  "smlabt %[a0], lr, " W1 ", %[a0]\n\t"
-#define UTVM_DWP_S1_PAIRS(SH)                                                                    \
-  "1:\n\t"                                                                                       \
-  "ldrd %[a0], %[a1], %[bb]\n\t"                                                                  \
-  UTVM_DWP_S1_ROW("], #4", "%[w0]", "%[w1]") UTVM_DWP_S1_ROW(", %[r1m4]]", "%[w2]", "%[w3]")      \
-  UTVM_DWP_S1_ROW(", %[r2m4]]", "%[w4]", "%[w5]")                                                \
-  "ldrd ip, lr, %[mrc]\n\t" UTVM_DWP_RQ_SHIFT2(SH) UTVM_DWP_PAIR_END
-#define UTVM_DWP_S1_TAIL(SH)                                                                     \
-  "ldr %[a0], %[bb]\n\t"                                                                          \
-  UTVM_DWP_S1_ONE("]", "%[w0]", "%[w1]") UTVM_DWP_S1_ONE(", %[r1]]", "%[w2]", "%[w3]")            \
-  UTVM_DWP_S1_ONE(", %[r2]]", "%[w4]", "%[w5]") UTVM_DWP_RQ1(SH)
-
-/* stride 2: weights E r0, (w02, w12), E r1, E r2, (0, w22); p at row 0 of the first column */
-#define UTVM_DWP_S2_ROW(R, R8, W0, W1, SEL)      \
-  "ldrd ip, lr, [%[p]" R "\n\t"                   \
-  "ldr %[d2], [%[p]" R8 "\n\t"                    \
-  "smlad %[a0], ip, " W0 ", %[a0]\n\t"           \
-  "smlad %[a1], lr, " W0 ", %[a1]\n\t"           \
-  "smlab" SEL " %[a0], lr, " W1 ", %[a0]\n\t"    \
-  "smlab" SEL " %[a1], %[d2], " W1 ", %[a1]\n\t"
-#define UTVM_DWP_S2_ONE(R, W0, W1, SEL)          \
-  "ldrd ip, lr, [%[p]" R "\n\t"                   \
-  "smlad %[a0], ip, " W0 ", %[a0]\n\t"           \
-  "smlab" SEL " %[a0], lr, " W1 ", %[a0]\n\t"
-#define UTVM_DWP_S2_PAIRS(SH)                                                                    \
-  "1:\n\t"                                                                                       \
-  "ldrd %[a0], %[a1], %[bb]\n\t"                                                                  \
-  UTVM_DWP_S2_ROW("], #8", "]", "%[w0]", "%[w1]", "b")                                            \
-  UTVM_DWP_S2_ROW(", %[r1m8]]", ", %[r1]]", "%[w2]", "%[w1]", "t")                               \
-  UTVM_DWP_S2_ROW(", %[r2m8]]", ", %[r2]]", "%[w3]", "%[w4]", "t")                               \
-  "ldrd ip, lr, %[mrc]\n\t" UTVM_DWP_RQ_SHIFT2(SH) UTVM_DWP_PAIR_END
-#define UTVM_DWP_S2_TAIL(SH)                                                                     \
-  "ldr %[a0], %[bb]\n\t"                                                                          \
-  UTVM_DWP_S2_ONE("]", "%[w0]", "%[w1]", "b") UTVM_DWP_S2_ONE(", %[r1]]", "%[w2]", "%[w1]", "t")  \
-  UTVM_DWP_S2_ONE(", %[r2]]", "%[w3]", "%[w4]", "t") UTVM_DWP_RQ1(SH)
-
-#define UTVM_DWP_OUTS                                                                                \
-  : [a0] "=&r"(a0), [a1] "=&r"(a1), [p] "+r"(p), [y] "+r"(y), [rows] "+m"(k.rows), [yend] "=m"(k.yend)
+#define UTVM_DWP_OUTS : [a0] "=&r"(a0), [a1] "=&r"(a1), [p] "+r"(p), [y] "+r"(y), [rows] "+m"(kp->rows), [yend] "=m"(kp->yend)
 #define UTVM_DWP_INS                                                                                 \
-  [bb] "m"(k.bb), [mrc] "m"(k.mrc), [e] "m"(k.e), [steps] "m"(k.steps), [ny] "m"(k.ny), [r1] "i"(rb), \
-      [r1m4] "i"(rb - 4), [r1m8] "i"(rb - 8), [r2] "i"(2 * rb), [r2m4] "i"(2 * rb - 4), [r2m8] "i"(2 * rb - 8), [c1] "i"(ycs), [c2] "i"(2 * ycs), [sh] "i"(sh)
+  [bb] "m"(kp->bb), [mr] "m"(kp->mr), [e] "m"(kp->e), [steps] "m"(kp->steps), [ny] "m"(kp->ny),                \
+      [r1] "i"(rb), [c1] "i"(ycs), [sh] "i"(sh) UTVM_DWP_EXTRA
 /* ten registers: a0, a1, p, y and six weights (stride 1) or five and d2 (stride 2) */
 #define UTVM_DWP_S1_OPERANDS                                                                         \
   UTVM_DWP_OUTS : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4), [w5] "r"(w5), \
@@ -830,79 +854,141 @@ UTVM_DWP_AI void utvm_dwp_conv4(const int8_t* px, int16_t* d, int32_t n, int32_t
                                   UTVM_DWP_INS : "cc", "memory", "ip", "lr"
 
 typedef struct {
-  int32_t bb[2], mrc[2], steps[2], e, ny, rows, yend;
+  int32_t bb[2], mr[2], steps[2], e, ny, rows, yend;
 } utvm_dwp_loop_t;
 
-/* one asm statement for the case of ow: pairs and a last output, the last output only, pairs */
-#define UTVM_DWP_CASES(PAIRS, TAIL, SH, OPERANDS)                                                 \
-  do {                                                                                             \
-    if ((ow & 1) && np)                                                                            \
-      __asm__ volatile(UTVM_DWP_ROW_START PAIRS(SH) TAIL(SH) UTVM_DWP_ROW_END OPERANDS);           \
-    else if (ow & 1)                                                                               \
-      __asm__ volatile("0:\n\t" TAIL(SH) UTVM_DWP_ROW_END OPERANDS);                               \
-    else                                                                                           \
-      __asm__ volatile(UTVM_DWP_ROW_START PAIRS(SH) UTVM_DWP_ROW_END OPERANDS);                    \
+/* one asm statement for the shape of a row (ow, np = ow / 2 constants): its steps unrolled or
+ * looped (an odd count: one before the loop), then the last odd output */
+#define UTVM_DWP_ROW_ASM(STEPS, TAIL) __asm__ volatile("0:\n\t" STEPS TAIL UTVM_DWP_ROW_END OPERANDS)
+#define UTVM_DWP_ROW_TAILS(STEPS, ONE) \
+  do {                                 \
+    if (ow & 1)                        \
+      UTVM_DWP_ROW_ASM(STEPS, ONE);    \
+    else                               \
+      UTVM_DWP_ROW_ASM(STEPS, "");     \
+  } while (0)
+#define UTVM_DWP_ROWS(PAIR, ONE, SH)                                           \
+  do {                                                                       \
+    if (np == 0)                                                             \
+      UTVM_DWP_ROW_TAILS("", ONE(SH));                                       \
+    else if (np == 1)                                                        \
+      UTVM_DWP_ROW_TAILS(PAIR(SH), ONE(SH));                                 \
+    else if (np == 2)                                                        \
+      UTVM_DWP_ROW_TAILS(PAIR(SH) PAIR(SH), ONE(SH));                        \
+    else if (np == 3)                                                        \
+      UTVM_DWP_ROW_TAILS(PAIR(SH) PAIR(SH) PAIR(SH), ONE(SH));               \
+    else if (np == 4)                                                        \
+      UTVM_DWP_ROW_TAILS(PAIR(SH) PAIR(SH) PAIR(SH) PAIR(SH), ONE(SH));      \
+    else if (np & 1)                                                         \
+      UTVM_DWP_ROW_TAILS(PAIR(SH) UTVM_DWP_LOOP(PAIR(SH)), ONE(SH));         \
+    else                                                                     \
+      UTVM_DWP_ROW_TAILS(UTVM_DWP_LOOP(PAIR(SH)), ONE(SH));                  \
   } while (0)
 
-/* sh: the layer's right shift as an immediate (1..31, UTVM_DWP_TRUNC), or 0: the channel's, read (k.e) */
-UTVM_DWP_AI void utvm_dwp3_asm(const int16_t* p, int8_t* y, const int32_t* wv, const int32_t* q, int32_t nb,
-                               int32_t ow, int32_t sw, int32_t rb, int32_t psh, int32_t yrs, int32_t ycs,
-                               int32_t sh) {
+/* small planes: every row written out (nb rows of np <= 2 steps), no loop */
+#define UTVM_DWP_ROW_STEP "add %[p], %[p], %[pstep]\n\tadd %[y], %[y], %[ystep]\n\t"
+#define UTVM_DWP_UNROLLED(ROW)                                                                        \
+  do {                                                                                                \
+    if (nb == 1)                                                                                      \
+      __asm__ volatile(ROW OPERANDS);                                                                 \
+    else if (nb == 2)                                                                                 \
+      __asm__ volatile(ROW UTVM_DWP_ROW_STEP ROW OPERANDS);                                           \
+    else if (nb == 3)                                                                                 \
+      __asm__ volatile(ROW UTVM_DWP_ROW_STEP ROW UTVM_DWP_ROW_STEP ROW OPERANDS);                      \
+    else                                                                                              \
+      __asm__ volatile(ROW UTVM_DWP_ROW_STEP ROW UTVM_DWP_ROW_STEP ROW UTVM_DWP_ROW_STEP ROW OPERANDS); \
+  } while (0)
+#define UTVM_DWP_UNROLLED_ROWS(PAIR, ONE, SH)                         \
+  do {                                                              \
+    if (np == 0)                                                    \
+      UTVM_DWP_UNROLLED(ONE(SH));                                   \
+    else if (np == 1 && (ow & 1))                                   \
+      UTVM_DWP_UNROLLED(PAIR(SH) ONE(SH));                          \
+    else if (np == 1)                                               \
+      UTVM_DWP_UNROLLED(PAIR(SH));                                  \
+    else if (ow & 1)                                                \
+      UTVM_DWP_UNROLLED(PAIR(SH) PAIR(SH) ONE(SH));                 \
+    else                                                            \
+      UTVM_DWP_UNROLLED(PAIR(SH) PAIR(SH));                         \
+  } while (0)
+
+/* sh: the layer's right shift as an immediate (1..31: SMMLA), or 0: the channel's own (SMMLAR, k.e);
+ * q: (bias, bias, m, r, e) of the channel (e < 0: the layer's shift); k: the loop's constants
+ * (steps, ny) set by the caller; unrolled: nb is the layer's constant row count (one band) */
+UTVM_DWP_AI void utvm_dwp3_asm(const int16_t* p, int8_t* y, const int32_t* wv, const int32_t* q, utvm_dwp_loop_t* kp,
+                               int32_t nb, int32_t unrolled, int32_t ow, int32_t sw, int32_t rb, int32_t psh,
+                               int32_t yrs, int32_t ycs, int32_t sh) {
   int32_t a0, a1, d2, w0 = wv[0], w1 = wv[1], w2 = wv[2], w3 = wv[3], w4 = wv[4], w5 = wv[5];
-  const int32_t np = ow / 2;
-  utvm_dwp_loop_t k;
-  k.bb[0] = k.bb[1] = q[0];
-  k.mrc[0] = q[1];
-  k.mrc[1] = q[2];
-  k.e = q[3];
-  k.rows = nb;
-  k.steps[0] = psh - 4 * sw * np;
-  k.steps[1] = yrs - ow * ycs;
-  k.ny = 2 * np * ycs;
-  k.yend = 0;
+  const int32_t np = ow / 2, pstep = psh - 4 * sw * np, ystep = yrs - ow * ycs;
+  const int32_t small = unrolled && nb <= 4 && np <= 2 && nb * (np * 27 + (ow & 1) * 15) <= 170 && pstep < 4096 &&
+                        ystep < 4096 && ystep > -4096;
+  kp->bb[0] = q[0];
+  kp->bb[1] = q[1];
+  kp->mr[0] = q[2];
+  kp->mr[1] = q[3];
+  if (sh == 0) kp->e = q[4];
+  if (!small) kp->rows = nb;
+#define UTVM_DWP_EXTRA , [pstep] "i"(pstep), [ystep] "i"(ystep)
+#define OPERANDS UTVM_DWP_S2_OPERANDS
   if (sw == 2) {
     w1 = utvm_dwp_pkhtb(wv[3], wv[1]);
     w3 = wv[4];
     w4 = wv[5];
-    if (sh > 0)
-      UTVM_DWP_CASES(UTVM_DWP_S2_PAIRS, UTVM_DWP_S2_TAIL, UTVM_DWP_SH_IMM, UTVM_DWP_S2_OPERANDS);
+    if (small && sh > 0)
+      UTVM_DWP_UNROLLED_ROWS(UTVM_DWP_S2_PAIR, UTVM_DWP_S2_TAIL, UTVM_DWP_SH_IMM);
+    else if (small)
+      UTVM_DWP_UNROLLED_ROWS(UTVM_DWP_S2_PAIR, UTVM_DWP_S2_TAIL, UTVM_DWP_SH_REG);
+    else if (sh > 0)
+      UTVM_DWP_ROWS(UTVM_DWP_S2_PAIR, UTVM_DWP_S2_TAIL, UTVM_DWP_SH_IMM);
     else
-      UTVM_DWP_CASES(UTVM_DWP_S2_PAIRS, UTVM_DWP_S2_TAIL, UTVM_DWP_SH_REG, UTVM_DWP_S2_OPERANDS);
-  } else {
-    if (sh > 0)
-      UTVM_DWP_CASES(UTVM_DWP_S1_PAIRS, UTVM_DWP_S1_TAIL, UTVM_DWP_SH_IMM, UTVM_DWP_S1_OPERANDS);
-    else
-      UTVM_DWP_CASES(UTVM_DWP_S1_PAIRS, UTVM_DWP_S1_TAIL, UTVM_DWP_SH_REG, UTVM_DWP_S1_OPERANDS);
+      UTVM_DWP_ROWS(UTVM_DWP_S2_PAIR, UTVM_DWP_S2_TAIL, UTVM_DWP_SH_REG);
   }
+#undef OPERANDS
+#define OPERANDS UTVM_DWP_S1_OPERANDS
+  if (sw == 1) {
+    if (small && sh > 0)
+      UTVM_DWP_UNROLLED_ROWS(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL, UTVM_DWP_SH_IMM);
+    else if (small)
+      UTVM_DWP_UNROLLED_ROWS(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL, UTVM_DWP_SH_REG);
+    else if (sh > 0)
+      UTVM_DWP_ROWS(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL, UTVM_DWP_SH_IMM);
+    else
+      UTVM_DWP_ROWS(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL, UTVM_DWP_SH_REG);
+  }
+#undef OPERANDS
+#undef UTVM_DWP_EXTRA
   (void)d2;
   (void)w5;
 }
-
 #endif
 
 /* the data pairs of one input row (four channels at xrow, columns xcs bytes apart) into the
- * planes (dst: this row of plane 0, planes ps int16 apart): pairs k0..k1 - 1 of the padded row,
- * with a first pair (zero point, x_0) when left is odd and a last pair (x_w-1, zero point)
- * when left + w is odd; the pairs of padding only are written once (utvm_dwp_fill_cols) */
+ * planes (dst: this row of plane 0, planes ps int16 apart): pairs left / 2 .. (left + w) / 2 - 1
+ * of the padded row, with a first pair (zero point, x_0) when left is odd and a last pair
+ * (x_w-1, zero point) when left + w is odd; the pairs of padding only are written once */
 UTVM_DWP_AI void utvm_dwp_row4(int16_t* dst, int32_t ps, const int8_t* xrow, int32_t w, int32_t xcs, int32_t left,
                                int32_t zw) {
   int32_t k = left / 2, k1 = (left + w) / 2;
   const int8_t* px = xrow;
-  if (left & 1) {
-    utvm_dwp_pairs(dst + 2 * k, ps, zw, utvm_ldw_s8((int8_t*)px));
-    px += xcs;
-    ++k;
-  }
+  int16_t* d = dst + 2 * k;
 #ifdef UTVM_DWP_ASM
-  if (xcs < 1024 && 3 * ps <= 506 && k1 - k >= 2) {
-    int32_t steps = (k1 - k) / 2;
-    utvm_dwp_conv4(px, dst + 2 * k, steps, xcs, 2 * ps);
-    k += 2 * steps;
-    px += 4 * steps * xcs;
+  if (xcs < 1024 && 3 * ps <= 506) {
+    int32_t steps = (k1 - k - (left & 1)) / 2;
+    if (left & 1) utvm_dwp_conv(&px, &d, 0, 0, xcs, 2 * ps, zw);
+    if (steps) utvm_dwp_conv(&px, &d, 1, steps, xcs, 2 * ps, zw);
+    if ((k1 - k - (left & 1)) & 1) utvm_dwp_conv(&px, &d, 2, 0, xcs, 2 * ps, zw);
+    if ((left + w) & 1) utvm_dwp_conv(&px, &d, 3, 0, xcs, 2 * ps, zw);
+    return;
   }
 #endif
-  for (; k < k1; ++k, px += 2 * xcs) utvm_dwp_pairs(dst + 2 * k, ps, utvm_ldw_s8((int8_t*)px), utvm_ldw_s8((int8_t*)px + xcs));
-  if ((left + w) & 1) utvm_dwp_pairs(dst + 2 * k, ps, utvm_ldw_s8((int8_t*)px), zw);
+  if (left & 1) {
+    utvm_dwp_pairs(d, ps, zw, utvm_ldw_s8((int8_t*)px));
+    px += xcs;
+    d += 2;
+    ++k;
+  }
+  for (; k < k1; ++k, px += 2 * xcs, d += 2) utvm_dwp_pairs(d, ps, utvm_ldw_s8((int8_t*)px), utvm_ldw_s8((int8_t*)px + xcs));
+  if ((left + w) & 1) utvm_dwp_pairs(d, ps, utvm_ldw_s8((int8_t*)px), zw);
 }
 
 /* columns [c0, c1) of nr rows of the gc planes set to the zero point */
@@ -921,7 +1007,7 @@ UTVM_DWP_AI void utvm_dwp_fill(int16_t* sc, int32_t rs, int32_t gc, int32_t nr, 
 UTVM_DWP_AI void utvm_dwp_chan_c(int8_t* yo, const int16_t* pl, const int32_t* wv, const int32_t* q, int32_t nb,
                                  int32_t ow, int32_t yrs, int32_t ycs, int32_t kh, int32_t kw, int32_t sh,
                                  int32_t sw, int32_t dh, int32_t rs, int32_t flags, int32_t lo, int32_t hi) {
-  const int32_t b2 = q[0], m = q[1], r0 = q[2], e = q[3], mh = kw / 2, odd = kw & 1;
+  const int32_t b2 = q[0], m = q[2], r0 = q[3], e = q[4], mh = kw / 2, odd = kw & 1;
   const int32_t rw = sw == 1 ? (kw > 1 ? kw - 1 : 1) : (kw + 1) / 2; /* words per kernel row */
   const int32_t sg = sw == 1 ? (kw > 1 ? 2 * mh - 1 : 0) : mh;       /* the word of the last odd tap */
   const int32_t rstep = 4 * rs * dh;
@@ -985,8 +1071,14 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
   const int32_t rw = sw == 1 ? (kw > 1 ? kw - 1 : 1) : (kw + 1) / 2, nw = kh * rw;
   const int32_t zw = (int32_t)(((uint32_t)zx & 0xFFu) * 0x01010101u);
   const int32_t dataend = ((left + w + 1) / 2) * 2; /* first column of the padding-only pairs */
-  int32_t g0, i0, r, gi, mm, k;
-  (void)shift; /* the assembly's; the C form reads each channel's e */
+  int32_t g0, i0, r, gi, mm;
+#ifdef UTVM_DWP_ASM
+  utvm_dwp_loop_t k;
+  k.steps[0] = 8 * rs * sh - 4 * sw * (ow / 2);
+  k.steps[1] = yrs - ow * ycs;
+  k.ny = (ow / 4) * 4 * ycs;
+#endif
+  (void)shift; /* the assembly's immediate; the C form reads each channel's e */
   /* the pairs of padding only, once */
   utvm_dwp_fill(sc, rs, 4, rows, 0, (left / 2) * 2, zx);
   utvm_dwp_fill(sc, rs, 4, rows, dataend, rs, zx);
@@ -998,35 +1090,42 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
     const int32_t gc = cin - g0 < 4 ? cin - g0 : 4;
     for (i0 = 0; i0 < oh; i0 += band) {
       const int32_t nb = oh - i0 < band ? oh - i0 : band, nr = (nb - 1) * sh + span;
-      for (r = 0; r < nr; ++r) {
-        const int32_t ir = i0 * sh + r - top;
-        int16_t* dst = sc + 4 * rs * r;
-        if (ir < 0 || ir >= h) {
-          if (band < oh) utvm_dwp_fill(dst, rs, gc, 1, 0, rs, zx);
-        } else if (gc == 4) {
-          utvm_dwp_row4(dst, rs, x + ir * xrs + g0, w, xcs, left, zw);
+      /* scratch rows [r0, r1) hold input rows, the others padding */
+      const int32_t r0 = top > i0 * sh ? top - i0 * sh : 0, r1 = h + top - i0 * sh < nr ? h + top - i0 * sh : nr;
+      const int8_t* px = x + (i0 * sh + r0 - top) * xrs + g0;
+      int16_t* dst = sc + 4 * rs * r0;
+      if (band < oh)
+        for (r = 0; r < nr; ++r)
+          if (r < r0 || r >= r1) utvm_dwp_fill(sc + 4 * rs * r, rs, gc, 1, 0, rs, zx);
+      for (r = r0; r < r1; ++r, px += xrs, dst += 4 * rs) {
+        if (gc == 4) {
+          utvm_dwp_row4(dst, rs, px, w, xcs, left, zw);
         } else {
           int32_t g, c;
           for (g = 0; g < gc; ++g)
             for (c = (left / 2) * 2; c < dataend; ++c)
-              dst[g * rs + c] = (int16_t)(c < left || c >= left + w ? zx : x[ir * xrs + (c - left) * xcs + g0 + g]);
+              dst[g * rs + c] = (int16_t)(c < left || c >= left + w ? zx : px[(c - left) * xcs + g]);
         }
       }
       for (gi = 0; gi < gc; ++gi)
         for (mm = 0; mm < mult; ++mm) {
           const int32_t o = (g0 + gi) * mult + mm;
           const int16_t* pl = sc + gi * rs;
+          const int32_t* qo = q + 5 * o;
           int8_t* yo = y + i0 * yrs + o;
-          int32_t wv[UTVM_DWP_MAXW];
-          for (k = 0; k < nw; ++k) wv[k] = wt[o * nw + k];
 #ifdef UTVM_DWP_ASM
           if (kh == 3 && kw == 3 && sw <= 2 && (flags & UTVM_DWP_ROUND_NEG) == 0 && lo == -128 && hi == 127 &&
-              16 * rs * dh <= 1020 && ycs <= 2047) {
-            utvm_dwp3_asm(pl, yo, wv, q + 4 * o, nb, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs, shift);
+              16 * rs * dh <= 1020 && 8 * rs * sh <= 4095 && ycs <= 2047) {
+            if (shift > 0 && ((flags & UTVM_DWP_MIXED) == 0 || qo[4] < 0))
+              utvm_dwp3_asm(pl, yo, wt + o * nw, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs,
+                            shift);
+            else
+              utvm_dwp3_asm(pl, yo, wt + o * nw, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs,
+                            0);
             continue;
           }
 #endif
-          utvm_dwp_chan_c(yo, pl, wv, q + 4 * o, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi);
+          utvm_dwp_chan_c(yo, pl, wt + o * nw, qo, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi);
         }
     }
   }
