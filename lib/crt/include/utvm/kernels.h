@@ -929,33 +929,30 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t* p, int8_t* y, const int32_t* wv, c
   if (sh == 0) kp->e = q[4];
   if (!small) kp->rows = nb;
 #define UTVM_DWP_EXTRA , [pstep] "i"(pstep), [ystep] "i"(ystep)
+/* the rows unrolled or looped, the layer's shift or the channel's */
+#define UTVM_DWP_STRIDE(PAIR, TAIL)                            \
+  do {                                                         \
+    if (small && sh > 0)                                       \
+      UTVM_DWP_UNROLLED_ROWS(PAIR, TAIL, UTVM_DWP_SH_IMM);     \
+    else if (small)                                            \
+      UTVM_DWP_UNROLLED_ROWS(PAIR, TAIL, UTVM_DWP_SH_REG);     \
+    else if (sh > 0)                                           \
+      UTVM_DWP_ROWS(PAIR, TAIL, UTVM_DWP_SH_IMM);              \
+    else                                                       \
+      UTVM_DWP_ROWS(PAIR, TAIL, UTVM_DWP_SH_REG);              \
+  } while (0)
 #define OPERANDS UTVM_DWP_S2_OPERANDS
   if (sw == 2) {
     w1 = utvm_dwp_pkhtb(wv[3], wv[1]);
     w3 = wv[4];
     w4 = wv[5];
-    if (small && sh > 0)
-      UTVM_DWP_UNROLLED_ROWS(UTVM_DWP_S2_PAIR, UTVM_DWP_S2_TAIL, UTVM_DWP_SH_IMM);
-    else if (small)
-      UTVM_DWP_UNROLLED_ROWS(UTVM_DWP_S2_PAIR, UTVM_DWP_S2_TAIL, UTVM_DWP_SH_REG);
-    else if (sh > 0)
-      UTVM_DWP_ROWS(UTVM_DWP_S2_PAIR, UTVM_DWP_S2_TAIL, UTVM_DWP_SH_IMM);
-    else
-      UTVM_DWP_ROWS(UTVM_DWP_S2_PAIR, UTVM_DWP_S2_TAIL, UTVM_DWP_SH_REG);
+    UTVM_DWP_STRIDE(UTVM_DWP_S2_PAIR, UTVM_DWP_S2_TAIL);
   }
 #undef OPERANDS
 #define OPERANDS UTVM_DWP_S1_OPERANDS
-  if (sw == 1) {
-    if (small && sh > 0)
-      UTVM_DWP_UNROLLED_ROWS(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL, UTVM_DWP_SH_IMM);
-    else if (small)
-      UTVM_DWP_UNROLLED_ROWS(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL, UTVM_DWP_SH_REG);
-    else if (sh > 0)
-      UTVM_DWP_ROWS(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL, UTVM_DWP_SH_IMM);
-    else
-      UTVM_DWP_ROWS(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL, UTVM_DWP_SH_REG);
-  }
+  if (sw == 1) UTVM_DWP_STRIDE(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL);
 #undef OPERANDS
+#undef UTVM_DWP_STRIDE
 #undef UTVM_DWP_EXTRA
   (void)d2;
   (void)w5;
