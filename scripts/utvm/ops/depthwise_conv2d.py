@@ -8,12 +8,13 @@ o // depth_multiplier.
 Kernel variants, first that applies:
 - helium: 3x3 windows, multiplier 1, channels % 4 == 0 on Cortex-M52/M55/M85;
 - dsp_dwp: int8 on DSP CPUs (Cortex-M4/M7/M33), any multiplier, channel count, window and
-  stride, dilation along one axis at most: the input converted four channels at a time into
-  planar int16 rows in planned scratch (a band of output rows at a time), then each output
-  channel over its plane with its weights in registers as int16 pairs (utvm_dwp_s8 of
+  stride, dilation along one axis at most, requantization constants that fit (see
+  _dwp_constants): the input converted four channels at a time into planar int16 rows in
+  planned scratch (a band of output rows at a time), then each output channel over its plane
+  with its weights in registers as int16 pairs, two outputs per step (utvm_dwp_s8 of
   utvm/kernels.h; 3x3 windows of stride 1 or 2 in assembly). Knobs: ``orient`` (the output rows
   run along the image rows, or along its columns: a narrow tall image transposed) and ``band``
-  (output rows per conversion: fewer rows, less scratch, more rows converted twice);
+  (output rows per conversion: fewer rows, less scratch, more input rows converted twice);
 - dsp_dw4: multiplier 1, channels % 4 == 0: two taps per SMLAD, four channels per word;
 - generic: any multiplier, window, stride, dilation; int8 blocked by four channels, or float32.
 """
@@ -419,12 +420,13 @@ def _dwp_orients(g: Graph, op: Operator) -> tuple[str, ...]:
 
 def _dwp_bands(geo: DwpGeometry) -> tuple[int, ...]:
     """Output rows per band, the default first: as many as DWP_SCRATCH_BUDGET holds (the input
-    rows two bands share are converted twice), then all rows (least conversion) and one row
-    (least scratch)."""
+    rows that two bands share are converted twice), then one row (the least scratch, for
+    `utvm tune --max-ram`). More rows than the budget are not offered: they buy a few
+    conversions with kilobytes of pool."""
     band = geo.oh
     while band > 1 and 2 * geo.scratch_values(band) > DWP_SCRATCH_BUDGET:
         band -= 1
-    return tuple(dict.fromkeys((band, geo.oh, 1)))
+    return tuple(dict.fromkeys((band, 1)))
 
 
 def _dwp_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:

@@ -46,6 +46,9 @@
  *   words read from pa, pb, p (inside the assembly with DSP: the compiler cannot hoist the
  *   loads of all taps and run out of registers).
  *
+ * - utvm_dwp_s8(...): a whole depthwise convolution on planar int16 rows in scratch, one output
+ *   channel at a time with its weights in registers (the dsp_dwp variant; see its section).
+ *
  * - utvm_mac4_word_s8(acc, x, w), utvm_mac4_word_at_s8(acc, p, w): acc[c] += the dot product of
  *   the word x (or the four bytes at p, any alignment) with the weight word c at w, c = 0..3
  *   (a convolution with one input channel and four taps per kernel row).
