@@ -236,6 +236,59 @@ def test_every_configuration_is_bit_exact(board: str, tmp_path: Path) -> None:
         check_model(path, work, board, cases.inputs, tuning_log=log)
 
 
+def _pointwise(m: ModelBuilder, rng: np.random.Generator, name: str, x: int, shape: tuple[int, ...],
+               cout: int) -> int:
+    """A 1x1 CONV_2D with RELU after ``x`` of ``shape``."""
+    cin = shape[-1]
+    ws = rng.uniform(0.004, 0.02, cout)
+    w = m.add_tensor(f"{name}_w", (cout, 1, 1, cin), "int8", rng.integers(-127, 128, (cout, 1, 1, cin)), scale=ws)
+    b = m.add_tensor(f"{name}_b", (cout,), "int32", rng.integers(-500, 500, cout), scale=0.05 * ws)
+    y = m.add_tensor(f"{name}_y", (*shape[:-1], cout), "int8", scale=0.04, zero_point=-128)
+    m.add_operator("CONV_2D", [x, w, b], [y], {"padding": "SAME", "stride_w": 1, "stride_h": 1,
+                                               "dilation_w_factor": 1, "dilation_h_factor": 1,
+                                               "fused_activation_function": "RELU"})
+    return y
+
+
+def _conv_dw_conv(m: ModelBuilder, stride: int) -> tuple[list[int], list[int]]:
+    """1x1 CONV_2D (8 -> 12 channels), 3x3 DEPTHWISE_CONV_2D of ``stride``, 1x1 CONV_2D (-> 4)."""
+    rng = np.random.default_rng(40 + stride)
+    x = m.add_tensor(f"s{stride}_x", (1, 9, 7, 8), "int8", scale=0.05, zero_point=3)
+    h = _pointwise(m, rng, f"s{stride}_a", x, (1, 9, 7, 8), 12)
+    dws = rng.uniform(0.004, 0.02, 12)
+    dwt = m.add_tensor(f"s{stride}_dw", (1, 3, 3, 12), "int8", rng.integers(-127, 128, (1, 3, 3, 12)), scale=dws,
+                       quantized_dimension=3)
+    db = m.add_tensor(f"s{stride}_db", (12,), "int32", rng.integers(-500, 500, 12), scale=0.04 * dws)
+    out = (1, (9 + stride - 1) // stride, (7 + stride - 1) // stride, 12)
+    d = m.add_tensor(f"s{stride}_d", out, "int8", scale=0.05, zero_point=-128)
+    m.add_operator("DEPTHWISE_CONV_2D", [h, dwt, db], [d], {
+        "padding": "SAME", "stride_w": stride, "stride_h": stride, "dilation_w_factor": 1,
+        "dilation_h_factor": 1, "depth_multiplier": 1, "fused_activation_function": "RELU"})
+    return [x], [_pointwise(m, rng, f"s{stride}_b", d, out, 4)]
+
+
+@pytest.mark.parametrize("board", ["host", pytest.param("mps2/an386", marks=needs_qemu)])
+def test_output_over_its_input(board: str, tmp_path: Path) -> None:
+    """A stride-1 layer whose input dies at it writes its output over the input (its planes of
+    four channels are converted before their outputs are written): the plan gives both one
+    buffer; stride 2 keeps its own; both identical to TFLite Micro."""
+    from op_check import check_model, side_by_side
+
+    path = tmp_path / "inplace.tflite"
+    path.write_bytes(side_by_side([lambda m: _conv_dw_conv(m, 1), lambda m: _conv_dw_conv(m, 2)]))
+    result = compile_model(path, tmp_path / "mlf", CompileOptions(cpu="cortex-m4"))
+    plan = result.plan
+    for call in result.lowered.calls:
+        op = result.graph.ops[call.op_index]
+        if op.kind != "depthwise_conv2d":
+            continue
+        stride = op.attrs["strides"][0]
+        assert call.variant == "dsp_dwp" and call.inplace == (stride == 1)
+        over_input = [t for t in plan.tenants if t.name == op.outputs[0] and t.how == "inplace"]
+        assert bool(over_input) == (stride == 1) and all(t.target == op.inputs[0] for t in over_input), stride
+    check_model(path, tmp_path, board)
+
+
 def dw_layer_costs(path: Path, work: Path) -> list[tuple[str, float]]:
     """(operator, instructions per MAC) of every DEPTHWISE_CONV_2D of a model, each measured alone
     with its default configuration on mps2/an386 as `utvm tune` measures kernels."""

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from tvm import te, tirx
 
-from ..ir import Graph, Operator
+from ..ir import Graph, Operator, Tensor
 from ..lower import extern as ext
 from ..lower import fixedpoint as fp
 from ..lower import helium as mve
@@ -50,7 +50,17 @@ from ..lower.schedules import (
 )
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant, knob
-from .common import QuantConv, bias_of, check_bias, check_mac_types, check_window, conv_macs, quant_conv, requant16
+from .common import (
+    QuantConv,
+    bias_of,
+    check_bias,
+    check_mac_types,
+    check_window,
+    conv_macs,
+    io,
+    quant_conv,
+    requant16,
+)
 from .conv2d import float_output, from_tflite
 
 
@@ -418,22 +428,39 @@ def _dwp_orients(g: Graph, op: Operator) -> tuple[str, ...]:
     return tuple(sorted(usable, key=score, reverse=True))
 
 
-def _dwp_bands(geo: DwpGeometry) -> tuple[int, ...]:
-    """Output rows per band, the default first: as many as DWP_SCRATCH_BUDGET holds (the input
-    rows that two bands share are converted twice), then one row (the least scratch, for
-    `utvm tune --max-ram`). More rows than the budget are not offered: they buy a few
-    conversions with kilobytes of pool."""
+def _dwp_inplace(geo: DwpGeometry, x: Tensor, y: Tensor, mult: int) -> bool:
+    """The output may take the input's bytes (KernelDef.inplace): same shape (stride 1, SAME,
+    multiplier 1), one band (each group of four channels is converted whole before any of its
+    outputs is written; no other channel's input bytes are touched), when the planes of all rows
+    take less than the output and the planes of DWP_SCRATCH_BUDGET's band together."""
+    return (x.shape == y.shape and mult == 1
+            and 2 * geo.scratch_values(geo.oh) < y.nbytes + 2 * geo.scratch_values(_dwp_fit(geo, DWP_SCRATCH_BUDGET)))
+
+
+def _dwp_fit(geo: DwpGeometry, budget: int) -> int:
+    """The most output rows per band whose planes take at most ``budget`` bytes (at least one)."""
     band = geo.oh
-    while band > 1 and 2 * geo.scratch_values(band) > DWP_SCRATCH_BUDGET:
+    while band > 1 and 2 * geo.scratch_values(band) > budget:
         band -= 1
-    return tuple(dict.fromkeys((band, 1)))
+    return band
+
+
+def _dwp_bands(geo: DwpGeometry, inplace: bool) -> tuple[int, ...]:
+    """Output rows per band, the default first: all rows where the output can take the input's
+    bytes (see _dwp_inplace), else as many as DWP_SCRATCH_BUDGET holds (the input rows that two
+    bands share are converted twice); then, for `utvm tune --max-ram`, as many as a quarter of
+    it holds and one row. More rows than the budget are not offered: they buy a few conversions
+    with kilobytes of pool."""
+    default = geo.oh if inplace else _dwp_fit(geo, DWP_SCRATCH_BUDGET)
+    return tuple(dict.fromkeys((default, _dwp_fit(geo, DWP_SCRATCH_BUDGET // 4), 1)))
 
 
 def _dwp_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
     orients = _dwp_orients(g, op)
     geo = _dwp_geometry(g, op, orients[0])
     assert geo is not None
-    return {"orient": orients, "band": _dwp_bands(geo)}
+    x, y = io(g, op)
+    return {"orient": orients, "band": _dwp_bands(geo, _dwp_inplace(geo, x, y, op.attrs.get("depth_multiplier", 1)))}
 
 
 def _dwp(g: Graph, op: Operator, target: Target) -> KernelDef | None:
@@ -449,12 +476,13 @@ def _dwp(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     assert geo is not None
     if geo.kh * geo.row_words > DWP_MAX_WORDS:
         return None
-    bands = _dwp_bands(geo)
+    mult = op.attrs.get("depth_multiplier", 1)
+    inplace = _dwp_inplace(geo, x, y, mult)
+    bands = _dwp_bands(geo, inplace)
     band = min(max(int(knob(op, "band", bands[0])), 1), geo.oh)
     wdata = w.data.astype(np.int64)[0] * consts.scale
     if orient == "cols":
         wdata = wdata.transpose(1, 0, 2)
-    mult = op.attrs.get("depth_multiplier", 1)
     n, c = x.shape[0], x.shape[3]
     args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
             KernelArg(te.placeholder((y.shape[3] * geo.kh * geo.row_words,), I32, name="w"),
@@ -473,7 +501,9 @@ def _dwp(g: Graph, op: Operator, target: Target) -> KernelDef | None:
                              xb.access_ptr("r", offset=i * (x.size // n)), sb.access_ptr("w"), wb.access_ptr("r"),
                              qb.access_ptr("r"), *params) for i in range(n)])
 
-    return ext.extern(y, args, body)
+    kdef = ext.extern(y, args, body)
+    kdef.inplace = inplace and band >= geo.oh
+    return kdef
 
 
 def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
