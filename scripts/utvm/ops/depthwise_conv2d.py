@@ -50,17 +50,7 @@ from ..lower.schedules import (
 )
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant, knob
-from .common import (
-    QuantConv,
-    bias_of,
-    check_bias,
-    check_mac_types,
-    check_window,
-    conv_macs,
-    io,
-    quant_conv,
-    requant16,
-)
+from .common import QuantConv, bias_of, check_bias, check_mac_types, check_window, conv_macs, quant_conv, requant16
 from .conv2d import float_output, from_tflite
 
 
@@ -459,7 +449,7 @@ def _dwp_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, .
     orients = _dwp_orients(g, op)
     geo = _dwp_geometry(g, op, orients[0])
     assert geo is not None
-    x, y = io(g, op)
+    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
     return {"orient": orients, "band": _dwp_bands(geo, _dwp_inplace(geo, x, y, op.attrs.get("depth_multiplier", 1)))}
 
 
