@@ -250,16 +250,19 @@ def _pointwise(m: ModelBuilder, rng: np.random.Generator, name: str, x: int, sha
     return y
 
 
-def _conv_dw_conv(m: ModelBuilder, stride: int) -> tuple[list[int], list[int]]:
-    """1x1 CONV_2D (8 -> 12 channels), 3x3 DEPTHWISE_CONV_2D of ``stride``, 1x1 CONV_2D (-> 4)."""
+def _conv_dw_conv(m: ModelBuilder, stride: int, size: tuple[int, int, int, int] = (9, 7, 8, 12)
+                  ) -> tuple[list[int], list[int]]:
+    """1x1 CONV_2D (h x w x c -> e channels), 3x3 DEPTHWISE_CONV_2D of ``stride``, 1x1 CONV_2D
+    (-> 4); ``size``: (h, w, c, e)."""
     rng = np.random.default_rng(40 + stride)
-    x = m.add_tensor(f"s{stride}_x", (1, 9, 7, 8), "int8", scale=0.05, zero_point=3)
-    h = _pointwise(m, rng, f"s{stride}_a", x, (1, 9, 7, 8), 12)
-    dws = rng.uniform(0.004, 0.02, 12)
-    dwt = m.add_tensor(f"s{stride}_dw", (1, 3, 3, 12), "int8", rng.integers(-127, 128, (1, 3, 3, 12)), scale=dws,
+    h0, w0, c, e = size
+    x = m.add_tensor(f"s{stride}_x", (1, h0, w0, c), "int8", scale=0.05, zero_point=3)
+    h = _pointwise(m, rng, f"s{stride}_a", x, (1, h0, w0, c), e)
+    dws = rng.uniform(0.004, 0.02, e)
+    dwt = m.add_tensor(f"s{stride}_dw", (1, 3, 3, e), "int8", rng.integers(-127, 128, (1, 3, 3, e)), scale=dws,
                        quantized_dimension=3)
-    db = m.add_tensor(f"s{stride}_db", (12,), "int32", rng.integers(-500, 500, 12), scale=0.04 * dws)
-    out = (1, (9 + stride - 1) // stride, (7 + stride - 1) // stride, 12)
+    db = m.add_tensor(f"s{stride}_db", (e,), "int32", rng.integers(-500, 500, e), scale=0.04 * dws)
+    out = (1, (h0 + stride - 1) // stride, (w0 + stride - 1) // stride, e)
     d = m.add_tensor(f"s{stride}_d", out, "int8", scale=0.05, zero_point=-128)
     m.add_operator("DEPTHWISE_CONV_2D", [h, dwt, db], [d], {
         "padding": "SAME", "stride_w": stride, "stride_h": stride, "dilation_w_factor": 1,
@@ -287,6 +290,28 @@ def test_output_over_its_input(board: str, tmp_path: Path) -> None:
         over_input = [t for t in plan.tenants if t.name == op.outputs[0] and t.how == "inplace"]
         assert bool(over_input) == (stride == 1) and all(t.target == op.inputs[0] for t in over_input), stride
     check_model(path, tmp_path, board)
+
+
+def test_planes_shrink_where_they_set_the_pool(tmp_path: Path) -> None:
+    """A stride-2 layer at the peak (its input the largest tensor, as in MobileNet blocks): the
+    compiler gives it a band whose planes take at most a quarter of the scratch budget, so the
+    pool grows by that much at most, not by the default's planes; identical to TFLite Micro."""
+    from op_check import check_model, side_by_side
+    from utvm.ops.depthwise_conv2d import DWP_SCRATCH_BUDGET, _dwp_bands, _dwp_geometry
+
+    path = tmp_path / "peak.tflite"
+    path.write_bytes(side_by_side([lambda m: _conv_dw_conv(m, 2, (32, 32, 8, 32))]))
+    result = compile_model(path, tmp_path / "mlf", CompileOptions(cpu="cortex-m4"))
+    call = next(c for c in result.lowered.calls if c.variant == "dsp_dwp")
+    op = result.graph.ops[call.op_index]
+    geo = _dwp_geometry(result.graph, op, op.attrs["config"]["orient"])
+    assert geo is not None
+    default = _dwp_bands(geo, False)[0]
+    assert op.attrs["config"]["band"] < default
+    x, d = result.graph.tensors[op.inputs[0]], result.graph.tensors[op.outputs[0]]
+    assert result.plan.pool_size <= x.nbytes + d.nbytes + DWP_SCRATCH_BUDGET // 4 + 16
+    assert 2 * geo.scratch_values(default) > DWP_SCRATCH_BUDGET // 2  # the default would have cost more
+    check_model(path, tmp_path, "host")
 
 
 def dw_layer_costs(path: Path, work: Path) -> list[tuple[str, float]]:

@@ -453,6 +453,22 @@ def _dwp_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, .
     return {"orient": orients, "band": _dwp_bands(geo, _dwp_inplace(geo, x, y, op.attrs.get("depth_multiplier", 1)))}
 
 
+def _dwp_fit_scratch(g: Graph, op: Operator, target: Target, room: int) -> dict[str, Any] | None:
+    """For a layer whose planes set the pool (a stride-2 layer at the peak of a MobileNet-style
+    network): the most output rows per band whose planes take at most ``room`` bytes, or, when
+    not even one row fits, those of a quarter of DWP_SCRATCH_BUDGET (a little more pool, much
+    less than the default's, at a few more conversions)."""
+    if _dwp(g, op, target) is None:
+        return None
+    orient = _dwp_orients(g, op)[0]
+    geo = _dwp_geometry(g, op, orient)
+    assert geo is not None
+    band = _dwp_fit(geo, room - 16)  # the planner rounds buffers up to 16 bytes
+    if 2 * geo.scratch_values(band) > room - 16:
+        band = _dwp_fit(geo, DWP_SCRATCH_BUDGET // 4)
+    return {"variant": "dsp_dwp", "orient": orient, "band": band}
+
+
 def _dwp(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
     if not (target.dsp and x.dtype == "int8" and y.dtype == "int8" and w.data is not None):
@@ -558,5 +574,6 @@ OPS = (
                   "reference_ops::DepthwiseConv (float32)",
         fuses_activation=True,
         macs=conv_macs,
+        fit_scratch=_dwp_fit_scratch,
     ),
 )
