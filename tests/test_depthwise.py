@@ -209,6 +209,35 @@ def test_matches_tflite_micro_on_cortex_m4(model: tuple[Path, DwCases], tmp_path
     assert_kernels_warning_free(tmp_path, "mps2/an386")
 
 
+FLAG_SETS = [["-O2", "-fno-omit-frame-pointer"], ["-Os", "-fno-omit-frame-pointer"], ["-O3"], ["-Og"], ["-O1"], ["-O0"],
+             ["-O2", "-fPIC"], ["-O2", "-mcpu=cortex-m7"], ["-O2", "-mcpu=cortex-m33"]]
+
+
+def test_kernels_compile_with_other_options(tmp_path: Path) -> None:
+    """The assembly loops keep within the registers a frame pointer or a PIC register leave (at
+    most ten operands besides ip and lr): the generated C of the fixed layers compiles
+    warning-free for Cortex-M4 (M7, M33) at every optimization level, with a frame pointer and
+    position-independent."""
+    import shutil
+    import subprocess
+
+    from op_check import side_by_side
+
+    if shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("arm-none-eabi-gcc is not installed")
+    path = tmp_path / "fixed.tflite"
+    path.write_bytes(side_by_side(_cases(FIXED, range(0)).cases))
+    mlf = compile_model(path, tmp_path / "mlf", CompileOptions(cpu="cortex-m4")).mlf_dir
+    for flags in FLAG_SETS:
+        cpu = [] if any(f.startswith("-mcpu") for f in flags) else ["-mcpu=cortex-m4"]
+        for src in sorted((mlf / "codegen" / "host" / "src").glob("*.c")):
+            proc = subprocess.run(["arm-none-eabi-gcc", *cpu, *flags, "-mthumb", "-std=c99", "-Wall", "-Wextra",
+                                   "-Werror", "-c", f"-I{mlf / 'codegen' / 'host' / 'include'}",
+                                   f"-I{mlf / 'runtime' / 'include'}", str(src), "-o", str(tmp_path / "k.o")],
+                                  capture_output=True, text=True)
+            assert proc.returncode == 0, f"{src.name} {flags}: {proc.stderr[:2000]}"
+
+
 @pytest.mark.parametrize("board", ["host", pytest.param("mps2/an386", marks=needs_qemu)])
 def test_every_configuration_is_bit_exact(board: str, tmp_path: Path) -> None:
     """Each orientation and band of a few layers (through a tuning log): identical to TFLite

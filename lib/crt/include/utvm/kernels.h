@@ -803,27 +803,29 @@ UTVM_DWP_AI void utvm_dwp_conv(const int8_t** px, int16_t** d, int32_t kind, int
   UTVM_DWP_S1_ONE("]", "%[w0]", "%[w1]") UTVM_DWP_S1_ONE(", #%c[r1]]", "%[w2]", "%[w3]")            \
   UTVM_DWP_S1_ONE(", #2*%c[r1]]", "%[w4]", "%[w5]") UTVM_DWP_RQ1(SH)
 
-/* stride 2: weights E r0, (w02, w12), E r1, E r2, (0, w22); p at row 0 of the first column */
-#define UTVM_DWP_S2_ROW(R, R8, W0, W1, SEL)      \
+/* stride 2: weights E r0, (w02, w12), E r1, E r2, (0, w22) and the bias in registers; p at row 0
+ * of the first column; A0, A1 into ip, lr, then A2 into ip; the first row accumulates on the
+ * bias (ACC0, ACC1 = %[b]) */
+#define UTVM_DWP_S2_ROW(R, R8, W0, W1, SEL, ACC0, ACC1) \
   "ldrd ip, lr, [%[p]" R "\n\t"                  \
-  "ldr %[d2], [%[p]" R8 "\n\t"                   \
-  "smlad %[a0], ip, " W0 ", %[a0]\n\t"           \
-  "smlad %[a1], lr, " W0 ", %[a1]\n\t"           \
+  "smlad %[a0], ip, " W0 ", " ACC0 "\n\t"        \
+  "smlad %[a1], lr, " W0 ", " ACC1 "\n\t"        \
   "smlab" SEL " %[a0], lr, " W1 ", %[a0]\n\t"    \
-  "smlab" SEL " %[a1], %[d2], " W1 ", %[a1]\n\t"
-#define UTVM_DWP_S2_ONE(R, W0, W1, SEL)          \
+  "ldr ip, [%[p]" R8 "\n\t"                      \
+  "smlab" SEL " %[a1], ip, " W1 ", %[a1]\n\t"
+#define UTVM_DWP_S2_ONE(R, W0, W1, SEL, ACC0)    \
   "ldrd ip, lr, [%[p]" R "\n\t"                  \
-  "smlad %[a0], ip, " W0 ", %[a0]\n\t"           \
+  "smlad %[a0], ip, " W0 ", " ACC0 "\n\t"        \
   "smlab" SEL " %[a0], lr, " W1 ", %[a0]\n\t"
 #define UTVM_DWP_S2_PAIR(SH)                                                                      \
-  "ldrd %[a0], %[a1], %[bb]\n\t"                                                                  \
-  UTVM_DWP_S2_ROW("], #8", "]", "%[w0]", "%[w1]", "b")                                            \
-  UTVM_DWP_S2_ROW(", #%c[r1]-8]", ", #%c[r1]]", "%[w2]", "%[w1]", "t")                                \
-  UTVM_DWP_S2_ROW(", #2*%c[r1]-8]", ", #2*%c[r1]]", "%[w3]", "%[w4]", "t") UTVM_DWP_RQ2(SH)
+  UTVM_DWP_S2_ROW("], #8", "]", "%[w0]", "%[w1]", "b", "%[b]", "%[b]")                            \
+  UTVM_DWP_S2_ROW(", #%c[r1]-8]", ", #%c[r1]]", "%[w2]", "%[w1]", "t", "%[a0]", "%[a1]")          \
+  UTVM_DWP_S2_ROW(", #2*%c[r1]-8]", ", #2*%c[r1]]", "%[w3]", "%[w4]", "t", "%[a0]", "%[a1]")      \
+  UTVM_DWP_RQ2(SH)
 #define UTVM_DWP_S2_TAIL(SH)                                                                      \
-  "ldr %[a0], %[bb]\n\t"                                                                          \
-  UTVM_DWP_S2_ONE("]", "%[w0]", "%[w1]", "b") UTVM_DWP_S2_ONE(", #%c[r1]]", "%[w2]", "%[w1]", "t")  \
-  UTVM_DWP_S2_ONE(", #2*%c[r1]]", "%[w3]", "%[w4]", "t") UTVM_DWP_RQ1(SH)
+  UTVM_DWP_S2_ONE("]", "%[w0]", "%[w1]", "b", "%[b]")                                             \
+  UTVM_DWP_S2_ONE(", #%c[r1]]", "%[w2]", "%[w1]", "t", "%[a0]")                                   \
+  UTVM_DWP_S2_ONE(", #2*%c[r1]]", "%[w3]", "%[w4]", "t", "%[a0]") UTVM_DWP_RQ1(SH)
 
 /* the steps of a row: unrolled (written out, so that the compiler knows the asm's size), or a
  * loop of two steps */
@@ -848,12 +850,12 @@ UTVM_DWP_AI void utvm_dwp_conv(const int8_t** px, int16_t** d, int32_t kind, int
 #define UTVM_DWP_INS                                                                                 \
   [bb] "m"(kp->bb), [mr] "m"(kp->mr), [e] "m"(kp->e), [steps] "m"(kp->steps), [ny] "m"(kp->ny),                \
       [r1] "i"(rb), [c1] "i"(ycs), [sh] "i"(sh) UTVM_DWP_EXTRA
-/* ten registers: a0, a1, p, y and six weights (stride 1) or five and d2 (stride 2) */
+/* ten registers: a0, a1, p, y and six weights (stride 1) or five and the bias (stride 2) */
 #define UTVM_DWP_S1_OPERANDS                                                                         \
   UTVM_DWP_OUTS : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4), [w5] "r"(w5), \
                   UTVM_DWP_INS : "cc", "memory", "ip", "lr"
 #define UTVM_DWP_S2_OPERANDS                                                                         \
-  UTVM_DWP_OUTS, [d2] "=&r"(d2) : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4), \
+  UTVM_DWP_OUTS : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4), [b] "r"(q[0]),   \
                                   UTVM_DWP_INS : "cc", "memory", "ip", "lr"
 
 typedef struct {
@@ -921,7 +923,7 @@ typedef struct {
 UTVM_DWP_AI void utvm_dwp3_asm(const int16_t* p, int8_t* y, const int32_t* wv, const int32_t* q, utvm_dwp_loop_t* kp,
                                int32_t nb, int32_t unrolled, int32_t ow, int32_t sw, int32_t rb, int32_t psh,
                                int32_t yrs, int32_t ycs, int32_t sh) {
-  int32_t a0, a1, d2, w0 = wv[0], w1 = wv[1], w2 = wv[2], w3 = wv[3], w4 = wv[4], w5 = wv[5];
+  int32_t a0, a1, w0 = wv[0], w1 = wv[1], w2 = wv[2], w3 = wv[3], w4 = wv[4], w5 = wv[5];
   const int32_t np = ow / 2, pstep = psh - 4 * sw * np, ystep = yrs - ow * ycs;
   const int32_t small = unrolled && nb <= 4 && np <= 2 && nb * (np * 27 + (ow & 1) * 15) <= 170 && pstep < 4096 &&
                         ystep < 4096 && ystep > -4096;
@@ -957,7 +959,6 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t* p, int8_t* y, const int32_t* wv, c
 #undef OPERANDS
 #undef UTVM_DWP_STRIDE
 #undef UTVM_DWP_EXTRA
-  (void)d2;
   (void)w5;
 }
 #endif
