@@ -772,16 +772,23 @@ UTVM_DWP_AI void utvm_dwp_conv(const int8_t** px, int16_t** d, int32_t kind, int
   "asr " A ", " A ", lr\n\t"                     \
   "ssat " A ", #8, " A "\n\t"                    \
   "ldrd ip, lr, %[mr]\n\t"
+/* the stores and the output pointer's advance: post-indexed when it fits 8 bits (the
+ * assembler decides, .if on the constant) */
+#define UTVM_DWP_STORE_ADVANCE(A, STEP)                                  \
+  ".if " STEP " <= 255\n\t"                                              \
+  "strb " A ", [%[y]], #" STEP "\n\t"                                     \
+  ".else\n\t"                                                             \
+  "strb " A ", [%[y]]\n\t"                                                \
+  "add %[y], %[y], #" STEP "\n\t"                                         \
+  ".endif\n\t"
 #define UTVM_DWP_RQ2(SH)                         \
   "ldrd ip, lr, %[mr]\n\t"                       \
   SH("%[a0]") SH("%[a1]")                        \
   "strb %[a1], [%[y], %[c1]]\n\t"                \
-  "strb %[a0], [%[y]]\n\t"                       \
-  "add %[y], %[y], #2*%c[c1]\n\t"
+  UTVM_DWP_STORE_ADVANCE("%[a0]", "2*%c[c1]")
 #define UTVM_DWP_RQ1(SH)                         \
   "ldrd ip, lr, %[mr]\n\t" SH("%[a0]")           \
-  "strb %[a0], [%[y]]\n\t"                       \
-  "add %[y], %[y], %[c1]\n\t"
+  UTVM_DWP_STORE_ADVANCE("%[a0]", "%c[c1]")
 
 /* stride 1: weights E, O of each kernel row; p at row 0 of the pair's first column */
 #define UTVM_DWP_S1_ROW(R, W0, W1)               \
