@@ -561,12 +561,13 @@ static inline int32_t utvm_dot16_acc_s8(int32_t acc, int32_t* a, int32_t* b) {
  * assembly with DSP: 22 instructions for 16 values). Then each output channel runs over its
  * plane with its weights in registers, as int16 pairs in the order SMLAD reads them.
  *
- * Requantization: per output channel q = (bias, m, r, e), the weights and the bias scaled at
- * compile time (ops/depthwise_conv2d.py, _dwp_constants) so that the output is
- * sat8((SMMLAR(acc, m, r) [+ acc >> 31]) >> e) (UTVM_DWP_ROUND_NEG adds acc >> 31) or, with
- * UTVM_DWP_TRUNC, sat8(SMMLA(acc, m, r) >> e) with the same e for every channel (passed as
- * ``shift``, the SSAT's operand in assembly); both are TFLite's
- * MultiplyByQuantizedMultiplier plus the output zero point, exactly.
+ * Requantization: per output channel q = (bias, bias, m, r, e), the weights and the bias scaled
+ * at compile time (ops/depthwise_conv2d.py, _dwp_constants) so that the output is
+ * sat8(SMMLA(acc, m, r) >> -e) for e < 0 (-e is then the layer's ``shift``, SSAT's operand in
+ * assembly) or sat8((SMMLAR(acc, m, r) [+ acc >> 31]) >> e) for e >= 0 (the channel's own shift;
+ * UTVM_DWP_ROUND_NEG adds acc >> 31; UTVM_DWP_MIXED: the layer has channels of both forms);
+ * both are TFLite's MultiplyByQuantizedMultiplier plus the output zero point, exactly. The
+ * accumulator starts at the bias (2 acc < 2**31 by the bound known at compile time).
  *
  * Weights per output channel and kernel row (kw taps, mh = kw / 2), int16 pairs (low, high):
  * - horizontal stride 1 (two outputs j, j + 1 per step from the words A_k = (x_j+2k, x_j+2k+1)):
@@ -576,8 +577,9 @@ static inline int32_t utvm_dot16_acc_s8(int32_t acc, int32_t* a, int32_t* b) {
  *   low half of A_mh times the high half of E_mh-1 (kw = 1: one word (w_0, w_0));
  * - stride 2 or more: E_k for k < mh, then, kw odd, T = (0, w_kw-1).
  * With DSP, 3x3 windows (stride 1 or 2) run an assembly loop over the rows of a channel, two
- * outputs per step (stride 1: 27 instructions for 18 multiply-accumulates with the layer's
- * shift), when the clamp is the int8 range and no negative tie needs rounding; the rest is
+ * outputs per step (24 instructions for 18 multiply-accumulates and their requantization with
+ * the layer's shift; short rows and small planes unrolled, longer ones two steps per loop
+ * iteration), when the clamp is the int8 range and no negative tie needs rounding; the rest is
  * plain C.
  *
  * The geometry is given in strides so that a caller can swap rows and columns (a narrow,
