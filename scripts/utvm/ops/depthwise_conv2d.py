@@ -292,7 +292,7 @@ class DwpGeometry:
     def fast(self) -> bool:
         """The assembly loop applies (3x3, stride 1 or 2, offsets within LDRD's and STRB's reach)."""
         return (self.kh == self.kw == 3 and self.sw <= 2 and 16 * self.rs * self.dh <= 1020
-                and self.ycs <= 2047)
+                and 8 * self.rs * self.sh <= 4095 and self.ycs <= 2047)
 
 
 def _dwp_geometry(g: Graph, op: Operator, orient: str) -> DwpGeometry | None:
@@ -478,7 +478,8 @@ def _dwp(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     if not orients or consts is None:
         return None
     orient = knob(op, "orient", orients[0])
-    geo = _dwp_geometry(g, op, orient if orient in orients else orients[0])
+    orient = orient if orient in orients else orients[0]
+    geo = _dwp_geometry(g, op, orient)
     assert geo is not None
     if geo.kh * geo.row_words > DWP_MAX_WORDS:
         return None
