@@ -14,9 +14,10 @@ import pytest
 
 from op_check import check_model, on_boards, side_by_side
 from tflite_builder import ModelBuilder
-from utvm.compiler import CompileOptions, compile_model
+from utvm.compiler import CompileOptions, CompileResult, compile_model
 from utvm.ops import all_ops
 from utvm.ops.depthwise_conv2d import shift_margin
+from utvm.run.runner import RunReport
 
 #: (height, width, channels, kernel, stride, padding, dilation, depth multiplier)
 SHAPES = [
@@ -105,17 +106,28 @@ def test_margin_keeps_written_rows_below_the_rows_still_read() -> None:
     assert margin((1, 3, 10, 16), (1, 1, 8, 16), 1, 0) is None
 
 
+def _generic_run(model: Path, tmp_path: Path) -> tuple[CompileResult, RunReport]:
+    """Compiled for the Cortex-M3 (the generic kernels; constants for the host) and run on the
+    host against TFLite Micro."""
+    from utvm.run.runner import run_compiled
+
+    work = tmp_path / "m3"
+    work.mkdir(exist_ok=True)
+    result = compile_model(model, work / "mlf", CompileOptions(cpu="cortex-m3", constants_target="host"))
+    return result, run_compiled(model, result, "host", work)
+
+
 def test_depthwise_runs_in_place_and_the_pool_shrinks(tmp_path: Path) -> None:
     model = _model(tmp_path)
-    result = compile_model(model, tmp_path / "mlf", CompileOptions())
+    result, report = _generic_run(model, tmp_path)
     plan = result.plan
     assert plan.check() == []
+    assert {c.variant for c in result.lowered.calls if "depthwise" in c.op_name} == {"generic"}
     shifted = [t for t in plan.tenants if t.how == "shifted"]
     assert {t.name for t in shifted} == {f"b{i}_e" for i in range(len(SHAPES))}
     largest = max(result.graph.tensors[t.target].nbytes + result.graph.tensors[t.name].nbytes for t in shifted)
     assert plan.pool_size < largest  # below the largest depthwise layer's input + output
-    report = check_model(model, tmp_path)
-    assert report.workspace_bytes == plan.pool_size
+    assert report.outputs_match_reference and report.workspace_bytes == plan.pool_size
 
 
 def test_a_margin_too_small_changes_the_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -128,9 +140,7 @@ def test_a_margin_too_small_changes_the_outputs(tmp_path: Path, monkeypatch: pyt
         return None if right is None else right - g.tensors[op.outputs[0]].shape[2] * g.tensors[op.outputs[0]].shape[3]
 
     monkeypatch.setitem(all_ops(), "depthwise_conv2d", dataclasses.replace(opdef, shift_margin=short))
-    from utvm.run.runner import run_model
-
-    report = run_model(_model(tmp_path, n=1), "host", workdir=tmp_path / "w")
+    _, report = _generic_run(_model(tmp_path, n=1), tmp_path)
     assert not report.outputs_match_reference
 
 
@@ -162,7 +172,8 @@ def test_int16_depthwise_in_place_on_the_boards(tmp_path: Path, board: str) -> N
 
 @on_boards
 def test_depthwise_in_place_on_the_boards(tmp_path: Path, board: str) -> None:
-    """dsp_dw4 on the Cortex-M4, helium (3x3) and generic on the Cortex-M55, I/O in the pool."""
+    """Helium (3x3) and generic on the Cortex-M55 shifted; dsp_dwp / dsp_dw4 on the Cortex-M4
+    (in place where dsp_dwp converts the whole input first), I/O in the pool."""
     model = _model(tmp_path)
     report = check_model(model, tmp_path, board, io_in_pool=True)
     cpu = "cortex-m4" if board == "mps2/an386" else "cortex-m55"
@@ -170,6 +181,6 @@ def test_depthwise_in_place_on_the_boards(tmp_path: Path, board: str) -> None:
     variants = {result.graph.ops[c.op_index].kind: set() for c in result.lowered.calls}
     for c in result.lowered.calls:
         variants[result.graph.ops[c.op_index].kind].add(c.variant)
-    assert variants["depthwise_conv2d"] & {"dsp_dw4", "helium"}
-    assert any(t.how == "shifted" for t in result.plan.tenants)
+    assert variants["depthwise_conv2d"] & {"dsp_dwp", "helium"}
+    assert any(t.how in ("shifted", "inplace") for t in result.plan.tenants)
     assert report.workspace_bytes == result.plan.pool_size

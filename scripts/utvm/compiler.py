@@ -21,7 +21,7 @@ from .ir import Graph
 from .lower.lowering import Lowered, lower_graph
 from .package.mlf import called_functions, external_layout, metadata, write_mlf, write_tar
 from .package.staticlib import build_static_lib
-from .plan.memory import MemoryPlan, plan_memory
+from .plan.memory import MemoryPlan, plan_memory, step_heights
 from .plan.patches import PatchPlan, choose_patches
 
 
@@ -202,6 +202,31 @@ def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = 
         raise internal(graph.name, exc) from exc
 
 
+def _fit_scratch(lowered: Lowered, plan: MemoryPlan, cpu: str | None) -> bool:
+    """Give a configuration with less scratch (``OpDef.fit_scratch``) to each operator without a
+    tuned configuration whose kernel's scratch raises the pool above what the other steps need;
+    True when some operator got one (the graph must be lowered and planned again)."""
+    from .lower.target import Target
+    from .ops import get
+
+    symbols = [c.symbol for c in lowered.calls]
+    heights, need = step_heights(plan, symbols), step_heights(plan, symbols, own=True)
+    changed = False
+    for step, call in enumerate(lowered.calls):
+        op = lowered.graph.ops[call.op_index]
+        opdef = get(op.kind)
+        if opdef is None or opdef.fit_scratch is None or op.attrs.get("config"):
+            continue
+        others = max([need[s] for s in need if s != step] + [heights[step]])
+        if need[step] <= others:
+            continue
+        config = opdef.fit_scratch(lowered.graph, op, Target.for_cpu(cpu), others - heights[step])
+        if config is not None:
+            op.attrs["config"] = config
+            changed = True
+    return changed
+
+
 def _compile_lowered(graph: Graph, out_dir: Path, options: CompileOptions, progress: Progress, start: float,
                      modules: list[Any], constants_target: str, patch_plan: PatchPlan | None) -> CompileResult:
     name = graph.name
@@ -211,6 +236,10 @@ def _compile_lowered(graph: Graph, out_dir: Path, options: CompileOptions, progr
         progress(f"{m.name}: {taken} of {len(lowered.calls)} operators offloaded")
     progress("planning memory")
     plan = plan_memory(lowered, options.io_in_pool, options.pools, options.reserved)
+    if _fit_scratch(lowered, plan, options.cpu):
+        progress("lowering again with less scratch where it set the pool")
+        lowered = lower_graph(graph, f"tvmgen_{name}", options.cpu, modules)
+        plan = plan_memory(lowered, options.io_in_pool, options.pools, options.reserved)
     problems = plan.check()
     if problems:
         raise UtvmError(f"internal error: invalid memory plan: {problems[0]}; {REPORT_HINT}")

@@ -5,8 +5,8 @@ fully_connected and add under utvm/ops) are TE extern operators: TIR loops over 
 or groups of four output pixels that call the vector helpers of ``utvm/kernels_mve.h`` (each
 helper does a whole inner loop with Helium instructions; plain C with the same results
 elsewhere). This module has what they share: the operand checks, the requantization constants
-stored as compactly as the generic kernels store them (:class:`MveRequant`), and the extern
-operator wrapper.
+stored as compactly as the generic kernels store them (:class:`MveRequant`); the extern
+operator wrapper is ``lower/extern.py``'s.
 
 The arithmetic is TFLite's (bias folded with the input zero point, per-channel
 MultiplyByQuantizedMultiplier, output zero point, activation clamp), bit-exact. The only
@@ -20,23 +20,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import tvm
 from tvm import te, tirx
 
 from ..ir import Graph, Operator, Tensor
 from . import fixedpoint as fp
-from .kerneldef import KernelArg, KernelDef
+from .extern import buffer, call, extern, name_root  # noqa: F401 (the Helium kernels' names)
+from .kerneldef import KernelArg
 from .requant import SHIFT_BITS, effective_scales  # SHIFT_BITS: UTVM_MVE_RQ_SHIFT_BITS
 from .target import Target
 
 I32 = "int32"
 #: output pixels per utvm_mve_gemm_s8 call (one int32 vector of results per channel)
 PIXELS = 4
-
-
-def buffer(t: te.Tensor, name: str) -> tirx.Buffer:
-    """A compact buffer at offset 0 (no byte_offset code in the kernel)."""
-    return tirx.decl_buffer(t.shape, t.dtype, name=name, elem_offset=0)
 
 
 def quant_ok(g: Graph, op: Operator) -> tuple[Tensor, Tensor, Tensor, Tensor | None] | None:
@@ -118,25 +113,3 @@ def mve_requant(x: Tensor, w: Tensor, y: Tensor, b: Tensor | None, wsum: np.ndar
     return MveRequant(args, int(mults[0]), 0, mode | RQ_SHIFT8)
 
 
-def name_root(sch: tvm.s_tir.Schedule) -> None:
-    """Name the extern operator's block "root", as the lowering expects of every kernel (the
-    block of a TE extern operator is the function's top block)."""
-    block = sch.get_sblock("out")
-    stmt = sch.get(block)
-    new = tvm.s_tir.SBlock(stmt.iter_vars, stmt.reads, stmt.writes, "root", stmt.body, stmt.init,
-                           stmt.alloc_buffers, stmt.match_buffers, stmt.annotations)
-    sch.state.replace(sch.get_sref(block), new, {stmt: new})
-
-
-def call(name: str, *args: tirx.PrimExpr | int) -> tirx.Stmt:
-    return tirx.Evaluate(tirx.call_extern(I32, name, *[tirx.const(a, I32) if isinstance(a, int) else a
-                                                       for a in args]))
-
-
-def extern(y: Tensor, args: list[KernelArg], body) -> KernelDef:  # type: ignore[no-untyped-def]
-    """The extern operator of ``body(ins, outs)`` over the placeholders of ``args`` (compact
-    buffers), with the kernel's block named root."""
-    ins = [a.placeholder for a in args]
-    out = te.extern(y.shape, ins, body, name="out", dtype="int8", in_buffers=[buffer(t, t.op.name) for t in ins],
-                    out_buffers=[tirx.decl_buffer(y.shape, "int8", name="y", elem_offset=0)])
-    return KernelDef(args, out, y.name, name_root)

@@ -29,3 +29,7 @@ class KernelDef:
     output: te.Tensor
     output_tensor: str
     schedule: Callable[[tvm.s_tir.Schedule], None] | None = None
+    #: the kernel reads every input element before it writes the output element at the same
+    #: index and never after: the memory planner may give the output the bytes of a same-shaped
+    #: input that dies here (as for the elementwise operators of ``OpDef.inplace``)
+    inplace: bool = False

@@ -34,6 +34,8 @@ class KernelCall:
     external: ExternalKernel | None = None
     #: the kernel variant of the operator that was used (utvm.ops), "" for external modules
     variant: str = ""
+    #: the kernel may write its output over a same-shaped input (KernelDef.inplace)
+    inplace: bool = False
 
 
 @dataclass
@@ -102,7 +104,8 @@ def lower_graph(graph: Graph, prefix: str, cpu: str | None = None,
             if placed is not None and kdef.output_tensor == placed.tensor:
                 func = _into_view(func, placed, views)
             funcs[symbol] = func.with_attr("global_symbol", symbol)
-            calls.append(KernelCall(symbol, index, f"{op.kind}_{index}", arg_names, variant=variant))
+            calls.append(KernelCall(symbol, index, f"{op.kind}_{index}", arg_names, variant=variant,
+                                    inplace=kdef.inplace))
         except UtvmError:
             raise
         except Exception as exc:  # the last line: one error naming the operator

@@ -198,11 +198,7 @@ def bias_requant(folded: np.ndarray, scales: np.ndarray, channels: int, bound: n
     if mults.size not in (1, channels):
         raise UtvmError(f"per-channel scales ({mults.size}) do not match {channels} channels")
     if bound is not None and dead is not None and mults.size == channels and np.any(dead):
-        # acc is 0: the output is clamp(v + zy) with v the requantized bias; v clipped to
-        # +-255 gives the same clamped output for any zero point, and v = MBQM(4v, 2**30, -1)
-        v = np.clip(fp.np_multiply_by_quantized_multiplier(folded[dead], mults[dead], shifts[dead]), -255, 255)
-        folded, mults, shifts, bound = folded.copy(), mults.copy(), shifts.copy(), bound.copy()
-        folded[dead], mults[dead], shifts[dead], bound[dead] = 4 * v, 1 << 30, -1, np.abs(4 * v)
+        folded, mults, shifts, bound = dead_channels(folded, mults, shifts, bound, dead)
     bp = te.placeholder((channels,), I32, name="bias")
     args: list[KernelArg] = []
     limit = 1 << (31 - SHIFT_BITS)
@@ -221,6 +217,18 @@ def bias_requant(folded: np.ndarray, scales: np.ndarray, channels: int, bound: n
     rq = _bias_requant_at(bp, args, m_at, folded, shifts, small, packable)
     rq.doubled = doubled
     return rq
+
+
+def dead_channels(folded: np.ndarray, mults: np.ndarray, shifts: np.ndarray, bound: np.ndarray,
+                  dead: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(folded bias, multiplier, shift, accumulator bound) per channel with the channels whose
+    weights are all zero (``dead``) requantized from a small bias: their accumulator is 0, the
+    output is clamp(v + zy) with v the requantized bias; v clipped to +-255 gives the same
+    clamped output for any zero point, and v = MBQM(4v, 2**30, -1)."""
+    v = np.clip(fp.np_multiply_by_quantized_multiplier(folded[dead], mults[dead], shifts[dead]), -255, 255)
+    folded, mults, shifts, bound = folded.copy(), mults.copy(), shifts.copy(), bound.copy()
+    folded[dead], mults[dead], shifts[dead], bound[dead] = 4 * v, 1 << 30, -1, np.abs(4 * v)
+    return folded, mults, shifts, bound
 
 
 def _bias_requant_at(bp: te.Tensor, args: list[KernelArg], m_at: Callable[[tirx.PrimExpr], tirx.PrimExpr | int],

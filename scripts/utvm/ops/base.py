@@ -123,6 +123,11 @@ class OpDef:
     fuses_activation: bool = False
     #: multiply-accumulates of one run (for instructions-per-MAC figures)
     macs: Callable[[Graph, Operator], int] | None = None
+    #: a configuration (as a tuning log gives one) whose kernel's scratch takes at most ``room``
+    #: bytes, or as few as it reasonably can, for an operator whose default scratch would raise
+    #: the pool (the compiler asks after planning, for operators without a tuned configuration);
+    #: None: keep the default
+    fit_scratch: Callable[[Graph, Operator, Target, int], dict[str, Any] | None] | None = None
 
     def kernel(self, graph: Graph, op: Operator, target: Target) -> tuple[str, KernelDef]:
         """(variant name, kernel) of the variant the operator's tuned configuration names, if it

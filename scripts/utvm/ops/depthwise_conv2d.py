@@ -7,6 +7,14 @@ o // depth_multiplier.
 
 Kernel variants, first that applies:
 - helium: 3x3 windows, multiplier 1, channels % 4 == 0 on Cortex-M52/M55/M85;
+- dsp_dwp: int8 on DSP CPUs (Cortex-M4/M7/M33), any multiplier, channel count, window and
+  stride, dilation along one axis at most, requantization constants that fit (see
+  _dwp_constants): the input converted four channels at a time into planar int16 rows in
+  planned scratch (a band of output rows at a time), then each output channel over its plane
+  with its weights in registers as int16 pairs, two outputs per step (utvm_dwp_s8 of
+  utvm/kernels.h; 3x3 windows of stride 1 or 2 in assembly). Knobs: ``orient`` (the output rows
+  run along the image rows, or along its columns: a narrow tall image transposed) and ``band``
+  (output rows per conversion: fewer rows, less scratch, more input rows converted twice);
 - dsp_dw4: multiplier 1, channels % 4 == 0: two taps per SMLAD, four channels per word;
 - helium_int16: 16x8, multiplier 1, where the short requantization applies
   (lower/mac16.short_int64_requant): one utvm_mve_dw_row_s16 call per output row;
@@ -17,15 +25,19 @@ Kernel variants, first that applies:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 from tvm import te, tirx
 
-from ..ir import Graph, Operator
+from ..ir import Graph, Operator, Tensor
+from ..lower import extern as ext
 from ..lower import fixedpoint as fp
 from ..lower import helium as mve
 from ..lower import mac16
 from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, activation_range_int8, imm
+from ..lower.requant import I32, acc_bound, activation_range_int8, dead_channels, effective_scales, imm
 from ..lower.schedules import (
     CHANNEL_BLOCK,
     Window,
@@ -43,7 +55,7 @@ from ..lower.schedules import (
     window_conds,
 )
 from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Variant, knob
 from .common import (
     QuantConv,
     Requant16,
@@ -357,6 +369,281 @@ def _depthwise_dw4(op: Operator, q: QuantConv, out_hw: tuple[int, int], y_name: 
     return KernelDef(args, out, y_name, root_schedule(build))
 
 
+# ---------------------------------------------------------------------------------------
+# dsp_dwp: planar int16 rows (utvm_dwp_s8 of utvm/kernels.h)
+
+#: weight words per output channel that utvm_dwp_s8 holds (UTVM_DWP_MAXW)
+DWP_MAX_WORDS = 64
+#: the largest right shift of its requantization (r = 2**(e-1) + zy * 2**e stays in int32)
+DWP_MAX_SHIFT = 23
+#: UTVM_DWP_ROUND_NEG, UTVM_DWP_MIXED
+DWP_ROUND_NEG, DWP_MIXED = 1, 2
+#: scratch bytes the default band stays within (when one output row fits)
+DWP_SCRATCH_BUDGET = 8192
+
+
+@dataclass(frozen=True)
+class DwpGeometry:
+    """The layer as utvm_dwp_s8 runs it, output rows along the image rows or (transposed)
+    along its columns: sizes, window, strides, padding, and the byte strides of the input and
+    output rows and columns."""
+
+    h: int
+    w: int
+    oh: int
+    ow: int
+    kh: int
+    kw: int
+    sh: int
+    sw: int
+    dh: int
+    top: int
+    left: int
+    xrs: int
+    xcs: int
+    yrs: int
+    ycs: int
+
+    @property
+    def rs(self) -> int:
+        """int16 values per plane row: the padded width and one more, even."""
+        return ((self.ow - 1) * self.sw + self.kw + 2) // 2 * 2
+
+    @property
+    def row_words(self) -> int:
+        """Weight words per kernel row (see kernels.h)."""
+        if self.sw == 1:
+            return max(self.kw - 1, 1)
+        return (self.kw + 1) // 2
+
+    def scratch_values(self, band: int) -> int:
+        """int16 values of the planes of four channels for ``band`` output rows."""
+        return 4 * ((band - 1) * self.sh + (self.kh - 1) * self.dh + 1) * self.rs
+
+    def fast(self) -> bool:
+        """The assembly loop applies (3x3, stride 1 or 2, offsets within LDRD's and STRB's reach)."""
+        return (self.kh == self.kw == 3 and self.sw <= 2 and 16 * self.rs * self.dh <= 1020
+                and 8 * self.rs * self.sh <= 4095 and self.ycs <= 2047)
+
+
+def _dwp_geometry(g: Graph, op: Operator, orient: str) -> DwpGeometry | None:
+    """The geometry for ``orient`` ("rows" or "cols"), None when the dilation runs along the
+    output rows (pairs of taps must be neighbours)."""
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    _, h, wd, c = x.shape
+    _, oh, ow, cout = y.shape
+    (sh, sw), (dh, dw) = op.attrs["strides"], op.attrs["dilation"]
+    top, left, _, _ = op.attrs["padding"]
+    kh, kw = w.shape[1], w.shape[2]
+    if orient == "cols":
+        h, wd, oh, ow, kh, kw, sh, sw, dh, dw, top, left = wd, h, ow, oh, kw, kh, sw, sh, dw, dh, left, top
+        strides = (c, x.shape[2] * c, cout, y.shape[2] * cout)
+    else:
+        strides = (wd * c, c, ow * cout, cout)
+    if dw != 1:
+        return None
+    return DwpGeometry(h, wd, oh, ow, kh, kw, sh, sw, dh, top, left, *strides)
+
+
+@dataclass(frozen=True)
+class DwpConstants:
+    """Per output channel (bias, bias, m, r, e) and the factor of its weights (see kernels.h),
+    the flags, the output clamp and the layer's shift (0: none)."""
+
+    q: np.ndarray
+    scale: np.ndarray
+    flags: int
+    lo: int
+    hi: int
+    shift: int
+
+
+def _dwp_constants(g: Graph, op: Operator) -> DwpConstants | None:
+    """The requantization as utvm_dwp_s8 computes it, or None where it cannot be exact.
+
+    TFLite's output is floor((2 acc m + 2**31 + (r - n) 2**32) / 2**(32 + e)) with
+    r = 2**(e-1) + zy 2**e (zy for e = 0) and n = 1 for negative ties (acc < 0), 0 otherwise;
+    the weights and the bias are doubled (and scaled by a left shift), so that one SMMLAR gives
+    the numerator's high word ("own" form, the channel's e). Without negative ties to round
+    (the clamp starts at zy or above, which clamps them to the same value), numerator and
+    denominator may be scaled by 2**d with d = E - e >= 1: the 2**31 becomes a multiple of
+    2**32, one SMMLA gives the high word with r' = 2**(d-1) + r 2**d, and the shift is the
+    layer's E (SSAT's operand; stored as e = -E). E is chosen to give that form to the most
+    channels (the scaled weights must stay within int16); the others keep their own
+    (UTVM_DWP_MIXED). Every form needs |scaled acc| < 2**31 and shifts up to DWP_MAX_SHIFT, the
+    own form with negative ties a shift of at least 1."""
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    b = bias_of(g, op)
+    assert x.quant is not None and w.quant is not None and y.quant is not None and w.data is not None
+    cout = y.shape[3]
+    _, zx = x.quant.scalar()
+    ys, zy = y.quant.scalar()
+    lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
+    wdata = w.data.astype(np.int64).reshape(-1, cout)
+    bias = b.data.astype(np.int64) if b is not None and b.data is not None else np.zeros(cout, np.int64)
+    if np.any(w.quant.zero_point != 0) or bias.size != cout:
+        return None
+    folded = bias - zx * wdata.sum(axis=0)
+    pairs = [fp.quantize_multiplier(float(v)) for v in effective_scales(x, w, y, True)]
+    mults = np.broadcast_to(np.array([m for m, _ in pairs], np.int64), (cout,))
+    shifts = np.broadcast_to(np.array([s for _, s in pairs], np.int64), (cout,))
+    wabs = np.abs(wdata).sum(axis=0)
+    folded, mults, shifts, bound = dead_channels(folded, mults, shifts, acc_bound(wabs, bias), wabs == 0)
+    e = np.maximum(-shifts, 0)
+    r = np.where(e > 0, np.left_shift(1, np.maximum(e - 1, 0)) + zy * np.left_shift(1, e), zy)
+    base = np.left_shift(2, np.maximum(shifts, 0))
+    wmax = np.abs(wdata).max(axis=0)
+
+    def fits(scale: np.ndarray, words: np.ndarray) -> np.ndarray:
+        return ((wmax * scale <= 32767) & (bound * scale < 1 << 31) & np.all(np.abs(words) < 1 << 31, axis=1)
+                & (np.abs(words[:, 4]) <= DWP_MAX_SHIFT))
+
+    own = np.stack([folded * base, folded * base, mults, r, e], axis=1)
+    own_ok = fits(base, own) & ((lo >= zy) | (e > 0))
+    best = (0, 0, own, base)
+    if lo >= zy:
+        for top in sorted(set((e + 1).tolist())):
+            d = np.maximum(top - e, 1)
+            q = np.stack([folded * base << d, folded * base << d, mults, np.left_shift(1, d - 1) + (r << d),
+                          np.full(cout, -top)], axis=1)
+            ok = fits(base << d, q) & (e < top)
+            if ok.sum() > best[0] and np.all(ok | own_ok):
+                best = (int(ok.sum()), top, np.where(ok[:, None], q, own), np.where(ok, base << d, base))
+    count, top, q, scale = best
+    if not np.all((q[:, 4] < 0) | own_ok):
+        return None
+    flags = (DWP_ROUND_NEG if lo < zy else 0) | (DWP_MIXED if 0 < count < cout else 0)
+    return DwpConstants(q.astype(np.int32), scale, flags, lo, hi, top)
+
+
+def _dwp_weights(w: np.ndarray, geo: DwpGeometry) -> np.ndarray:
+    """Weights (kh, kw, cout), already scaled, as the int16 pair words utvm_dwp_s8 reads: per
+    output channel and kernel row E_k, then O_k (stride 1) or T (see kernels.h)."""
+    t = w.transpose(2, 0, 1)  # cout, kh, kw
+    kw, mh, odd = geo.kw, geo.kw // 2, geo.kw % 2
+    zero = np.zeros_like(t[..., 0])
+    if geo.sw == 1 and kw == 1:
+        halves = [(t[..., 0], t[..., 0])]
+    else:
+        halves = [(t[..., 2 * k], t[..., 2 * k + 1]) for k in range(mh)]
+        if geo.sw == 1:
+            halves += [(t[..., 2 * k - 1], t[..., 2 * k]) for k in range(1, mh + odd)]
+        elif odd:
+            halves.append((zero, t[..., 2 * mh]))
+    lo = np.stack([a for a, _ in halves], axis=-1) & 0xFFFF
+    hi = np.stack([b for _, b in halves], axis=-1) & 0xFFFF
+    return (lo | (hi << 16)).astype(np.uint32).view(np.int32).reshape(-1)
+
+
+def _dwp_orients(g: Graph, op: Operator) -> tuple[str, ...]:
+    """The orientations that apply, the default first: the assembly loop where only one of them
+    has it, else the longer output rows (fewer row ends and odd last outputs), rows on a tie."""
+    geos = {o: _dwp_geometry(g, op, o) for o in ("rows", "cols")}
+    usable = [o for o, geo in geos.items() if geo is not None]
+
+    def score(o: str) -> tuple[bool, int, bool]:
+        geo = geos[o]
+        assert geo is not None
+        return geo.fast(), geo.ow, o == "rows"
+
+    return tuple(sorted(usable, key=score, reverse=True))
+
+
+def _dwp_inplace(geo: DwpGeometry, x: Tensor, y: Tensor, mult: int) -> bool:
+    """The output may take the input's bytes (KernelDef.inplace): same shape (stride 1, SAME,
+    multiplier 1), one band (each group of four channels is converted whole before any of its
+    outputs is written; no other channel's input bytes are touched), when the planes of all rows
+    take less than the output and the planes of DWP_SCRATCH_BUDGET's band together."""
+    return (x.shape == y.shape and mult == 1
+            and 2 * geo.scratch_values(geo.oh) < y.nbytes + 2 * geo.scratch_values(_dwp_fit(geo, DWP_SCRATCH_BUDGET)))
+
+
+def _dwp_fit(geo: DwpGeometry, budget: int) -> int:
+    """The most output rows per band whose planes take at most ``budget`` bytes (at least one)."""
+    band = geo.oh
+    while band > 1 and 2 * geo.scratch_values(band) > budget:
+        band -= 1
+    return band
+
+
+def _dwp_bands(geo: DwpGeometry, inplace: bool) -> tuple[int, ...]:
+    """Output rows per band, the default first: all rows where the output can take the input's
+    bytes (see _dwp_inplace), else as many as DWP_SCRATCH_BUDGET holds (the input rows that two
+    bands share are converted twice); then, for `utvm tune --max-ram`, as many as a quarter of
+    it holds and one row. More rows than the budget are not offered: they buy a few conversions
+    with kilobytes of pool."""
+    default = geo.oh if inplace else _dwp_fit(geo, DWP_SCRATCH_BUDGET)
+    return tuple(dict.fromkeys((default, _dwp_fit(geo, DWP_SCRATCH_BUDGET // 4), 1)))
+
+
+def _dwp_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
+    orients = _dwp_orients(g, op)
+    geo = _dwp_geometry(g, op, orients[0])
+    assert geo is not None
+    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    return {"orient": orients, "band": _dwp_bands(geo, _dwp_inplace(geo, x, y, op.attrs.get("depth_multiplier", 1)))}
+
+
+def _dwp_fit_scratch(g: Graph, op: Operator, target: Target, room: int) -> dict[str, Any] | None:
+    """For a layer whose planes set the pool (a stride-2 layer at the peak of a MobileNet-style
+    network): the most output rows per band whose planes take at most ``room`` bytes, or, when
+    not even one row fits, those of a quarter of DWP_SCRATCH_BUDGET (a little more pool, much
+    less than the default's, at a few more conversions)."""
+    if _dwp(g, op, target) is None:
+        return None
+    orient = _dwp_orients(g, op)[0]
+    geo = _dwp_geometry(g, op, orient)
+    assert geo is not None
+    band = _dwp_fit(geo, room - 16)  # the planner rounds buffers up to 16 bytes
+    if 2 * geo.scratch_values(band) > room - 16:
+        band = _dwp_fit(geo, DWP_SCRATCH_BUDGET // 4)
+    return {"variant": "dsp_dwp", "orient": orient, "band": band}
+
+
+def _dwp(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    if not (target.dsp and x.dtype == "int8" and y.dtype == "int8" and w.data is not None):
+        return None
+    orients = _dwp_orients(g, op)
+    consts = _dwp_constants(g, op)
+    if not orients or consts is None:
+        return None
+    orient = knob(op, "orient", orients[0])
+    orient = orient if orient in orients else orients[0]
+    geo = _dwp_geometry(g, op, orient)
+    assert geo is not None
+    if geo.kh * geo.row_words > DWP_MAX_WORDS:
+        return None
+    mult = op.attrs.get("depth_multiplier", 1)
+    inplace = _dwp_inplace(geo, x, y, mult)
+    bands = _dwp_bands(geo, inplace)
+    band = min(max(int(knob(op, "band", bands[0])), 1), geo.oh)
+    wdata = w.data.astype(np.int64)[0] * consts.scale
+    if orient == "cols":
+        wdata = wdata.transpose(1, 0, 2)
+    n, c = x.shape[0], x.shape[3]
+    args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
+            KernelArg(te.placeholder((y.shape[3] * geo.kh * geo.row_words,), I32, name="w"),
+                      constant=_dwp_weights(wdata, geo), role="w"),
+            KernelArg(te.placeholder((y.shape[3] * 5,), I32, name="q"), constant=consts.q.reshape(-1), role="q"),
+            KernelArg(te.placeholder((geo.scratch_values(band),), "int16", name="planes"), role="planes",
+                      scratch=True)]
+    assert x.quant is not None
+    _, zx = x.quant.scalar()
+    params = (geo.h, geo.w, c, mult, geo.oh, geo.ow, geo.xrs, geo.xcs, geo.yrs, geo.ycs, geo.kh, geo.kw, geo.sh,
+              geo.sw, geo.dh, geo.top, geo.left, zx, band, geo.rs, consts.flags, consts.lo, consts.hi, consts.shift)
+
+    def body(ins, outs):  # type: ignore[no-untyped-def]
+        xb, wb, qb, sb = ins
+        return seq([ext.call("utvm_dwp_s8", outs[0].access_ptr("w", offset=i * (y.size // n)),
+                             xb.access_ptr("r", offset=i * (x.size // n)), sb.access_ptr("w"), wb.access_ptr("r"),
+                             qb.access_ptr("r"), *params) for i in range(n)])
+
+    kdef = ext.extern(y, args, body)
+    kdef.inplace = inplace and band >= geo.oh
+    return kdef
+
+
 def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     """Helium 3x3 depthwise (multiplier 1, channels % 4 == 0): one utvm_mve_dw3x3_row_s8 call per
     output row, four pixels x four channels per step, read in place."""
@@ -424,6 +711,8 @@ OPS = (
                          "int16: zero points 0, int64 bias"),),
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85", rows_in_order=True),
+            # not rows_in_order: each group of four channels runs over all bands of rows
+            Variant("dsp_dwp", _dwp, "Cortex-M4/M7/M33", knobs=_dwp_knobs),
             Variant("dsp_dw4", _dw4, "Cortex-M4/M7/M33", rows_in_order=True),
             Variant("helium_int16", mac16.on_helium(_mac16), "Cortex-M52/M55/M85", types=("int16",),
                     rows_in_order=True),
@@ -438,5 +727,6 @@ OPS = (
                   "reference_ops::DepthwiseConv (float32)",
         fuses_activation=True,
         macs=conv_macs,
+        fit_scratch=_dwp_fit_scratch,
     ),
 )

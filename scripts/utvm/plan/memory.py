@@ -106,6 +106,18 @@ class MemoryPlan:
         return problems
 
 
+def step_heights(plan: MemoryPlan, symbols: Sequence[str], own: bool = False) -> dict[int, int]:
+    """Per kernel call (``symbols`` in call order): the pool bytes in use at that step apart from
+    the call's own scratch and temporaries (``own``: with them)."""
+    out = {}
+    for step, symbol in enumerate(symbols):
+        mine = set() if own else {b.name for b in plan.buffers if b.first == b.last == step
+                                  and (b.kind == "scratch" or b.name.startswith(symbol + "_"))}
+        live = [b for b in plan.buffers if b.first <= step <= b.last and b.name not in mine]
+        out[step] = max((b.offset + b.size for b in live), default=0)
+    return out
+
+
 def resolve_alias(name: str, aliases: dict[str, str]) -> str:
     while name in aliases:
         name = aliases[name]

@@ -7,8 +7,10 @@ Three kinds of tenant live in a buffer they do not own alone:
   (``utvm.lower.slots``), at a byte offset, contiguous or with the container's strides;
 - ``view``: a slice that is one contiguous run of its input: no kernel, its consumers read the
   input's bytes at an offset;
-- ``inplace``: the output of an elementwise operator (``OpDef.inplace``) that takes the bytes of
-  a same-shaped input dying at that operator;
+- ``inplace``: the output of an elementwise operator (``OpDef.inplace``), or of a kernel that
+  reads each input element before writing the same output element (``KernelDef.inplace``: the
+  depthwise convolution on planar rows, which copies four channels out before writing them),
+  that takes the bytes of a same-shaped input dying at that operator;
 - ``shifted``: the input of a windowed operator run in place (depthwise convolution,
   ``OpDef.shift_margin``): the input dies at the operator and lies in the output's buffer a few
   rows after the output's start, so the rows the kernel writes, in order, are rows of input it
@@ -107,8 +109,9 @@ def tensor_steps(lowered: Lowered) -> dict[str, tuple[int, int]]:
 
 def choose_inplace(lowered: Lowered, storage: Storage, first: dict[str, int], last: dict[str, int],
                    io_roots: Iterable[str]) -> list[tuple[int, str, str]]:
-    """Let elementwise kernels write over an input that dies at them: (step, input, output) for
-    each, with ``storage``, ``first`` and ``last`` (per buffer) updated to the shared buffer."""
+    """Let elementwise kernels (and kernels that say so: KernelDef.inplace) write over an input
+    that dies at them: (step, input, output) for each, with ``storage``, ``first`` and ``last``
+    (per buffer) updated to the shared buffer."""
     from ..ops import get
 
     graph: Graph = lowered.graph
@@ -117,7 +120,7 @@ def choose_inplace(lowered: Lowered, storage: Storage, first: dict[str, int], la
     for step, call in enumerate(lowered.calls):
         op = graph.ops[call.op_index]
         opdef = get(op.kind)
-        if opdef is None or not opdef.inplace or call.external is not None:
+        if opdef is None or not (opdef.inplace or call.inplace) or call.external is not None:
             continue
         out = call.args[-1]
         y = graph.tensors[out]

@@ -16,6 +16,7 @@ from ..errors import UtvmError
 from ..ir import Graph, Operator
 from ..lower.target import Target
 from ..ops import macs
+from ..plan.memory import step_heights
 from .log import write_log
 from .measure import Candidate, measure
 from .space import Config, sample, space
@@ -64,14 +65,7 @@ def _toolchain() -> str:
 
 def _heights(result: CompileResult) -> dict[int, int]:
     """Per kernel call: the pool bytes in use at that step apart from the call's own scratch."""
-    plan, calls = result.plan, result.lowered.calls
-    out = {}
-    for step, call in enumerate(calls):
-        own = {b.name for b in plan.buffers
-               if b.first == b.last == step and (b.kind == "scratch" or b.name.startswith(call.symbol + "_"))}
-        live = [b for b in plan.buffers if b.first <= step <= b.last and b.name not in own]
-        out[step] = max((b.offset + b.size for b in live), default=0)
-    return out
+    return step_heights(result.plan, [c.symbol for c in result.lowered.calls])
 
 
 def _pool_with(result: CompileResult, steps: list[int], heights: dict[int, int], scratch: int) -> int:

@@ -46,6 +46,9 @@
  *   words read from pa, pb, p (inside the assembly with DSP: the compiler cannot hoist the
  *   loads of all taps and run out of registers).
  *
+ * - utvm_dwp_s8(...): a whole depthwise convolution on planar int16 rows in scratch, one output
+ *   channel at a time with its weights in registers (the dsp_dwp variant; see its section).
+ *
  * - utvm_mac4_word_s8(acc, x, w), utvm_mac4_word_at_s8(acc, p, w): acc[c] += the dot product of
  *   the word x (or the four bytes at p, any alignment) with the weight word c at w, c = 0..3
  *   (a convolution with one input channel and four taps per kernel row).
@@ -948,6 +951,598 @@ static inline int32_t utvm_dot_s8(int32_t acc, int8_t* a, int8_t* b, int32_t n) 
 #endif
   for (; k < n; ++k) acc += a[k] * b[k];
   return acc;
+}
+
+/*
+ * Depthwise convolutions on planar int16 rows (the dsp_dwp variant): utvm_dwp_s8.
+ *
+ * The input is converted, four channels at a time and one band of output rows at a time, into
+ * planar rows of int16 values in planned scratch: row r of channel g of the group at
+ * scratch + (4 r + g) rs, padded with the input zero point (whose product is folded into the
+ * bias) so that no kernel tap needs a test. Two input words (4 channels at columns j, j + 1)
+ * give the four pair words (x_j, x_j+1) of the four planes with two PKH and four SXTB16 (in
+ * assembly with DSP: 22 instructions for 16 values). Then each output channel runs over its
+ * plane with its weights in registers, as int16 pairs in the order SMLAD reads them.
+ *
+ * Requantization: per output channel q = (bias, bias, m, r, e), the weights and the bias scaled
+ * at compile time (ops/depthwise_conv2d.py, _dwp_constants) so that the output is
+ * sat8(SMMLA(acc, m, r) >> -e) for e < 0 (-e is then the layer's ``shift``, SSAT's operand in
+ * assembly) or sat8((SMMLAR(acc, m, r) [+ acc >> 31]) >> e) for e >= 0 (the channel's own shift;
+ * UTVM_DWP_ROUND_NEG adds acc >> 31; UTVM_DWP_MIXED: the layer has channels of both forms);
+ * both are TFLite's MultiplyByQuantizedMultiplier plus the output zero point, exactly. The
+ * accumulator starts at the bias (2 acc < 2**31 by the bound known at compile time).
+ *
+ * Weights per output channel and kernel row (kw taps, mh = kw / 2), int16 pairs (low, high):
+ * - horizontal stride 1 (two outputs j, j + 1 per step from the words A_k = (x_j+2k, x_j+2k+1)):
+ *   E_k = (w_2k, w_2k+1) for k < mh, then O_k = (w_2k-1, w_2k) for 1 <= k < mh + kw % 2;
+ *   output j takes E_k . A_k and, kw odd, the low half of A_mh times the high half of O_mh;
+ *   output j + 1 the high half of A_0 times the low half of E_0, O_k . A_k, and, kw even, the
+ *   low half of A_mh times the high half of E_mh-1 (kw = 1: one word (w_0, w_0));
+ * - stride 2 or more: E_k for k < mh, then, kw odd, T = (0, w_kw-1).
+ * With DSP, 3x3 windows (stride 1 or 2) run an assembly loop over the rows of a channel, two
+ * outputs per step (24 instructions for 18 multiply-accumulates and their requantization with
+ * the layer's shift; short rows and small planes unrolled, longer ones two steps per loop
+ * iteration), when the clamp is the int8 range and no negative tie needs rounding; the rest is
+ * plain C.
+ *
+ * The geometry is given in strides so that a caller can swap rows and columns (a narrow,
+ * tall image runs along its columns): input row r, column c of channel k at
+ * x + r xrs + c xcs + k, output row i, column j of channel o at y + i yrs + j ycs + o.
+ * The scratch holds 4 * ((band - 1) * sh + (kh - 1) * dh + 1) * rs int16 (rs even, at least
+ * (ow - 1) * sw + kw + 1).
+ */
+#define UTVM_DWP_ROUND_NEG 1
+#define UTVM_DWP_MIXED 2
+#define UTVM_DWP_AI static inline __attribute__((always_inline))
+#define UTVM_DWP_MAXW 64 /* weight words per channel (kh x words per kernel row) */
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define UTVM_DWP_UNROLL _Pragma("GCC unroll 16")
+#else
+#define UTVM_DWP_UNROLL
+#endif
+
+UTVM_DWP_AI int32_t utvm_dwp_ld(const int16_t* p) {
+  int32_t v;
+  __builtin_memcpy(&v, p, 4);
+  return v;
+}
+
+UTVM_DWP_AI void utvm_dwp_st(int16_t* p, int32_t v) { __builtin_memcpy(p, &v, 4); }
+
+#if defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32
+#define UTVM_DWP_SMLAD(a, b, c) __smlad((a), (b), (c))
+#define UTVM_DWP_SMLABT(a, b, c) __smlabt((a), (b), (c))
+#define UTVM_DWP_SMLATB(a, b, c) __smlatb((a), (b), (c))
+UTVM_DWP_AI int32_t utvm_dwp_smmlar(int32_t a, int32_t m, int32_t r) {
+  int32_t d;
+  __asm__("smmlar %0, %1, %2, %3" : "=r"(d) : "r"(a), "r"(m), "r"(r));
+  return d;
+}
+UTVM_DWP_AI int32_t utvm_dwp_smmla(int32_t a, int32_t m, int32_t r) {
+  int32_t d;
+  __asm__("smmla %0, %1, %2, %3" : "=r"(d) : "r"(a), "r"(m), "r"(r));
+  return d;
+}
+UTVM_DWP_AI int32_t utvm_dwp_pkhbt(int32_t a, int32_t b) {
+  int32_t d;
+  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+UTVM_DWP_AI int32_t utvm_dwp_pkhtb(int32_t a, int32_t b) {
+  int32_t d;
+  __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+#define UTVM_DWP_SXTB16(x) __sxtb16(x)
+#define UTVM_DWP_SXTB16_ROR8(x) utvm_sxtb16_ror8(x)
+#else
+#define UTVM_DWP_LO(a) ((int32_t)(int16_t)(uint16_t)(uint32_t)(a))
+#define UTVM_DWP_HI(a) ((int32_t)((a) >> 16))
+#define UTVM_DWP_SMLAD(a, b, c) \
+  ((int32_t)((uint32_t)(c) + (uint32_t)(UTVM_DWP_LO(a) * UTVM_DWP_LO(b)) + (uint32_t)(UTVM_DWP_HI(a) * UTVM_DWP_HI(b))))
+#define UTVM_DWP_SMLABT(a, b, c) ((int32_t)((uint32_t)(c) + (uint32_t)(UTVM_DWP_LO(a) * UTVM_DWP_HI(b))))
+#define UTVM_DWP_SMLATB(a, b, c) ((int32_t)((uint32_t)(c) + (uint32_t)(UTVM_DWP_HI(a) * UTVM_DWP_LO(b))))
+UTVM_DWP_AI int32_t utvm_dwp_smmlar(int32_t a, int32_t m, int32_t r) {
+  /* the high word of r * 2**32 + a * m + 2**31; the shift of a negative value is arithmetic */
+  return (int32_t)(((int64_t)a * m + (int64_t)r * 4294967296LL + 2147483648LL) >> 32);
+}
+UTVM_DWP_AI int32_t utvm_dwp_smmla(int32_t a, int32_t m, int32_t r) {
+  return (int32_t)(((int64_t)a * m + (int64_t)r * 4294967296LL) >> 32);
+}
+UTVM_DWP_AI int32_t utvm_dwp_pkhbt(int32_t a, int32_t b) {
+  return (int32_t)(((uint32_t)a & 0xFFFFu) | ((uint32_t)b << 16));
+}
+UTVM_DWP_AI int32_t utvm_dwp_pkhtb(int32_t a, int32_t b) {
+  return (int32_t)(((uint32_t)a & 0xFFFF0000u) | ((uint32_t)b >> 16));
+}
+UTVM_DWP_AI int32_t utvm_dwp_sxtb16(int32_t x) {
+  return (int32_t)(((uint32_t)UTVM_LANE_S8(x, 0) & 0xFFFFu) | ((uint32_t)UTVM_LANE_S8(x, 2) << 16));
+}
+#define UTVM_DWP_SXTB16(x) utvm_dwp_sxtb16(x)
+#define UTVM_DWP_SXTB16_ROR8(x) utvm_dwp_sxtb16((int32_t)((uint32_t)(x) >> 8))
+#endif
+
+/* the int8 output of a scaled accumulator with (m, r, e) of its channel: e < 0 is the layer's
+ * shift -e after SMMLA, e >= 0 the channel's own after SMMLAR */
+UTVM_DWP_AI int32_t utvm_dwp_rq(int32_t acc2, int32_t m, int32_t r, int32_t e, int32_t flags, int32_t lo,
+                                int32_t hi) {
+  int32_t t = e < 0 ? utvm_dwp_smmla(acc2, m, r) : utvm_dwp_smmlar(acc2, m, r);
+  if (flags & UTVM_DWP_ROUND_NEG) t += acc2 >> 31;
+  t = utvm_sat_s8(t >> (e < 0 ? -e : e));
+  if (lo > -128) t = t < lo ? lo : t;
+  if (hi < 127) t = t > hi ? hi : t;
+  return t;
+}
+
+/* the pair words (x_a, x_b) of four channels from the input words xa, xb, into the four planes
+ * at dst (planes ps int16 apart) */
+UTVM_DWP_AI void utvm_dwp_pairs(int16_t* dst, int32_t ps, int32_t xa, int32_t xb) {
+  int32_t lo = utvm_dwp_pkhbt(xa, xb), hi = utvm_dwp_pkhtb(xb, xa);
+  utvm_dwp_st(dst, UTVM_DWP_SXTB16(lo));
+  utvm_dwp_st(dst + ps, UTVM_DWP_SXTB16_ROR8(lo));
+  utvm_dwp_st(dst + 2 * ps, UTVM_DWP_SXTB16(hi));
+  utvm_dwp_st(dst + 3 * ps, UTVM_DWP_SXTB16_ROR8(hi));
+}
+
+#if defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32 && defined(__OPTIMIZE__) && !defined(__PIC__)
+/* The assembly forms need the constants of the layer as immediates (inlined at -O1 and above)
+ * and at most ten registers besides ip and lr (a frame pointer may take one). */
+#define UTVM_DWP_ASM 1
+
+/* Pieces of the conversion of one input row (four channels, columns xcs bytes apart) into pair
+ * words of the four planes (rs2 bytes apart; 3 rs2 <= 1020): a pair of the input words A, B into
+ * the planes at d (d moves by 4); a pair with the zero point word z first or last; n steps of
+ * four columns (d moves by 8 per step, 22 instructions for 16 values); the input pointer moves
+ * by post-indexed loads when xcs < 256, else by additions (xcs < 1024). */
+#define UTVM_DWP_PAIR_STORE(A, B)                \
+  "pkhbt %[l], " A ", " B ", lsl #16\n\t"        \
+  "pkhtb " B ", " B ", " A ", asr #16\n\t"       \
+  "sxtb16 ip, %[l]\n\t"                          \
+  "str ip, [%[d]], #4\n\t"                       \
+  "sxtb16 ip, %[l], ror #8\n\t"                  \
+  "str ip, [%[d], #%c[rs2]-4]\n\t"               \
+  "sxtb16 ip, " B "\n\t"                         \
+  "str ip, [%[d], #2*%c[rs2]-4]\n\t"             \
+  "sxtb16 ip, " B ", ror #8\n\t"                 \
+  "str ip, [%[d], #3*%c[rs2]-4]\n\t"
+#define UTVM_DWP_LD(X) "ldr " X ", [%[px]], %[c]\n\t"
+#define UTVM_DWP_LD_FAR(X) "ldr " X ", [%[px]]\n\tadd %[px], %[px], %[c]\n\t"
+#define UTVM_DWP_CONV4_BODY                      \
+  "pkhbt %[l], %[x0], %[x1], lsl #16\n\t"        \
+  "pkhtb %[x1], %[x1], %[x0], asr #16\n\t"       \
+  "pkhbt %[x0], %[x2], %[x3], lsl #16\n\t"       \
+  "pkhtb %[x3], %[x3], %[x2], asr #16\n\t"       \
+  "sxtb16 ip, %[l]\n\t"                          \
+  "sxtb16 lr, %[x0]\n\t"                         \
+  "strd ip, lr, [%[d]], #8\n\t"                  \
+  "sxtb16 ip, %[l], ror #8\n\t"                  \
+  "sxtb16 lr, %[x0], ror #8\n\t"                 \
+  "strd ip, lr, [%[d], #%c[rs2]-8]\n\t"          \
+  "sxtb16 ip, %[x1]\n\t"                         \
+  "sxtb16 lr, %[x3]\n\t"                         \
+  "strd ip, lr, [%[d], #2*%c[rs2]-8]\n\t"        \
+  "sxtb16 ip, %[x1], ror #8\n\t"                 \
+  "sxtb16 lr, %[x3], ror #8\n\t"                 \
+  "strd ip, lr, [%[d], #3*%c[rs2]-8]\n\t"        \
+  "subs %[n], %[n], #1\n\t"                      \
+  "bne 1b\n\t"
+#define UTVM_DWP_CONV_OPERANDS                                                                             \
+  : [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2), [x3] "=&r"(x3), [l] "=&r"(l), [px] "+r"(*px), [d] "+r"(*d), \
+    [n] "+r"(n)                                                                                            \
+  : [c] "i"(xcs), [rs2] "i"(rs2), [z] "r"(z)                                                               \
+  : "cc", "memory", "ip", "lr"
+
+/* kind: 0 a pair (z, x), 1 n steps, 2 a pair of two columns, 3 a pair (x, z) (*px stays) */
+UTVM_DWP_AI void utvm_dwp_conv(const int8_t** px, int16_t** d, int32_t kind, int32_t n, int32_t xcs, int32_t rs2,
+                               int32_t z) {
+  int32_t x0, x1, x2, x3, l;
+  if (kind == 0 && xcs < 256)
+    __asm__ volatile(UTVM_DWP_LD("%[x1]") UTVM_DWP_PAIR_STORE("%[z]", "%[x1]") UTVM_DWP_CONV_OPERANDS);
+  else if (kind == 0)
+    __asm__ volatile(UTVM_DWP_LD_FAR("%[x1]") UTVM_DWP_PAIR_STORE("%[z]", "%[x1]") UTVM_DWP_CONV_OPERANDS);
+  else if (kind == 1 && xcs < 256)
+    __asm__ volatile("1:\n\t" UTVM_DWP_LD("%[x0]") UTVM_DWP_LD("%[x1]") UTVM_DWP_LD("%[x2]") UTVM_DWP_LD("%[x3]")
+                         UTVM_DWP_CONV4_BODY UTVM_DWP_CONV_OPERANDS);
+  else if (kind == 1)
+    __asm__ volatile("1:\n\tldr %[x0], [%[px]]\n\tldr %[x1], [%[px], %[c]]\n\tldr %[x2], [%[px], #2*%c[c]]\n\t"
+                     "ldr %[x3], [%[px], #3*%c[c]]\n\tadd %[px], %[px], #4*%c[c]\n\t" UTVM_DWP_CONV4_BODY
+                         UTVM_DWP_CONV_OPERANDS);
+  else if (kind == 2 && xcs < 256)
+    __asm__ volatile(UTVM_DWP_LD("%[x0]") UTVM_DWP_LD("%[x1]") UTVM_DWP_PAIR_STORE("%[x0]", "%[x1]")
+                         UTVM_DWP_CONV_OPERANDS);
+  else if (kind == 2)
+    __asm__ volatile(UTVM_DWP_LD_FAR("%[x0]") UTVM_DWP_LD_FAR("%[x1]") UTVM_DWP_PAIR_STORE("%[x0]", "%[x1]")
+                         UTVM_DWP_CONV_OPERANDS);
+  else
+    __asm__ volatile("ldr %[x0], [%[px]]\n\tmov %[x1], %[z]\n\t" UTVM_DWP_PAIR_STORE("%[x0]", "%[x1]")
+                         UTVM_DWP_CONV_OPERANDS);
+  (void)x2;
+  (void)x3;
+}
+
+/* 3x3 windows: all nb output rows of one channel, two outputs per step (a last odd one alone),
+ * the steps of a row unrolled up to four, else two per loop iteration. ip and lr
+ * hold the input pair words; on the stack (utvm_dwp_loop_t): bb = (bias, bias), mr = (m, r), e,
+ * steps = (plane and output advance at the end of a row), ny (output bytes of the looped
+ * steps of a row), the row count and the end of the looped steps of the current row. */
+/* requantization of accumulator A with (m, r) in ip, lr: the layer's shift as SSAT's operand,
+ * or the channel's own shift e (read; lr is reloaded with r afterwards) */
+#define UTVM_DWP_SH_IMM(A)                       \
+  "smmla " A ", " A ", ip, lr\n\t"               \
+  "ssat " A ", #8, " A ", asr %[sh]\n\t"
+#define UTVM_DWP_SH_REG(A)                       \
+  "smmlar " A ", " A ", ip, lr\n\t"              \
+  "ldr lr, %[e]\n\t"                             \
+  "asr " A ", " A ", lr\n\t"                     \
+  "ssat " A ", #8, " A "\n\t"                    \
+  "ldrd ip, lr, %[mr]\n\t"
+/* the stores and the output pointer's advance: post-indexed when it fits 8 bits (the
+ * assembler decides, .if on the constant) */
+#define UTVM_DWP_STORE_ADVANCE(A, STEP)                                  \
+  ".if " STEP " <= 255\n\t"                                              \
+  "strb " A ", [%[y]], #" STEP "\n\t"                                     \
+  ".else\n\t"                                                             \
+  "strb " A ", [%[y]]\n\t"                                                \
+  "add %[y], %[y], #" STEP "\n\t"                                         \
+  ".endif\n\t"
+#define UTVM_DWP_RQ2(SH)                         \
+  "ldrd ip, lr, %[mr]\n\t"                       \
+  SH("%[a0]") SH("%[a1]")                        \
+  "strb %[a1], [%[y], %[c1]]\n\t"                \
+  UTVM_DWP_STORE_ADVANCE("%[a0]", "2*%c[c1]")
+#define UTVM_DWP_RQ1(SH)                         \
+  "ldrd ip, lr, %[mr]\n\t" SH("%[a0]")           \
+  UTVM_DWP_STORE_ADVANCE("%[a0]", "%c[c1]")
+
+/* stride 1: weights E, O of each kernel row; p at row 0 of the pair's first column */
+#define UTVM_DWP_S1_ROW(R, W0, W1)               \
+  "ldrd ip, lr, [%[p]" R "\n\t"                  \
+  "smlad %[a0], ip, " W0 ", %[a0]\n\t"           \
+  "smlatb %[a1], ip, " W0 ", %[a1]\n\t"          \
+  "smlabt %[a0], lr, " W1 ", %[a0]\n\t"          \
+  "smlad %[a1], lr, " W1 ", %[a1]\n\t"
+#define UTVM_DWP_S1_ONE(R, W0, W1)               \
+  "ldrd ip, lr, [%[p]" R "\n\t"                  \
+  "smlad %[a0], ip, " W0 ", %[a0]\n\t"           \
+  "smlabt %[a0], lr, " W1 ", %[a0]\n\t"
+#define UTVM_DWP_S1_PAIR(SH)                                                                      \
+  "ldrd %[a0], %[a1], %[bb]\n\t"                                                                  \
+  UTVM_DWP_S1_ROW("], #4", "%[w0]", "%[w1]") UTVM_DWP_S1_ROW(", #%c[r1]-4]", "%[w2]", "%[w3]")      \
+  UTVM_DWP_S1_ROW(", #2*%c[r1]-4]", "%[w4]", "%[w5]") UTVM_DWP_RQ2(SH)
+#define UTVM_DWP_S1_TAIL(SH)                                                                      \
+  "ldr %[a0], %[bb]\n\t"                                                                          \
+  UTVM_DWP_S1_ONE("]", "%[w0]", "%[w1]") UTVM_DWP_S1_ONE(", #%c[r1]]", "%[w2]", "%[w3]")            \
+  UTVM_DWP_S1_ONE(", #2*%c[r1]]", "%[w4]", "%[w5]") UTVM_DWP_RQ1(SH)
+
+/* stride 2: weights E r0, (w02, w12), E r1, E r2, (0, w22) and the bias in registers; p at row 0
+ * of the first column; A0, A1 into ip, lr, then A2 into ip; the first row accumulates on the
+ * bias (ACC0, ACC1 = %[b]) */
+#define UTVM_DWP_S2_ROW(R, R8, W0, W1, SEL, ACC0, ACC1) \
+  "ldrd ip, lr, [%[p]" R "\n\t"                  \
+  "smlad %[a0], ip, " W0 ", " ACC0 "\n\t"        \
+  "smlad %[a1], lr, " W0 ", " ACC1 "\n\t"        \
+  "smlab" SEL " %[a0], lr, " W1 ", %[a0]\n\t"    \
+  "ldr ip, [%[p]" R8 "\n\t"                      \
+  "smlab" SEL " %[a1], ip, " W1 ", %[a1]\n\t"
+#define UTVM_DWP_S2_ONE(R, W0, W1, SEL, ACC0)    \
+  "ldrd ip, lr, [%[p]" R "\n\t"                  \
+  "smlad %[a0], ip, " W0 ", " ACC0 "\n\t"        \
+  "smlab" SEL " %[a0], lr, " W1 ", %[a0]\n\t"
+#define UTVM_DWP_S2_PAIR(SH)                                                                      \
+  UTVM_DWP_S2_ROW("], #8", "]", "%[w0]", "%[w1]", "b", "%[b]", "%[b]")                            \
+  UTVM_DWP_S2_ROW(", #%c[r1]-8]", ", #%c[r1]]", "%[w2]", "%[w1]", "t", "%[a0]", "%[a1]")          \
+  UTVM_DWP_S2_ROW(", #2*%c[r1]-8]", ", #2*%c[r1]]", "%[w3]", "%[w4]", "t", "%[a0]", "%[a1]")      \
+  UTVM_DWP_RQ2(SH)
+#define UTVM_DWP_S2_TAIL(SH)                                                                      \
+  UTVM_DWP_S2_ONE("]", "%[w0]", "%[w1]", "b", "%[b]")                                             \
+  UTVM_DWP_S2_ONE(", #%c[r1]]", "%[w2]", "%[w1]", "t", "%[a0]")                                   \
+  UTVM_DWP_S2_ONE(", #2*%c[r1]]", "%[w3]", "%[w4]", "t", "%[a0]") UTVM_DWP_RQ1(SH)
+
+/* the steps of a row: unrolled (written out, so that the compiler knows the asm's size), or a
+ * loop of two steps */
+#define UTVM_DWP_LOOP(PAIR)                      \
+  "ldr ip, %[ny]\n\t"                            \
+  "add ip, %[y], ip\n\t"                         \
+  "str ip, %[yend]\n\t"                          \
+  "1:\n\t" PAIR PAIR                             \
+  "ldr ip, %[yend]\n\t"                          \
+  "cmp %[y], ip\n\t"                             \
+  "bne 1b\n\t"
+#define UTVM_DWP_ROW_END                         \
+  "ldrd ip, lr, %[steps]\n\t"                    \
+  "add %[p], %[p], ip\n\t"                       \
+  "add %[y], %[y], lr\n\t"                       \
+  "ldr ip, %[rows]\n\t"                          \
+  "subs ip, ip, #1\n\t"                          \
+  "str ip, %[rows]\n\t"                          \
+  "bne 0b\n\t"
+
+#define UTVM_DWP_OUTS : [a0] "=&r"(a0), [a1] "=&r"(a1), [p] "+r"(p), [y] "+r"(y), [rows] "+m"(kp->rows), [yend] "=m"(kp->yend)
+#define UTVM_DWP_INS                                                                                 \
+  [bb] "m"(kp->bb), [mr] "m"(kp->mr), [e] "m"(kp->e), [steps] "m"(kp->steps), [ny] "m"(kp->ny),                \
+      [r1] "i"(rb), [c1] "i"(ycs), [sh] "i"(sh) UTVM_DWP_EXTRA
+/* ten registers: a0, a1, p, y and six weights (stride 1) or five and the bias (stride 2) */
+#define UTVM_DWP_S1_OPERANDS                                                                         \
+  UTVM_DWP_OUTS : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4), [w5] "r"(w5), \
+                  UTVM_DWP_INS : "cc", "memory", "ip", "lr"
+#define UTVM_DWP_S2_OPERANDS                                                                         \
+  UTVM_DWP_OUTS : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4), [b] "r"(q[0]),   \
+                                  UTVM_DWP_INS : "cc", "memory", "ip", "lr"
+
+typedef struct {
+  int32_t bb[2], mr[2], steps[2], e, ny, rows, yend;
+} utvm_dwp_loop_t;
+
+/* one asm statement for the shape of a row (ow, np = ow / 2 constants): its steps unrolled or
+ * looped (an odd count: one before the loop), then the last odd output */
+#define UTVM_DWP_ROW_ASM(STEPS, TAIL) __asm__ volatile("0:\n\t" STEPS TAIL UTVM_DWP_ROW_END OPERANDS)
+#define UTVM_DWP_ROW_TAILS(STEPS, ONE) \
+  do {                                 \
+    if (ow & 1)                        \
+      UTVM_DWP_ROW_ASM(STEPS, ONE);    \
+    else                               \
+      UTVM_DWP_ROW_ASM(STEPS, "");     \
+  } while (0)
+#define UTVM_DWP_ROWS(PAIR, ONE, SH)                                           \
+  do {                                                                       \
+    if (np == 0)                                                             \
+      UTVM_DWP_ROW_TAILS("", ONE(SH));                                       \
+    else if (np == 1)                                                        \
+      UTVM_DWP_ROW_TAILS(PAIR(SH), ONE(SH));                                 \
+    else if (np == 2)                                                        \
+      UTVM_DWP_ROW_TAILS(PAIR(SH) PAIR(SH), ONE(SH));                        \
+    else if (np == 3)                                                        \
+      UTVM_DWP_ROW_TAILS(PAIR(SH) PAIR(SH) PAIR(SH), ONE(SH));               \
+    else if (np == 4)                                                        \
+      UTVM_DWP_ROW_TAILS(PAIR(SH) PAIR(SH) PAIR(SH) PAIR(SH), ONE(SH));      \
+    else if (np & 1)                                                         \
+      UTVM_DWP_ROW_TAILS(PAIR(SH) UTVM_DWP_LOOP(PAIR(SH)), ONE(SH));         \
+    else                                                                     \
+      UTVM_DWP_ROW_TAILS(UTVM_DWP_LOOP(PAIR(SH)), ONE(SH));                  \
+  } while (0)
+
+/* small planes: every row written out (nb rows of np <= 2 steps), no loop */
+#define UTVM_DWP_ROW_STEP "add %[p], %[p], %[pstep]\n\tadd %[y], %[y], %[ystep]\n\t"
+#define UTVM_DWP_UNROLLED(ROW)                                                                        \
+  do {                                                                                                \
+    if (nb == 1)                                                                                      \
+      __asm__ volatile(ROW OPERANDS);                                                                 \
+    else if (nb == 2)                                                                                 \
+      __asm__ volatile(ROW UTVM_DWP_ROW_STEP ROW OPERANDS);                                           \
+    else if (nb == 3)                                                                                 \
+      __asm__ volatile(ROW UTVM_DWP_ROW_STEP ROW UTVM_DWP_ROW_STEP ROW OPERANDS);                      \
+    else                                                                                              \
+      __asm__ volatile(ROW UTVM_DWP_ROW_STEP ROW UTVM_DWP_ROW_STEP ROW UTVM_DWP_ROW_STEP ROW OPERANDS); \
+  } while (0)
+#define UTVM_DWP_UNROLLED_ROWS(PAIR, ONE, SH)                         \
+  do {                                                              \
+    if (np == 0)                                                    \
+      UTVM_DWP_UNROLLED(ONE(SH));                                   \
+    else if (np == 1 && (ow & 1))                                   \
+      UTVM_DWP_UNROLLED(PAIR(SH) ONE(SH));                          \
+    else if (np == 1)                                               \
+      UTVM_DWP_UNROLLED(PAIR(SH));                                  \
+    else if (ow & 1)                                                \
+      UTVM_DWP_UNROLLED(PAIR(SH) PAIR(SH) ONE(SH));                 \
+    else                                                            \
+      UTVM_DWP_UNROLLED(PAIR(SH) PAIR(SH));                         \
+  } while (0)
+
+/* sh: the layer's right shift as an immediate (1..31: SMMLA), or 0: the channel's own (SMMLAR, k.e);
+ * q: (bias, bias, m, r, e) of the channel (e < 0: the layer's shift); k: the loop's constants
+ * (steps, ny) set by the caller; unrolled: nb is the layer's constant row count (one band) */
+UTVM_DWP_AI void utvm_dwp3_asm(const int16_t* p, int8_t* y, const int32_t* wv, const int32_t* q, utvm_dwp_loop_t* kp,
+                               int32_t nb, int32_t unrolled, int32_t ow, int32_t sw, int32_t rb, int32_t psh,
+                               int32_t yrs, int32_t ycs, int32_t sh) {
+  int32_t a0, a1, w0 = wv[0], w1 = wv[1], w2 = wv[2], w3 = wv[3], w4 = wv[4], w5 = wv[5];
+  const int32_t np = ow / 2, pstep = psh - 4 * sw * np, ystep = yrs - ow * ycs;
+  const int32_t small = unrolled && nb <= 4 && np <= 2 && nb * (np * 27 + (ow & 1) * 15) <= 170 && pstep < 4096 &&
+                        ystep < 4096 && ystep > -4096;
+  kp->bb[0] = q[0];
+  kp->bb[1] = q[1];
+  kp->mr[0] = q[2];
+  kp->mr[1] = q[3];
+  if (sh == 0) kp->e = q[4];
+  if (!small) kp->rows = nb;
+#define UTVM_DWP_EXTRA , [pstep] "i"(pstep), [ystep] "i"(ystep)
+/* the rows unrolled or looped, the layer's shift or the channel's */
+#define UTVM_DWP_STRIDE(PAIR, TAIL)                            \
+  do {                                                         \
+    if (small && sh > 0)                                       \
+      UTVM_DWP_UNROLLED_ROWS(PAIR, TAIL, UTVM_DWP_SH_IMM);     \
+    else if (small)                                            \
+      UTVM_DWP_UNROLLED_ROWS(PAIR, TAIL, UTVM_DWP_SH_REG);     \
+    else if (sh > 0)                                           \
+      UTVM_DWP_ROWS(PAIR, TAIL, UTVM_DWP_SH_IMM);              \
+    else                                                       \
+      UTVM_DWP_ROWS(PAIR, TAIL, UTVM_DWP_SH_REG);              \
+  } while (0)
+#define OPERANDS UTVM_DWP_S2_OPERANDS
+  if (sw == 2) {
+    w1 = utvm_dwp_pkhtb(wv[3], wv[1]);
+    w3 = wv[4];
+    w4 = wv[5];
+    UTVM_DWP_STRIDE(UTVM_DWP_S2_PAIR, UTVM_DWP_S2_TAIL);
+  }
+#undef OPERANDS
+#define OPERANDS UTVM_DWP_S1_OPERANDS
+  if (sw == 1) UTVM_DWP_STRIDE(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL);
+#undef OPERANDS
+#undef UTVM_DWP_STRIDE
+#undef UTVM_DWP_EXTRA
+  (void)w5;
+}
+#endif
+
+/* the data pairs of one input row (four channels at xrow, columns xcs bytes apart) into the
+ * planes (dst: this row of plane 0, planes ps int16 apart): pairs left / 2 .. (left + w) / 2 - 1
+ * of the padded row, with a first pair (zero point, x_0) when left is odd and a last pair
+ * (x_w-1, zero point) when left + w is odd; the pairs of padding only are written once */
+UTVM_DWP_AI void utvm_dwp_row4(int16_t* dst, int32_t ps, const int8_t* xrow, int32_t w, int32_t xcs, int32_t left,
+                               int32_t zw) {
+  int32_t k = left / 2, k1 = (left + w) / 2;
+  const int8_t* px = xrow;
+  int16_t* d = dst + 2 * k;
+#ifdef UTVM_DWP_ASM
+  if (xcs < 1024 && 3 * ps <= 506) {
+    int32_t steps = (k1 - k - (left & 1)) / 2;
+    if (left & 1) utvm_dwp_conv(&px, &d, 0, 0, xcs, 2 * ps, zw);
+    if (steps) utvm_dwp_conv(&px, &d, 1, steps, xcs, 2 * ps, zw);
+    if ((k1 - k - (left & 1)) & 1) utvm_dwp_conv(&px, &d, 2, 0, xcs, 2 * ps, zw);
+    if ((left + w) & 1) utvm_dwp_conv(&px, &d, 3, 0, xcs, 2 * ps, zw);
+    return;
+  }
+#endif
+  if (left & 1) {
+    utvm_dwp_pairs(d, ps, zw, utvm_ldw_s8((int8_t*)px));
+    px += xcs;
+    d += 2;
+    ++k;
+  }
+  for (; k < k1; ++k, px += 2 * xcs, d += 2) utvm_dwp_pairs(d, ps, utvm_ldw_s8((int8_t*)px), utvm_ldw_s8((int8_t*)px + xcs));
+  if ((left + w) & 1) utvm_dwp_pairs(d, ps, utvm_ldw_s8((int8_t*)px), zw);
+}
+
+/* columns [c0, c1) of nr rows of the gc planes set to the zero point */
+UTVM_DWP_AI void utvm_dwp_fill(int16_t* sc, int32_t rs, int32_t gc, int32_t nr, int32_t c0, int32_t c1, int32_t zx) {
+  int32_t zz = (int32_t)(((uint32_t)zx & 0xFFFFu) * 0x10001u);
+  int32_t r, g;
+  for (r = 0; r < nr; ++r)
+    for (g = 0; g < gc; ++g) {
+      int16_t* p = sc + (4 * r + g) * rs + c0;
+      int16_t* end = sc + (4 * r + g) * rs + c1;
+      for (; p < end; p += 2) utvm_dwp_st(p, zz);
+    }
+}
+
+/* the outputs of one channel over nb output rows in plain C (any window, strides) */
+UTVM_DWP_AI void utvm_dwp_chan_c(int8_t* yo, const int16_t* pl, const int32_t* wv, const int32_t* q, int32_t nb,
+                                 int32_t ow, int32_t yrs, int32_t ycs, int32_t kh, int32_t kw, int32_t sh,
+                                 int32_t sw, int32_t dh, int32_t rs, int32_t flags, int32_t lo, int32_t hi) {
+  const int32_t b2 = q[0], m = q[2], r0 = q[3], e = q[4], mh = kw / 2, odd = kw & 1;
+  const int32_t rw = sw == 1 ? (kw > 1 ? kw - 1 : 1) : (kw + 1) / 2; /* words per kernel row */
+  const int32_t sg = sw == 1 ? (kw > 1 ? 2 * mh - 1 : 0) : mh;       /* the word of the last odd tap */
+  const int32_t rstep = 4 * rs * dh;
+  int32_t i, j, r, k;
+  for (i = 0; i < nb; ++i) {
+    const int16_t* row = pl + 4 * rs * sh * i;
+    int8_t* yr = yo + i * yrs;
+    j = 0;
+    if (sw <= 2) {
+      for (; j + 1 < ow; j += 2) {
+        int32_t a0 = b2, a1 = b2;
+        UTVM_DWP_UNROLL for (r = 0; r < kh; ++r) {
+          const int16_t* p = row + r * rstep + j * sw;
+          const int32_t* wr = wv + r * rw;
+          if (sw == 1) {
+            a1 = UTVM_DWP_SMLATB(utvm_dwp_ld(p), wr[0], a1);
+            UTVM_DWP_UNROLL for (k = 0; k < mh; ++k) a0 = UTVM_DWP_SMLAD(utvm_dwp_ld(p + 2 * k), wr[k], a0);
+            for (k = 1; k < mh + odd; ++k) a1 = UTVM_DWP_SMLAD(utvm_dwp_ld(p + 2 * k), wr[mh + k - 1], a1);
+            if (odd) a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(p + 2 * mh), wr[sg], a0);
+            if (!odd) a1 = UTVM_DWP_SMLABT(utvm_dwp_ld(p + 2 * mh), wr[mh - 1], a1);
+          } else {
+            UTVM_DWP_UNROLL for (k = 0; k < mh; ++k) {
+              a0 = UTVM_DWP_SMLAD(utvm_dwp_ld(p + 2 * k), wr[k], a0);
+              a1 = UTVM_DWP_SMLAD(utvm_dwp_ld(p + 2 * k + 2), wr[k], a1);
+            }
+            if (odd) {
+              a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(p + 2 * mh), wr[sg], a0);
+              a1 = UTVM_DWP_SMLABT(utvm_dwp_ld(p + 2 * mh + 2), wr[sg], a1);
+            }
+          }
+        }
+        yr[j * ycs] = (int8_t)utvm_dwp_rq(a0, m, r0, e, flags, lo, hi);
+        yr[(j + 1) * ycs] = (int8_t)utvm_dwp_rq(a1, m, r0, e, flags, lo, hi);
+      }
+    }
+    for (; j < ow; ++j) {
+      int32_t a0 = b2;
+      UTVM_DWP_UNROLL for (r = 0; r < kh; ++r) {
+        const int16_t* p = row + r * rstep + j * sw;
+        const int32_t* wr = wv + r * rw;
+        UTVM_DWP_UNROLL for (k = 0; k < mh; ++k) a0 = UTVM_DWP_SMLAD(utvm_dwp_ld(p + 2 * k), wr[k], a0);
+        if (odd) a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(p + 2 * mh), wr[sg], a0);
+      }
+      yr[j * ycs] = (int8_t)utvm_dwp_rq(a0, m, r0, e, flags, lo, hi);
+    }
+  }
+}
+
+/* the layer (see above); returns 0 */
+UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* qv, int32_t h, int32_t w,
+                                int32_t cin, int32_t mult, int32_t oh, int32_t ow, int32_t xrs, int32_t xcs,
+                                int32_t yrs, int32_t ycs, int32_t kh, int32_t kw, int32_t sh, int32_t sw, int32_t dh,
+                                int32_t top, int32_t left, int32_t zx, int32_t band, int32_t rs, int32_t flags,
+                                int32_t lo, int32_t hi, int32_t shift) {
+  int8_t* y = (int8_t*)yv;
+  const int8_t* x = (const int8_t*)xv;
+  int16_t* sc = (int16_t*)scv;
+  const int32_t* wt = (const int32_t*)wtv;
+  const int32_t* q = (const int32_t*)qv;
+  const int32_t span = (kh - 1) * dh + 1, rows = (band - 1) * sh + span;
+  const int32_t rw = sw == 1 ? (kw > 1 ? kw - 1 : 1) : (kw + 1) / 2, nw = kh * rw;
+  const int32_t zw = (int32_t)(((uint32_t)zx & 0xFFu) * 0x01010101u);
+  const int32_t dataend = ((left + w + 1) / 2) * 2; /* first column of the padding-only pairs */
+  int32_t g0, i0, r, gi, mm;
+#ifdef UTVM_DWP_ASM
+  utvm_dwp_loop_t k;
+  k.steps[0] = 8 * rs * sh - 4 * sw * (ow / 2);
+  k.steps[1] = yrs - ow * ycs;
+  k.ny = (ow / 4) * 4 * ycs;
+#endif
+  (void)shift; /* the assembly's immediate; the C form reads each channel's e */
+  /* the pairs of padding only, once */
+  utvm_dwp_fill(sc, rs, 4, rows, 0, (left / 2) * 2, zx);
+  utvm_dwp_fill(sc, rs, 4, rows, dataend, rs, zx);
+  if (band >= oh) { /* the rows of padding, once */
+    for (r = 0; r < rows; ++r)
+      if (r < top || r - top >= h) utvm_dwp_fill(sc + 4 * rs * r, rs, 4, 1, 0, rs, zx);
+  }
+  for (g0 = 0; g0 < cin; g0 += 4) {
+    const int32_t gc = cin - g0 < 4 ? cin - g0 : 4;
+    for (i0 = 0; i0 < oh; i0 += band) {
+      const int32_t nb = oh - i0 < band ? oh - i0 : band, nr = (nb - 1) * sh + span;
+      /* scratch rows [r0, r1) hold input rows, the others padding */
+      const int32_t r0 = top > i0 * sh ? top - i0 * sh : 0, r1 = h + top - i0 * sh < nr ? h + top - i0 * sh : nr;
+      const int8_t* px = x + (i0 * sh + r0 - top) * xrs + g0;
+      int16_t* dst = sc + 4 * rs * r0;
+      if (band < oh)
+        for (r = 0; r < nr; ++r)
+          if (r < r0 || r >= r1) utvm_dwp_fill(sc + 4 * rs * r, rs, gc, 1, 0, rs, zx);
+      for (r = r0; r < r1; ++r, px += xrs, dst += 4 * rs) {
+        if (gc == 4) {
+          utvm_dwp_row4(dst, rs, px, w, xcs, left, zw);
+        } else {
+          int32_t g, c;
+          for (g = 0; g < gc; ++g)
+            for (c = (left / 2) * 2; c < dataend; ++c)
+              dst[g * rs + c] = (int16_t)(c < left || c >= left + w ? zx : px[(c - left) * xcs + g]);
+        }
+      }
+      for (gi = 0; gi < gc; ++gi)
+        for (mm = 0; mm < mult; ++mm) {
+          const int32_t o = (g0 + gi) * mult + mm;
+          const int16_t* pl = sc + gi * rs;
+          const int32_t* qo = q + 5 * o;
+          int8_t* yo = y + i0 * yrs + o;
+#ifdef UTVM_DWP_ASM
+          if (kh == 3 && kw == 3 && sw <= 2 && (flags & UTVM_DWP_ROUND_NEG) == 0 && lo == -128 && hi == 127 &&
+              16 * rs * dh <= 1020 && 8 * rs * sh <= 4095 && ycs <= 2047) {
+            if (shift > 0 && ((flags & UTVM_DWP_MIXED) == 0 || qo[4] < 0))
+              utvm_dwp3_asm(pl, yo, wt + o * nw, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs,
+                            shift);
+            else
+              utvm_dwp3_asm(pl, yo, wt + o * nw, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs,
+                            0);
+            continue;
+          }
+#endif
+          utvm_dwp_chan_c(yo, pl, wt + o * nw, qo, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi);
+        }
+    }
+  }
+  return 0;
 }
 
 #endif /* UTVM_KERNELS_H_ */
