@@ -26,6 +26,7 @@ from tvm import te, tirx
 
 from ..ir import Graph, Operator
 from ..lower import helium as mve
+from ..lower.dsp import Geometry, gemm_kernel
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, activation_range_int8, float_clamp, imm
 from ..lower.schedules import (
@@ -195,6 +196,18 @@ ROW_CONV_MAX_COUT = 16
 def _quant_dsp(g: Graph, op: Operator, target: Target) -> bool:
     """int8 on a CPU with the 4-lane DSP kernels."""
     return target.dsp and g.tensors[op.inputs[0]].dtype == "int8"
+
+
+def _gemm(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """utvm_dsp_conv_s8: rows of the input (pointwise) or gathered patches, widened to int16
+    once, against blocks of four output channels (kernels_dsp.h)."""
+    if not _quant_dsp(g, op, target):
+        return None
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    top, left, _, _ = op.attrs["padding"]
+    geo = Geometry(*x.shape, y.shape[1], y.shape[2], y.shape[3], w.shape[1], w.shape[2], *op.attrs["strides"],
+                   *op.attrs["dilation"], top, left)
+    return gemm_kernel(g, op, geo, wide_weights(op), True)
 
 
 def _rows4(g: Graph, op: Operator, target: Target) -> KernelDef | None:
@@ -681,6 +694,7 @@ OPS = (
                        "also QDQ Conv groups; symmetric int8 weights, per-tensor or per-channel")),
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
+            Variant("dsp_gemm", _gemm, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("dsp_rows4", _rows4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("dsp_rows_flat", _rows_flat, "Cortex-M4/M7/M33"),
             Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33", knobs=mac4_knobs),

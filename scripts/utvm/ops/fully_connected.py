@@ -27,6 +27,7 @@ from tvm import te, tirx
 from ..importer.limits import short_list
 from ..ir import Graph, Operator
 from ..lower import helium as mve
+from ..lower.dsp import Geometry, gemm_kernel
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, acc_bound, activation_range_int8, bias_requant, effective_scales, float_clamp, imm
 from ..lower.schedules import (
@@ -203,6 +204,17 @@ def _int16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     out = te.compute((batch, units), lambda i, o: rq.output(acc[i, o], o), name="out")
     args = [KernelArg(X, tensor=x.name), KernelArg(W, tensor=w.name), *rq.args]
     return KernelDef(args, out, y.name, reduction_schedule("acc", "out", None, 2))
+
+
+def _gemm(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """utvm_dsp_conv_s8 with the batch rows as pixels of a 1 x 1 convolution (kernels_dsp.h)."""
+    x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
+    if not (target.dsp and x.dtype == "int8" and w.quant is not None):
+        return None
+    units, depth = w.shape
+    batch = x.size // depth
+    return gemm_kernel(g, op, Geometry(1, 1, batch, depth, 1, batch, units), wide_weights(op),
+                       bool(w.quant.per_channel))
 
 
 def _mac4_applies(g: Graph, op: Operator, target: Target) -> bool:
@@ -391,6 +403,7 @@ OPS = (
                        "also QDQ Gemm groups; transA=0, alpha=1, symmetric int8 B, int8 output")),
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
+            Variant("dsp_gemm", _gemm, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("int16", _int16, types=("int16",)),
             Variant("generic", _generic, knobs=_generic_knobs),

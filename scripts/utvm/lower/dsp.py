@@ -1,0 +1,182 @@
+"""Shared pieces of the DSP (Cortex-M4/M7/M33) GEMM kernels of ``utvm/kernels_dsp.h``.
+
+A convolution or fully connected layer there is rows of K int8 inputs (a pixel, an im2col
+patch, a batch row) times the weights of ``cout`` output channels, requantized per channel.
+The weights, the folded biases and the requantization constants travel as one int32 stream
+(see kernels_dsp.h for the layout): blocks of four output channels, the weights widened to
+int16 and doubled (so that the accumulator is twice TFLite's and SMMLAR gives
+SaturatingRoundingDoublingHighMul without a shift), the rounding offset and the output zero
+point folded into one constant per channel.
+
+Exact with TFLite's arithmetic under conditions checked at compile time (:func:`gemm_requant`):
+the accumulator bound keeps twice the accumulator inside int32, every shift is a right shift
+of 1 to MAX_RIGHT bits, every multiplier is normalized (QuantizeMultiplier's [2**30, 2**31)).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from tvm import te
+
+from ..ir import Graph, Operator
+from .helium import call, extern
+from .kerneldef import KernelArg, KernelDef
+from .requant import I32, activation_range_int8, effective_scales, requant_constants
+
+#: output channels per block of the stream
+BLOCK = 4
+#: words per block before the weights, per quad of inputs, after the weights (kernels_dsp.h)
+BIAS_WORDS, RQ_WORDS = 4, 3
+#: the largest right shift: c = 2**(e-1) + zy * 2**e and h + c stay inside int32
+MAX_RIGHT = 22
+#: the flag of the last channel's e word
+LAST = 256
+
+
+@dataclass
+class GemmRequant:
+    """Per output channel: the folded bias, multiplier and right shift (>= 1) of a layer whose
+    requantization the DSP GEMM kernels compute exactly."""
+
+    folded: np.ndarray
+    mults: np.ndarray
+    rights: np.ndarray
+
+
+def gemm_requant(folded: np.ndarray, scales: np.ndarray, wabs: np.ndarray, bias: np.ndarray) -> GemmRequant | None:
+    """The requantization constants, or None when the kernels' short form is not exact for
+    this layer. ``wabs``: per channel the sum of |w|; ``bias``: the bias before folding. Every
+    partial sum of twice the accumulator (the inputs in [-128, 127], the folded bias first)
+    stays inside int32: 2 * (|bias| + 256 * sum|w|) < 2**31."""
+    channels = folded.size
+    bound = 256 * wabs.astype(np.int64) + np.abs(bias.astype(np.int64))
+    folded, mults, shifts, bound = requant_constants(folded.astype(np.int64), scales, channels, bound, wabs == 0)
+    if mults.size == 1:
+        mults, shifts = np.repeat(mults, channels), np.repeat(shifts, channels)
+    if not (np.all(bound < (1 << 30)) and np.all(shifts <= -1) and np.all(shifts >= -MAX_RIGHT)
+            and np.all(mults >= (1 << 30)) and np.all(mults < (1 << 31))):
+        return None
+    return GemmRequant(folded, mults, -shifts)
+
+
+#: mode bits of kernels_dsp.h
+PER_TENSOR, W8 = 1, 2
+
+
+def per_tensor(rq: GemmRequant) -> bool:
+    """One set of requantization constants serves every channel."""
+    return bool(np.all(rq.mults == rq.mults[0]) and np.all(rq.rights == rq.rights[0]))
+
+
+def gemm_stream(w: np.ndarray, rq: GemmRequant, zy: int, mode: int) -> np.ndarray:
+    """The int32 stream of a layer with weights ``w`` (cout x K, K % 4 == 0; channels past a
+    multiple of BLOCK are padded with zero weights and the constants of the last channel):
+    int16 weights (doubled) or, with ``W8`` in ``mode``, int8; constants per channel or, with
+    ``PER_TENSOR``, per block (see kernels_dsp.h)."""
+    cout, k = w.shape
+    assert k % 4 == 0
+    blocks = -(-cout // BLOCK)
+    pad = blocks * BLOCK - cout
+    w = np.concatenate([w.astype(np.int64), np.zeros((pad, k), np.int64)])
+    folded = np.concatenate([rq.folded, np.zeros(pad, np.int64)])
+    mults = np.concatenate([rq.mults, np.repeat(rq.mults[-1:], pad)]).astype(np.int64)
+    rights = np.concatenate([rq.rights, np.repeat(rq.rights[-1:], pad)]).astype(np.int64)
+    kq = k // 4
+    quads = w.reshape(blocks, BLOCK, kq, 4).transpose(0, 2, 1, 3)  # block, quad, channel, weight
+    if mode & W8:  # per channel its four int8 weights
+        weights = np.ascontiguousarray(quads.astype(np.int8)).view("<i4").reshape(blocks, kq * BLOCK)
+    else:  # per channel the doubled int16 pairs (w0, w2), (w1, w3)
+        pairs = (2 * quads)[..., [0, 2, 1, 3]]
+        weights = np.ascontiguousarray(pairs.astype("<i2")).view("<i4").reshape(blocks, kq * 2 * BLOCK)
+    c = (1 << (rights - 1)) + zy * (1 << rights)
+    consts = np.stack([mults, c, rights], axis=1).reshape(blocks, BLOCK, RQ_WORDS)
+    if mode & PER_TENSOR:
+        consts = consts[:, :1]
+    consts = consts.reshape(blocks, -1).copy()
+    consts[-1, -1] |= LAST
+    stream = np.concatenate([(2 * folded).reshape(blocks, BIAS_WORDS), weights, consts], axis=1)
+    return stream.reshape(-1).astype(np.int32)
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """A layer as utvm_dsp_conv_s8 sees it: an NHWC convolution (a fully connected layer is
+    h = 1, w = batch rows, cin = depth with a 1 x 1 window)."""
+
+    n: int
+    h: int
+    w: int
+    cin: int
+    oh: int
+    ow: int
+    cout: int
+    kh: int = 1
+    kw: int = 1
+    sh: int = 1
+    sw: int = 1
+    dh: int = 1
+    dw: int = 1
+    top: int = 0
+    left: int = 0
+
+    @property
+    def kq(self) -> int:
+        """Quads of four inputs per row (the patch padded)."""
+        return -(-self.kh * self.kw * self.cin // 4)
+
+    @property
+    def in_place(self) -> bool:
+        """Rows read from the input (pointwise, whole quads, no padding) rather than gathered."""
+        return self.kh == self.kw == 1 and self.cin % 4 == 0 and self.top == self.left == 0
+
+
+#: bytes of patches gathered per call at most (several output pixels per call when they are small)
+PATCH_BYTES = 512
+
+
+def scratch_words(geo: Geometry, chunk: int) -> int:
+    """Words of scratch utvm_dsp_conv_s8 uses: the widened rows, then (cout % 4 != 0) the last
+    row's outputs."""
+    rows = 2 * geo.kq * (1 if geo.in_place else chunk)
+    return rows + (-(-geo.cout // BLOCK) if geo.cout % BLOCK else 0)
+
+
+def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bool) -> KernelDef | None:
+    """The utvm_dsp_conv_s8 kernel of an int8 conv2d / fully_connected layer (``wide``: int16
+    weights in the stream), or None when it does not apply (not int8 with symmetric constant
+    weights, or a requantization outside the short exact form)."""
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] else None
+    if x.dtype != "int8" or w.dtype != "int8" or y.dtype != "int8" or w.data is None:
+        return None
+    if x.quant is None or w.quant is None or y.quant is None or np.any(w.quant.zero_point != 0):
+        return None
+    if b is not None and b.data is None:
+        return None
+    wmat = w.data.reshape(geo.cout, -1).astype(np.int64)
+    _, zx = x.quant.scalar()
+    ys, zy = y.quant.scalar()
+    bias = b.data.astype(np.int64).reshape(-1) if b is not None else np.zeros(geo.cout, np.int64)
+    rq = gemm_requant(bias - zx * wmat.sum(axis=1), effective_scales(x, w, y, in_double),
+                      np.abs(wmat).sum(axis=1), bias)
+    if rq is None:
+        return None
+    kq = geo.kq
+    wmat = np.concatenate([wmat, np.zeros((geo.cout, 4 * kq - wmat.shape[1]), np.int64)], axis=1)
+    mode = (0 if wide else W8) | (PER_TENSOR if per_tensor(rq) else 0)
+    stream = gemm_stream(wmat, rq, zy, mode)
+    lo, hi = activation_range_int8(op.attrs.get("activation", "none"), ys, zy)
+    chunk = max(1, min(geo.ow, PATCH_BYTES // (8 * kq)))
+    X = te.placeholder(x.shape, "int8", name="x")
+    args = [KernelArg(X, tensor=x.name),
+            KernelArg(te.placeholder((stream.size,), I32, name="w"), constant=stream, role="w"),
+            KernelArg(te.placeholder((scratch_words(geo, chunk),), I32, name="col"), role="col", scratch=True)]
+
+    def body(ins, outs):  # type: ignore[no-untyped-def]
+        return call("utvm_dsp_conv_s8", outs[0].access_ptr("w"), ins[0].access_ptr("r"), ins[1].access_ptr("r"),
+                    ins[2].access_ptr("w"), geo.n, geo.h, geo.w, geo.cin, geo.oh, geo.ow, geo.cout, geo.kh, geo.kw,
+                    geo.sh, geo.sw, geo.dh, geo.dw, geo.top, geo.left, zx, kq, chunk, lo, hi, mode)
+
+    return extern(y, args, body)
