@@ -62,7 +62,7 @@ def gemm_requant(folded: np.ndarray, scales: np.ndarray, wabs: np.ndarray, bias:
 
 
 #: mode bits of kernels_dsp.h
-PER_TENSOR, W8 = 1, 2
+PER_TENSOR, W8, PAIRS = 1, 2, 4
 
 
 def per_tensor(rq: GemmRequant) -> bool:
@@ -71,32 +71,35 @@ def per_tensor(rq: GemmRequant) -> bool:
 
 
 def gemm_stream(w: np.ndarray, rq: GemmRequant, zy: int, mode: int) -> np.ndarray:
-    """The int32 stream of a layer with weights ``w`` (cout x K, K % 4 == 0; channels past a
-    multiple of BLOCK are padded with zero weights and the constants of the last channel):
-    int16 weights (doubled) or, with ``W8`` in ``mode``, int8; constants per channel or, with
-    ``PER_TENSOR``, per block (see kernels_dsp.h)."""
+    """The int32 stream of a layer with weights ``w`` (cout x K, K % 4 == 0), in blocks of four
+    output channels (one row at a time) or, with ``PAIRS`` in ``mode``, two (two rows at a
+    time; the biases twice, once per row); channels past a whole block are padded with zero
+    weights and the constants of the last channel. int16 weights (doubled) or, with ``W8``,
+    int8; constants per channel or, with ``PER_TENSOR``, per block (see kernels_dsp.h)."""
     cout, k = w.shape
     assert k % 4 == 0
-    blocks = -(-cout // BLOCK)
-    pad = blocks * BLOCK - cout
+    nc = 2 if mode & PAIRS else BLOCK
+    blocks = -(-cout // nc)
+    pad = blocks * nc - cout
     w = np.concatenate([w.astype(np.int64), np.zeros((pad, k), np.int64)])
     folded = np.concatenate([rq.folded, np.zeros(pad, np.int64)])
     mults = np.concatenate([rq.mults, np.repeat(rq.mults[-1:], pad)]).astype(np.int64)
     rights = np.concatenate([rq.rights, np.repeat(rq.rights[-1:], pad)]).astype(np.int64)
     kq = k // 4
-    quads = w.reshape(blocks, BLOCK, kq, 4).transpose(0, 2, 1, 3)  # block, quad, channel, weight
+    quads = w.reshape(blocks, nc, kq, 4).transpose(0, 2, 1, 3)  # block, quad, channel, weight
     if mode & W8:  # per channel its four int8 weights
-        weights = np.ascontiguousarray(quads.astype(np.int8)).view("<i4").reshape(blocks, kq * BLOCK)
+        weights = np.ascontiguousarray(quads.astype(np.int8)).view("<i4").reshape(blocks, kq * nc)
     else:  # per channel the doubled int16 pairs (w0, w2), (w1, w3)
         pairs = (2 * quads)[..., [0, 2, 1, 3]]
-        weights = np.ascontiguousarray(pairs.astype("<i2")).view("<i4").reshape(blocks, kq * 2 * BLOCK)
+        weights = np.ascontiguousarray(pairs.astype("<i2")).view("<i4").reshape(blocks, kq * 2 * nc)
     c = (1 << (rights - 1)) + zy * (1 << rights)
-    consts = np.stack([mults, c, rights], axis=1).reshape(blocks, BLOCK, RQ_WORDS)
+    consts = np.stack([mults, c, rights], axis=1).reshape(blocks, nc, RQ_WORDS)
     if mode & PER_TENSOR:
         consts = consts[:, :1]
     consts = consts.reshape(blocks, -1).copy()
     consts[-1, -1] |= LAST
-    stream = np.concatenate([(2 * folded).reshape(blocks, BIAS_WORDS), weights, consts], axis=1)
+    biases = np.tile((2 * folded).reshape(blocks, nc), (1, BIAS_WORDS // nc))
+    stream = np.concatenate([biases, weights, consts], axis=1)
     return stream.reshape(-1).astype(np.int32)
 
 
@@ -131,16 +134,36 @@ class Geometry:
         """Rows read from the input (pointwise, whole quads, no padding) rather than gathered."""
         return self.kh == self.kw == 1 and self.cin % 4 == 0 and self.top == self.left == 0
 
+    def patch_order(self) -> np.ndarray:
+        """The K order of a gathered patch (utvm_dsp_patch): index into the (row, column,
+        channel) flattened window, -1 for the zeros that complete the last quad. The window is
+        cut into segments of contiguous input bytes (a window row; one tap with dilation along
+        the width), their whole quads first, then every segment's last bytes."""
+        taps = self.kw if self.dw == 1 else 1
+        seg = taps * self.cin
+        whole = seg - seg % 4
+        starts = [(ry * self.kw + sx) * self.cin for ry in range(self.kh) for sx in range(0, self.kw, taps)]
+        body = [s + b for s in starts for b in range(whole)]
+        rest = [s + b for s in starts for b in range(whole, seg)]
+        return np.array(body + rest + [-1] * (-len(rest) % 4), np.int64)
+
 
 #: bytes of patches gathered per call at most (several output pixels per call when they are small)
 PATCH_BYTES = 512
 
 
-def scratch_words(geo: Geometry, chunk: int) -> int:
-    """Words of scratch utvm_dsp_conv_s8 uses: the widened rows, then (cout % 4 != 0) the last
-    row's outputs."""
-    rows = 2 * geo.kq * (1 if geo.in_place else chunk)
-    return rows + (-(-geo.cout // BLOCK) if geo.cout % BLOCK else 0)
+def patch_chunk(geo: Geometry) -> int:
+    """Output pixels whose patches one call gathers: as many as PATCH_BYTES hold, an even number
+    (two rows at a time), at least two, at most a row."""
+    return min(geo.ow, max(2, PATCH_BYTES // (8 * geo.kq)) & ~1)
+
+
+def scratch_words(geo: Geometry, chunk: int, pairs: bool) -> int:
+    """Words of scratch utvm_dsp_conv_s8 uses: the widened rows (a row or a pair read in place,
+    or the patches of ``chunk`` pixels, rounded up to pairs), then (one row at a time with
+    cout % 4 != 0) a block's outputs."""
+    rows = (2 if pairs else 1) if geo.in_place else chunk + (chunk % 2 if pairs else 0)
+    return 2 * geo.kq * rows + (0 if pairs or geo.cout % BLOCK == 0 else 1)
 
 
 def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bool) -> KernelDef | None:
@@ -164,15 +187,23 @@ def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bo
     if rq is None:
         return None
     kq = geo.kq
+    if geo.in_place:
+        rows = geo.n * geo.oh * geo.ow if (geo.sh, geo.sw, geo.oh, geo.ow) == (1, 1, geo.h, geo.w) else geo.ow
+        chunk = 1
+    else:
+        order = geo.patch_order()
+        wmat = np.where(order >= 0, wmat[:, np.maximum(order, 0)], 0)
+        rows = chunk = patch_chunk(geo)
     wmat = np.concatenate([wmat, np.zeros((geo.cout, 4 * kq - wmat.shape[1]), np.int64)], axis=1)
-    mode = (0 if wide else W8) | (PER_TENSOR if per_tensor(rq) else 0)
+    pairs = geo.cout % 2 == 0 and rows > 1
+    mode = (0 if wide else W8) | (PER_TENSOR if per_tensor(rq) else 0) | (PAIRS if pairs else 0)
     stream = gemm_stream(wmat, rq, zy, mode)
     lo, hi = activation_range_int8(op.attrs.get("activation", "none"), ys, zy)
-    chunk = max(1, min(geo.ow, PATCH_BYTES // (8 * kq)))
     X = te.placeholder(x.shape, "int8", name="x")
     args = [KernelArg(X, tensor=x.name),
             KernelArg(te.placeholder((stream.size,), I32, name="w"), constant=stream, role="w"),
-            KernelArg(te.placeholder((scratch_words(geo, chunk),), I32, name="col"), role="col", scratch=True)]
+            KernelArg(te.placeholder((scratch_words(geo, chunk, pairs),), I32, name="col"), role="col",
+                      scratch=True)]
 
     def body(ins, outs):  # type: ignore[no-untyped-def]
         return call("utvm_dsp_conv_s8", outs[0].access_ptr("w"), ins[0].access_ptr("r"), ins[1].access_ptr("r"),

@@ -54,6 +54,7 @@
 /* mode bits */
 #define UTVM_DSP_PER_TENSOR 1 /* one set of requantization constants per block */
 #define UTVM_DSP_W8 2         /* int8 weights in the stream, the inputs doubled */
+#define UTVM_DSP_PAIRS 4      /* two rows x two channels per block (cout even), else one row x four */
 
 /* words per block before the weights; requantization words per channel; the last flag */
 #define UTVM_DSP_BIAS_WORDS 4
@@ -64,7 +65,7 @@ typedef struct {
   int32_t np;       /* rows */
   int32_t xstride;  /* bytes from one row's inputs to the next */
   int32_t kq;       /* quads of inputs per row */
-  int32_t* scratch; /* kq * 2 words for a row widened; NULL: the rows are widened already */
+  int32_t* scratch; /* the rows widened (a pair: 4 kq words, one row: 2 kq); NULL: widened already */
   int32_t lo, hi;   /* activation clamp */
   int32_t ostride;  /* bytes from one row's outputs to the next (cout) */
 } utvm_dsp_cfg_t;
@@ -99,19 +100,15 @@ static inline int32_t utvm_dsp_load(const int8_t* p) {
   return v;
 }
 
-/* nq quads of int8 values at src (any alignment) as int16 pairs at dst, doubled if dbl; dst
- * may be the start of the 8 nq bytes whose second half holds src */
-static inline void utvm_dsp_widen(int32_t* dst, const int8_t* src, int32_t nq, int32_t dbl) {
-  int32_t q;
-  for (q = 0; q < nq; ++q) {
-    int32_t v = utvm_dsp_load(src + 4 * q), e = utvm_dsp_even(v), o = utvm_dsp_odd(v);
-    if (dbl) {
-      e = utvm_dsp_dbl(e);
-      o = utvm_dsp_dbl(o);
-    }
-    dst[2 * q] = e;
-    dst[2 * q + 1] = o;
+/* one quad (the four int8 lanes of v) as int16 pairs at dst[0], dst[1], doubled if dbl */
+static inline void utvm_dsp_put(int32_t* dst, int32_t v, int32_t dbl) {
+  int32_t e = utvm_dsp_even(v), o = utvm_dsp_odd(v);
+  if (dbl) {
+    e = utvm_dsp_dbl(e);
+    o = utvm_dsp_dbl(o);
   }
+  dst[0] = e;
+  dst[1] = o;
 }
 
 /* one requantized output (plain C: the assembly's arithmetic); q = (m, c, e) */
@@ -125,15 +122,17 @@ static inline int32_t utvm_dsp_requant(int32_t acc, const int32_t* q, int32_t lo
   return v < lo ? lo : (v > hi ? hi : v);
 }
 
-/* input k of a row: int8 values (times scale), or int16 pairs (x0, x2), (x1, x3) per quad */
-static inline int32_t utvm_dsp_input(const int8_t* row, int32_t k, int32_t pairs, int32_t scale) {
+/* input k of a row: int8 values (times scale), or int16 pairs (x0, x2), (x1, x3) per quad,
+ * ``step`` words from one quad to the next */
+static inline int32_t utvm_dsp_input(const int8_t* row, int32_t k, const int32_t* pairs, int32_t step,
+                                     int32_t scale) {
   int32_t word;
   if (!pairs) return scale * row[k];
-  __builtin_memcpy(&word, row + 4 * (2 * (k >> 2) + (k & 1)), 4);
+  word = pairs[step * (k >> 2) + (k & 1)];
   return (k & 2) ? utvm_dsp_half_hi(word) : utvm_dsp_half_lo(word);
 }
 
-/* weight k (0..3) of channel c in a quad of the stream */
+/* weight k (0..3) of channel c of a block of nc channels in one quad of the stream */
 static inline int32_t utvm_dsp_weight(const int32_t* quad, int32_t c, int32_t k, int32_t w8) {
   int32_t word;
   if (w8) return (int32_t)(int8_t)(uint8_t)((uint32_t)quad[c] >> (8 * k));
@@ -145,24 +144,28 @@ static inline int32_t utvm_dsp_weight(const int32_t* quad, int32_t c, int32_t k,
 static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* stream, const utvm_dsp_cfg_t* cfg,
                                    int32_t mode) {
   int32_t p, q, k, c, w8 = mode & UTVM_DSP_W8, per_tensor = mode & UTVM_DSP_PER_TENSOR;
-  int32_t qwords = w8 ? 4 : 8, pairs = cfg->scratch == 0, scale = w8 ? 2 : 1;
+  int32_t nc = (mode & UTVM_DSP_PAIRS) ? 2 : 4, step = (mode & UTVM_DSP_PAIRS) ? 4 : 2;
+  int32_t qwords = w8 ? nc : 2 * nc, scale = w8 ? 2 : 1;
   for (p = 0; p < cfg->np; ++p) {
     const int8_t* row = x + p * cfg->xstride;
+    const int32_t* pairs = 0;
     const int32_t* s = stream;
     int8_t* o = out + p * cfg->ostride;
     int32_t last = 0;
+    if (!cfg->scratch) /* widened rows: of a pair, row 2i at x + 2i xstride, row 2i + 1 two words on */
+      pairs = (const int32_t*)(const void*)(x + (p & ~(step >> 2)) * cfg->xstride) + ((step >> 2) & p) * 2;
     while (!last) {
       int32_t acc[4], xv[4];
       const int32_t* w = s + UTVM_DSP_BIAS_WORDS;
-      for (c = 0; c < 4; ++c) acc[c] = s[c];
+      for (c = 0; c < nc; ++c) acc[c] = s[c];
       for (q = 0; q < cfg->kq; ++q, w += qwords) {
-        for (k = 0; k < 4; ++k) xv[k] = utvm_dsp_input(row, 4 * q + k, pairs, scale);
-        for (c = 0; c < 4; ++c)
+        for (k = 0; k < 4; ++k) xv[k] = utvm_dsp_input(row, 4 * q + k, pairs, step, scale);
+        for (c = 0; c < nc; ++c)
           for (k = 0; k < 4; ++k) acc[c] += xv[k] * utvm_dsp_weight(w, c, k, w8);
       }
-      for (c = 0; c < 4; ++c)
+      for (c = 0; c < nc; ++c)
         *o++ = (int8_t)utvm_dsp_requant(acc[c], per_tensor ? w : w + UTVM_DSP_RQ_WORDS * c, cfg->lo, cfg->hi);
-      s = w + (per_tensor ? 1 : 4) * UTVM_DSP_RQ_WORDS;
+      s = w + (per_tensor ? 1 : nc) * UTVM_DSP_RQ_WORDS;
       last = s[-1] & UTVM_DSP_LAST;
     }
   }
@@ -170,84 +173,154 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
 
 #ifdef UTVM_DSP_ASM
 
-/* The assembly: r0 out, r1 x, r2 stream, r3 cfg (AAPCS). In the block loop: r0-r3
- * accumulators, r4-r7 weight words, r8-r9 input pairs, r10 input pointer, r11 stream, r12
- * count, lr out. The frame: */
-#define UTVM_DSP_F_ROWS "[sp, #0]"     /* rows left */
-#define UTVM_DSP_F_X "[sp, #4]"        /* this row's inputs */
-#define UTVM_DSP_F_OUT "[sp, #8]"      /* this row's outputs */
-#define UTVM_DSP_F_XBASE "[sp, #12]"   /* this row's int16 pairs */
+/* The assembly kernels: r0 out, r1 x, r2 stream, r3 cfg (AAPCS), callee-saved registers pushed.
+ * The quads of a block run in a body unrolled UTVM_DSP_QMAX times, entered at the address that
+ * leaves the first kq % QMAX (or QMAX) quads, then repeated until the row's inputs end: no loop
+ * counter, no loop overhead below QMAX quads. Requantization: r4-r6 m, c, e; r7 the output. */
+#define UTVM_DSP_QMAX "16"
+
+/* frame slots shared by both kernels */
+#define UTVM_DSP_F_ROWS "[sp, #0]"   /* rows (pairs) left */
+#define UTVM_DSP_F_X "[sp, #4]"      /* this row's (pair's) inputs */
+#define UTVM_DSP_F_OUT "[sp, #8]"    /* the next output */
+#define UTVM_DSP_F_XBASE "[sp, #12]" /* this row's (pair's) int16 pairs */
 #define UTVM_DSP_F_CFG "[sp, #16]"
 #define UTVM_DSP_F_STREAM "[sp, #20]"
-#define UTVM_DSP_F_LOHI "[sp, #24]"    /* lo, hi */
-#define UTVM_DSP_F_KQ "[sp, #32]"
-#define UTVM_DSP_F_SCRATCH "[sp, #36]" /* 0: the rows are int16 pairs already */
-#define UTVM_DSP_FRAME "40"
+#define UTVM_DSP_F_LOHI "[sp, #24]"  /* lo, hi */
+#define UTVM_DSP_F_ENTRY "[sp, #32]" /* where a block's quads start (Thumb bit set) */
+#define UTVM_DSP_F_XEND "[sp, #36]"  /* the end of this row's (pair's) int16 pairs */
+#define UTVM_DSP_F_R1OFF "[sp, #40]" /* pairs: bytes from row 0's outputs to row 1's (0: row 1 is row 0) */
+#define UTVM_DSP_F_ROWOUT "[sp, #44]" /* this row's (pair's) first output */
+#define UTVM_DSP_FRAME "48"
 
-#define UTVM_DSP_PROLOGUE                  \
-  "push {r4-r11, lr}\n\t"                  \
-  "sub sp, sp, #" UTVM_DSP_FRAME "\n\t"    \
-  "mov lr, r0\n\t"                         \
-  "ldm r3, {r4-r9}\n\t"                    \
-  "str r4, " UTVM_DSP_F_ROWS "\n\t"        \
-  "str r1, " UTVM_DSP_F_X "\n\t"           \
-  "str r0, " UTVM_DSP_F_OUT "\n\t"         \
-  "str r3, " UTVM_DSP_F_CFG "\n\t"         \
-  "str r2, " UTVM_DSP_F_STREAM "\n\t"      \
-  "strd r8, r9, " UTVM_DSP_F_LOHI "\n\t"   \
-  "strd r6, r7, " UTVM_DSP_F_KQ "\n\t"
+/* ROWS: the rows, or (pairs) (np + 1) / 2; QB: bytes of one quad's code */
+#define UTVM_DSP_PROLOGUE(ROWS, QB)          \
+  "push {r4-r11, lr}\n\t"                    \
+  "sub sp, sp, #" UTVM_DSP_FRAME "\n\t"      \
+  "ldm r3, {r4-r9}\n\t"                      \
+  "str r1, " UTVM_DSP_F_X "\n\t"             \
+  "str r0, " UTVM_DSP_F_OUT "\n\t"           \
+  "str r0, " UTVM_DSP_F_ROWOUT "\n\t"        \
+  "str r3, " UTVM_DSP_F_CFG "\n\t"           \
+  "str r2, " UTVM_DSP_F_STREAM "\n\t"        \
+  "strd r8, r9, " UTVM_DSP_F_LOHI "\n\t"     \
+  ROWS                                       \
+  "str r4, " UTVM_DSP_F_ROWS "\n\t"          \
+  "subs r12, r6, #1\n\t"                     \
+  "and r12, r12, #" UTVM_DSP_QMAX " - 1\n\t" \
+  "adds r12, r12, #1\n\t"                    \
+  "movs r11, #" QB "\n\t"                    \
+  "mul r12, r12, r11\n\t"                    \
+  "adr r11, 6f\n\t"                          \
+  "subs r11, r11, r12\n\t"                   \
+  "orr r11, r11, #1\n\t"                     \
+  "str r11, " UTVM_DSP_F_ENTRY "\n\t"
 
-/* doubling of the widened pairs in r5-r8 (int8 weights) */
-#define UTVM_DSP_DBL2 "sadd16 r5, r5, r5\n\tsadd16 r6, r6, r6\n\t"
-#define UTVM_DSP_DBL4 UTVM_DSP_DBL2 "sadd16 r7, r7, r7\n\tsadd16 r8, r8, r8\n\t"
+#define UTVM_DSP_PAIR_COUNT "adds r4, r4, #1\n\tlsrs r4, r4, #1\n\t"
 
-/* a row: its int8 inputs widened into the scratch (two quads per step), or read as pairs */
-#define UTVM_DSP_ROW_START(DBL2, DBL4)     \
+/* doubling of widened pairs (int8 weights) */
+#define UTVM_DSP_DBL(r) "sadd16 " r ", " r ", " r "\n\t"
+
+/* one row: widened into the scratch (two quads per step), or its pairs used in place */
+#define UTVM_DSP_ROW_START(DBL)            \
   "1:\n\t"                                 \
+  "ldr r12, " UTVM_DSP_F_CFG "\n\t"        \
   "ldr r9, " UTVM_DSP_F_X "\n\t"           \
-  "ldr r10, " UTVM_DSP_F_SCRATCH "\n\t"    \
+  "ldr r10, [r12, #12]\n\t"                \
+  "ldr r12, [r12, #8]\n\t"                 \
   "cmp r10, #0\n\t"                        \
-  "itt eq\n\t"                             \
-  "streq r9, " UTVM_DSP_F_XBASE "\n\t"     \
-  "beq 9f\n\t"                             \
+  "beq 8f\n\t"                             \
   "str r10, " UTVM_DSP_F_XBASE "\n\t"      \
-  "ldr r12, " UTVM_DSP_F_KQ "\n\t"         \
   "lsrs r12, r12, #1\n\t"                  \
   "bcc 7f\n\t"                             \
   "ldr r4, [r9], #4\n\t"                   \
   "sxtb16 r5, r4\n\t"                      \
   "sxtb16 r6, r4, ror #8\n\t"              \
-  DBL2                                     \
+  DBL("r5") DBL("r6")                      \
   "strd r5, r6, [r10], #8\n\t"             \
-  "beq 9f\n\t"                             \
+  "beq 2f\n\t"                             \
   "7:\n\t"                                 \
   "ldrd r4, r7, [r9], #8\n\t"              \
   "sxtb16 r5, r4\n\t"                      \
   "sxtb16 r6, r4, ror #8\n\t"              \
   "sxtb16 r8, r7, ror #8\n\t"              \
   "sxtb16 r7, r7\n\t"                      \
-  DBL4                                     \
+  DBL("r5") DBL("r6") DBL("r7") DBL("r8")  \
   "stm r10!, {r5-r8}\n\t"                  \
   "subs r12, r12, #1\n\t"                  \
   "bne 7b\n\t"                             \
+  "2:\n\t"                                 \
+  "str r10, " UTVM_DSP_F_XEND "\n\t"       \
+  "b 9f\n\t"                               \
+  "8:\n\t"                                 \
+  "str r9, " UTVM_DSP_F_XBASE "\n\t"       \
+  "add r12, r9, r12, lsl #3\n\t"           \
+  "str r12, " UTVM_DSP_F_XEND "\n\t"       \
+  "9:\n\t"                                 \
+  "ldr r11, " UTVM_DSP_F_STREAM "\n\t"     \
+  "ldr lr, " UTVM_DSP_F_OUT "\n\t"
+
+/* a pair of rows: row 1 at xstride from row 0 (0 for the last pair of an odd count, whose
+ * outputs then go over row 0's, the same values), widened interleaved (per quad row 0's two
+ * pair words, then row 1's), or (no scratch) interleaved already, the pair at 2 xstride */
+#define UTVM_DSP_PAIR_START(DBL)           \
+  "1:\n\t"                                 \
+  "ldr r12, " UTVM_DSP_F_CFG "\n\t"        \
+  "ldr r9, " UTVM_DSP_F_X "\n\t"           \
+  "ldr r8, [r12, #4]\n\t"                  \
+  "ldr r10, [r12, #24]\n\t"                \
+  "ldr r4, " UTVM_DSP_F_ROWS "\n\t"        \
+  "cmp r4, #1\n\t"                         \
+  "bne 2f\n\t"                             \
+  "ldr r5, [r12, #0]\n\t"                  \
+  "tst r5, #1\n\t"                         \
+  "itt ne\n\t"                             \
+  "movne r8, #0\n\t"                       \
+  "movne r10, #0\n\t"                      \
+  "2:\n\t"                                 \
+  "str r10, " UTVM_DSP_F_R1OFF "\n\t"      \
+  "ldr r10, [r12, #12]\n\t"                \
+  "ldr r12, [r12, #8]\n\t"                 \
+  "cmp r10, #0\n\t"                        \
+  "beq 8f\n\t"                             \
+  "str r10, " UTVM_DSP_F_XBASE "\n\t"      \
+  "add r8, r9, r8\n\t"                     \
+  "7:\n\t"                                 \
+  "ldr r6, [r9], #4\n\t"                   \
+  "ldr r7, [r8], #4\n\t"                   \
+  "sxtb16 r4, r6\n\t"                      \
+  "sxtb16 r5, r6, ror #8\n\t"              \
+  "sxtb16 r6, r7\n\t"                      \
+  "sxtb16 r7, r7, ror #8\n\t"              \
+  DBL("r4") DBL("r5") DBL("r6") DBL("r7")  \
+  "stm r10!, {r4-r7}\n\t"                  \
+  "subs r12, r12, #1\n\t"                  \
+  "bne 7b\n\t"                             \
+  "str r10, " UTVM_DSP_F_XEND "\n\t"       \
+  "b 9f\n\t"                               \
+  "8:\n\t"                                 \
+  "str r9, " UTVM_DSP_F_XBASE "\n\t"       \
+  "add r12, r9, r12, lsl #4\n\t"           \
+  "str r12, " UTVM_DSP_F_XEND "\n\t"       \
   "9:\n\t"                                 \
   "ldr r11, " UTVM_DSP_F_STREAM "\n\t"
 
-/* one quad of inputs (two int16 pair words) against the weights of four channels */
-#define UTVM_DSP_QUAD_W16                  \
+/* one quad, one row x four channels: int16 weights (11 instructions, 44 bytes) */
+#define UTVM_DSP_QUAD1_W16                 \
   "ldrd r8, r9, [r10], #8\n\t"             \
-  "ldm r11!, {r4-r7}\n\t"                  \
+  "ldm.w r11!, {r4-r7}\n\t"                \
   "smlad r0, r8, r4, r0\n\t"               \
   "smlad r0, r9, r5, r0\n\t"               \
   "smlad r1, r8, r6, r1\n\t"               \
   "smlad r1, r9, r7, r1\n\t"               \
-  "ldm r11!, {r4-r7}\n\t"                  \
+  "ldm.w r11!, {r4-r7}\n\t"                \
   "smlad r2, r8, r4, r2\n\t"               \
   "smlad r2, r9, r5, r2\n\t"               \
   "smlad r3, r8, r6, r3\n\t"               \
   "smlad r3, r9, r7, r3\n\t"
 
-#define UTVM_DSP_W8_PAIR(A, B)             \
+/* int8 weights: two channels' words extended (19 instructions, 76 bytes per quad) */
+#define UTVM_DSP_W8_TWO(A, B)              \
   "ldrd r4, r5, [r11], #8\n\t"             \
   "sxtb16 r6, r4\n\t"                      \
   "sxtb16 r4, r4, ror #8\n\t"              \
@@ -257,34 +330,66 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
   "sxtb16 r5, r5, ror #8\n\t"              \
   "smlad " B ", r8, r6, " B "\n\t"         \
   "smlad " B ", r9, r5, " B "\n\t"
+#define UTVM_DSP_QUAD1_W8 "ldrd r8, r9, [r10], #8\n\t" UTVM_DSP_W8_TWO("r0", "r1") UTVM_DSP_W8_TWO("r2", "r3")
 
-#define UTVM_DSP_QUAD_W8 "ldrd r8, r9, [r10], #8\n\t" UTVM_DSP_W8_PAIR("r0", "r1") UTVM_DSP_W8_PAIR("r2", "r3")
+/* one quad, two rows x two channels: accumulators r0 (row 0, c0), r1 (row 0, c1), r2 (row 1,
+ * c0), r3 (row 1, c1); inputs r8, r9 (row 0), r12, lr (row 1). int16 weights: 10 instructions,
+ * 40 bytes; int8: 14, 56 bytes */
+#define UTVM_DSP_QUAD2_W16                 \
+  "ldm.w r10!, {r8, r9, r12, lr}\n\t"      \
+  "ldm.w r11!, {r4-r7}\n\t"                \
+  "smlad r0, r8, r4, r0\n\t"               \
+  "smlad r0, r9, r5, r0\n\t"               \
+  "smlad r1, r8, r6, r1\n\t"               \
+  "smlad r1, r9, r7, r1\n\t"               \
+  "smlad r2, r12, r4, r2\n\t"              \
+  "smlad r2, lr, r5, r2\n\t"               \
+  "smlad r3, r12, r6, r3\n\t"              \
+  "smlad r3, lr, r7, r3\n\t"
 
-/* a block: the accumulators from the biases, the quads (an odd one first, then pairs) */
+#define UTVM_DSP_QUAD2_W8                  \
+  "ldm.w r10!, {r8, r9, r12, lr}\n\t"      \
+  "ldrd r4, r5, [r11], #8\n\t"             \
+  "sxtb16 r6, r4\n\t"                      \
+  "sxtb16 r4, r4, ror #8\n\t"              \
+  "smlad r0, r8, r6, r0\n\t"               \
+  "smlad r0, r9, r4, r0\n\t"               \
+  "smlad r2, r12, r6, r2\n\t"              \
+  "smlad r2, lr, r4, r2\n\t"               \
+  "sxtb16 r6, r5\n\t"                      \
+  "sxtb16 r5, r5, ror #8\n\t"              \
+  "smlad r1, r8, r6, r1\n\t"               \
+  "smlad r1, r9, r5, r1\n\t"               \
+  "smlad r3, r12, r6, r3\n\t"              \
+  "smlad r3, lr, r5, r3\n\t"
+
+/* a block's quads: the accumulators from the biases, the unrolled body entered at F_ENTRY */
 #define UTVM_DSP_BLOCK(QUAD)               \
   "3:\n\t"                                 \
   "ldm r11!, {r0-r3}\n\t"                  \
   "ldr r10, " UTVM_DSP_F_XBASE "\n\t"      \
-  "ldr r12, " UTVM_DSP_F_KQ "\n\t"         \
-  "lsrs r12, r12, #1\n\t"                  \
-  "bcc 4f\n\t"                             \
+  "ldr pc, " UTVM_DSP_F_ENTRY "\n\t"       \
+  "5:\n\t"                                 \
+  ".rept " UTVM_DSP_QMAX "\n\t"            \
   QUAD                                     \
-  "beq 6f\n\t"                             \
-  "4:\n\t"                                 \
-  QUAD QUAD                                \
-  "subs r12, r12, #1\n\t"                  \
-  "bne 4b\n\t"                             \
-  "6:\n\t"
+  ".endr\n\t"                              \
+  "6:\n\t"                                 \
+  "ldr r12, " UTVM_DSP_F_XEND "\n\t"       \
+  "cmp r10, r12\n\t"                       \
+  "bne 5b\n\t"
 
-/* accumulator A requantized with m, c, e in r4-r6 into r7 (CLAMP: by lo, hi in r8, r9) */
-#define UTVM_DSP_RQ1(A, CLAMP)             \
+/* accumulator A requantized with m, c, e (r4-r6) into r7 (CLAMP: by lo, hi in r8, r9), stored
+ * by STORE */
+#define UTVM_DSP_RQ1(A, CLAMP, STORE)      \
   "smmlar r7, " A ", r4, r5\n\t"           \
   "add r7, r7, " A ", asr #31\n\t"         \
   "asr r7, r7, r6\n\t"                     \
   "ssat r7, #8, r7\n\t"                    \
   CLAMP                                    \
-  "strb r7, [lr], #1\n\t"
+  STORE
 
+#define UTVM_DSP_NEXT "strb r7, [lr], #1\n\t"
+#define UTVM_DSP_ROW1 "strb r7, [lr, r12]\n\t"
 #define UTVM_DSP_NOCLAMP ""
 #define UTVM_DSP_CLAMP                     \
   "cmp r7, r8\n\t"                         \
@@ -293,86 +398,93 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
   "cmp r7, r9\n\t"                         \
   "it gt\n\t"                              \
   "movgt r7, r9\n\t"
-
 #define UTVM_DSP_LOAD_LOHI "ldrd r8, r9, " UTVM_DSP_F_LOHI "\n\t"
+#define UTVM_DSP_LOAD_RQ "ldm r11!, {r4-r6}\n\t"
 
-/* per-channel constants (12 words per block); per-tensor constants (3 words per block) */
-#define UTVM_DSP_RQ_CHANNEL(CLAMP, LOAD)                                         \
-  LOAD                                                                           \
-  "ldm r11!, {r4-r6}\n\t" UTVM_DSP_RQ1("r0", CLAMP)                              \
-  "ldm r11!, {r4-r6}\n\t" UTVM_DSP_RQ1("r1", CLAMP)                              \
-  "ldm r11!, {r4-r6}\n\t" UTVM_DSP_RQ1("r2", CLAMP)                              \
-  "ldm r11!, {r4-r6}\n\t" UTVM_DSP_RQ1("r3", CLAMP)                              \
-  "tst r6, #256\n\t"                                                             \
+/* requantization of one row x four channels: constants per channel (C: LOAD before each
+ * channel) or per block (LOAD once) */
+#define UTVM_DSP_RQ_ROW(CLAMP, LOADLOHI, L0, L1)                                                      \
+  LOADLOHI L0 UTVM_DSP_RQ1("r0", CLAMP, UTVM_DSP_NEXT) L1 UTVM_DSP_RQ1("r1", CLAMP, UTVM_DSP_NEXT) \
+  L1 UTVM_DSP_RQ1("r2", CLAMP, UTVM_DSP_NEXT) L1 UTVM_DSP_RQ1("r3", CLAMP, UTVM_DSP_NEXT)          \
+  "tst r6, #256\n\t"                                                                                 \
   "beq 3b\n\t"
 
-#define UTVM_DSP_RQ_TENSOR(CLAMP, LOAD)                                          \
-  LOAD                                                                           \
-  "ldm r11!, {r4-r6}\n\t"                                                        \
-  UTVM_DSP_RQ1("r0", CLAMP) UTVM_DSP_RQ1("r1", CLAMP) UTVM_DSP_RQ1("r2", CLAMP)  \
-  UTVM_DSP_RQ1("r3", CLAMP)                                                      \
-  "tst r6, #256\n\t"                                                             \
+/* two rows x two channels: row 1's outputs at R1OFF from row 0's */
+#define UTVM_DSP_RQ_PAIR(CLAMP, LOADLOHI, L0, L1)                                                     \
+  "ldr lr, " UTVM_DSP_F_OUT "\n\t"                                                                   \
+  "ldr r12, " UTVM_DSP_F_R1OFF "\n\t"                                                                \
+  LOADLOHI L0 UTVM_DSP_RQ1("r2", CLAMP, UTVM_DSP_ROW1) UTVM_DSP_RQ1("r0", CLAMP, UTVM_DSP_NEXT)    \
+  L1 UTVM_DSP_RQ1("r3", CLAMP, UTVM_DSP_ROW1) UTVM_DSP_RQ1("r1", CLAMP, UTVM_DSP_NEXT)             \
+  "str lr, " UTVM_DSP_F_OUT "\n\t"                                                                   \
+  "tst r6, #256\n\t"                                                                                 \
   "beq 3b\n\t"
 
-/* the next row: inputs at xstride, outputs at ostride from this row's */
-#define UTVM_DSP_ROW_END                   \
-  "ldr r8, " UTVM_DSP_F_CFG "\n\t"         \
-  "ldr r9, " UTVM_DSP_F_X "\n\t"           \
-  "ldr r10, [r8, #4]\n\t"                  \
-  "add r9, r9, r10\n\t"                    \
-  "str r9, " UTVM_DSP_F_X "\n\t"           \
-  "ldr lr, " UTVM_DSP_F_OUT "\n\t"         \
-  "ldr r10, [r8, #24]\n\t"                 \
-  "add lr, lr, r10\n\t"                    \
-  "str lr, " UTVM_DSP_F_OUT "\n\t"         \
-  "ldr r12, " UTVM_DSP_F_ROWS "\n\t"       \
-  "subs r12, r12, #1\n\t"                  \
-  "str r12, " UTVM_DSP_F_ROWS "\n\t"       \
-  "bne 1b\n\t"                             \
-  "add sp, sp, #" UTVM_DSP_FRAME "\n\t"    \
+/* the next row (ROW = 1, inputs at xstride, outputs at ostride) or pair (ROW = 2: lsl 1) */
+#define UTVM_DSP_ROW_END(SHIFT)                   \
+  "ldr r12, " UTVM_DSP_F_CFG "\n\t"               \
+  "ldr r9, " UTVM_DSP_F_X "\n\t"                  \
+  "ldr r10, [r12, #4]\n\t"                        \
+  "add r9, r9, r10" SHIFT "\n\t"                  \
+  "str r9, " UTVM_DSP_F_X "\n\t"                  \
+  "ldr r9, " UTVM_DSP_F_ROWOUT "\n\t"             \
+  "ldr r10, [r12, #24]\n\t"                       \
+  "add r9, r9, r10" SHIFT "\n\t"                  \
+  "str r9, " UTVM_DSP_F_ROWOUT "\n\t"             \
+  "str r9, " UTVM_DSP_F_OUT "\n\t"                \
+  "ldr r4, " UTVM_DSP_F_ROWS "\n\t"               \
+  "subs r4, r4, #1\n\t"                           \
+  "str r4, " UTVM_DSP_F_ROWS "\n\t"               \
+  "bne 1b\n\t"                                    \
+  "add sp, sp, #" UTVM_DSP_FRAME "\n\t"           \
   "pop {r4-r11, pc}\n\t"
 
 #define UTVM_DSP_UNUSED __attribute__((unused))
-/* an assembly kernel (rows of blocks of QUAD requantized by RQ) with the signature of
- * utvm_dsp_gemm_c without the mode */
-#define UTVM_DSP_GEMM_ASM(name, ROW, QUAD, RQ)                                                             \
+#define UTVM_DSP_KERNEL(name, BODY)                                                                       \
   __attribute__((naked, noinline, unused)) static void name(                                              \
       UTVM_DSP_UNUSED int8_t* out, UTVM_DSP_UNUSED const int8_t* x, UTVM_DSP_UNUSED const int32_t* stream, \
       UTVM_DSP_UNUSED const utvm_dsp_cfg_t* cfg) {                                                        \
-    __asm__ volatile(UTVM_DSP_PROLOGUE ROW UTVM_DSP_BLOCK(QUAD) RQ UTVM_DSP_ROW_END);                     \
+    __asm__ volatile(BODY);                                                                               \
   }
 
-#define UTVM_DSP_ROW_W16 UTVM_DSP_ROW_START("", "")
-#define UTVM_DSP_ROW_W8 UTVM_DSP_ROW_START(UTVM_DSP_DBL2, UTVM_DSP_DBL4)
-#define UTVM_DSP_RQ_C UTVM_DSP_RQ_CHANNEL(UTVM_DSP_NOCLAMP, "")
-#define UTVM_DSP_RQ_CC UTVM_DSP_RQ_CHANNEL(UTVM_DSP_CLAMP, UTVM_DSP_LOAD_LOHI)
-#define UTVM_DSP_RQ_T UTVM_DSP_RQ_TENSOR(UTVM_DSP_NOCLAMP, "")
-#define UTVM_DSP_RQ_TC UTVM_DSP_RQ_TENSOR(UTVM_DSP_CLAMP, UTVM_DSP_LOAD_LOHI)
+/* the kernels of one weight type: rows x four channels, pairs of rows x two channels; constants
+ * per channel or per tensor; with or without a clamp */
+#define UTVM_DSP_ROW_KERNEL(QUAD, QB, DBL, RQ)                                       \
+  UTVM_DSP_PROLOGUE("", QB) UTVM_DSP_ROW_START(DBL) UTVM_DSP_BLOCK(QUAD) RQ UTVM_DSP_ROW_END("")
+#define UTVM_DSP_PAIR_KERNEL(QUAD, QB, DBL, RQ)                                      \
+  UTVM_DSP_PROLOGUE(UTVM_DSP_PAIR_COUNT, QB) UTVM_DSP_PAIR_START(DBL) UTVM_DSP_BLOCK(QUAD) RQ UTVM_DSP_ROW_END(", lsl #1")
 
-UTVM_DSP_GEMM_ASM(utvm_dsp_gemm_w16_c, UTVM_DSP_ROW_W16, UTVM_DSP_QUAD_W16, UTVM_DSP_RQ_C)
-UTVM_DSP_GEMM_ASM(utvm_dsp_gemm_w16_cc, UTVM_DSP_ROW_W16, UTVM_DSP_QUAD_W16, UTVM_DSP_RQ_CC)
-UTVM_DSP_GEMM_ASM(utvm_dsp_gemm_w16_t, UTVM_DSP_ROW_W16, UTVM_DSP_QUAD_W16, UTVM_DSP_RQ_T)
-UTVM_DSP_GEMM_ASM(utvm_dsp_gemm_w16_tc, UTVM_DSP_ROW_W16, UTVM_DSP_QUAD_W16, UTVM_DSP_RQ_TC)
-UTVM_DSP_GEMM_ASM(utvm_dsp_gemm_w8_c, UTVM_DSP_ROW_W8, UTVM_DSP_QUAD_W8, UTVM_DSP_RQ_C)
-UTVM_DSP_GEMM_ASM(utvm_dsp_gemm_w8_cc, UTVM_DSP_ROW_W8, UTVM_DSP_QUAD_W8, UTVM_DSP_RQ_CC)
-UTVM_DSP_GEMM_ASM(utvm_dsp_gemm_w8_t, UTVM_DSP_ROW_W8, UTVM_DSP_QUAD_W8, UTVM_DSP_RQ_T)
-UTVM_DSP_GEMM_ASM(utvm_dsp_gemm_w8_tc, UTVM_DSP_ROW_W8, UTVM_DSP_QUAD_W8, UTVM_DSP_RQ_TC)
+#define UTVM_DSP_NODBL(r) ""
+/* the four kernels of one shape (row or pair) and weight type W: constants per channel (c) or
+ * per tensor (t), with a clamp (cc, tc) or not */
+#define UTVM_DSP_FOUR(SHAPE, W, KERNEL, RQ)                                                          \
+  UTVM_DSP_KERNEL(utvm_dsp_##SHAPE##_##W##_c, KERNEL(RQ(UTVM_DSP_NOCLAMP, "", UTVM_DSP_LOAD_RQ, UTVM_DSP_LOAD_RQ)))  \
+  UTVM_DSP_KERNEL(utvm_dsp_##SHAPE##_##W##_cc,                                                       \
+                  KERNEL(RQ(UTVM_DSP_CLAMP, UTVM_DSP_LOAD_LOHI, UTVM_DSP_LOAD_RQ, UTVM_DSP_LOAD_RQ))) \
+  UTVM_DSP_KERNEL(utvm_dsp_##SHAPE##_##W##_t, KERNEL(RQ(UTVM_DSP_NOCLAMP, "", UTVM_DSP_LOAD_RQ, "")))  \
+  UTVM_DSP_KERNEL(utvm_dsp_##SHAPE##_##W##_tc, KERNEL(RQ(UTVM_DSP_CLAMP, UTVM_DSP_LOAD_LOHI, UTVM_DSP_LOAD_RQ, "")))
 
-typedef void (*utvm_dsp_gemm_fn)(int8_t*, const int8_t*, const int32_t*, const utvm_dsp_cfg_t*);
+#define UTVM_DSP_ROW_W16(RQ) UTVM_DSP_ROW_KERNEL(UTVM_DSP_QUAD1_W16, "44", UTVM_DSP_NODBL, RQ)
+#define UTVM_DSP_PAIR_W16(RQ) UTVM_DSP_PAIR_KERNEL(UTVM_DSP_QUAD2_W16, "40", UTVM_DSP_NODBL, RQ)
+#define UTVM_DSP_ROW_W8(RQ) UTVM_DSP_ROW_KERNEL(UTVM_DSP_QUAD1_W8, "76", UTVM_DSP_DBL, RQ)
+#define UTVM_DSP_PAIR_W8(RQ) UTVM_DSP_PAIR_KERNEL(UTVM_DSP_QUAD2_W8, "56", UTVM_DSP_DBL, RQ)
 
-/* the kernel of a mode (a constant in the generated code: one kernel kept after inlining) */
+UTVM_DSP_FOUR(row, w16, UTVM_DSP_ROW_W16, UTVM_DSP_RQ_ROW)
+UTVM_DSP_FOUR(pair, w16, UTVM_DSP_PAIR_W16, UTVM_DSP_RQ_PAIR)
+UTVM_DSP_FOUR(row, w8, UTVM_DSP_ROW_W8, UTVM_DSP_RQ_ROW)
+UTVM_DSP_FOUR(pair, w8, UTVM_DSP_PAIR_W8, UTVM_DSP_RQ_PAIR)
+
+typedef void (*utvm_dsp_kernel_fn)(int8_t*, const int8_t*, const int32_t*, const utvm_dsp_cfg_t*);
+
+/* the kernel of a mode (a constant in the generated code: one kernel is kept after inlining) */
 static inline void utvm_dsp_gemm(int8_t* out, const int8_t* x, const int32_t* stream, const utvm_dsp_cfg_t* cfg,
                                  int32_t mode) {
+  static const utvm_dsp_kernel_fn kernels[16] = {
+      utvm_dsp_row_w16_c,  utvm_dsp_row_w16_t,  utvm_dsp_row_w8_c,  utvm_dsp_row_w8_t,
+      utvm_dsp_pair_w16_c, utvm_dsp_pair_w16_t, utvm_dsp_pair_w8_c, utvm_dsp_pair_w8_t,
+      utvm_dsp_row_w16_cc, utvm_dsp_row_w16_tc, utvm_dsp_row_w8_cc, utvm_dsp_row_w8_tc,
+      utvm_dsp_pair_w16_cc, utvm_dsp_pair_w16_tc, utvm_dsp_pair_w8_cc, utvm_dsp_pair_w8_tc};
   int32_t clamp = cfg->lo > -128 || cfg->hi < 127;
-  utvm_dsp_gemm_fn fn;
-  if (mode & UTVM_DSP_W8) {
-    fn = (mode & UTVM_DSP_PER_TENSOR) ? (clamp ? utvm_dsp_gemm_w8_tc : utvm_dsp_gemm_w8_t)
-                                      : (clamp ? utvm_dsp_gemm_w8_cc : utvm_dsp_gemm_w8_c);
-  } else {
-    fn = (mode & UTVM_DSP_PER_TENSOR) ? (clamp ? utvm_dsp_gemm_w16_tc : utvm_dsp_gemm_w16_t)
-                                      : (clamp ? utvm_dsp_gemm_w16_cc : utvm_dsp_gemm_w16_c);
-  }
-  fn(out, x, stream, cfg);
+  kernels[(mode & 7) | (clamp ? 8 : 0)](out, x, stream, cfg);
 }
 #else
 static inline void utvm_dsp_gemm(int8_t* out, const int8_t* x, const int32_t* stream, const utvm_dsp_cfg_t* cfg,
@@ -381,49 +493,96 @@ static inline void utvm_dsp_gemm(int8_t* out, const int8_t* x, const int32_t* st
 }
 #endif
 
-/* the widened patch (kq quads, dbl: doubled) of the output pixel whose window starts at input
- * row iy0, column ix0: K = kh * kw * cin values in (row, column, channel) order, the taps
- * outside the input the zero point zx, then zeros up to 4 kq */
-static inline void utvm_dsp_patch(int32_t* dst, const int8_t* x, int32_t h, int32_t w, int32_t cin, int32_t iy0,
-                                  int32_t ix0, int32_t kh, int32_t kw, int32_t dh, int32_t dw, int32_t zx, int32_t kq,
-                                  int32_t dbl) {
-  int32_t ry, rx, c;
-  if ((cin & 3) == 0) { /* whole quads per tap: widened in place from the input */
-    int32_t zword = (int32_t)(0x01010101u * (uint32_t)(uint8_t)zx), ze = utvm_dsp_even(zword);
-    int32_t nq = cin >> 2;
-    if (dbl) ze = utvm_dsp_dbl(ze);
-    for (ry = 0; ry < kh; ++ry) {
-      int32_t iy = iy0 + ry * dh;
-      for (rx = 0; rx < kw; ++rx, dst += 2 * nq) {
-        int32_t ix = ix0 + rx * dw;
-        if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
-          utvm_dsp_widen(dst, x + (iy * w + ix) * cin, nq, dbl);
-        } else {
-          for (c = 0; c < 2 * nq; ++c) dst[c] = ze;
+/* the last bytes of the segments, gathered four at a time into quads */
+typedef struct {
+  int32_t* dst;
+  int32_t step, dbl, n;
+  uint32_t word;
+} utvm_dsp_tail_t;
+
+static inline void utvm_dsp_tail_push(utvm_dsp_tail_t* t, int32_t v) {
+  t->word |= (uint32_t)(uint8_t)v << (8 * t->n);
+  if (++t->n == 4) {
+    utvm_dsp_put(t->dst, (int32_t)t->word, t->dbl);
+    t->dst += t->step;
+    t->n = 0;
+    t->word = 0;
+  }
+}
+
+/* quads [0, lq) and then the last len % 4 bytes of a segment whose bytes are x[at + b] for b
+ * in [lo, hi) and the zero point outside that range */
+__attribute__((always_inline)) static inline int32_t* utvm_dsp_segment(int32_t* dst, int32_t step, const int8_t* x, int32_t at, int32_t len,
+                                        int32_t lo, int32_t hi, int32_t zx, int32_t dbl, utvm_dsp_tail_t* tail) {
+  int32_t lq = len >> 2, q, b;
+  if (lo <= 0 && hi >= len) { /* all inside: the whole quads straight from the input words */
+    const int8_t* src = x + at;
+    for (q = 0; q < lq; ++q, dst += step) utvm_dsp_put(dst, utvm_dsp_load(src + 4 * q), dbl);
+    for (b = 4 * lq; b < len; ++b) utvm_dsp_tail_push(tail, src[b]);
+    return dst;
+  }
+  for (q = 0; q < lq; ++q, dst += step) {
+    uint32_t v = 0;
+    if (4 * q >= lo && 4 * q + 4 <= hi) {
+      v = (uint32_t)utvm_dsp_load(x + at + 4 * q);
+    } else {
+      for (b = 4 * q; b < 4 * q + 4; ++b) v |= (uint32_t)(uint8_t)(b >= lo && b < hi ? x[at + b] : zx) << (8 * (b & 3));
+    }
+    utvm_dsp_put(dst, (int32_t)v, dbl);
+  }
+  for (b = 4 * lq; b < len; ++b) utvm_dsp_tail_push(tail, b >= lo && b < hi ? x[at + b] : zx);
+  return dst;
+}
+
+/* The patch of an output pixel whose window starts at input row iy0, column ix0, widened (dbl:
+ * doubled) to quads of int16 pairs, ``step`` words from one quad to the next. Its K order
+ * (utvm/lower/dsp.py: patch_order): the window is cut into segments of contiguous input bytes
+ * (a window row, or one tap when dw > 1), each of len = taps x cin bytes; the whole quads of
+ * every segment come first, in segment order, widened straight from the input words, then the
+ * len % 4 last bytes of every segment, in segment order, then zeros up to a whole quad. Taps
+ * outside the input hold the zero point zx. */
+__attribute__((always_inline)) static inline void utvm_dsp_patch(int32_t* dst, int32_t step, const int8_t* x, int32_t h, int32_t w, int32_t cin,
+                                  int32_t iy0, int32_t ix0, int32_t kh, int32_t kw, int32_t dh, int32_t dw,
+                                  int32_t zx, int32_t dbl) {
+  int32_t taps = dw == 1 ? kw : 1, len = taps * cin, ry, rx;
+  utvm_dsp_tail_t tail;
+  if (dw == 1 && iy0 >= 0 && iy0 + (kh - 1) * dh < h && ix0 >= 0 && ix0 + kw <= w) {
+    /* the whole window inside (most pixels): loops the compiler unrolls for a known shape */
+    const int8_t* src = x + (iy0 * w + ix0) * cin;
+    int32_t lq = len >> 2, q, b, n = 0, tq = kh * lq;
+    uint32_t word = 0;
+#pragma GCC unroll 16
+    for (ry = 0; ry < kh; ++ry, src += dh * w * cin) {
+#pragma GCC unroll 16
+      for (q = 0; q < lq; ++q) utvm_dsp_put(dst + step * (ry * lq + q), utvm_dsp_load(src + 4 * q), dbl);
+#pragma GCC unroll 4
+      for (b = 4 * lq; b < len; ++b) {
+        word |= (uint32_t)(uint8_t)src[b] << (8 * n);
+        if (++n == 4) {
+          utvm_dsp_put(dst + step * tq++, (int32_t)word, dbl);
+          n = 0;
+          word = 0;
         }
       }
     }
-  } else { /* the int8 patch in the second half of the patch's bytes, then widened in place */
-    int8_t* p = (int8_t*)dst + 4 * kq;
-    int8_t* start = p;
-    for (ry = 0; ry < kh; ++ry) {
-      int32_t iy = iy0 + ry * dh;
-      int32_t inside_row = iy >= 0 && iy < h;
-      if (inside_row && dw == 1 && ix0 >= 0 && ix0 + kw <= w) {
-        const int8_t* src = x + (iy * w + ix0) * cin;
-        for (c = 0; c < kw * cin; ++c) p[c] = src[c];
-        p += kw * cin;
-        continue;
-      }
-      for (rx = 0; rx < kw; ++rx) {
-        int32_t ix = ix0 + rx * dw;
-        int32_t inside = inside_row && ix >= 0 && ix < w;
-        for (c = 0; c < cin; ++c) *p++ = inside ? x[(iy * w + ix) * cin + c] : (int8_t)zx;
-      }
-    }
-    while (p < start + 4 * kq) *p++ = 0;
-    utvm_dsp_widen(dst, start, kq, dbl);
+    if (n) utvm_dsp_put(dst + step * tq, (int32_t)word, dbl);
+    return;
   }
+  tail.dst = dst + step * (kh * (kw / taps) * (len >> 2));
+  tail.step = step;
+  tail.dbl = dbl;
+  tail.n = 0;
+  tail.word = 0;
+  for (ry = 0; ry < kh; ++ry) {
+    int32_t iy = iy0 + ry * dh, row = iy >= 0 && iy < h;
+    for (rx = 0; rx < kw; rx += taps) {
+      int32_t ix = ix0 + rx * dw; /* the segment's first column, its valid bytes [lo, hi) */
+      int32_t lo = row ? (ix < 0 ? -ix * cin : 0) : len;
+      int32_t hi = row ? (ix + taps > w ? (w - ix) * cin : len) : len;
+      dst = utvm_dsp_segment(dst, step, x, (iy * w + ix) * cin, len, lo, hi, zx, dbl, &tail);
+    }
+  }
+  while (tail.n) utvm_dsp_tail_push(&tail, 0);
 }
 
 /* cfg->np rows at x into y; with a tail buffer (4-byte aligned, 4 * blocks bytes) the last
@@ -447,7 +606,7 @@ static inline void utvm_dsp_rows(int8_t* y, const int8_t* x, const int32_t* stre
   cfg->np = np;
 }
 
-static inline int32_t utvm_dsp_conv_s8(void* out, void* x, void* stream, void* scratch, int32_t n, int32_t h,
+__attribute__((always_inline)) static inline int32_t utvm_dsp_conv_s8(void* out, void* x, void* stream, void* scratch, int32_t n, int32_t h,
                                        int32_t w, int32_t cin, int32_t oh, int32_t ow, int32_t cout, int32_t kh,
                                        int32_t kw, int32_t sh, int32_t sw, int32_t dh, int32_t dw, int32_t top,
                                        int32_t left, int32_t zx, int32_t kq, int32_t chunk, int32_t lo, int32_t hi,
@@ -456,14 +615,16 @@ static inline int32_t utvm_dsp_conv_s8(void* out, void* x, void* stream, void* s
   const int8_t* xb = (const int8_t*)x;
   const int32_t* st = (const int32_t*)stream;
   int32_t* col = (int32_t*)scratch;
-  int32_t b, i, j, p, odd = cout & 3;
+  int32_t b, i, j, p, pairs = mode & UTVM_DSP_PAIRS, step = pairs ? 4 : 2, in_place;
+  int8_t* tail;
   utvm_dsp_cfg_t cfg;
+  in_place = kh == 1 && kw == 1 && (cin & 3) == 0 && top == 0 && left == 0;
+  tail = (cout & 3) && !pairs ? (int8_t*)(col + 2 * kq * (in_place ? (pairs ? 2 : 1) : chunk)) : 0;
   cfg.kq = kq;
   cfg.lo = lo;
   cfg.hi = hi;
   cfg.ostride = cout;
-  if (kh == 1 && kw == 1 && (cin & 3) == 0 && top == 0 && left == 0) { /* rows in place */
-    int8_t* tail = odd ? (int8_t*)(col + 2 * kq) : 0;
+  if (in_place) { /* rows read from the input, widened one (pair) at a time */
     cfg.scratch = col;
     if (sh == 1 && sw == 1 && oh == h && ow == w) {
       cfg.np = n * oh * ow;
@@ -487,10 +648,17 @@ static inline int32_t utvm_dsp_conv_s8(void* out, void* x, void* stream, void* s
       for (j = 0; j < ow; j += chunk) {
         cfg.np = ow - j < chunk ? ow - j : chunk;
         for (p = 0; p < cfg.np; ++p)
-          utvm_dsp_patch(col + 2 * kq * p, xi, h, w, cin, i * sh - top, (j + p) * sw - left, kh, kw, dh, dw, zx, kq,
-                         mode & UTVM_DSP_W8);
+          utvm_dsp_patch(col + (pairs ? 4 * kq * (p >> 1) + 2 * (p & 1) : 2 * kq * p), step, xi, h, w, cin,
+                         i * sh - top, (j + p) * sw - left, kh, kw, dh, dw, zx, mode & UTVM_DSP_W8);
+        if (pairs && (cfg.np & 1)) { /* the last pixel of an odd count is its pair's second row too */
+          int32_t* last = col + 4 * kq * (cfg.np >> 1);
+          for (p = 0; p < kq; ++p) {
+            last[4 * p + 2] = last[4 * p];
+            last[4 * p + 3] = last[4 * p + 1];
+          }
+        }
         utvm_dsp_rows(y + ((b * oh + i) * ow + j) * cout, (const int8_t*)col, st, &cfg, mode,
-                      odd && b == n - 1 && i == oh - 1 && j + cfg.np == ow ? (int8_t*)(col + 2 * kq * chunk) : 0);
+                      tail && b == n - 1 && i == oh - 1 && j + cfg.np == ow ? tail : 0);
       }
     }
   }
