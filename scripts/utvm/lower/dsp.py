@@ -163,7 +163,40 @@ def scratch_words(geo: Geometry, chunk: int, pairs: bool) -> int:
     or the patches of ``chunk`` pixels, rounded up to pairs), then (one row at a time with
     cout % 4 != 0) a block's outputs."""
     rows = (2 if pairs else 1) if geo.in_place else chunk + (chunk % 2 if pairs else 0)
-    return 2 * geo.kq * rows + (0 if pairs or geo.cout % BLOCK == 0 else 1)
+    return 2 * geo.kq * rows + (0 if pairs or geo.cout % BLOCK == 0 else -(-geo.cout // BLOCK))
+
+
+@dataclass
+class GemmPlan:
+    """What a call of utvm_dsp_conv_s8 takes besides the pointers and the geometry."""
+
+    stream: np.ndarray
+    mode: int
+    chunk: int
+    #: words of scratch
+    scratch: int
+
+    def call_args(self, geo: Geometry, zx: int, lo: int, hi: int) -> list[int]:
+        """The integer arguments after the four pointers, in kernels_dsp.h's order."""
+        return [geo.n, geo.h, geo.w, geo.cin, geo.oh, geo.ow, geo.cout, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh,
+                geo.dw, geo.top, geo.left, zx, geo.kq, self.chunk, lo, hi, self.mode]
+
+
+def gemm_plan(geo: Geometry, wmat: np.ndarray, rq: GemmRequant, zy: int, wide: bool) -> GemmPlan:
+    """The stream and the mode of a layer with weights ``wmat`` (cout x window in (row, column,
+    channel) order): rows read in place or gathered patches (their K order), two rows at a time
+    when cout is even and a call has several rows, int16 (``wide``) or int8 weights."""
+    if geo.in_place:
+        full = (geo.sh, geo.sw, geo.oh, geo.ow) == (1, 1, geo.h, geo.w)
+        rows, chunk = (geo.n * geo.oh * geo.ow if full else geo.ow), 1
+    else:
+        order = geo.patch_order()
+        wmat = np.where(order >= 0, wmat[:, np.maximum(order, 0)], 0)
+        rows = chunk = patch_chunk(geo)
+    wmat = np.concatenate([wmat, np.zeros((geo.cout, 4 * geo.kq - wmat.shape[1]), np.int64)], axis=1)
+    pairs = geo.cout % 2 == 0 and rows > 1
+    mode = (0 if wide else W8) | (PER_TENSOR if per_tensor(rq) else 0) | (PAIRS if pairs else 0)
+    return GemmPlan(gemm_stream(wmat, rq, zy, mode), mode, chunk, scratch_words(geo, chunk, pairs))
 
 
 def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bool) -> KernelDef | None:
@@ -186,28 +219,14 @@ def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bo
                       np.abs(wmat).sum(axis=1), bias)
     if rq is None:
         return None
-    kq = geo.kq
-    if geo.in_place:
-        rows = geo.n * geo.oh * geo.ow if (geo.sh, geo.sw, geo.oh, geo.ow) == (1, 1, geo.h, geo.w) else geo.ow
-        chunk = 1
-    else:
-        order = geo.patch_order()
-        wmat = np.where(order >= 0, wmat[:, np.maximum(order, 0)], 0)
-        rows = chunk = patch_chunk(geo)
-    wmat = np.concatenate([wmat, np.zeros((geo.cout, 4 * kq - wmat.shape[1]), np.int64)], axis=1)
-    pairs = geo.cout % 2 == 0 and rows > 1
-    mode = (0 if wide else W8) | (PER_TENSOR if per_tensor(rq) else 0) | (PAIRS if pairs else 0)
-    stream = gemm_stream(wmat, rq, zy, mode)
+    plan = gemm_plan(geo, wmat, rq, zy, wide)
     lo, hi = activation_range_int8(op.attrs.get("activation", "none"), ys, zy)
-    X = te.placeholder(x.shape, "int8", name="x")
-    args = [KernelArg(X, tensor=x.name),
-            KernelArg(te.placeholder((stream.size,), I32, name="w"), constant=stream, role="w"),
-            KernelArg(te.placeholder((scratch_words(geo, chunk, pairs),), I32, name="col"), role="col",
-                      scratch=True)]
+    args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
+            KernelArg(te.placeholder((plan.stream.size,), I32, name="w"), constant=plan.stream, role="w"),
+            KernelArg(te.placeholder((plan.scratch,), I32, name="col"), role="col", scratch=True)]
 
     def body(ins, outs):  # type: ignore[no-untyped-def]
         return call("utvm_dsp_conv_s8", outs[0].access_ptr("w"), ins[0].access_ptr("r"), ins[1].access_ptr("r"),
-                    ins[2].access_ptr("w"), geo.n, geo.h, geo.w, geo.cin, geo.oh, geo.ow, geo.cout, geo.kh, geo.kw,
-                    geo.sh, geo.sw, geo.dh, geo.dw, geo.top, geo.left, zx, kq, chunk, lo, hi, mode)
+                    ins[2].access_ptr("w"), *plan.call_args(geo, zx, lo, hi))
 
     return extern(y, args, body)

@@ -585,24 +585,27 @@ __attribute__((always_inline)) static inline void utvm_dsp_patch(int32_t* dst, i
   while (tail.n) utvm_dsp_tail_push(&tail, 0);
 }
 
-/* cfg->np rows at x into y; with a tail buffer (4-byte aligned, 4 * blocks bytes) the last
- * row's outputs go there first and only cout (cfg->ostride) of them to y: with cout % 4 != 0 a
- * block's four stores would pass the end of y (elsewhere they spill into the next row, whose
- * outputs are stored later) */
+/* cfg->np rows at x into y, ``after`` more rows of the layer after them. A row stores whole
+ * blocks of four outputs: with cout % 4 != 0 the last stores of a row go into the next rows'
+ * outputs (stored later, over them), and past the end of the layer's outputs for its last
+ * rows: with a tail buffer (4-byte aligned, a block of outputs per four channels) those rows
+ * go there first, one at a time, and only cout (cfg->ostride) outputs each to y */
 static inline void utvm_dsp_rows(int8_t* y, const int8_t* x, const int32_t* stream, utvm_dsp_cfg_t* cfg,
-                                 int32_t mode, int8_t* tail) {
-  int32_t np = cfg->np, c;
-  if (tail == 0) {
+                                 int32_t mode, int8_t* tail, int32_t after) {
+  int32_t np = cfg->np, cout = cfg->ostride, p, c;
+  /* the layer's last rows whose stores pass its end, and how many of them are this call's */
+  int32_t unsafe = (tail ? (((cout + 3) & ~3) - 1) / cout : 0) - after;
+  unsafe = unsafe < 0 ? 0 : (unsafe > np ? np : unsafe);
+  if (unsafe < np) {
+    cfg->np = np - unsafe;
     utvm_dsp_gemm(y, x, stream, cfg, mode);
-    return;
   }
-  if (np > 1) {
-    cfg->np = np - 1;
-    utvm_dsp_gemm(y, x, stream, cfg, mode);
+  for (p = 0; p < unsafe; ++p) {
+    int32_t row = np - unsafe + p;
+    cfg->np = 1;
+    utvm_dsp_gemm(tail, x + row * cfg->xstride, stream, cfg, mode);
+    for (c = 0; c < cout; ++c) y[row * cout + c] = tail[c];
   }
-  cfg->np = 1;
-  utvm_dsp_gemm(tail, x + (np - 1) * cfg->xstride, stream, cfg, mode);
-  for (c = 0; c < cfg->ostride; ++c) y[(np - 1) * cfg->ostride + c] = tail[c];
   cfg->np = np;
 }
 
@@ -629,15 +632,15 @@ __attribute__((always_inline)) static inline int32_t utvm_dsp_conv_s8(void* out,
     if (sh == 1 && sw == 1 && oh == h && ow == w) {
       cfg.np = n * oh * ow;
       cfg.xstride = cin;
-      utvm_dsp_rows(y, xb, st, &cfg, mode, tail);
+      utvm_dsp_rows(y, xb, st, &cfg, mode, tail, 0);
       return 0;
     }
     cfg.np = ow;
     cfg.xstride = sw * cin;
     for (b = 0; b < n; ++b)
       for (i = 0; i < oh; ++i)
-        utvm_dsp_rows(y + ((b * oh + i) * ow) * cout, xb + ((b * h + i * sh) * w) * cin, st, &cfg, mode,
-                      b == n - 1 && i == oh - 1 ? tail : 0);
+        utvm_dsp_rows(y + ((b * oh + i) * ow) * cout, xb + ((b * h + i * sh) * w) * cin, st, &cfg, mode, tail,
+                      (n * oh - (b * oh + i) - 1) * ow);
     return 0;
   }
   cfg.scratch = 0;
@@ -657,8 +660,8 @@ __attribute__((always_inline)) static inline int32_t utvm_dsp_conv_s8(void* out,
             last[4 * p + 3] = last[4 * p + 1];
           }
         }
-        utvm_dsp_rows(y + ((b * oh + i) * ow + j) * cout, (const int8_t*)col, st, &cfg, mode,
-                      tail && b == n - 1 && i == oh - 1 && j + cfg.np == ow ? tail : 0);
+        utvm_dsp_rows(y + ((b * oh + i) * ow + j) * cout, (const int8_t*)col, st, &cfg, mode, tail,
+                      (n * oh - (b * oh + i)) * ow - j - cfg.np);
       }
     }
   }
