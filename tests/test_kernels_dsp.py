@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from utvm.lower import fixedpoint as fp
-from utvm.lower.dsp import PAIRS, PER_TENSOR, W8, GemmPlan, Geometry, gemm_plan, gemm_requant, gemm_stream
+from utvm.lower.dsp import PAIRS, PER_TENSOR, SMALL, W8, GemmPlan, Geometry, gemm_plan, gemm_requant, gemm_stream
 
 INCLUDE = Path(__file__).resolve().parents[1] / "lib" / "crt" / "include"
 PORT = Path(__file__).resolve().parents[1] / "lib" / "crt" / "ports" / "baremetal" / "platform_baremetal.c"
@@ -99,7 +99,7 @@ def layer(rng: np.random.Generator, geo: Geometry, wide: bool) -> Layer | None:
     mults = np.array([m for m, _ in pairs], np.int64)
     shifts = np.array([s for _, s in pairs], np.int64)
     ref = reference(x, w, bias, geo, zx, mults, shifts, zy, lo, hi)
-    return Layer(geo, x, gemm_plan(geo, wmat, rq, zy, wide), zx, lo, hi, ref)
+    return Layer(geo, x, gemm_plan(geo, wmat, rq, zy, wide, lo > -128 or hi < 127), zx, lo, hi, ref)
 
 
 def random_geometry(rng: np.random.Generator) -> Geometry:
@@ -134,10 +134,13 @@ MODEL_SHAPES = [
     Geometry(1, 1, 1, 8, 1, 1, 32),
     Geometry(1, 1, 1, 256, 1, 1, 2),
     Geometry(1, 1, 1, 10, 1, 1, 10),
+    Geometry(1, 1, 1, 4, 1, 1, 16),                               # squeeze-excite's
+    Geometry(1, 1, 3, 8, 1, 3, 12),
+    Geometry(1, 1, 2, 4, 1, 2, 8),
 ]
 
 
-def cases(seed: int = 0, n_random: int = 50) -> list[Layer]:
+def cases(seed: int = 1, n_random: int = 50) -> list[Layer]:
     rng = np.random.default_rng(seed)
     shapes = MODEL_SHAPES + [random_geometry(rng) for _ in range(n_random)]
     out = []
@@ -198,7 +201,8 @@ def dsp_cases() -> list[Layer]:
     layers = cases()
     modes = {c.plan.mode for c in layers}
     # every weight type, one and two rows at a time, per-tensor and per-channel constants
-    assert {m & (W8 | PAIRS | PER_TENSOR) for m in modes} >= {0, W8, PAIRS, W8 | PAIRS, PER_TENSOR, W8 | PER_TENSOR}
+    assert {m & (W8 | PAIRS | PER_TENSOR | SMALL) for m in modes} >= {
+        0, W8, PAIRS, W8 | PAIRS, PER_TENSOR, W8 | PER_TENSOR, SMALL, SMALL | PER_TENSOR}
     assert len(layers) >= 110
     return layers
 

@@ -62,7 +62,9 @@ def gemm_requant(folded: np.ndarray, scales: np.ndarray, wabs: np.ndarray, bias:
 
 
 #: mode bits of kernels_dsp.h
-PER_TENSOR, W8, PAIRS = 1, 2, 4
+PER_TENSOR, W8, PAIRS, SMALL = 1, 2, 4, 8
+#: rows of at most this many quads stay in registers (SMALL)
+SMALL_QUADS = 2
 
 
 def per_tensor(rq: GemmRequant) -> bool:
@@ -182,10 +184,11 @@ class GemmPlan:
                 geo.dw, geo.top, geo.left, zx, geo.kq, self.chunk, lo, hi, self.mode]
 
 
-def gemm_plan(geo: Geometry, wmat: np.ndarray, rq: GemmRequant, zy: int, wide: bool) -> GemmPlan:
+def gemm_plan(geo: Geometry, wmat: np.ndarray, rq: GemmRequant, zy: int, wide: bool, clamped: bool) -> GemmPlan:
     """The stream and the mode of a layer with weights ``wmat`` (cout x window in (row, column,
     channel) order): rows read in place or gathered patches (their K order), two rows at a time
-    when cout is even and a call has several rows, int16 (``wide``) or int8 weights."""
+    when cout is even and a call has several rows, int16 (``wide``) or int8 weights; rows of
+    one or two quads read in place kept in registers (int16 weights, no activation clamp)."""
     if geo.in_place:
         full = (geo.sh, geo.sw, geo.oh, geo.ow) == (1, 1, geo.h, geo.w)
         rows, chunk = (geo.n * geo.oh * geo.ow if full else geo.ow), 1
@@ -194,8 +197,9 @@ def gemm_plan(geo: Geometry, wmat: np.ndarray, rq: GemmRequant, zy: int, wide: b
         wmat = np.where(order >= 0, wmat[:, np.maximum(order, 0)], 0)
         rows = chunk = patch_chunk(geo)
     wmat = np.concatenate([wmat, np.zeros((geo.cout, 4 * geo.kq - wmat.shape[1]), np.int64)], axis=1)
-    pairs = geo.cout % 2 == 0 and rows > 1
-    mode = (0 if wide else W8) | (PER_TENSOR if per_tensor(rq) else 0) | (PAIRS if pairs else 0)
+    small = geo.in_place and geo.kq <= SMALL_QUADS and wide and not clamped
+    pairs = geo.cout % 2 == 0 and rows > 1 and not small
+    mode = (0 if wide else W8) | (PER_TENSOR if per_tensor(rq) else 0) | (PAIRS if pairs else 0) | (SMALL if small else 0)
     return GemmPlan(gemm_stream(wmat, rq, zy, mode), mode, chunk, scratch_words(geo, chunk, pairs))
 
 
@@ -219,8 +223,8 @@ def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bo
                       np.abs(wmat).sum(axis=1), bias)
     if rq is None:
         return None
-    plan = gemm_plan(geo, wmat, rq, zy, wide)
     lo, hi = activation_range_int8(op.attrs.get("activation", "none"), ys, zy)
+    plan = gemm_plan(geo, wmat, rq, zy, wide, lo > -128 or hi < 127)
     args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
             KernelArg(te.placeholder((plan.stream.size,), I32, name="w"), constant=plan.stream, role="w"),
             KernelArg(te.placeholder((plan.scratch,), I32, name="col"), role="col", scratch=True)]

@@ -285,3 +285,24 @@ def mac4_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, .
 def wide_weights(op: Operator) -> bool:
     """The tuned configuration asks for weights widened to int16 (see :func:`mac4_knobs`)."""
     return knob(op, "weights", "int8") == "int16"
+
+
+#: layers with at most this many bytes of weights take them widened to int16 by default (the
+#: dsp_gemm kernels): the flash it adds is at most this, the instructions it saves the most
+#: where the rows are short
+WIDEN_BYTES = 1024
+
+
+def _widen_by_default(g: Graph, op: Operator) -> bool:
+    return g.tensors[op.inputs[1]].size <= WIDEN_BYTES
+
+
+def gemm_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
+    """The dsp_gemm variants' knob ``weights`` (int8 or int16, see :func:`mac4_knobs`), its
+    default first: int16 for layers of at most WIDEN_BYTES of weights, else int8."""
+    return {"weights": ("int16", "int8") if _widen_by_default(g, op) else ("int8", "int16")}
+
+
+def gemm_wide(g: Graph, op: Operator) -> bool:
+    """dsp_gemm takes the weights widened to int16 (see :func:`gemm_knobs`)."""
+    return knob(op, "weights", "int16" if _widen_by_default(g, op) else "int8") == "int16"

@@ -60,6 +60,8 @@ from .common import (
     check_mac_types,
     check_window,
     conv_macs,
+    gemm_knobs,
+    gemm_wide,
     int64_accumulation,
     mac4_knobs,
     quant_conv,
@@ -207,7 +209,7 @@ def _gemm(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     top, left, _, _ = op.attrs["padding"]
     geo = Geometry(*x.shape, y.shape[1], y.shape[2], y.shape[3], w.shape[1], w.shape[2], *op.attrs["strides"],
                    *op.attrs["dilation"], top, left)
-    return gemm_kernel(g, op, geo, wide_weights(op), True)
+    return gemm_kernel(g, op, geo, gemm_wide(g, op), True)
 
 
 def _rows4(g: Graph, op: Operator, target: Target) -> KernelDef | None:
@@ -694,7 +696,7 @@ OPS = (
                        "also QDQ Conv groups; symmetric int8 weights, per-tensor or per-channel")),
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
-            Variant("dsp_gemm", _gemm, "Cortex-M4/M7/M33", knobs=mac4_knobs),
+            Variant("dsp_gemm", _gemm, "Cortex-M4/M7/M33", knobs=gemm_knobs),
             Variant("dsp_rows4", _rows4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("dsp_rows_flat", _rows_flat, "Cortex-M4/M7/M33"),
             Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33", knobs=mac4_knobs),

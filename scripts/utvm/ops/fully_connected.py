@@ -43,7 +43,17 @@ from ..lower.schedules import (
 )
 from ..lower.target import VECTOR_LANES, Target
 from .base import OpDef, OpError, SourceOp, Variant
-from .common import bias_of, check_bias, check_mac_types, int64_accumulation, mac4_knobs, requant16, wide_weights
+from .common import (
+    bias_of,
+    check_bias,
+    check_mac_types,
+    gemm_knobs,
+    gemm_wide,
+    int64_accumulation,
+    mac4_knobs,
+    requant16,
+    wide_weights,
+)
 
 # ---------------------------------------------------------------------------------------
 # import
@@ -213,7 +223,7 @@ def _gemm(g: Graph, op: Operator, target: Target) -> KernelDef | None:
         return None
     units, depth = w.shape
     batch = x.size // depth
-    return gemm_kernel(g, op, Geometry(1, 1, batch, depth, 1, batch, units), wide_weights(op),
+    return gemm_kernel(g, op, Geometry(1, 1, batch, depth, 1, batch, units), gemm_wide(g, op),
                        bool(w.quant.per_channel))
 
 
@@ -403,7 +413,7 @@ OPS = (
                        "also QDQ Gemm groups; transA=0, alpha=1, symmetric int8 B, int8 output")),
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
-            Variant("dsp_gemm", _gemm, "Cortex-M4/M7/M33", knobs=mac4_knobs),
+            Variant("dsp_gemm", _gemm, "Cortex-M4/M7/M33", knobs=gemm_knobs),
             Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("int16", _int16, types=("int16",)),
             Variant("generic", _generic, knobs=_generic_knobs),

@@ -55,6 +55,8 @@
 #define UTVM_DSP_PER_TENSOR 1 /* one set of requantization constants per block */
 #define UTVM_DSP_W8 2         /* int8 weights in the stream, the inputs doubled */
 #define UTVM_DSP_PAIRS 4      /* two rows x two channels per block (cout even), else one row x four */
+#define UTVM_DSP_SMALL 8      /* one row of one or two quads (kq <= 2) in registers x four channels: int16
+                                 weights, no clamp */
 
 /* words per block before the weights; requantization words per channel; the last flag */
 #define UTVM_DSP_BIAS_WORDS 4
@@ -193,8 +195,8 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
 #define UTVM_DSP_F_ROWOUT "[sp, #44]" /* this row's (pair's) first output */
 #define UTVM_DSP_FRAME "48"
 
-/* ROWS: the rows, or (pairs) (np + 1) / 2; QB: bytes of one quad's code */
-#define UTVM_DSP_PROLOGUE(ROWS, QB)          \
+/* ROWS: the rows, or (pairs) (np + 1) / 2; ENTRY: where the block's quads start */
+#define UTVM_DSP_PROLOGUE(ROWS, ENTRY)       \
   "push {r4-r11, lr}\n\t"                    \
   "sub sp, sp, #" UTVM_DSP_FRAME "\n\t"      \
   "ldm r3, {r4-r9}\n\t"                      \
@@ -206,6 +208,10 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
   "strd r8, r9, " UTVM_DSP_F_LOHI "\n\t"     \
   ROWS                                       \
   "str r4, " UTVM_DSP_F_ROWS "\n\t"          \
+  ENTRY
+
+/* the entry into the unrolled body (QB: bytes of one quad's code) for kq (r6) quads */
+#define UTVM_DSP_ENTRY(QB)                   \
   "subs r12, r6, #1\n\t"                     \
   "and r12, r12, #" UTVM_DSP_QMAX " - 1\n\t" \
   "adds r12, r12, #1\n\t"                    \
@@ -390,14 +396,11 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
 
 #define UTVM_DSP_NEXT "strb r7, [lr], #1\n\t"
 #define UTVM_DSP_ROW1 "strb r7, [lr, r12]\n\t"
-#define UTVM_DSP_NOCLAMP ""
-#define UTVM_DSP_CLAMP                     \
-  "cmp r7, r8\n\t"                         \
-  "it lt\n\t"                              \
-  "movlt r7, r8\n\t"                       \
-  "cmp r7, r9\n\t"                         \
-  "it gt\n\t"                              \
-  "movgt r7, r9\n\t"
+/* the activation clamp beyond the int8 range: none, lo (r8) only, hi (r9) only, both */
+#define UTVM_DSP_CLAMP_N ""
+#define UTVM_DSP_CLAMP_L "cmp r7, r8\n\tit lt\n\tmovlt r7, r8\n\t"
+#define UTVM_DSP_CLAMP_H "cmp r7, r9\n\tit gt\n\tmovgt r7, r9\n\t"
+#define UTVM_DSP_CLAMP_B UTVM_DSP_CLAMP_L UTVM_DSP_CLAMP_H
 #define UTVM_DSP_LOAD_LOHI "ldrd r8, r9, " UTVM_DSP_F_LOHI "\n\t"
 #define UTVM_DSP_LOAD_RQ "ldm r11!, {r4-r6}\n\t"
 
@@ -446,45 +449,83 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
     __asm__ volatile(BODY);                                                                               \
   }
 
-/* the kernels of one weight type: rows x four channels, pairs of rows x two channels; constants
- * per channel or per tensor; with or without a clamp */
-#define UTVM_DSP_ROW_KERNEL(QUAD, QB, DBL, RQ)                                       \
-  UTVM_DSP_PROLOGUE("", QB) UTVM_DSP_ROW_START(DBL) UTVM_DSP_BLOCK(QUAD) RQ UTVM_DSP_ROW_END("")
-#define UTVM_DSP_PAIR_KERNEL(QUAD, QB, DBL, RQ)                                      \
-  UTVM_DSP_PROLOGUE(UTVM_DSP_PAIR_COUNT, QB) UTVM_DSP_PAIR_START(DBL) UTVM_DSP_BLOCK(QUAD) RQ UTVM_DSP_ROW_END(", lsl #1")
+/* the kernels' shapes: rows x four channels, pairs of rows x two channels (with the entry into
+ * the unrolled quads), rows of one or two quads kept in registers x four channels */
+#define UTVM_DSP_ROW_KERNEL(QUAD, QB, DBL, RQ)                                                   \
+  UTVM_DSP_PROLOGUE("", UTVM_DSP_ENTRY(QB)) UTVM_DSP_ROW_START(DBL) UTVM_DSP_BLOCK(QUAD) RQ     \
+  UTVM_DSP_ROW_END("")
+#define UTVM_DSP_PAIR_KERNEL(QUAD, QB, DBL, RQ)                                                  \
+  UTVM_DSP_PROLOGUE(UTVM_DSP_PAIR_COUNT, UTVM_DSP_ENTRY(QB)) UTVM_DSP_PAIR_START(DBL)           \
+  UTVM_DSP_BLOCK(QUAD) RQ UTVM_DSP_ROW_END(", lsl #1")
+#define UTVM_DSP_SMALL_KERNEL(WIDEN, QUADS, RQ)                                                  \
+  UTVM_DSP_PROLOGUE("", "") "1:\n\t" "ldr r4, " UTVM_DSP_F_X "\n\t" WIDEN                         \
+  "ldr r11, " UTVM_DSP_F_STREAM "\n\t" "ldr lr, " UTVM_DSP_F_OUT "\n\t"                          \
+  "3:\n\t" "ldm r11!, {r0-r3}\n\t" QUADS RQ UTVM_DSP_ROW_END("")
+
+/* small rows: the inputs of one quad (in r8, r9) or two (r8, r9, r10, r12), int16 weights */
+#define UTVM_DSP_SMALL_IN1 "ldr r5, [r4]\n\tsxtb16 r8, r5\n\tsxtb16 r9, r5, ror #8\n\t"
+#define UTVM_DSP_SMALL_IN2 \
+  "ldrd r5, r6, [r4]\n\tsxtb16 r8, r5\n\tsxtb16 r9, r5, ror #8\n\tsxtb16 r10, r6\n\tsxtb16 r12, r6, ror #8\n\t"
+#define UTVM_DSP_SMALL_QUAD(XE, XO)                                                                         \
+  "ldm r11!, {r4-r7}\n\tsmlad r0, " XE ", r4, r0\n\tsmlad r0, " XO ", r5, r0\n\t"                          \
+  "smlad r1, " XE ", r6, r1\n\tsmlad r1, " XO ", r7, r1\n\t"                                               \
+  "ldm r11!, {r4-r7}\n\tsmlad r2, " XE ", r4, r2\n\tsmlad r2, " XO ", r5, r2\n\t"                          \
+  "smlad r3, " XE ", r6, r3\n\tsmlad r3, " XO ", r7, r3\n\t"
 
 #define UTVM_DSP_NODBL(r) ""
-/* the four kernels of one shape (row or pair) and weight type W: constants per channel (c) or
- * per tensor (t), with a clamp (cc, tc) or not */
-#define UTVM_DSP_FOUR(SHAPE, W, KERNEL, RQ)                                                          \
-  UTVM_DSP_KERNEL(utvm_dsp_##SHAPE##_##W##_c, KERNEL(RQ(UTVM_DSP_NOCLAMP, "", UTVM_DSP_LOAD_RQ, UTVM_DSP_LOAD_RQ)))  \
-  UTVM_DSP_KERNEL(utvm_dsp_##SHAPE##_##W##_cc,                                                       \
-                  KERNEL(RQ(UTVM_DSP_CLAMP, UTVM_DSP_LOAD_LOHI, UTVM_DSP_LOAD_RQ, UTVM_DSP_LOAD_RQ))) \
-  UTVM_DSP_KERNEL(utvm_dsp_##SHAPE##_##W##_t, KERNEL(RQ(UTVM_DSP_NOCLAMP, "", UTVM_DSP_LOAD_RQ, "")))  \
-  UTVM_DSP_KERNEL(utvm_dsp_##SHAPE##_##W##_tc, KERNEL(RQ(UTVM_DSP_CLAMP, UTVM_DSP_LOAD_LOHI, UTVM_DSP_LOAD_RQ, "")))
-
 #define UTVM_DSP_ROW_W16(RQ) UTVM_DSP_ROW_KERNEL(UTVM_DSP_QUAD1_W16, "44", UTVM_DSP_NODBL, RQ)
 #define UTVM_DSP_PAIR_W16(RQ) UTVM_DSP_PAIR_KERNEL(UTVM_DSP_QUAD2_W16, "40", UTVM_DSP_NODBL, RQ)
 #define UTVM_DSP_ROW_W8(RQ) UTVM_DSP_ROW_KERNEL(UTVM_DSP_QUAD1_W8, "76", UTVM_DSP_DBL, RQ)
 #define UTVM_DSP_PAIR_W8(RQ) UTVM_DSP_PAIR_KERNEL(UTVM_DSP_QUAD2_W8, "56", UTVM_DSP_DBL, RQ)
+#define UTVM_DSP_SMALL1(RQ) UTVM_DSP_SMALL_KERNEL(UTVM_DSP_SMALL_IN1, UTVM_DSP_SMALL_QUAD("r8", "r9"), RQ)
+#define UTVM_DSP_SMALL2(RQ)                                                                          \
+  UTVM_DSP_SMALL_KERNEL(UTVM_DSP_SMALL_IN2, UTVM_DSP_SMALL_QUAD("r8", "r9") UTVM_DSP_SMALL_QUAD("r10", "r12"), RQ)
 
-UTVM_DSP_FOUR(row, w16, UTVM_DSP_ROW_W16, UTVM_DSP_RQ_ROW)
-UTVM_DSP_FOUR(pair, w16, UTVM_DSP_PAIR_W16, UTVM_DSP_RQ_PAIR)
-UTVM_DSP_FOUR(row, w8, UTVM_DSP_ROW_W8, UTVM_DSP_RQ_ROW)
-UTVM_DSP_FOUR(pair, w8, UTVM_DSP_PAIR_W8, UTVM_DSP_RQ_PAIR)
+/* the kernels of one shape and weight type NAME: constants per channel (c) or per tensor (t),
+ * clamped by none (n), lo (l), hi (h) or both (b) */
+#define UTVM_DSP_RQ_ALL(RQ, CL, LOAD)                                                             \
+  RQ(UTVM_DSP_CLAMP_##CL, LOAD, UTVM_DSP_LOAD_RQ, UTVM_DSP_LOAD_RQ)
+#define UTVM_DSP_RQ_ONE(RQ, CL, LOAD) RQ(UTVM_DSP_CLAMP_##CL, LOAD, UTVM_DSP_LOAD_RQ, "")
+#define UTVM_DSP_CLAMPS(NAME, KERNEL, RQ, PER)                                                    \
+  UTVM_DSP_KERNEL(NAME##n, KERNEL(PER(RQ, N, "")))                                                \
+  UTVM_DSP_KERNEL(NAME##l, KERNEL(PER(RQ, L, UTVM_DSP_LOAD_LOHI)))                                \
+  UTVM_DSP_KERNEL(NAME##h, KERNEL(PER(RQ, H, UTVM_DSP_LOAD_LOHI)))                                \
+  UTVM_DSP_KERNEL(NAME##b, KERNEL(PER(RQ, B, UTVM_DSP_LOAD_LOHI)))
+#define UTVM_DSP_EIGHT(NAME, KERNEL, RQ)                                                          \
+  UTVM_DSP_CLAMPS(NAME##_c, KERNEL, RQ, UTVM_DSP_RQ_ALL) UTVM_DSP_CLAMPS(NAME##_t, KERNEL, RQ, UTVM_DSP_RQ_ONE)
+
+UTVM_DSP_EIGHT(utvm_dsp_row_w16, UTVM_DSP_ROW_W16, UTVM_DSP_RQ_ROW)
+UTVM_DSP_EIGHT(utvm_dsp_pair_w16, UTVM_DSP_PAIR_W16, UTVM_DSP_RQ_PAIR)
+UTVM_DSP_EIGHT(utvm_dsp_row_w8, UTVM_DSP_ROW_W8, UTVM_DSP_RQ_ROW)
+UTVM_DSP_EIGHT(utvm_dsp_pair_w8, UTVM_DSP_PAIR_W8, UTVM_DSP_RQ_PAIR)
+/* small rows keep their inputs where the clamp bounds would go: unclamped layers only */
+UTVM_DSP_KERNEL(utvm_dsp_small1_w16_cn, UTVM_DSP_SMALL1(UTVM_DSP_RQ_ALL(UTVM_DSP_RQ_ROW, N, "")))
+UTVM_DSP_KERNEL(utvm_dsp_small1_w16_tn, UTVM_DSP_SMALL1(UTVM_DSP_RQ_ONE(UTVM_DSP_RQ_ROW, N, "")))
+UTVM_DSP_KERNEL(utvm_dsp_small2_w16_cn, UTVM_DSP_SMALL2(UTVM_DSP_RQ_ALL(UTVM_DSP_RQ_ROW, N, "")))
+UTVM_DSP_KERNEL(utvm_dsp_small2_w16_tn, UTVM_DSP_SMALL2(UTVM_DSP_RQ_ONE(UTVM_DSP_RQ_ROW, N, "")))
 
 typedef void (*utvm_dsp_kernel_fn)(int8_t*, const int8_t*, const int32_t*, const utvm_dsp_cfg_t*);
 
-/* the kernel of a mode (a constant in the generated code: one kernel is kept after inlining) */
+/* the kernel NAME##_c or _t (per tensor), n/l/h/b by the clamp */
+#define UTVM_DSP_PICK(NAME, pt, lo, hi)                                                               \
+  ((pt) ? UTVM_DSP_PICK_CLAMP(NAME##_t, lo, hi) : UTVM_DSP_PICK_CLAMP(NAME##_c, lo, hi))
+#define UTVM_DSP_PICK_CLAMP(NAME, lo, hi)                                                             \
+  ((lo) > -128 ? ((hi) < 127 ? NAME##b : NAME##l) : ((hi) < 127 ? NAME##h : NAME##n))
+
+/* the kernel of a mode (constants in the generated code: one kernel is kept after inlining) */
 static inline void utvm_dsp_gemm(int8_t* out, const int8_t* x, const int32_t* stream, const utvm_dsp_cfg_t* cfg,
                                  int32_t mode) {
-  static const utvm_dsp_kernel_fn kernels[16] = {
-      utvm_dsp_row_w16_c,  utvm_dsp_row_w16_t,  utvm_dsp_row_w8_c,  utvm_dsp_row_w8_t,
-      utvm_dsp_pair_w16_c, utvm_dsp_pair_w16_t, utvm_dsp_pair_w8_c, utvm_dsp_pair_w8_t,
-      utvm_dsp_row_w16_cc, utvm_dsp_row_w16_tc, utvm_dsp_row_w8_cc, utvm_dsp_row_w8_tc,
-      utvm_dsp_pair_w16_cc, utvm_dsp_pair_w16_tc, utvm_dsp_pair_w8_cc, utvm_dsp_pair_w8_tc};
-  int32_t clamp = cfg->lo > -128 || cfg->hi < 127;
-  kernels[(mode & 7) | (clamp ? 8 : 0)](out, x, stream, cfg);
+  int32_t pt = mode & UTVM_DSP_PER_TENSOR, lo = cfg->lo, hi = cfg->hi;
+  utvm_dsp_kernel_fn fn;
+  if (mode & UTVM_DSP_SMALL) { /* unclamped */
+    fn = cfg->kq == 1 ? (pt ? utvm_dsp_small1_w16_tn : utvm_dsp_small1_w16_cn)
+                      : (pt ? utvm_dsp_small2_w16_tn : utvm_dsp_small2_w16_cn);
+  } else if (mode & UTVM_DSP_PAIRS) {
+    fn = (mode & UTVM_DSP_W8) ? UTVM_DSP_PICK(utvm_dsp_pair_w8, pt, lo, hi) : UTVM_DSP_PICK(utvm_dsp_pair_w16, pt, lo, hi);
+  } else {
+    fn = (mode & UTVM_DSP_W8) ? UTVM_DSP_PICK(utvm_dsp_row_w8, pt, lo, hi) : UTVM_DSP_PICK(utvm_dsp_row_w16, pt, lo, hi);
+  }
+  fn(out, x, stream, cfg);
 }
 #else
 static inline void utvm_dsp_gemm(int8_t* out, const int8_t* x, const int32_t* stream, const utvm_dsp_cfg_t* cfg,
