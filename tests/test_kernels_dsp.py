@@ -23,7 +23,19 @@ import numpy as np
 import pytest
 
 from utvm.lower import fixedpoint as fp
-from utvm.lower.dsp import PAIRS, PER_TENSOR, SMALL, W8, GemmPlan, Geometry, gemm_plan, gemm_requant, gemm_stream
+from utvm.lower.dsp import (
+    NARROW,
+    PAIRS,
+    PER_TENSOR,
+    SMALL,
+    W8,
+    X8,
+    GemmPlan,
+    Geometry,
+    gemm_plan,
+    gemm_requant,
+    gemm_stream,
+)
 
 INCLUDE = Path(__file__).resolve().parents[1] / "lib" / "crt" / "include"
 PORT = Path(__file__).resolve().parents[1] / "lib" / "crt" / "ports" / "baremetal" / "platform_baremetal.c"
@@ -76,19 +88,22 @@ def reference(x: np.ndarray, w: np.ndarray, bias: np.ndarray, geo: Geometry, zx:
     return np.clip(y, lo, hi).astype(np.int8)
 
 
-def layer(rng: np.random.Generator, geo: Geometry, wide: bool) -> Layer | None:
-    """Random data and quantization for ``geo``; None when the kernels' requantization does not
-    apply (a scale or bias outside its range)."""
+def layer(rng: np.random.Generator, geo: Geometry, wide: bool, per_tensor: bool | None = None,
+          clamp: bool | None = None) -> Layer | None:
+    """Random data and quantization for ``geo`` (per-tensor scales and an activation clamp
+    when told, else at random); None when the kernels' requantization does not apply (a scale or
+    bias outside its range)."""
     x = rng.integers(-128, 128, (geo.n, geo.h, geo.w, geo.cin)).astype(np.int8)
     w = rng.integers(-128 if rng.random() < 0.2 else -127, 128, (geo.cout, geo.kh, geo.kw, geo.cin))
     if geo.cout > 1 and rng.random() < 0.2:
         w[int(rng.integers(0, geo.cout))] = 0  # a pruned channel
     bias = rng.integers(-(1 << int(rng.integers(4, 24))), 1 << 20, geo.cout)
     zx, zy = (int(v) for v in rng.integers(-128, 128, 2))
-    scales = np.exp(rng.uniform(np.log(2e-6), np.log(0.3), 1 if rng.random() < 0.3 else geo.cout))
+    one = rng.random() < 0.3 if per_tensor is None else per_tensor
+    scales = np.exp(rng.uniform(np.log(2e-6), np.log(0.3), 1 if one else geo.cout))
     scales = np.broadcast_to(scales, (geo.cout,)).copy()
     lo, hi = -128, 127
-    if rng.random() < 0.3:  # RELU or RELU6-like clamps beyond the int8 range
+    if (rng.random() < 0.3 if clamp is None else clamp):  # RELU or RELU6-like clamps beyond the int8 range
         lo = max(-128, zy)
         hi = min(127, zy + int(rng.integers(1, 200))) if rng.random() < 0.5 else 127
     wmat = w.reshape(geo.cout, -1).astype(np.int64)
@@ -139,6 +154,18 @@ MODEL_SHAPES = [
     Geometry(1, 1, 2, 4, 1, 2, 8),
 ]
 
+#: more of them with per-tensor scales (True) and without a clamp (False), so that every kernel
+#: (one or two rows, one or two quads in registers, two channels, unwidened rows) runs both
+#: ways
+FIXED_SHAPES = [
+    Geometry(1, 1, 1, 4, 1, 1, 16),
+    Geometry(1, 1, 3, 8, 1, 3, 12),
+    Geometry(1, 1, 1, 120, 1, 1, 3),
+    Geometry(1, 1, 1, 256, 1, 1, 2),
+    geometry(1, 6, 6, 16, 16, (3, 3), (1, 1), (1, 1), True),
+    geometry(1, 6, 6, 16, 12, (1, 1), (1, 1), (1, 1), True),
+]
+
 
 def cases(seed: int = 1, n_random: int = 50) -> list[Layer]:
     rng = np.random.default_rng(seed)
@@ -148,6 +175,12 @@ def cases(seed: int = 1, n_random: int = 50) -> list[Layer]:
         for wide in (False, True):
             made = layer(np.random.default_rng(seed * 1000 + 2 * k + wide), geo, wide)
             if made is not None:
+                out.append(made)
+    for k, geo in enumerate(FIXED_SHAPES):
+        for wide in (False, True):
+            for pt in (False, True):
+                made = layer(np.random.default_rng(seed * 1000 + 500 + 4 * k + 2 * wide + pt), geo, wide, pt, False)
+                assert made is not None
                 out.append(made)
     return out
 
@@ -200,9 +233,9 @@ def _describe(layers: list[Layer], codes: list[int]) -> list[str]:
 def dsp_cases() -> list[Layer]:
     layers = cases()
     modes = {c.plan.mode for c in layers}
-    # every weight type, one and two rows at a time, per-tensor and per-channel constants
-    assert {m & (W8 | PAIRS | PER_TENSOR | SMALL) for m in modes} >= {
-        0, W8, PAIRS, W8 | PAIRS, PER_TENSOR, W8 | PER_TENSOR, SMALL, SMALL | PER_TENSOR}
+    # every kernel: weight types, shapes, per-tensor and per-channel constants
+    shapes = {0, W8, PAIRS, W8 | PAIRS, SMALL, NARROW, NARROW | W8, X8, X8 | NARROW}
+    assert modes >= shapes | {m | PER_TENSOR for m in shapes}
     assert len(layers) >= 110
     return layers
 

@@ -62,7 +62,7 @@ def gemm_requant(folded: np.ndarray, scales: np.ndarray, wabs: np.ndarray, bias:
 
 
 #: mode bits of kernels_dsp.h
-PER_TENSOR, W8, PAIRS, SMALL = 1, 2, 4, 8
+PER_TENSOR, W8, PAIRS, SMALL, NARROW, X8 = 1, 2, 4, 8, 16, 32
 #: rows of at most this many quads stay in registers (SMALL)
 SMALL_QUADS = 2
 
@@ -80,7 +80,7 @@ def gemm_stream(w: np.ndarray, rq: GemmRequant, zy: int, mode: int) -> np.ndarra
     int8; constants per channel or, with ``PER_TENSOR``, per block (see kernels_dsp.h)."""
     cout, k = w.shape
     assert k % 4 == 0
-    nc = 2 if mode & PAIRS else BLOCK
+    nc = 2 if mode & (PAIRS | NARROW) else BLOCK
     blocks = -(-cout // nc)
     pad = blocks * nc - cout
     w = np.concatenate([w.astype(np.int64), np.zeros((pad, k), np.int64)])
@@ -160,12 +160,18 @@ def patch_chunk(geo: Geometry) -> int:
     return min(geo.ow, max(2, PATCH_BYTES // (8 * geo.kq)) & ~1)
 
 
-def scratch_words(geo: Geometry, chunk: int, pairs: bool) -> int:
-    """Words of scratch utvm_dsp_conv_s8 uses: the widened rows (a row or a pair read in place,
-    or the patches of ``chunk`` pixels, rounded up to pairs), then (one row at a time with
-    cout % 4 != 0) a block's outputs."""
-    rows = (2 if pairs else 1) if geo.in_place else chunk + (chunk % 2 if pairs else 0)
-    return 2 * geo.kq * rows + (0 if pairs or geo.cout % BLOCK == 0 else -(-geo.cout // BLOCK))
+def scratch_words(geo: Geometry, chunk: int, mode: int) -> int:
+    """Words of scratch utvm_dsp_conv_s8 uses: the widened rows (none for rows kept in registers
+    or read unwidened, a row or a pair read in place, or the patches of ``chunk`` pixels, rounded
+    up to pairs), then (one row at a time with cout not a multiple of the block) a block's
+    outputs."""
+    if geo.in_place:
+        rows = 0 if mode & (SMALL | X8) else (2 if mode & PAIRS else 1)
+    else:
+        rows = chunk + (chunk % 2 if mode & PAIRS else 0)
+    width = 2 if mode & NARROW else BLOCK
+    tail = 0 if mode & PAIRS or geo.cout % width == 0 else -(-geo.cout // BLOCK)
+    return 2 * geo.kq * rows + tail
 
 
 @dataclass
@@ -199,8 +205,12 @@ def gemm_plan(geo: Geometry, wmat: np.ndarray, rq: GemmRequant, zy: int, wide: b
     wmat = np.concatenate([wmat, np.zeros((geo.cout, 4 * geo.kq - wmat.shape[1]), np.int64)], axis=1)
     small = geo.in_place and geo.kq <= SMALL_QUADS and wide and not clamped
     pairs = geo.cout % 2 == 0 and rows > 1 and not small
-    mode = (0 if wide else W8) | (PER_TENSOR if per_tensor(rq) else 0) | (PAIRS if pairs else 0) | (SMALL if small else 0)
-    return GemmPlan(gemm_stream(wmat, rq, zy, mode), mode, chunk, scratch_words(geo, chunk, pairs))
+    narrow = geo.cout <= 2 and not pairs and not small
+    # one block per row: widening the row first would cost what it saves
+    x8 = geo.in_place and wide and not pairs and not small and geo.cout <= (2 if narrow else BLOCK)
+    mode = ((0 if wide else W8) | (PER_TENSOR if per_tensor(rq) else 0) | (PAIRS if pairs else 0)
+            | (SMALL if small else 0) | (NARROW if narrow else 0) | (X8 if x8 else 0))
+    return GemmPlan(gemm_stream(wmat, rq, zy, mode), mode, chunk, scratch_words(geo, chunk, mode))
 
 
 def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bool) -> KernelDef | None:
@@ -226,11 +236,14 @@ def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bo
     lo, hi = activation_range_int8(op.attrs.get("activation", "none"), ys, zy)
     plan = gemm_plan(geo, wmat, rq, zy, wide, lo > -128 or hi < 127)
     args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
-            KernelArg(te.placeholder((plan.stream.size,), I32, name="w"), constant=plan.stream, role="w"),
-            KernelArg(te.placeholder((plan.scratch,), I32, name="col"), role="col", scratch=True)]
+            KernelArg(te.placeholder((plan.stream.size,), I32, name="w"), constant=plan.stream, role="w")]
+    if plan.scratch:
+        args.append(KernelArg(te.placeholder((plan.scratch,), I32, name="col"), role="col", scratch=True))
 
     def body(ins, outs):  # type: ignore[no-untyped-def]
+        # without scratch (the kernel does not touch it) the output's pointer stands in for it
+        scratch = ins[2] if plan.scratch else outs[0]
         return call("utvm_dsp_conv_s8", outs[0].access_ptr("w"), ins[0].access_ptr("r"), ins[1].access_ptr("r"),
-                    ins[2].access_ptr("w"), *plan.call_args(geo, zx, lo, hi))
+                    scratch.access_ptr("w"), *plan.call_args(geo, zx, lo, hi))
 
     return extern(y, args, body)

@@ -55,6 +55,9 @@
 #define UTVM_DSP_PER_TENSOR 1 /* one set of requantization constants per block */
 #define UTVM_DSP_W8 2         /* int8 weights in the stream, the inputs doubled */
 #define UTVM_DSP_PAIRS 4      /* two rows x two channels per block (cout even), else one row x four */
+#define UTVM_DSP_NARROW 16    /* one row x two channels per block (one or two output channels) */
+#define UTVM_DSP_X8 32        /* rows read in place as int8 words, split in the quads (one block; int16
+                                 weights) */
 #define UTVM_DSP_SMALL 8      /* one row of one or two quads (kq <= 2) in registers x four channels: int16
                                  weights, no clamp */
 
@@ -146,7 +149,7 @@ static inline int32_t utvm_dsp_weight(const int32_t* quad, int32_t c, int32_t k,
 static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* stream, const utvm_dsp_cfg_t* cfg,
                                    int32_t mode) {
   int32_t p, q, k, c, w8 = mode & UTVM_DSP_W8, per_tensor = mode & UTVM_DSP_PER_TENSOR;
-  int32_t nc = (mode & UTVM_DSP_PAIRS) ? 2 : 4, step = (mode & UTVM_DSP_PAIRS) ? 4 : 2;
+  int32_t nc = (mode & (UTVM_DSP_PAIRS | UTVM_DSP_NARROW)) ? 2 : 4, step = (mode & UTVM_DSP_PAIRS) ? 4 : 2;
   int32_t qwords = w8 ? nc : 2 * nc, scale = w8 ? 2 : 1;
   for (p = 0; p < cfg->np; ++p) {
     const int8_t* row = x + p * cfg->xstride;
@@ -266,6 +269,18 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
   "ldr r11, " UTVM_DSP_F_STREAM "\n\t"     \
   "ldr lr, " UTVM_DSP_F_OUT "\n\t"
 
+/* a row read as int8 words in the quads (X8: no widening) */
+#define UTVM_DSP_ROW_X8_START              \
+  "1:\n\t"                                 \
+  "ldr r12, " UTVM_DSP_F_CFG "\n\t"        \
+  "ldr r9, " UTVM_DSP_F_X "\n\t"           \
+  "ldr r12, [r12, #8]\n\t"                 \
+  "str r9, " UTVM_DSP_F_XBASE "\n\t"      \
+  "add r12, r9, r12, lsl #2\n\t"           \
+  "str r12, " UTVM_DSP_F_XEND "\n\t"       \
+  "ldr r11, " UTVM_DSP_F_STREAM "\n\t"     \
+  "ldr lr, " UTVM_DSP_F_OUT "\n\t"
+
 /* a pair of rows: row 1 at xstride from row 0 (0 for the last pair of an odd count, whose
  * outputs then go over row 0's, the same values), widened interleaved (per quad row 0's two
  * pair words, then row 1's), or (no scratch) interleaved already, the pair at 2 xstride */
@@ -312,8 +327,8 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
   "ldr r11, " UTVM_DSP_F_STREAM "\n\t"
 
 /* one quad, one row x four channels: int16 weights (11 instructions, 44 bytes) */
-#define UTVM_DSP_QUAD1_W16                 \
-  "ldrd r8, r9, [r10], #8\n\t"             \
+#define UTVM_DSP_QUAD1_W16 "ldrd r8, r9, [r10], #8\n\t" UTVM_DSP_QUAD1_W16_BODY
+#define UTVM_DSP_QUAD1_W16_BODY            \
   "ldm.w r11!, {r4-r7}\n\t"                \
   "smlad r0, r8, r4, r0\n\t"               \
   "smlad r0, r9, r5, r0\n\t"               \
@@ -337,6 +352,21 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
   "smlad " B ", r8, r6, " B "\n\t"         \
   "smlad " B ", r9, r5, " B "\n\t"
 #define UTVM_DSP_QUAD1_W8 "ldrd r8, r9, [r10], #8\n\t" UTVM_DSP_W8_TWO("r0", "r1") UTVM_DSP_W8_TWO("r2", "r3")
+
+/* one quad, one row x two channels: int16 weights 6 instructions (24 bytes), int8 10 (40 bytes) */
+#define UTVM_DSP_QUADN_W16 "ldrd r8, r9, [r10], #8\n\t" UTVM_DSP_QUADN_W16_BODY
+#define UTVM_DSP_QUADN_W16_BODY            \
+  "ldm.w r11!, {r4-r7}\n\t"                \
+  "smlad r0, r8, r4, r0\n\t"               \
+  "smlad r0, r9, r5, r0\n\t"               \
+  "smlad r1, r8, r6, r1\n\t"               \
+  "smlad r1, r9, r7, r1\n\t"
+#define UTVM_DSP_QUADN_W8 "ldrd r8, r9, [r10], #8\n\t" UTVM_DSP_W8_TWO("r0", "r1")
+
+/* the same with the inputs as int8 words, each split once (X8): 13 (52 bytes), 8 (32 bytes) */
+#define UTVM_DSP_SPLIT "ldr.w r8, [r10], #4\n\tsxtb16 r9, r8, ror #8\n\tsxtb16 r8, r8\n\t"
+#define UTVM_DSP_QUAD1_X8 UTVM_DSP_SPLIT UTVM_DSP_QUAD1_W16_BODY
+#define UTVM_DSP_QUADN_X8 UTVM_DSP_SPLIT UTVM_DSP_QUADN_W16_BODY
 
 /* one quad, two rows x two channels: accumulators r0 (row 0, c0), r1 (row 0, c1), r2 (row 1,
  * c0), r3 (row 1, c1); inputs r8, r9 (row 0), r12, lr (row 1). int16 weights: 10 instructions,
@@ -412,6 +442,12 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
   "tst r6, #256\n\t"                                                                                 \
   "beq 3b\n\t"
 
+/* one row x two channels */
+#define UTVM_DSP_RQ_NARROW(CLAMP, LOADLOHI, L0, L1)                                                   \
+  LOADLOHI L0 UTVM_DSP_RQ1("r0", CLAMP, UTVM_DSP_NEXT) L1 UTVM_DSP_RQ1("r1", CLAMP, UTVM_DSP_NEXT) \
+  "tst r6, #256\n\t"                                                                                 \
+  "beq 3b\n\t"
+
 /* two rows x two channels: row 1's outputs at R1OFF from row 0's */
 #define UTVM_DSP_RQ_PAIR(CLAMP, LOADLOHI, L0, L1)                                                     \
   "ldr lr, " UTVM_DSP_F_OUT "\n\t"                                                                   \
@@ -451,9 +487,9 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
 
 /* the kernels' shapes: rows x four channels, pairs of rows x two channels (with the entry into
  * the unrolled quads), rows of one or two quads kept in registers x four channels */
-#define UTVM_DSP_ROW_KERNEL(QUAD, QB, DBL, RQ)                                                   \
-  UTVM_DSP_PROLOGUE("", UTVM_DSP_ENTRY(QB)) UTVM_DSP_ROW_START(DBL) UTVM_DSP_BLOCK(QUAD) RQ     \
-  UTVM_DSP_ROW_END("")
+#define UTVM_DSP_ROW_KERNEL(QUAD, QB, DBL, RQ) UTVM_DSP_ROW_KERNEL_AT(QUAD, QB, UTVM_DSP_ROW_START(DBL), RQ)
+#define UTVM_DSP_ROW_KERNEL_AT(QUAD, QB, START, RQ)                                              \
+  UTVM_DSP_PROLOGUE("", UTVM_DSP_ENTRY(QB)) START UTVM_DSP_BLOCK(QUAD) RQ UTVM_DSP_ROW_END("")
 #define UTVM_DSP_PAIR_KERNEL(QUAD, QB, DBL, RQ)                                                  \
   UTVM_DSP_PROLOGUE(UTVM_DSP_PAIR_COUNT, UTVM_DSP_ENTRY(QB)) UTVM_DSP_PAIR_START(DBL)           \
   UTVM_DSP_BLOCK(QUAD) RQ UTVM_DSP_ROW_END(", lsl #1")
@@ -477,6 +513,10 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
 #define UTVM_DSP_PAIR_W16(RQ) UTVM_DSP_PAIR_KERNEL(UTVM_DSP_QUAD2_W16, "40", UTVM_DSP_NODBL, RQ)
 #define UTVM_DSP_ROW_W8(RQ) UTVM_DSP_ROW_KERNEL(UTVM_DSP_QUAD1_W8, "76", UTVM_DSP_DBL, RQ)
 #define UTVM_DSP_PAIR_W8(RQ) UTVM_DSP_PAIR_KERNEL(UTVM_DSP_QUAD2_W8, "56", UTVM_DSP_DBL, RQ)
+#define UTVM_DSP_NARROW_W16(RQ) UTVM_DSP_ROW_KERNEL(UTVM_DSP_QUADN_W16, "24", UTVM_DSP_NODBL, RQ)
+#define UTVM_DSP_NARROW_W8(RQ) UTVM_DSP_ROW_KERNEL(UTVM_DSP_QUADN_W8, "40", UTVM_DSP_DBL, RQ)
+#define UTVM_DSP_ROW_X8(RQ) UTVM_DSP_ROW_KERNEL_AT(UTVM_DSP_QUAD1_X8, "52", UTVM_DSP_ROW_X8_START, RQ)
+#define UTVM_DSP_NARROW_X8(RQ) UTVM_DSP_ROW_KERNEL_AT(UTVM_DSP_QUADN_X8, "32", UTVM_DSP_ROW_X8_START, RQ)
 #define UTVM_DSP_SMALL1(RQ) UTVM_DSP_SMALL_KERNEL(UTVM_DSP_SMALL_IN1, UTVM_DSP_SMALL_QUAD("r8", "r9"), RQ)
 #define UTVM_DSP_SMALL2(RQ)                                                                          \
   UTVM_DSP_SMALL_KERNEL(UTVM_DSP_SMALL_IN2, UTVM_DSP_SMALL_QUAD("r8", "r9") UTVM_DSP_SMALL_QUAD("r10", "r12"), RQ)
@@ -498,6 +538,10 @@ UTVM_DSP_EIGHT(utvm_dsp_row_w16, UTVM_DSP_ROW_W16, UTVM_DSP_RQ_ROW)
 UTVM_DSP_EIGHT(utvm_dsp_pair_w16, UTVM_DSP_PAIR_W16, UTVM_DSP_RQ_PAIR)
 UTVM_DSP_EIGHT(utvm_dsp_row_w8, UTVM_DSP_ROW_W8, UTVM_DSP_RQ_ROW)
 UTVM_DSP_EIGHT(utvm_dsp_pair_w8, UTVM_DSP_PAIR_W8, UTVM_DSP_RQ_PAIR)
+UTVM_DSP_EIGHT(utvm_dsp_narrow_w16, UTVM_DSP_NARROW_W16, UTVM_DSP_RQ_NARROW)
+UTVM_DSP_EIGHT(utvm_dsp_narrow_w8, UTVM_DSP_NARROW_W8, UTVM_DSP_RQ_NARROW)
+UTVM_DSP_EIGHT(utvm_dsp_row_x8, UTVM_DSP_ROW_X8, UTVM_DSP_RQ_ROW)
+UTVM_DSP_EIGHT(utvm_dsp_narrow_x8, UTVM_DSP_NARROW_X8, UTVM_DSP_RQ_NARROW)
 /* small rows keep their inputs where the clamp bounds would go: unclamped layers only */
 UTVM_DSP_KERNEL(utvm_dsp_small1_w16_cn, UTVM_DSP_SMALL1(UTVM_DSP_RQ_ALL(UTVM_DSP_RQ_ROW, N, "")))
 UTVM_DSP_KERNEL(utvm_dsp_small1_w16_tn, UTVM_DSP_SMALL1(UTVM_DSP_RQ_ONE(UTVM_DSP_RQ_ROW, N, "")))
@@ -520,6 +564,12 @@ static inline void utvm_dsp_gemm(int8_t* out, const int8_t* x, const int32_t* st
   if (mode & UTVM_DSP_SMALL) { /* unclamped */
     fn = cfg->kq == 1 ? (pt ? utvm_dsp_small1_w16_tn : utvm_dsp_small1_w16_cn)
                       : (pt ? utvm_dsp_small2_w16_tn : utvm_dsp_small2_w16_cn);
+  } else if (mode & UTVM_DSP_X8) {
+    fn = (mode & UTVM_DSP_NARROW) ? UTVM_DSP_PICK(utvm_dsp_narrow_x8, pt, lo, hi)
+                                  : UTVM_DSP_PICK(utvm_dsp_row_x8, pt, lo, hi);
+  } else if (mode & UTVM_DSP_NARROW) {
+    fn = (mode & UTVM_DSP_W8) ? UTVM_DSP_PICK(utvm_dsp_narrow_w8, pt, lo, hi)
+                              : UTVM_DSP_PICK(utvm_dsp_narrow_w16, pt, lo, hi);
   } else if (mode & UTVM_DSP_PAIRS) {
     fn = (mode & UTVM_DSP_W8) ? UTVM_DSP_PICK(utvm_dsp_pair_w8, pt, lo, hi) : UTVM_DSP_PICK(utvm_dsp_pair_w16, pt, lo, hi);
   } else {
@@ -635,7 +685,8 @@ static inline void utvm_dsp_rows(int8_t* y, const int8_t* x, const int32_t* stre
                                  int32_t mode, int8_t* tail, int32_t after) {
   int32_t np = cfg->np, cout = cfg->ostride, p, c;
   /* the layer's last rows whose stores pass its end, and how many of them are this call's */
-  int32_t unsafe = (tail ? (((cout + 3) & ~3) - 1) / cout : 0) - after;
+  int32_t width = (mode & UTVM_DSP_NARROW) ? 2 : 4; /* outputs a block stores */
+  int32_t unsafe = (tail ? (((cout + width - 1) & -width) - 1) / cout : 0) - after;
   unsafe = unsafe < 0 ? 0 : (unsafe > np ? np : unsafe);
   if (unsafe < np) {
     cfg->np = np - unsafe;
@@ -663,7 +714,10 @@ __attribute__((always_inline)) static inline int32_t utvm_dsp_conv_s8(void* out,
   int8_t* tail;
   utvm_dsp_cfg_t cfg;
   in_place = kh == 1 && kw == 1 && (cin & 3) == 0 && top == 0 && left == 0;
-  tail = (cout & 3) && !pairs ? (int8_t*)(col + 2 * kq * (in_place ? (pairs ? 2 : 1) : chunk)) : 0;
+  /* after the rows (scratch_words in utvm/lower/dsp.py) */
+  tail = (cout & ((mode & UTVM_DSP_NARROW) ? 1 : 3)) && !pairs
+             ? (int8_t*)(col + 2 * kq * (in_place ? ((mode & (UTVM_DSP_SMALL | UTVM_DSP_X8)) ? 0 : 1) : chunk))
+             : 0;
   cfg.kq = kq;
   cfg.lo = lo;
   cfg.hi = hi;
