@@ -24,6 +24,7 @@ import pytest
 
 from utvm.lower import fixedpoint as fp
 from utvm.lower.dsp import (
+    LO,
     NARROW,
     PAIRS,
     PER_TENSOR,
@@ -89,10 +90,10 @@ def reference(x: np.ndarray, w: np.ndarray, bias: np.ndarray, geo: Geometry, zx:
 
 
 def layer(rng: np.random.Generator, geo: Geometry, wide: bool, per_tensor: bool | None = None,
-          clamp: bool | None = None) -> Layer | None:
-    """Random data and quantization for ``geo`` (per-tensor scales and an activation clamp
-    when told, else at random); None when the kernels' requantization does not apply (a scale or
-    bias outside its range)."""
+          clamp: str | None = None) -> Layer | None:
+    """Random data and quantization for ``geo``; per-tensor scales and the activation clamp as
+    told (``clamp``: "" none, "l" a lower bound, "h" an upper one, "lh" both), else at random.
+    None when the kernels' requantization does not apply (a scale or bias outside its range)."""
     x = rng.integers(-128, 128, (geo.n, geo.h, geo.w, geo.cin)).astype(np.int8)
     w = rng.integers(-128 if rng.random() < 0.2 else -127, 128, (geo.cout, geo.kh, geo.kw, geo.cin))
     if geo.cout > 1 and rng.random() < 0.2:
@@ -102,10 +103,10 @@ def layer(rng: np.random.Generator, geo: Geometry, wide: bool, per_tensor: bool 
     one = rng.random() < 0.3 if per_tensor is None else per_tensor
     scales = np.exp(rng.uniform(np.log(2e-6), np.log(0.3), 1 if one else geo.cout))
     scales = np.broadcast_to(scales, (geo.cout,)).copy()
-    lo, hi = -128, 127
-    if (rng.random() < 0.3 if clamp is None else clamp):  # RELU or RELU6-like clamps beyond the int8 range
-        lo = max(-128, zy)
-        hi = min(127, zy + int(rng.integers(1, 200))) if rng.random() < 0.5 else 127
+    if clamp is None:  # RELU or RELU6-like clamps beyond the int8 range
+        clamp = ("l" if rng.random() < 0.5 else "lh") if rng.random() < 0.3 else ""
+    lo = int(rng.integers(-127, 60)) if "l" in clamp else -128
+    hi = int(rng.integers(max(lo, -60), 127)) if "h" in clamp else 127
     wmat = w.reshape(geo.cout, -1).astype(np.int64)
     rq = gemm_requant(bias - zx * wmat.sum(axis=1), scales, np.abs(wmat).sum(axis=1), bias)
     if rq is None:
@@ -114,7 +115,7 @@ def layer(rng: np.random.Generator, geo: Geometry, wide: bool, per_tensor: bool 
     mults = np.array([m for m, _ in pairs], np.int64)
     shifts = np.array([s for _, s in pairs], np.int64)
     ref = reference(x, w, bias, geo, zx, mults, shifts, zy, lo, hi)
-    return Layer(geo, x, gemm_plan(geo, wmat, rq, zy, wide, lo > -128 or hi < 127), zx, lo, hi, ref)
+    return Layer(geo, x, gemm_plan(geo, wmat, rq, zy, wide, lo, hi), zx, lo, hi, ref)
 
 
 def random_geometry(rng: np.random.Generator) -> Geometry:
@@ -154,10 +155,12 @@ MODEL_SHAPES = [
     Geometry(1, 1, 2, 4, 1, 2, 8),
 ]
 
-#: more of them with per-tensor scales (True) and without a clamp (False), so that every kernel
-#: (one or two rows, one or two quads in registers, two channels, unwidened rows) runs both
-#: ways
+#: more of them with per-channel and per-tensor scales and every clamp (none, lower, upper,
+#: both), so that every kernel (one or two rows, one or two quads in registers, two channels,
+#: unwidened rows) runs each way
 FIXED_SHAPES = [
+    Geometry(1, 1, 1, 10, 1, 1, 10),
+    Geometry(1, 1, 1, 10, 1, 1, 2),
     Geometry(1, 1, 1, 4, 1, 1, 16),
     Geometry(1, 1, 3, 8, 1, 3, 12),
     Geometry(1, 1, 1, 120, 1, 1, 3),
@@ -179,9 +182,11 @@ def cases(seed: int = 1, n_random: int = 50) -> list[Layer]:
     for k, geo in enumerate(FIXED_SHAPES):
         for wide in (False, True):
             for pt in (False, True):
-                made = layer(np.random.default_rng(seed * 1000 + 500 + 4 * k + 2 * wide + pt), geo, wide, pt, False)
-                assert made is not None
-                out.append(made)
+                for c, clamp in enumerate(("", "l", "h", "lh")):
+                    made = layer(np.random.default_rng(seed * 1000 + 500 + 16 * k + 8 * wide + 4 * pt + c), geo, wide,
+                                 pt, clamp)
+                    assert made is not None
+                    out.append(made)
     return out
 
 
@@ -235,8 +240,10 @@ def dsp_cases() -> list[Layer]:
     modes = {c.plan.mode for c in layers}
     # every kernel: weight types, shapes, per-tensor and per-channel constants
     shapes = {0, W8, PAIRS, W8 | PAIRS, SMALL, NARROW, NARROW | W8, X8, X8 | NARROW}
-    assert modes >= shapes | {m | PER_TENSOR for m in shapes}
-    assert len(layers) >= 110
+    assert modes >= shapes | {m | PER_TENSOR for m in shapes} | {m | LO for m in shapes}
+    clamps = {(c.plan.mode & ~(PER_TENSOR | LO), c.lo > -128, c.hi < 127) for c in layers}
+    assert clamps >= {(m, lo, hi) for m in shapes for lo in (False, True) for hi in (False, True)}
+    assert len(layers) >= 200
     return layers
 
 

@@ -62,7 +62,7 @@ def gemm_requant(folded: np.ndarray, scales: np.ndarray, wabs: np.ndarray, bias:
 
 
 #: mode bits of kernels_dsp.h
-PER_TENSOR, W8, PAIRS, SMALL, NARROW, X8 = 1, 2, 4, 8, 16, 32
+PER_TENSOR, W8, PAIRS, SMALL, NARROW, X8, LO = 1, 2, 4, 8, 16, 32, 64
 #: rows of at most this many quads stay in registers (SMALL)
 SMALL_QUADS = 2
 
@@ -72,12 +72,14 @@ def per_tensor(rq: GemmRequant) -> bool:
     return bool(np.all(rq.mults == rq.mults[0]) and np.all(rq.rights == rq.rights[0]))
 
 
-def gemm_stream(w: np.ndarray, rq: GemmRequant, zy: int, mode: int) -> np.ndarray:
+def gemm_stream(w: np.ndarray, rq: GemmRequant, zy: int, mode: int, lo: int = -128) -> np.ndarray:
     """The int32 stream of a layer with weights ``w`` (cout x K, K % 4 == 0), in blocks of four
     output channels (one row at a time) or, with ``PAIRS`` in ``mode``, two (two rows at a
     time; the biases twice, once per row); channels past a whole block are padded with zero
     weights and the constants of the last channel. int16 weights (doubled) or, with ``W8``,
-    int8; constants per channel or, with ``PER_TENSOR``, per block (see kernels_dsp.h)."""
+    int8; constants per channel or, with ``PER_TENSOR``, per block; with ``LO`` (a lower clamp
+    ``lo``) the constants c hold zy - lo, and with ``SMALL`` too each channel's constants end with
+    lo (see kernels_dsp.h)."""
     cout, k = w.shape
     assert k % 4 == 0
     nc = 2 if mode & (PAIRS | NARROW) else BLOCK
@@ -94,12 +96,13 @@ def gemm_stream(w: np.ndarray, rq: GemmRequant, zy: int, mode: int) -> np.ndarra
     else:  # per channel the doubled int16 pairs (w0, w2), (w1, w3)
         pairs = (2 * quads)[..., [0, 2, 1, 3]]
         weights = np.ascontiguousarray(pairs.astype("<i2")).view("<i4").reshape(blocks, kq * 2 * nc)
-    c = (1 << (rights - 1)) + zy * (1 << rights)
-    consts = np.stack([mults, c, rights], axis=1).reshape(blocks, nc, RQ_WORDS)
+    c = (1 << (rights - 1)) + (zy - (lo if mode & LO else 0)) * (1 << rights)
+    words = [mults, c, rights] + ([np.full_like(c, lo)] if mode & SMALL and mode & LO else [])
+    consts = np.stack(words, axis=1).reshape(blocks, nc, len(words))
     if mode & PER_TENSOR:
         consts = consts[:, :1]
     consts = consts.reshape(blocks, -1).copy()
-    consts[-1, -1] |= LAST
+    consts[-1, 2 - len(words)] |= LAST  # the last channel's e word
     biases = np.tile((2 * folded).reshape(blocks, nc), (1, BIAS_WORDS // nc))
     stream = np.concatenate([biases, weights, consts], axis=1)
     return stream.reshape(-1).astype(np.int32)
@@ -190,11 +193,12 @@ class GemmPlan:
                 geo.dw, geo.top, geo.left, zx, geo.kq, self.chunk, lo, hi, self.mode]
 
 
-def gemm_plan(geo: Geometry, wmat: np.ndarray, rq: GemmRequant, zy: int, wide: bool, clamped: bool) -> GemmPlan:
+def gemm_plan(geo: Geometry, wmat: np.ndarray, rq: GemmRequant, zy: int, wide: bool, lo: int, hi: int) -> GemmPlan:
     """The stream and the mode of a layer with weights ``wmat`` (cout x window in (row, column,
     channel) order): rows read in place or gathered patches (their K order), two rows at a time
     when cout is even and a call has several rows, int16 (``wide``) or int8 weights; rows of
-    one or two quads read in place kept in registers (int16 weights, no activation clamp)."""
+    one or two quads read in place kept in registers (int16 weights; per-channel constants when
+    clamped); ``lo``, ``hi``: the activation clamp."""
     if geo.in_place:
         full = (geo.sh, geo.sw, geo.oh, geo.ow) == (1, 1, geo.h, geo.w)
         rows, chunk = (geo.n * geo.oh * geo.ow if full else geo.ow), 1
@@ -203,14 +207,16 @@ def gemm_plan(geo: Geometry, wmat: np.ndarray, rq: GemmRequant, zy: int, wide: b
         wmat = np.where(order >= 0, wmat[:, np.maximum(order, 0)], 0)
         rows = chunk = patch_chunk(geo)
     wmat = np.concatenate([wmat, np.zeros((geo.cout, 4 * geo.kq - wmat.shape[1]), np.int64)], axis=1)
-    small = geo.in_place and geo.kq <= SMALL_QUADS and wide and not clamped
+    small = geo.in_place and geo.kq <= SMALL_QUADS and wide
+    clamped = lo > -128 or hi < 127
     pairs = geo.cout % 2 == 0 and rows > 1 and not small
     narrow = geo.cout <= 2 and not pairs and not small
     # one block per row: widening the row first would cost what it saves
     x8 = geo.in_place and wide and not pairs and not small and geo.cout <= (2 if narrow else BLOCK)
-    mode = ((0 if wide else W8) | (PER_TENSOR if per_tensor(rq) else 0) | (PAIRS if pairs else 0)
-            | (SMALL if small else 0) | (NARROW if narrow else 0) | (X8 if x8 else 0))
-    return GemmPlan(gemm_stream(wmat, rq, zy, mode), mode, chunk, scratch_words(geo, chunk, mode))
+    tensor = per_tensor(rq) and not (small and clamped)
+    mode = ((0 if wide else W8) | (PER_TENSOR if tensor else 0) | (PAIRS if pairs else 0) | (SMALL if small else 0)
+            | (NARROW if narrow else 0) | (X8 if x8 else 0) | (LO if lo > -128 else 0))
+    return GemmPlan(gemm_stream(wmat, rq, zy, mode, lo), mode, chunk, scratch_words(geo, chunk, mode))
 
 
 def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bool) -> KernelDef | None:
@@ -234,7 +240,7 @@ def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bo
     if rq is None:
         return None
     lo, hi = activation_range_int8(op.attrs.get("activation", "none"), ys, zy)
-    plan = gemm_plan(geo, wmat, rq, zy, wide, lo > -128 or hi < 127)
+    plan = gemm_plan(geo, wmat, rq, zy, wide, lo, hi)
     args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
             KernelArg(te.placeholder((plan.stream.size,), I32, name="w"), constant=plan.stream, role="w")]
     if plan.scratch:

@@ -58,12 +58,14 @@
 #define UTVM_DSP_NARROW 16    /* one row x two channels per block (one or two output channels) */
 #define UTVM_DSP_X8 32        /* rows read in place as int8 words, split in the quads (one block; int16
                                  weights) */
+#define UTVM_DSP_LO 64        /* a lower clamp: the constants c hold zy - lo (set exactly when lo > -128) */
 #define UTVM_DSP_SMALL 8      /* one row of one or two quads (kq <= 2) in registers x four channels: int16
                                  weights, no clamp */
 
 /* words per block before the weights; requantization words per channel; the last flag */
 #define UTVM_DSP_BIAS_WORDS 4
 #define UTVM_DSP_RQ_WORDS 3
+#define UTVM_DSP_SMALL_LO_WORDS 4 /* small rows with a lower clamp: m, c, e, lo */
 #define UTVM_DSP_LAST 256
 
 typedef struct {
@@ -116,15 +118,16 @@ static inline void utvm_dsp_put(int32_t* dst, int32_t v, int32_t dbl) {
   dst[1] = o;
 }
 
-/* one requantized output (plain C: the assembly's arithmetic); q = (m, c, e) */
+/* one requantized output (plain C: the assembly's arithmetic); q = (m, c, e); with a lower clamp
+ * (lo > -128) c holds zy - lo: max(t, 0) + lo */
 static inline int32_t utvm_dsp_requant(int32_t acc, const int32_t* q, int32_t lo, int32_t hi) {
   int64_t p = (int64_t)acc * q[0] + ((int64_t)1 << 31);
   int32_t t = (int32_t)(p >> 32) + q[1];
-  int32_t v;
   t += acc >> 31;
   t >>= (q[2] & 31);
-  v = t < -128 ? -128 : (t > 127 ? 127 : t);
-  return v < lo ? lo : (v > hi ? hi : v);
+  if (lo > -128) t = (t < 0 ? 0 : t) + lo;
+  t = t < -128 ? -128 : (t > 127 ? 127 : t);
+  return t > hi ? hi : t;
 }
 
 /* input k of a row: int8 values (times scale), or int16 pairs (x0, x2), (x1, x3) per quad,
@@ -151,6 +154,7 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
   int32_t p, q, k, c, w8 = mode & UTVM_DSP_W8, per_tensor = mode & UTVM_DSP_PER_TENSOR;
   int32_t nc = (mode & (UTVM_DSP_PAIRS | UTVM_DSP_NARROW)) ? 2 : 4, step = (mode & UTVM_DSP_PAIRS) ? 4 : 2;
   int32_t qwords = w8 ? nc : 2 * nc, scale = w8 ? 2 : 1;
+  int32_t rqw = (mode & UTVM_DSP_SMALL) && (mode & UTVM_DSP_LO) ? UTVM_DSP_SMALL_LO_WORDS : UTVM_DSP_RQ_WORDS;
   for (p = 0; p < cfg->np; ++p) {
     const int8_t* row = x + p * cfg->xstride;
     const int32_t* pairs = 0;
@@ -169,9 +173,9 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
           for (k = 0; k < 4; ++k) acc[c] += xv[k] * utvm_dsp_weight(w, c, k, w8);
       }
       for (c = 0; c < nc; ++c)
-        *o++ = (int8_t)utvm_dsp_requant(acc[c], per_tensor ? w : w + UTVM_DSP_RQ_WORDS * c, cfg->lo, cfg->hi);
-      s = w + (per_tensor ? 1 : nc) * UTVM_DSP_RQ_WORDS;
-      last = s[-1] & UTVM_DSP_LAST;
+        *o++ = (int8_t)utvm_dsp_requant(acc[c], per_tensor ? w : w + rqw * c, cfg->lo, cfg->hi);
+      s = w + (per_tensor ? 1 : nc) * rqw;
+      last = s[2 - rqw] & UTVM_DSP_LAST; /* in the last channel's e word */
     }
   }
 }
@@ -185,18 +189,22 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
 #define UTVM_DSP_QMAX "16"
 
 /* frame slots shared by both kernels */
-#define UTVM_DSP_F_ROWS "[sp, #0]"   /* rows (pairs) left */
-#define UTVM_DSP_F_X "[sp, #4]"      /* this row's (pair's) inputs */
-#define UTVM_DSP_F_OUT "[sp, #8]"    /* the next output */
-#define UTVM_DSP_F_XBASE "[sp, #12]" /* this row's (pair's) int16 pairs */
-#define UTVM_DSP_F_CFG "[sp, #16]"
-#define UTVM_DSP_F_STREAM "[sp, #20]"
-#define UTVM_DSP_F_LOHI "[sp, #24]"  /* lo, hi */
-#define UTVM_DSP_F_ENTRY "[sp, #32]" /* where a block's quads start (Thumb bit set) */
-#define UTVM_DSP_F_XEND "[sp, #36]"  /* the end of this row's (pair's) int16 pairs */
-#define UTVM_DSP_F_R1OFF "[sp, #40]" /* pairs: bytes from row 0's outputs to row 1's (0: row 1 is row 0) */
-#define UTVM_DSP_F_ROWOUT "[sp, #44]" /* this row's (pair's) first output */
-#define UTVM_DSP_FRAME "48"
+#define UTVM_DSP_F_ROWS "[sp, #0]"    /* rows (pairs) left; with the next four: one LDM at a row's end */
+#define UTVM_DSP_F_X "[sp, #4]"       /* this row's (pair's) inputs */
+#define UTVM_DSP_F_ROWOUT "[sp, #8]"  /* this row's (pair's) first output */
+#define UTVM_DSP_F_XSTRIDE "[sp, #12]"
+#define UTVM_DSP_F_OSTRIDE "[sp, #16]"
+#define UTVM_DSP_F_OUT "[sp, #20]"    /* the next output */
+#define UTVM_DSP_F_LOHI "[sp, #24]"   /* lo, hi */
+#define UTVM_DSP_F_LO "[sp, #24]"
+#define UTVM_DSP_F_HI "[sp, #28]"
+#define UTVM_DSP_F_ENTRY "[sp, #32]"  /* where a block's quads start (Thumb bit set) */
+#define UTVM_DSP_F_XEND "[sp, #36]"   /* the end of this row's (pair's) int16 pairs */
+#define UTVM_DSP_F_R1OFF "[sp, #40]"  /* pairs: bytes from row 0's outputs to row 1's (0: row 1 is row 0) */
+#define UTVM_DSP_F_XBASE "[sp, #44]"  /* this row's (pair's) int16 pairs */
+#define UTVM_DSP_F_CFG "[sp, #48]"
+#define UTVM_DSP_F_STREAM "[sp, #52]"
+#define UTVM_DSP_FRAME "56"
 
 /* ROWS: the rows, or (pairs) (np + 1) / 2; ENTRY: where the block's quads start */
 #define UTVM_DSP_PROLOGUE(ROWS, ENTRY)       \
@@ -206,6 +214,9 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
   "str r1, " UTVM_DSP_F_X "\n\t"             \
   "str r0, " UTVM_DSP_F_OUT "\n\t"           \
   "str r0, " UTVM_DSP_F_ROWOUT "\n\t"        \
+  "str r5, " UTVM_DSP_F_XSTRIDE "\n\t"       \
+  "ldr r5, [r3, #24]\n\t"                    \
+  "str r5, " UTVM_DSP_F_OSTRIDE "\n\t"       \
   "str r3, " UTVM_DSP_F_CFG "\n\t"           \
   "str r2, " UTVM_DSP_F_STREAM "\n\t"        \
   "strd r8, r9, " UTVM_DSP_F_LOHI "\n\t"     \
@@ -420,17 +431,24 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
   "smmlar r7, " A ", r4, r5\n\t"           \
   "add r7, r7, " A ", asr #31\n\t"         \
   "asr r7, r7, r6\n\t"                     \
-  "ssat r7, #8, r7\n\t"                    \
   CLAMP                                    \
   STORE
 
 #define UTVM_DSP_NEXT "strb r7, [lr], #1\n\t"
 #define UTVM_DSP_ROW1 "strb r7, [lr, r12]\n\t"
-/* the activation clamp beyond the int8 range: none, lo (r8) only, hi (r9) only, both */
-#define UTVM_DSP_CLAMP_N ""
-#define UTVM_DSP_CLAMP_L "cmp r7, r8\n\tit lt\n\tmovlt r7, r8\n\t"
-#define UTVM_DSP_CLAMP_H "cmp r7, r9\n\tit gt\n\tmovgt r7, r9\n\t"
-#define UTVM_DSP_CLAMP_B UTVM_DSP_CLAMP_L UTVM_DSP_CLAMP_H
+/* saturation to int8 and the activation clamp beyond it: none, lo (r8) only, hi (r9) only, both.
+ * With a lower bound the constant c holds zy - lo (UTVM_DSP_LO): max(t, 0) (USAT #31) + lo is
+ * max(y, lo); SSAT then bounds it above by 127 */
+#define UTVM_DSP_CLAMP_N "ssat r7, #8, r7\n\t"
+#define UTVM_DSP_MAX_LO(LO) "usat r7, #31, r7\n\tadd r7, r7, " LO "\n\tssat r7, #8, r7\n\t"
+#define UTVM_DSP_MIN_HI(HI) "cmp r7, " HI "\n\tit gt\n\tmovgt r7, " HI "\n\t"
+#define UTVM_DSP_CLAMP_L UTVM_DSP_MAX_LO("r8")
+#define UTVM_DSP_CLAMP_H UTVM_DSP_CLAMP_N UTVM_DSP_MIN_HI("r9")
+#define UTVM_DSP_CLAMP_B UTVM_DSP_CLAMP_L UTVM_DSP_MIN_HI("r9")
+/* the upper clamp in the small-row kernels, which hold inputs in r8, r9: the bound loaded into r5
+ * (c, spent by then) */
+#define UTVM_DSP_LOAD_HI "ldr r5, " UTVM_DSP_F_HI "\n\t"
+#define UTVM_DSP_SCLAMP_H UTVM_DSP_CLAMP_N UTVM_DSP_LOAD_HI UTVM_DSP_MIN_HI("r5")
 #define UTVM_DSP_LOAD_LOHI "ldrd r8, r9, " UTVM_DSP_F_LOHI "\n\t"
 #define UTVM_DSP_LOAD_RQ "ldm r11!, {r4-r6}\n\t"
 
@@ -458,21 +476,14 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
   "tst r6, #256\n\t"                                                                                 \
   "beq 3b\n\t"
 
-/* the next row (ROW = 1, inputs at xstride, outputs at ostride) or pair (ROW = 2: lsl 1) */
+/* the next row (inputs at xstride, outputs at ostride) or pair (SHIFT ", lsl #1": twice) */
 #define UTVM_DSP_ROW_END(SHIFT)                   \
-  "ldr r12, " UTVM_DSP_F_CFG "\n\t"               \
-  "ldr r9, " UTVM_DSP_F_X "\n\t"                  \
-  "ldr r10, [r12, #4]\n\t"                        \
-  "add r9, r9, r10" SHIFT "\n\t"                  \
-  "str r9, " UTVM_DSP_F_X "\n\t"                  \
-  "ldr r9, " UTVM_DSP_F_ROWOUT "\n\t"             \
-  "ldr r10, [r12, #24]\n\t"                       \
-  "add r9, r9, r10" SHIFT "\n\t"                  \
-  "str r9, " UTVM_DSP_F_ROWOUT "\n\t"             \
-  "str r9, " UTVM_DSP_F_OUT "\n\t"                \
-  "ldr r4, " UTVM_DSP_F_ROWS "\n\t"               \
+  "ldm sp, {r4-r8}\n\t"                           \
   "subs r4, r4, #1\n\t"                           \
-  "str r4, " UTVM_DSP_F_ROWS "\n\t"               \
+  "add r5, r5, r7" SHIFT "\n\t"                   \
+  "add r6, r6, r8" SHIFT "\n\t"                   \
+  "stm sp, {r4-r6}\n\t"                           \
+  "str r6, " UTVM_DSP_F_OUT "\n\t"                \
   "bne 1b\n\t"                                    \
   "add sp, sp, #" UTVM_DSP_FRAME "\n\t"           \
   "pop {r4-r11, pc}\n\t"
@@ -542,11 +553,33 @@ UTVM_DSP_EIGHT(utvm_dsp_narrow_w16, UTVM_DSP_NARROW_W16, UTVM_DSP_RQ_NARROW)
 UTVM_DSP_EIGHT(utvm_dsp_narrow_w8, UTVM_DSP_NARROW_W8, UTVM_DSP_RQ_NARROW)
 UTVM_DSP_EIGHT(utvm_dsp_row_x8, UTVM_DSP_ROW_X8, UTVM_DSP_RQ_ROW)
 UTVM_DSP_EIGHT(utvm_dsp_narrow_x8, UTVM_DSP_NARROW_X8, UTVM_DSP_RQ_NARROW)
-/* small rows keep their inputs where the clamp bounds would go: unclamped layers only */
-UTVM_DSP_KERNEL(utvm_dsp_small1_w16_cn, UTVM_DSP_SMALL1(UTVM_DSP_RQ_ALL(UTVM_DSP_RQ_ROW, N, "")))
-UTVM_DSP_KERNEL(utvm_dsp_small1_w16_tn, UTVM_DSP_SMALL1(UTVM_DSP_RQ_ONE(UTVM_DSP_RQ_ROW, N, "")))
-UTVM_DSP_KERNEL(utvm_dsp_small2_w16_cn, UTVM_DSP_SMALL2(UTVM_DSP_RQ_ALL(UTVM_DSP_RQ_ROW, N, "")))
-UTVM_DSP_KERNEL(utvm_dsp_small2_w16_tn, UTVM_DSP_SMALL2(UTVM_DSP_RQ_ONE(UTVM_DSP_RQ_ROW, N, "")))
+/* small rows with a lower clamp: per channel m, c, e, lo (UTVM_DSP_SMALL_LO_WORDS), the output in
+ * r4 (m spent), HI: the upper clamp after SSAT */
+#define UTVM_DSP_RQ1_LO(A, HI)                   \
+  "ldm r11!, {r4-r7}\n\t"                        \
+  "smmlar r4, " A ", r4, r5\n\t"                 \
+  "add r4, r4, " A ", asr #31\n\t"               \
+  "asr r4, r4, r6\n\t"                           \
+  "usat r4, #31, r4\n\t"                         \
+  "add r4, r4, r7\n\t"                           \
+  "ssat r4, #8, r4\n\t"                          \
+  HI                                             \
+  "strb r4, [lr], #1\n\t"
+#define UTVM_DSP_SMALL_HI "ldr r5, " UTVM_DSP_F_HI "\n\tcmp r4, r5\n\tit gt\n\tmovgt r4, r5\n\t"
+#define UTVM_DSP_RQ_SMALL_LO(HI)                                                                    \
+  UTVM_DSP_RQ1_LO("r0", HI) UTVM_DSP_RQ1_LO("r1", HI) UTVM_DSP_RQ1_LO("r2", HI) UTVM_DSP_RQ1_LO("r3", HI) \
+  "tst r6, #256\n\t"                                                                                \
+  "beq 3b\n\t"
+
+/* small rows: constants per channel with any clamp, per tensor unclamped */
+#define UTVM_DSP_SMALL_KERNELS(NAME, KERNEL)                                                       \
+  UTVM_DSP_KERNEL(NAME##_cn, KERNEL(UTVM_DSP_RQ_ROW(UTVM_DSP_CLAMP_N, "", UTVM_DSP_LOAD_RQ, UTVM_DSP_LOAD_RQ))) \
+  UTVM_DSP_KERNEL(NAME##_cl, KERNEL(UTVM_DSP_RQ_SMALL_LO("")))                                     \
+  UTVM_DSP_KERNEL(NAME##_ch, KERNEL(UTVM_DSP_RQ_ROW(UTVM_DSP_SCLAMP_H, "", UTVM_DSP_LOAD_RQ, UTVM_DSP_LOAD_RQ))) \
+  UTVM_DSP_KERNEL(NAME##_cb, KERNEL(UTVM_DSP_RQ_SMALL_LO(UTVM_DSP_SMALL_HI)))                      \
+  UTVM_DSP_KERNEL(NAME##_tn, KERNEL(UTVM_DSP_RQ_ROW(UTVM_DSP_CLAMP_N, "", UTVM_DSP_LOAD_RQ, "")))
+UTVM_DSP_SMALL_KERNELS(utvm_dsp_small1_w16, UTVM_DSP_SMALL1)
+UTVM_DSP_SMALL_KERNELS(utvm_dsp_small2_w16, UTVM_DSP_SMALL2)
 
 typedef void (*utvm_dsp_kernel_fn)(int8_t*, const int8_t*, const int32_t*, const utvm_dsp_cfg_t*);
 
@@ -561,9 +594,9 @@ static inline void utvm_dsp_gemm(int8_t* out, const int8_t* x, const int32_t* st
                                  int32_t mode) {
   int32_t pt = mode & UTVM_DSP_PER_TENSOR, lo = cfg->lo, hi = cfg->hi;
   utvm_dsp_kernel_fn fn;
-  if (mode & UTVM_DSP_SMALL) { /* unclamped */
-    fn = cfg->kq == 1 ? (pt ? utvm_dsp_small1_w16_tn : utvm_dsp_small1_w16_cn)
-                      : (pt ? utvm_dsp_small2_w16_tn : utvm_dsp_small2_w16_cn);
+  if (mode & UTVM_DSP_SMALL) { /* per tensor: unclamped */
+    fn = cfg->kq == 1 ? (pt ? utvm_dsp_small1_w16_tn : UTVM_DSP_PICK_CLAMP(utvm_dsp_small1_w16_c, lo, hi))
+                      : (pt ? utvm_dsp_small2_w16_tn : UTVM_DSP_PICK_CLAMP(utvm_dsp_small2_w16_c, lo, hi));
   } else if (mode & UTVM_DSP_X8) {
     fn = (mode & UTVM_DSP_NARROW) ? UTVM_DSP_PICK(utvm_dsp_narrow_x8, pt, lo, hi)
                                   : UTVM_DSP_PICK(utvm_dsp_row_x8, pt, lo, hi);
