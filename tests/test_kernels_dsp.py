@@ -208,7 +208,7 @@ def program(layers: list[Layer], timed: bool = False) -> str:
         lines.append(f"static int8_t o{i}[{c.ref.size + GUARD}] __attribute__((aligned(4)));")
         args = ", ".join(map(str, c.plan.call_args(c.geo, c.zx, c.lo, c.hi)))
         lines.append(f"__attribute__((noinline)) static void run{i}(void) {{\n"
-                     f"  utvm_dsp_conv_s8(o{i}, (void*)x{i}, (void*)s{i}, scratch, {args});\n}}")
+                     f"  {c.plan.entry}(o{i}, (void*)x{i}, (void*)s{i}, scratch, {args});\n}}")
     lines += ["static int check(const int8_t* o, const int8_t* r, unsigned n, unsigned used) {",
               "  unsigned k;", "  if (memcmp(o, r, n) != 0) return 1;",
               f"  for (k = 0; k < {GUARD}; ++k) if (o[n + k] != 0x55) return 2;",

@@ -177,18 +177,40 @@ def scratch_words(geo: Geometry, chunk: int, mode: int) -> int:
     return 2 * geo.kq * rows + tail
 
 
+def kernel_name(mode: int, kq: int, lo: int, hi: int) -> str:
+    """The kernels_dsp.h kernel of a mode (UTVM_DSP_KERNEL_NAMES): shape and weights, constants
+    per channel or per tensor, the clamp."""
+    clamp = ("b" if hi < 127 else "l") if lo > -128 else ("h" if hi < 127 else "n")
+    consts = "t" if mode & PER_TENSOR else "c"
+    if mode & SMALL:
+        shape = f"small{kq}_w16"
+    elif mode & X8:
+        shape = ("narrow" if mode & NARROW else "row") + "_x8"
+    else:
+        shape = ("narrow" if mode & NARROW else "pair" if mode & PAIRS else "row") + ("_w8" if mode & W8 else "_w16")
+    return f"{shape}_{consts}{clamp}"
+
+
 @dataclass
 class GemmPlan:
-    """What a call of utvm_dsp_conv_s8 takes besides the pointers and the geometry."""
+    """What a call of the layer's entry point (utvm_dsp_conv_<kernel>) takes besides the pointers
+    and the geometry."""
 
     stream: np.ndarray
     mode: int
     chunk: int
     #: words of scratch
     scratch: int
+    #: the kernel's name (kernel_name)
+    kernel: str
+
+    @property
+    def entry(self) -> str:
+        return f"utvm_dsp_conv_{self.kernel}"
 
     def call_args(self, geo: Geometry, zx: int, lo: int, hi: int) -> list[int]:
-        """The integer arguments after the four pointers, in kernels_dsp.h's order."""
+        """The integer arguments after the four pointers (out, x, stream, scratch), in
+        kernels_dsp.h's order."""
         return [geo.n, geo.h, geo.w, geo.cin, geo.oh, geo.ow, geo.cout, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh,
                 geo.dw, geo.top, geo.left, zx, geo.kq, self.chunk, lo, hi, self.mode]
 
@@ -216,7 +238,8 @@ def gemm_plan(geo: Geometry, wmat: np.ndarray, rq: GemmRequant, zy: int, wide: b
     tensor = per_tensor(rq) and not (small and clamped)
     mode = ((0 if wide else W8) | (PER_TENSOR if tensor else 0) | (PAIRS if pairs else 0) | (SMALL if small else 0)
             | (NARROW if narrow else 0) | (X8 if x8 else 0) | (LO if lo > -128 else 0))
-    return GemmPlan(gemm_stream(wmat, rq, zy, mode, lo), mode, chunk, scratch_words(geo, chunk, mode))
+    return GemmPlan(gemm_stream(wmat, rq, zy, mode, lo), mode, chunk, scratch_words(geo, chunk, mode),
+                    kernel_name(mode, geo.kq, lo, hi))
 
 
 def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bool) -> KernelDef | None:
@@ -249,7 +272,7 @@ def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bo
     def body(ins, outs):  # type: ignore[no-untyped-def]
         # without scratch (the kernel does not touch it) the output's pointer stands in for it
         scratch = ins[2] if plan.scratch else outs[0]
-        return call("utvm_dsp_conv_s8", outs[0].access_ptr("w"), ins[0].access_ptr("r"), ins[1].access_ptr("r"),
+        return call(plan.entry, outs[0].access_ptr("w"), ins[0].access_ptr("r"), ins[1].access_ptr("r"),
                     scratch.access_ptr("w"), *plan.call_args(geo, zx, lo, hi))
 
     return extern(y, args, body)

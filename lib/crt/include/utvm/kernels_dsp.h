@@ -77,6 +77,20 @@ typedef struct {
   int32_t ostride;  /* bytes from one row's outputs to the next (cout) */
 } utvm_dsp_cfg_t;
 
+/* a kernel: cfg->np rows at x, their outputs at out, the weights and constants in stream */
+typedef void (*utvm_dsp_kernel_fn)(int8_t*, const int8_t*, const int32_t*, const utvm_dsp_cfg_t*);
+
+/* every kernel (utvm_dsp_<name>): shape and weights, constants per channel (c) or per tensor
+ * (t), clamped by none (n), lo (l), hi (h) or both (b); X(name) for each */
+#define UTVM_DSP_EIGHT_NAMES(X, NAME) \
+  X(NAME##_cn) X(NAME##_cl) X(NAME##_ch) X(NAME##_cb) X(NAME##_tn) X(NAME##_tl) X(NAME##_th) X(NAME##_tb)
+#define UTVM_DSP_SMALL_NAMES(X, NAME) X(NAME##_cn) X(NAME##_cl) X(NAME##_ch) X(NAME##_cb) X(NAME##_tn)
+#define UTVM_DSP_KERNEL_NAMES(X)                                                                      \
+  UTVM_DSP_EIGHT_NAMES(X, row_w16) UTVM_DSP_EIGHT_NAMES(X, pair_w16) UTVM_DSP_EIGHT_NAMES(X, row_w8)   \
+  UTVM_DSP_EIGHT_NAMES(X, pair_w8) UTVM_DSP_EIGHT_NAMES(X, narrow_w16) UTVM_DSP_EIGHT_NAMES(X, narrow_w8) \
+  UTVM_DSP_EIGHT_NAMES(X, row_x8) UTVM_DSP_EIGHT_NAMES(X, narrow_x8) UTVM_DSP_SMALL_NAMES(X, small1_w16) \
+  UTVM_DSP_SMALL_NAMES(X, small2_w16)
+
 /* int16 pairs of the lanes of a word: (lane 0, lane 2), (lane 1, lane 3); both halves doubled */
 #ifdef UTVM_DSP_ASM
 static inline int32_t utvm_dsp_even(int32_t v) { return __sxtb16(v); }
@@ -490,7 +504,7 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
 
 #define UTVM_DSP_UNUSED __attribute__((unused))
 #define UTVM_DSP_KERNEL(name, BODY)                                                                       \
-  __attribute__((naked, noinline, unused)) static void name(                                              \
+  __attribute__((naked, noinline)) static void name(                                                  \
       UTVM_DSP_UNUSED int8_t* out, UTVM_DSP_UNUSED const int8_t* x, UTVM_DSP_UNUSED const int32_t* stream, \
       UTVM_DSP_UNUSED const utvm_dsp_cfg_t* cfg) {                                                        \
     __asm__ volatile(BODY);                                                                               \
@@ -545,6 +559,9 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
 #define UTVM_DSP_EIGHT(NAME, KERNEL, RQ)                                                          \
   UTVM_DSP_CLAMPS(NAME##_c, KERNEL, RQ, UTVM_DSP_RQ_ALL) UTVM_DSP_CLAMPS(NAME##_t, KERNEL, RQ, UTVM_DSP_RQ_ONE)
 
+/* the kernels a model does not name are not emitted (no unused-function warning for them) */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
 UTVM_DSP_EIGHT(utvm_dsp_row_w16, UTVM_DSP_ROW_W16, UTVM_DSP_RQ_ROW)
 UTVM_DSP_EIGHT(utvm_dsp_pair_w16, UTVM_DSP_PAIR_W16, UTVM_DSP_RQ_PAIR)
 UTVM_DSP_EIGHT(utvm_dsp_row_w8, UTVM_DSP_ROW_W8, UTVM_DSP_RQ_ROW)
@@ -580,39 +597,21 @@ UTVM_DSP_EIGHT(utvm_dsp_narrow_x8, UTVM_DSP_NARROW_X8, UTVM_DSP_RQ_NARROW)
   UTVM_DSP_KERNEL(NAME##_tn, KERNEL(UTVM_DSP_RQ_ROW(UTVM_DSP_CLAMP_N, "", UTVM_DSP_LOAD_RQ, "")))
 UTVM_DSP_SMALL_KERNELS(utvm_dsp_small1_w16, UTVM_DSP_SMALL1)
 UTVM_DSP_SMALL_KERNELS(utvm_dsp_small2_w16, UTVM_DSP_SMALL2)
+#pragma GCC diagnostic pop
 
-typedef void (*utvm_dsp_kernel_fn)(int8_t*, const int8_t*, const int32_t*, const utvm_dsp_cfg_t*);
-
-/* the kernel NAME##_c or _t (per tensor), n/l/h/b by the clamp */
-#define UTVM_DSP_PICK(NAME, pt, lo, hi)                                                               \
-  ((pt) ? UTVM_DSP_PICK_CLAMP(NAME##_t, lo, hi) : UTVM_DSP_PICK_CLAMP(NAME##_c, lo, hi))
-#define UTVM_DSP_PICK_CLAMP(NAME, lo, hi)                                                             \
-  ((lo) > -128 ? ((hi) < 127 ? NAME##b : NAME##l) : ((hi) < 127 ? NAME##h : NAME##n))
-
-/* the kernel of a mode (constants in the generated code: one kernel is kept after inlining) */
+/* the kernel the generated code names (utvm_dsp_conv_<name>: utvm/lower/dsp.py kernel_name), so
+ * that only the kernels a model uses are linked, whatever the optimization level */
+#define UTVM_DSP_FN(name) utvm_dsp_##name
 static inline void utvm_dsp_gemm(int8_t* out, const int8_t* x, const int32_t* stream, const utvm_dsp_cfg_t* cfg,
-                                 int32_t mode) {
-  int32_t pt = mode & UTVM_DSP_PER_TENSOR, lo = cfg->lo, hi = cfg->hi;
-  utvm_dsp_kernel_fn fn;
-  if (mode & UTVM_DSP_SMALL) { /* per tensor: unclamped */
-    fn = cfg->kq == 1 ? (pt ? utvm_dsp_small1_w16_tn : UTVM_DSP_PICK_CLAMP(utvm_dsp_small1_w16_c, lo, hi))
-                      : (pt ? utvm_dsp_small2_w16_tn : UTVM_DSP_PICK_CLAMP(utvm_dsp_small2_w16_c, lo, hi));
-  } else if (mode & UTVM_DSP_X8) {
-    fn = (mode & UTVM_DSP_NARROW) ? UTVM_DSP_PICK(utvm_dsp_narrow_x8, pt, lo, hi)
-                                  : UTVM_DSP_PICK(utvm_dsp_row_x8, pt, lo, hi);
-  } else if (mode & UTVM_DSP_NARROW) {
-    fn = (mode & UTVM_DSP_W8) ? UTVM_DSP_PICK(utvm_dsp_narrow_w8, pt, lo, hi)
-                              : UTVM_DSP_PICK(utvm_dsp_narrow_w16, pt, lo, hi);
-  } else if (mode & UTVM_DSP_PAIRS) {
-    fn = (mode & UTVM_DSP_W8) ? UTVM_DSP_PICK(utvm_dsp_pair_w8, pt, lo, hi) : UTVM_DSP_PICK(utvm_dsp_pair_w16, pt, lo, hi);
-  } else {
-    fn = (mode & UTVM_DSP_W8) ? UTVM_DSP_PICK(utvm_dsp_row_w8, pt, lo, hi) : UTVM_DSP_PICK(utvm_dsp_row_w16, pt, lo, hi);
-  }
+                                 int32_t mode, utvm_dsp_kernel_fn fn) {
+  (void)mode;
   fn(out, x, stream, cfg);
 }
 #else
+#define UTVM_DSP_FN(name) ((utvm_dsp_kernel_fn)0)
 static inline void utvm_dsp_gemm(int8_t* out, const int8_t* x, const int32_t* stream, const utvm_dsp_cfg_t* cfg,
-                                 int32_t mode) {
+                                 int32_t mode, utvm_dsp_kernel_fn fn) {
+  (void)fn;
   utvm_dsp_gemm_c(out, x, stream, cfg, mode);
 }
 #endif
@@ -665,33 +664,36 @@ __attribute__((always_inline)) static inline int32_t* utvm_dsp_segment(int32_t* 
  * every segment come first, in segment order, widened straight from the input words, then the
  * len % 4 last bytes of every segment, in segment order, then zeros up to a whole quad. Taps
  * outside the input hold the zero point zx. */
-__attribute__((always_inline)) static inline void utvm_dsp_patch(int32_t* dst, int32_t step, const int8_t* x, int32_t h, int32_t w, int32_t cin,
-                                  int32_t iy0, int32_t ix0, int32_t kh, int32_t kw, int32_t dh, int32_t dw,
-                                  int32_t zx, int32_t dbl) {
-  int32_t taps = dw == 1 ? kw : 1, len = taps * cin, ry, rx;
-  utvm_dsp_tail_t tail;
-  if (dw == 1 && iy0 >= 0 && iy0 + (kh - 1) * dh < h && ix0 >= 0 && ix0 + kw <= w) {
-    /* the whole window inside (most pixels): loops the compiler unrolls for a known shape */
-    const int8_t* src = x + (iy0 * w + ix0) * cin;
-    int32_t lq = len >> 2, q, b, n = 0, tq = kh * lq;
-    uint32_t word = 0;
+/* utvm_dsp_patch of a window wholly inside the input, no dilation along the width (most
+ * pixels): its rows at src, dh input rows apart; loops the compiler unrolls for a known shape */
+__attribute__((always_inline)) static inline void utvm_dsp_patch_inside(int32_t* dst, int32_t step, const int8_t* src,
+                                                                        int32_t w, int32_t cin, int32_t kh,
+                                                                        int32_t kw, int32_t dh, int32_t dbl) {
+  int32_t len = kw * cin, lq = len >> 2, ry, q, b, n = 0, tq = kh * lq;
+  uint32_t word = 0;
 #pragma GCC unroll 16
-    for (ry = 0; ry < kh; ++ry, src += dh * w * cin) {
+  for (ry = 0; ry < kh; ++ry, src += dh * w * cin) {
 #pragma GCC unroll 16
-      for (q = 0; q < lq; ++q) utvm_dsp_put(dst + step * (ry * lq + q), utvm_dsp_load(src + 4 * q), dbl);
+    for (q = 0; q < lq; ++q) utvm_dsp_put(dst + step * (ry * lq + q), utvm_dsp_load(src + 4 * q), dbl);
 #pragma GCC unroll 4
-      for (b = 4 * lq; b < len; ++b) {
-        word |= (uint32_t)(uint8_t)src[b] << (8 * n);
-        if (++n == 4) {
-          utvm_dsp_put(dst + step * tq++, (int32_t)word, dbl);
-          n = 0;
-          word = 0;
-        }
+    for (b = 4 * lq; b < len; ++b) {
+      word |= (uint32_t)(uint8_t)src[b] << (8 * n);
+      if (++n == 4) {
+        utvm_dsp_put(dst + step * tq++, (int32_t)word, dbl);
+        n = 0;
+        word = 0;
       }
     }
-    if (n) utvm_dsp_put(dst + step * tq, (int32_t)word, dbl);
-    return;
   }
+  if (n) utvm_dsp_put(dst + step * tq, (int32_t)word, dbl);
+}
+
+__attribute__((always_inline)) static inline void utvm_dsp_patch(int32_t* dst, int32_t step, const int8_t* x, int32_t h,
+                                                                 int32_t w, int32_t cin, int32_t iy0, int32_t ix0,
+                                                                 int32_t kh, int32_t kw, int32_t dh, int32_t dw,
+                                                                 int32_t zx, int32_t dbl) {
+  int32_t taps = dw == 1 ? kw : 1, len = taps * cin, ry, rx;
+  utvm_dsp_tail_t tail;
   tail.dst = dst + step * (kh * (kw / taps) * (len >> 2));
   tail.step = step;
   tail.dbl = dbl;
@@ -715,7 +717,7 @@ __attribute__((always_inline)) static inline void utvm_dsp_patch(int32_t* dst, i
  * rows: with a tail buffer (4-byte aligned, a block of outputs per four channels) those rows
  * go there first, one at a time, and only cout (cfg->ostride) outputs each to y */
 static inline void utvm_dsp_rows(int8_t* y, const int8_t* x, const int32_t* stream, utvm_dsp_cfg_t* cfg,
-                                 int32_t mode, int8_t* tail, int32_t after) {
+                                 int32_t mode, utvm_dsp_kernel_fn fn, int8_t* tail, int32_t after) {
   int32_t np = cfg->np, cout = cfg->ostride, p, c;
   /* the layer's last rows whose stores pass its end, and how many of them are this call's */
   int32_t width = (mode & UTVM_DSP_NARROW) ? 2 : 4; /* outputs a block stores */
@@ -723,22 +725,21 @@ static inline void utvm_dsp_rows(int8_t* y, const int8_t* x, const int32_t* stre
   unsafe = unsafe < 0 ? 0 : (unsafe > np ? np : unsafe);
   if (unsafe < np) {
     cfg->np = np - unsafe;
-    utvm_dsp_gemm(y, x, stream, cfg, mode);
+    utvm_dsp_gemm(y, x, stream, cfg, mode, fn);
   }
   for (p = 0; p < unsafe; ++p) {
     int32_t row = np - unsafe + p;
     cfg->np = 1;
-    utvm_dsp_gemm(tail, x + row * cfg->xstride, stream, cfg, mode);
+    utvm_dsp_gemm(tail, x + row * cfg->xstride, stream, cfg, mode, fn);
     for (c = 0; c < cout; ++c) y[row * cout + c] = tail[c];
   }
   cfg->np = np;
 }
 
-__attribute__((always_inline)) static inline int32_t utvm_dsp_conv_s8(void* out, void* x, void* stream, void* scratch, int32_t n, int32_t h,
-                                       int32_t w, int32_t cin, int32_t oh, int32_t ow, int32_t cout, int32_t kh,
-                                       int32_t kw, int32_t sh, int32_t sw, int32_t dh, int32_t dw, int32_t top,
-                                       int32_t left, int32_t zx, int32_t kq, int32_t chunk, int32_t lo, int32_t hi,
-                                       int32_t mode) {
+__attribute__((always_inline)) static inline int32_t utvm_dsp_conv(
+    void* out, void* x, void* stream, void* scratch, int32_t n, int32_t h, int32_t w, int32_t cin, int32_t oh,
+    int32_t ow, int32_t cout, int32_t kh, int32_t kw, int32_t sh, int32_t sw, int32_t dh, int32_t dw, int32_t top,
+    int32_t left, int32_t zx, int32_t kq, int32_t chunk, int32_t lo, int32_t hi, int32_t mode, utvm_dsp_kernel_fn fn) {
   int8_t* y = (int8_t*)out;
   const int8_t* xb = (const int8_t*)x;
   const int32_t* st = (const int32_t*)stream;
@@ -760,15 +761,15 @@ __attribute__((always_inline)) static inline int32_t utvm_dsp_conv_s8(void* out,
     if (sh == 1 && sw == 1 && oh == h && ow == w) {
       cfg.np = n * oh * ow;
       cfg.xstride = cin;
-      utvm_dsp_rows(y, xb, st, &cfg, mode, tail, 0);
+      utvm_dsp_rows(y, xb, st, &cfg, mode, fn, tail, 0);
       return 0;
     }
     cfg.np = ow;
     cfg.xstride = sw * cin;
     for (b = 0; b < n; ++b)
       for (i = 0; i < oh; ++i)
-        utvm_dsp_rows(y + ((b * oh + i) * ow) * cout, xb + ((b * h + i * sh) * w) * cin, st, &cfg, mode, tail,
-                      (n * oh - (b * oh + i) - 1) * ow);
+        utvm_dsp_rows(y + ((b * oh + i) * ow) * cout, xb + ((b * h + i * sh) * w) * cin, st, &cfg, mode, fn,
+                      tail, (n * oh - (b * oh + i) - 1) * ow);
     return 0;
   }
   cfg.scratch = 0;
@@ -776,11 +777,18 @@ __attribute__((always_inline)) static inline int32_t utvm_dsp_conv_s8(void* out,
   for (b = 0; b < n; ++b) {
     const int8_t* xi = xb + b * h * w * cin;
     for (i = 0; i < oh; ++i) {
+      int32_t iy0 = i * sh - top, rows_in = dw == 1 && iy0 >= 0 && iy0 + (kh - 1) * dh < h;
       for (j = 0; j < ow; j += chunk) {
+        int32_t ix0 = j * sw - left, *d = col;
         cfg.np = ow - j < chunk ? ow - j : chunk;
-        for (p = 0; p < cfg.np; ++p)
-          utvm_dsp_patch(col + (pairs ? 4 * kq * (p >> 1) + 2 * (p & 1) : 2 * kq * p), step, xi, h, w, cin,
-                         i * sh - top, (j + p) * sw - left, kh, kw, dh, dw, zx, mode & UTVM_DSP_W8);
+        for (p = 0; p < cfg.np; ++p, ix0 += sw) { /* pairs: two pixels' quads interleaved */
+          if (rows_in && ix0 >= 0 && ix0 + kw <= w) {
+            utvm_dsp_patch_inside(d, step, xi + (iy0 * w + ix0) * cin, w, cin, kh, kw, dh, mode & UTVM_DSP_W8);
+          } else {
+            utvm_dsp_patch(d, step, xi, h, w, cin, iy0, ix0, kh, kw, dh, dw, zx, mode & UTVM_DSP_W8);
+          }
+          d += pairs ? ((p & 1) ? 4 * kq - 2 : 2) : 2 * kq;
+        }
         if (pairs && (cfg.np & 1)) { /* the last pixel of an odd count is its pair's second row too */
           int32_t* last = col + 4 * kq * (cfg.np >> 1);
           for (p = 0; p < kq; ++p) {
@@ -788,12 +796,24 @@ __attribute__((always_inline)) static inline int32_t utvm_dsp_conv_s8(void* out,
             last[4 * p + 3] = last[4 * p + 1];
           }
         }
-        utvm_dsp_rows(y + ((b * oh + i) * ow + j) * cout, (const int8_t*)col, st, &cfg, mode, tail,
+        utvm_dsp_rows(y + ((b * oh + i) * ow + j) * cout, (const int8_t*)col, st, &cfg, mode, fn, tail,
                       (n * oh - (b * oh + i)) * ow - j - cfg.np);
       }
     }
   }
   return 0;
 }
+
+/* the entry points the generated code calls, one per kernel (TVM declares externs with int32 and
+ * handle arguments) */
+#define UTVM_DSP_CONV_ENTRY(name)                                                                               \
+  __attribute__((always_inline)) static inline int32_t utvm_dsp_conv_##name(                                    \
+      void* out, void* x, void* stream, void* scratch, int32_t n, int32_t h, int32_t w, int32_t cin, int32_t oh, \
+      int32_t ow, int32_t cout, int32_t kh, int32_t kw, int32_t sh, int32_t sw, int32_t dh, int32_t dw,          \
+      int32_t top, int32_t left, int32_t zx, int32_t kq, int32_t chunk, int32_t lo, int32_t hi, int32_t mode) {  \
+    return utvm_dsp_conv(out, x, stream, scratch, n, h, w, cin, oh, ow, cout, kh, kw, sh, sw, dh, dw, top, left, \
+                         zx, kq, chunk, lo, hi, mode, UTVM_DSP_FN(name));                                        \
+  }
+UTVM_DSP_KERNEL_NAMES(UTVM_DSP_CONV_ENTRY)
 
 #endif /* UTVM_KERNELS_DSP_H_ */
