@@ -110,7 +110,7 @@ def gemm_stream(w: np.ndarray, rq: GemmRequant, zy: int, mode: int, lo: int = -1
 
 @dataclass(frozen=True)
 class Geometry:
-    """A layer as utvm_dsp_conv_s8 sees it: an NHWC convolution (a fully connected layer is
+    """A layer as utvm_dsp_conv_<kernel> sees it: an NHWC convolution (a fully connected layer is
     h = 1, w = batch rows, cin = depth with a 1 x 1 window)."""
 
     n: int
@@ -164,7 +164,7 @@ def patch_chunk(geo: Geometry) -> int:
 
 
 def scratch_words(geo: Geometry, chunk: int, mode: int) -> int:
-    """Words of scratch utvm_dsp_conv_s8 uses: the widened rows (none for rows kept in registers
+    """Words of scratch the kernels use: the widened rows (none for rows kept in registers
     or read unwidened, a row or a pair read in place, or the patches of ``chunk`` pixels, rounded
     up to pairs), then (one row at a time with cout not a multiple of the block) a block's
     outputs."""
@@ -243,7 +243,7 @@ def gemm_plan(geo: Geometry, wmat: np.ndarray, rq: GemmRequant, zy: int, wide: b
 
 
 def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bool) -> KernelDef | None:
-    """The utvm_dsp_conv_s8 kernel of an int8 conv2d / fully_connected layer (``wide``: int16
+    """The kernels_dsp.h kernel of an int8 conv2d / fully_connected layer (``wide``: int16
     weights in the stream), or None when it does not apply (not int8 with symmetric constant
     weights, or a requantization outside the short exact form)."""
     x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]

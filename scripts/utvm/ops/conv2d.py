@@ -8,6 +8,11 @@ reference_ops::Conv for float32, accumulated in the same order).
 
 Kernel variants, first that applies:
 - helium: Cortex-M52/M55/M85 (kernels_mve.h);
+- dsp_gemm: Cortex-M4/M7/M33, int8 whose requantization has the short exact form (lower/dsp.py):
+  the whole layer in one call of kernels_dsp.h (pointwise rows read in place, other windows
+  gathered into patches, widened to int16 once, assembly blocks of output channels); knob
+  ``weights``: int16 (widened and doubled ahead of time) or int8, int16 by default for layers of
+  at most common.WIDEN_BYTES of weights;
 - dsp_rows4: one input channel and four taps per kernel row (KWS's first layer), a word per row;
   knob ``weights`` as dsp_mac4's;
 - dsp_rows_flat: input channels that do not fill words (RGB images), flat row dot products;
@@ -201,8 +206,8 @@ def _quant_dsp(g: Graph, op: Operator, target: Target) -> bool:
 
 
 def _gemm(g: Graph, op: Operator, target: Target) -> KernelDef | None:
-    """utvm_dsp_conv_s8: rows of the input (pointwise) or gathered patches, widened to int16
-    once, against blocks of four output channels (kernels_dsp.h)."""
+    """kernels_dsp.h: rows of the input (pointwise) or gathered patches, widened to int16 once,
+    against blocks of output channels."""
     if not _quant_dsp(g, op, target):
         return None
     x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]

@@ -9,6 +9,9 @@ computes it), reference_ops::FullyConnected for float32.
 
 Kernel variants, first that applies:
 - helium: Cortex-M52/M55/M85, utvm_mve_gemm_s8;
+- dsp_gemm: Cortex-M4/M7/M33, int8 with symmetric weights whose requantization has the short
+  exact form: kernels_dsp.h with the batch rows as pixels of a 1 x 1 convolution; knob
+  ``weights`` as conv2d's dsp_gemm;
 - dsp_mac4: units % 4 == 0 and depth % 4 == 0, one assembly MAC loop per block of 4 units;
   knob ``weights``: int8 (default) or int16 (widened ahead of time: twice the flash, fewer
   instructions);
@@ -217,7 +220,7 @@ def _int16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
 
 
 def _gemm(g: Graph, op: Operator, target: Target) -> KernelDef | None:
-    """utvm_dsp_conv_s8 with the batch rows as pixels of a 1 x 1 convolution (kernels_dsp.h)."""
+    """kernels_dsp.h with the batch rows as pixels of a 1 x 1 convolution."""
     x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
     if not (target.dsp and x.dtype == "int8" and w.quant is not None):
         return None

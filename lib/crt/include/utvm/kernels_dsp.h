@@ -1,24 +1,39 @@
 /*
  * int8 convolution and fully connected kernels for CPUs with the DSP extension (Cortex-M4,
  * M7, M33) that utvm's generated code calls (header-only, C99): one call runs a whole layer.
- * With __ARM_FEATURE_SIMD32 (Thumb-2) the inner loops are hand-written assembly; elsewhere
- * plain C computes the same results (TFLite's arithmetic, bit-exact).
+ * With __ARM_FEATURE_SIMD32 (Thumb-2) the inner loops are hand-written assembly (naked
+ * functions); elsewhere plain C computes the same results (TFLite's arithmetic, bit-exact).
  *
  * A layer is rows of K inputs (a pixel of a pointwise convolution, the patch of an output
  * pixel, a batch row of a fully connected layer), K padded to kq quads of four, times the
- * weights of cout output channels, padded to blocks of four; the outputs of a row are
- * stored contiguously (cout bytes). Each row is widened to int16 pairs (x0, x2), (x1, x3) per
- * quad (SXTB16) into scratch once, then read by every block.
+ * weights of cout output channels in blocks; the outputs of a row are stored contiguously
+ * (cout bytes). A row is widened to int16 pairs (x0, x2), (x1, x3) per quad (SXTB16) once,
+ * into scratch, and read by every block. The kernels (mode bits below, names in
+ * UTVM_DSP_KERNEL_NAMES):
+ *   - pair: two rows x two channels per block (the weights and, for int8 weights, their
+ *     SXTB16 serve both rows): 10 instructions per quad and block (16 multiply-accumulates:
+ *     LDM of the two rows' pairs, LDM of four int16 weight words, eight SMLAD), 14 with int8
+ *     weights (LDRD of two words, four SXTB16);
+ *   - row: one row x four channels: 11 (LDRD of the pairs, two LDM, eight SMLAD), 19 with int8
+ *     weights; narrow: one row x two channels (one or two output channels): 6, 10;
+ *   - x8 (row, narrow): the row read unwidened, each word split in the quad (one block per
+ *     row: widening it first would cost what it saves), int16 weights: 13, 8;
+ *   - small1/small2: rows of one or two quads (K <= 8) kept in registers across all blocks,
+ *     int16 weights, one row x four channels.
+ * The quads of a block run in a body unrolled 16 times, entered at the address that leaves
+ * the first kq % 16 quads (no loop counter).
  *
- * The stream (int32 words, prepared at compile time: utvm/lower/dsp.py) holds per block of
- * four output channels c0..c3:
- *   - 4 words: the accumulators' start, 2 * (bias - zx * sum(w)) per channel;
- *   - per quad: with int16 weights (mode without UTVM_DSP_W8) 8 words, per channel the int16
- *     pairs (2 w0, 2 w2), (2 w1, 2 w3) (doubled: the accumulator is twice TFLite's);
- *     with UTVM_DSP_W8 4 words, per channel its four int8 weights (the inputs are doubled
- *     instead when they are widened);
- *   - the requantization constants m, c, e | last << 8: per channel (12 words), or once for
- *     the block with UTVM_DSP_PER_TENSOR (3 words). last is 1 on the layer's last block.
+ * The stream (int32 words, prepared at compile time: utvm/lower/dsp.py gemm_stream) holds per
+ * block of nc output channels (4, or 2 for pair and narrow):
+ *   - 4 words: the accumulators' start, 2 * (bias - zx * sum(w)) per channel (repeated for
+ *     two channels);
+ *   - per quad: with int16 weights 2 nc words, per channel the int16 pairs (2 w0, 2 w2),
+ *     (2 w1, 2 w3) (doubled: the accumulator is twice TFLite's); with int8 weights
+ *     (UTVM_DSP_W8) nc words, per channel its four weights (the inputs doubled instead when
+ *     they are widened);
+ *   - the requantization constants m, c, e (| 256 on the layer's last channel): per channel,
+ *     or once for the block (UTVM_DSP_PER_TENSOR); small rows with a lower clamp add lo per
+ *     channel.
  *
  * Requantization: with acc = 2a (a = TFLite's accumulator plus bias, |a| < 2**30) and a right
  * shift e >= 1 (TFLite shift -e), multiplier m (2**30 <= m < 2**31), output zero point zy:
@@ -28,18 +43,19 @@
  * so with c = 2**(e-1) + zy * 2**e: t = SMMLAR(acc, m, c) = h + c, t += acc >> 31 (a < 0
  * exactly when h < 0, or h = 0 where the correction does not change the quotient), t >>= e
  * (a shift by register reads its low byte only: the last flag does not matter), saturated to
- * int8 (SSAT), clamped to [lo, hi]: six instructions per output.
+ * int8 (SSAT): five instructions and a store per output. A lower activation bound lo > -128
+ * (UTVM_DSP_LO) takes c with zy - lo: max(t, 0) (USAT #31) + lo, then SSAT; an upper one a
+ * compare and a conditional move.
  *
- * Cost per quad and block (16 multiply-accumulates): int16 weights 11 instructions (LDRD of
- * the input pairs, two LDM of four weight words, eight SMLAD); int8 weights 19 (LDRD of the
- * inputs, two LDRD of weights, eight SXTB16, eight SMLAD). Loops unrolled by two quads.
- *
- * - utvm_dsp_conv_s8(out, x, stream, scratch, n, h, w, cin, oh, ow, cout, kh, kw, sh, sw, dh,
- *   dw, top, left, zx, kq, chunk, lo, hi, mode): an NHWC convolution (a fully connected layer
- *   is one with h = 1, w = batch rows, cin = depth, 1 x 1 windows). Pointwise windows with
- *   cin % 4 == 0 and no padding read their rows in place (scratch: 2 kq words); other layers
- *   gather the patches of up to ``chunk`` output pixels of a row into scratch (chunk x 2 kq
- *   words: the taps outside the input hold the zero point zx), then run them as rows.
+ * - utvm_dsp_conv_<kernel>(out, x, stream, scratch, n, h, w, cin, oh, ow, cout, kh, kw, sh, sw,
+ *   dh, dw, top, left, zx, kq, chunk, lo, hi, mode): an NHWC convolution (a fully connected
+ *   layer is one with h = 1, w = batch rows, cin = depth, 1 x 1 windows) with the kernel the
+ *   name gives (so that only the kernels a model uses are linked, at any optimization level;
+ *   with -O0 unreferenced ones are left to --gc-sections). Pointwise windows with cin % 4 ==
+ *   0 and no padding read their rows in place; other layers gather the patches of up to
+ *   ``chunk`` output pixels of a row into scratch (whole input words widened straight from
+ *   the input, the K order of utvm/lower/dsp.py patch_order; the taps outside the input the
+ *   zero point zx), then run them as rows. Scratch: utvm/lower/dsp.py scratch_words.
  */
 #ifndef UTVM_KERNELS_DSP_H_
 #define UTVM_KERNELS_DSP_H_
