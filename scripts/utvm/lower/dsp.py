@@ -158,9 +158,9 @@ PATCH_BYTES = 512
 
 
 def patch_chunk(geo: Geometry) -> int:
-    """Output pixels whose patches one call gathers: as many as PATCH_BYTES hold, an even number
-    (two rows at a time), at least two, at most a row."""
-    return min(geo.ow, max(2, PATCH_BYTES // (8 * geo.kq)) & ~1)
+    """Output pixels whose patches one call gathers (consecutive pixels, across output rows): as
+    many as PATCH_BYTES hold, an even number (two rows at a time), at least two, at most all."""
+    return min(geo.n * geo.oh * geo.ow, max(2, PATCH_BYTES // (8 * geo.kq)) & ~1)
 
 
 def scratch_words(geo: Geometry, chunk: int, mode: int) -> int:

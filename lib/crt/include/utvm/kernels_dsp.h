@@ -790,31 +790,43 @@ __attribute__((always_inline)) static inline int32_t utvm_dsp_conv(
   }
   cfg.scratch = 0;
   cfg.xstride = 8 * kq;
-  for (b = 0; b < n; ++b) {
-    const int8_t* xi = xb + b * h * w * cin;
-    for (i = 0; i < oh; ++i) {
-      int32_t iy0 = i * sh - top, rows_in = dw == 1 && iy0 >= 0 && iy0 + (kh - 1) * dh < h;
-      for (j = 0; j < ow; j += chunk) {
-        int32_t ix0 = j * sw - left, *d = col;
-        cfg.np = ow - j < chunk ? ow - j : chunk;
-        for (p = 0; p < cfg.np; ++p, ix0 += sw) { /* pairs: two pixels' quads interleaved */
-          if (rows_in && ix0 >= 0 && ix0 + kw <= w) {
-            utvm_dsp_patch_inside(d, step, xi + (iy0 * w + ix0) * cin, w, cin, kh, kw, dh, mode & UTVM_DSP_W8);
-          } else {
-            utvm_dsp_patch(d, step, xi, h, w, cin, iy0, ix0, kh, kw, dh, dw, zx, mode & UTVM_DSP_W8);
-          }
-          d += pairs ? ((p & 1) ? 4 * kq - 2 : 2) : 2 * kq;
+  /* the next pixel to gather: output row i (across the batch), column j; its window's first
+   * input row and column, the row's inputs and whether its window rows are all inside */
+  i = j = 0;
+  {
+    const int8_t* xi = xb;
+    int32_t iy0 = -top, ix0 = -left, rows_in = dw == 1 && iy0 >= 0 && iy0 + (kh - 1) * dh < h;
+    for (p = 0; p < n * oh * ow; p += cfg.np) {
+      int32_t q, *d = col;
+      cfg.np = n * oh * ow - p < chunk ? n * oh * ow - p : chunk;
+      for (q = 0; q < cfg.np; ++q) { /* pairs: two pixels' quads interleaved */
+        if (rows_in && ix0 >= 0 && ix0 + kw <= w) {
+          utvm_dsp_patch_inside(d, step, xi + (iy0 * w + ix0) * cin, w, cin, kh, kw, dh, mode & UTVM_DSP_W8);
+        } else {
+          utvm_dsp_patch(d, step, xi, h, w, cin, iy0, ix0, kh, kw, dh, dw, zx, mode & UTVM_DSP_W8);
         }
-        if (pairs && (cfg.np & 1)) { /* the last pixel of an odd count is its pair's second row too */
-          int32_t* last = col + 4 * kq * (cfg.np >> 1);
-          for (p = 0; p < kq; ++p) {
-            last[4 * p + 2] = last[4 * p];
-            last[4 * p + 3] = last[4 * p + 1];
+        d += pairs ? ((q & 1) ? 4 * kq - 2 : 2) : 2 * kq;
+        ix0 += sw;
+        if (++j == ow) { /* the next output row, of this image or the next */
+          j = 0;
+          ix0 = -left;
+          iy0 += sh;
+          if (++i == oh) {
+            i = 0;
+            iy0 = -top;
+            xi += h * w * cin;
           }
+          rows_in = dw == 1 && iy0 >= 0 && iy0 + (kh - 1) * dh < h;
         }
-        utvm_dsp_rows(y + ((b * oh + i) * ow + j) * cout, (const int8_t*)col, st, &cfg, mode, fn, tail,
-                      (n * oh - (b * oh + i)) * ow - j - cfg.np);
       }
+      if (pairs && (cfg.np & 1)) { /* the last pixel of an odd count is its pair's second row too */
+        int32_t* last = col + 4 * kq * (cfg.np >> 1);
+        for (q = 0; q < kq; ++q) {
+          last[4 * q + 2] = last[4 * q];
+          last[4 * q + 3] = last[4 * q + 1];
+        }
+      }
+      utvm_dsp_rows(y + p * cout, (const int8_t*)col, st, &cfg, mode, fn, tail, n * oh * ow - p - cfg.np);
     }
   }
   return 0;
