@@ -90,7 +90,7 @@ def reference(x: np.ndarray, w: np.ndarray, bias: np.ndarray, geo: Geometry, zx:
 
 
 def layer(rng: np.random.Generator, geo: Geometry, wide: bool, per_tensor: bool | None = None,
-          clamp: str | None = None) -> Layer | None:
+          clamp: str | None = None, widen: bool = False) -> Layer | None:
     """Random data and quantization for ``geo``; per-tensor scales and the activation clamp as
     told (``clamp``: "" none, "l" a lower bound, "h" an upper one, "lh" both), else at random.
     None when the kernels' requantization does not apply (a scale or bias outside its range)."""
@@ -115,7 +115,7 @@ def layer(rng: np.random.Generator, geo: Geometry, wide: bool, per_tensor: bool 
     mults = np.array([m for m, _ in pairs], np.int64)
     shifts = np.array([s for _, s in pairs], np.int64)
     ref = reference(x, w, bias, geo, zx, mults, shifts, zy, lo, hi)
-    return Layer(geo, x, gemm_plan(geo, wmat, rq, zy, wide, lo, hi), zx, lo, hi, ref)
+    return Layer(geo, x, gemm_plan(geo, wmat, rq, zy, wide, lo, hi, widen), zx, lo, hi, ref)
 
 
 def random_geometry(rng: np.random.Generator) -> Geometry:
@@ -176,7 +176,8 @@ def cases(seed: int = 1, n_random: int = 50) -> list[Layer]:
     out = []
     for k, geo in enumerate(shapes):
         for wide in (False, True):
-            made = layer(np.random.default_rng(seed * 1000 + 2 * k + wide), geo, wide)
+            # rows read one at a time: widened into scratch for half of them
+            made = layer(np.random.default_rng(seed * 1000 + 2 * k + wide), geo, wide, widen=bool(k % 2))
             if made is not None:
                 out.append(made)
     for k, geo in enumerate(FIXED_SHAPES):
@@ -184,7 +185,7 @@ def cases(seed: int = 1, n_random: int = 50) -> list[Layer]:
             for pt in (False, True):
                 for c, clamp in enumerate(("", "l", "h", "lh")):
                     made = layer(np.random.default_rng(seed * 1000 + 500 + 16 * k + 8 * wide + 4 * pt + c), geo, wide,
-                                 pt, clamp)
+                                 pt, clamp, widen=bool(c % 2))
                     assert made is not None
                     out.append(made)
     return out
@@ -239,7 +240,7 @@ def dsp_cases() -> list[Layer]:
     layers = cases()
     modes = {c.plan.mode for c in layers}
     # every kernel: weight types, shapes, per-tensor and per-channel constants
-    shapes = {0, W8, PAIRS, W8 | PAIRS, SMALL, NARROW, NARROW | W8, X8, X8 | NARROW}
+    shapes = {0, W8, PAIRS, W8 | PAIRS, SMALL, NARROW, NARROW | W8, X8, X8 | NARROW, X8 | W8, X8 | W8 | NARROW}
     assert modes >= shapes | {m | PER_TENSOR for m in shapes} | {m | LO for m in shapes}
     clamps = {(c.plan.mode & ~(PER_TENSOR | LO), c.lo > -128, c.hi < 127) for c in layers}
     assert clamps >= {(m, lo, hi) for m in shapes for lo in (False, True) for hi in (False, True)}

@@ -103,7 +103,8 @@ def gemm_stream(w: np.ndarray, rq: GemmRequant, zy: int, mode: int, lo: int = -1
         consts = consts[:, :1]
     consts = consts.reshape(blocks, -1).copy()
     consts[-1, 2 - len(words)] |= LAST  # the last channel's e word
-    biases = np.tile((2 * folded).reshape(blocks, nc), (1, BIAS_WORDS // nc))
+    # the accumulators start at twice the folded bias, or at it when they are doubled at the end
+    biases = np.tile(((1 if mode & W8 and mode & X8 else 2) * folded).reshape(blocks, nc), (1, BIAS_WORDS // nc))
     stream = np.concatenate([biases, weights, consts], axis=1)
     return stream.reshape(-1).astype(np.int32)
 
@@ -185,7 +186,7 @@ def kernel_name(mode: int, kq: int, lo: int, hi: int) -> str:
     if mode & SMALL:
         shape = f"small{kq}_w16"
     elif mode & X8:
-        shape = ("narrow" if mode & NARROW else "row") + "_x8"
+        shape = ("narrow" if mode & NARROW else "row") + ("_x8w8" if mode & W8 else "_x8")
     else:
         shape = ("narrow" if mode & NARROW else "pair" if mode & PAIRS else "row") + ("_w8" if mode & W8 else "_w16")
     return f"{shape}_{consts}{clamp}"
@@ -215,26 +216,45 @@ class GemmPlan:
                 geo.dw, geo.top, geo.left, zx, geo.kq, self.chunk, lo, hi, self.mode]
 
 
-def gemm_plan(geo: Geometry, wmat: np.ndarray, rq: GemmRequant, zy: int, wide: bool, lo: int, hi: int) -> GemmPlan:
+def _rows_per_call(geo: Geometry) -> int:
+    if geo.in_place:
+        full = (geo.sh, geo.sw, geo.oh, geo.ow) == (1, 1, geo.h, geo.w)
+        return geo.n * geo.oh * geo.ow if full else geo.ow
+    return patch_chunk(geo)
+
+
+def _small(geo: Geometry, wide: bool) -> bool:
+    return geo.in_place and geo.kq <= SMALL_QUADS and wide
+
+
+def _pairs(geo: Geometry, wide: bool) -> bool:
+    return geo.cout % 2 == 0 and _rows_per_call(geo) > 1 and not _small(geo, wide)
+
+
+def widen_applies(geo: Geometry, wide: bool) -> bool:
+    """Rows read in place one at a time (not in registers): they may be widened into scratch
+    first (once for all blocks) or read unwidened (no scratch, each word split per block)."""
+    return geo.in_place and not _small(geo, wide) and not _pairs(geo, wide)
+
+
+def gemm_plan(geo: Geometry, wmat: np.ndarray, rq: GemmRequant, zy: int, wide: bool, lo: int, hi: int,
+              widen: bool = False) -> GemmPlan:
     """The stream and the mode of a layer with weights ``wmat`` (cout x window in (row, column,
     channel) order): rows read in place or gathered patches (their K order), two rows at a time
     when cout is even and a call has several rows, int16 (``wide``) or int8 weights; rows of
     one or two quads read in place kept in registers (int16 weights; per-channel constants when
-    clamped); ``lo``, ``hi``: the activation clamp."""
-    if geo.in_place:
-        full = (geo.sh, geo.sw, geo.oh, geo.ow) == (1, 1, geo.h, geo.w)
-        rows, chunk = (geo.n * geo.oh * geo.ow if full else geo.ow), 1
-    else:
+    clamped); other rows read in place one at a time unwidened unless ``widen`` (scratch) and
+    more than one block; ``lo``, ``hi``: the activation clamp."""
+    chunk = 1 if geo.in_place else patch_chunk(geo)
+    if not geo.in_place:
         order = geo.patch_order()
         wmat = np.where(order >= 0, wmat[:, np.maximum(order, 0)], 0)
-        rows = chunk = patch_chunk(geo)
     wmat = np.concatenate([wmat, np.zeros((geo.cout, 4 * geo.kq - wmat.shape[1]), np.int64)], axis=1)
-    small = geo.in_place and geo.kq <= SMALL_QUADS and wide
+    small, pairs = _small(geo, wide), _pairs(geo, wide)
     clamped = lo > -128 or hi < 127
-    pairs = geo.cout % 2 == 0 and rows > 1 and not small
     narrow = geo.cout <= 2 and not pairs and not small
-    # one block per row: widening the row first would cost what it saves
-    x8 = geo.in_place and wide and not pairs and not small and geo.cout <= (2 if narrow else BLOCK)
+    # unwidened: no scratch; widening costs what it saves with one block per row
+    x8 = widen_applies(geo, wide) and (not widen or geo.cout <= (2 if narrow else BLOCK))
     tensor = per_tensor(rq) and not (small and clamped)
     mode = ((0 if wide else W8) | (PER_TENSOR if tensor else 0) | (PAIRS if pairs else 0) | (SMALL if small else 0)
             | (NARROW if narrow else 0) | (X8 if x8 else 0) | (LO if lo > -128 else 0))
@@ -242,10 +262,11 @@ def gemm_plan(geo: Geometry, wmat: np.ndarray, rq: GemmRequant, zy: int, wide: b
                     kernel_name(mode, geo.kq, lo, hi))
 
 
-def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bool) -> KernelDef | None:
+def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bool,
+                widen: bool = False) -> KernelDef | None:
     """The kernels_dsp.h kernel of an int8 conv2d / fully_connected layer (``wide``: int16
-    weights in the stream), or None when it does not apply (not int8 with symmetric constant
-    weights, or a requantization outside the short exact form)."""
+    weights in the stream; ``widen``: see gemm_plan), or None when it does not apply (not int8
+    with symmetric constant weights, or a requantization outside the short exact form)."""
     x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
     b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] else None
     if x.dtype != "int8" or w.dtype != "int8" or y.dtype != "int8" or w.data is None:
@@ -263,7 +284,7 @@ def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bo
     if rq is None:
         return None
     lo, hi = activation_range_int8(op.attrs.get("activation", "none"), ys, zy)
-    plan = gemm_plan(geo, wmat, rq, zy, wide, lo, hi)
+    plan = gemm_plan(geo, wmat, rq, zy, wide, lo, hi, widen)
     args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
             KernelArg(te.placeholder((plan.stream.size,), I32, name="w"), constant=plan.stream, role="w")]
     if plan.scratch:

@@ -67,6 +67,7 @@ from .common import (
     conv_macs,
     gemm_knobs,
     gemm_wide,
+    gemm_widen,
     int64_accumulation,
     mac4_knobs,
     quant_conv,
@@ -205,16 +206,23 @@ def _quant_dsp(g: Graph, op: Operator, target: Target) -> bool:
     return target.dsp and g.tensors[op.inputs[0]].dtype == "int8"
 
 
+def _geometry(g: Graph, op: Operator) -> Geometry:
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    top, left, _, _ = op.attrs["padding"]
+    return Geometry(*x.shape, y.shape[1], y.shape[2], y.shape[3], w.shape[1], w.shape[2], *op.attrs["strides"],
+                    *op.attrs["dilation"], top, left)
+
+
 def _gemm(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     """kernels_dsp.h: rows of the input (pointwise) or gathered patches, widened to int16 once,
     against blocks of output channels."""
     if not _quant_dsp(g, op, target):
         return None
-    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
-    top, left, _, _ = op.attrs["padding"]
-    geo = Geometry(*x.shape, y.shape[1], y.shape[2], y.shape[3], w.shape[1], w.shape[2], *op.attrs["strides"],
-                   *op.attrs["dilation"], top, left)
-    return gemm_kernel(g, op, geo, gemm_wide(g, op), True)
+    return gemm_kernel(g, op, _geometry(g, op), gemm_wide(g, op), True, gemm_widen(op))
+
+
+def _gemm_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
+    return gemm_knobs(g, op, _geometry(g, op))
 
 
 def _rows4(g: Graph, op: Operator, target: Target) -> KernelDef | None:
@@ -701,7 +709,7 @@ OPS = (
                        "also QDQ Conv groups; symmetric int8 weights, per-tensor or per-channel")),
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
-            Variant("dsp_gemm", _gemm, "Cortex-M4/M7/M33", knobs=gemm_knobs),
+            Variant("dsp_gemm", _gemm, "Cortex-M4/M7/M33", knobs=_gemm_knobs),
             Variant("dsp_rows4", _rows4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("dsp_rows_flat", _rows_flat, "Cortex-M4/M7/M33"),
             Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33", knobs=mac4_knobs),

@@ -52,6 +52,7 @@ from .common import (
     check_mac_types,
     gemm_knobs,
     gemm_wide,
+    gemm_widen,
     int64_accumulation,
     mac4_knobs,
     requant16,
@@ -219,15 +220,24 @@ def _int16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     return KernelDef(args, out, y.name, reduction_schedule("acc", "out", None, 2))
 
 
+def _geometry(g: Graph, op: Operator) -> Geometry:
+    """The batch rows as pixels of a 1 x 1 convolution."""
+    x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
+    units, depth = w.shape
+    batch = x.size // depth
+    return Geometry(1, 1, batch, depth, 1, batch, units)
+
+
 def _gemm(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     """kernels_dsp.h with the batch rows as pixels of a 1 x 1 convolution."""
     x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
     if not (target.dsp and x.dtype == "int8" and w.quant is not None):
         return None
-    units, depth = w.shape
-    batch = x.size // depth
-    return gemm_kernel(g, op, Geometry(1, 1, batch, depth, 1, batch, units), gemm_wide(g, op),
-                       bool(w.quant.per_channel))
+    return gemm_kernel(g, op, _geometry(g, op), gemm_wide(g, op), bool(w.quant.per_channel), gemm_widen(op))
+
+
+def _gemm_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
+    return gemm_knobs(g, op, _geometry(g, op))
 
 
 def _mac4_applies(g: Graph, op: Operator, target: Target) -> bool:
@@ -416,7 +426,7 @@ OPS = (
                        "also QDQ Gemm groups; transA=0, alpha=1, symmetric int8 B, int8 output")),
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
-            Variant("dsp_gemm", _gemm, "Cortex-M4/M7/M33", knobs=gemm_knobs),
+            Variant("dsp_gemm", _gemm, "Cortex-M4/M7/M33", knobs=_gemm_knobs),
             Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("int16", _int16, types=("int16",)),
             Variant("generic", _generic, knobs=_generic_knobs),

@@ -72,8 +72,8 @@
 #define UTVM_DSP_W8 2         /* int8 weights in the stream, the inputs doubled */
 #define UTVM_DSP_PAIRS 4      /* two rows x two channels per block (cout even), else one row x four */
 #define UTVM_DSP_NARROW 16    /* one row x two channels per block (one or two output channels) */
-#define UTVM_DSP_X8 32        /* rows read in place as int8 words, split in the quads (one block; int16
-                                 weights) */
+#define UTVM_DSP_X8 32        /* rows read in place unwidened, each word split in the quads (no scratch);
+                                 with W8 the biases undoubled, the accumulators doubled at the end */
 #define UTVM_DSP_LO 64        /* a lower clamp: the constants c hold zy - lo (set exactly when lo > -128) */
 #define UTVM_DSP_SMALL 8      /* one row of one or two quads (kq <= 2) in registers x four channels: int16
                                  weights, no clamp */
@@ -104,7 +104,8 @@ typedef void (*utvm_dsp_kernel_fn)(int8_t*, const int8_t*, const int32_t*, const
 #define UTVM_DSP_KERNEL_NAMES(X)                                                                      \
   UTVM_DSP_EIGHT_NAMES(X, row_w16) UTVM_DSP_EIGHT_NAMES(X, pair_w16) UTVM_DSP_EIGHT_NAMES(X, row_w8)   \
   UTVM_DSP_EIGHT_NAMES(X, pair_w8) UTVM_DSP_EIGHT_NAMES(X, narrow_w16) UTVM_DSP_EIGHT_NAMES(X, narrow_w8) \
-  UTVM_DSP_EIGHT_NAMES(X, row_x8) UTVM_DSP_EIGHT_NAMES(X, narrow_x8) UTVM_DSP_SMALL_NAMES(X, small1_w16) \
+  UTVM_DSP_EIGHT_NAMES(X, row_x8) UTVM_DSP_EIGHT_NAMES(X, narrow_x8) UTVM_DSP_EIGHT_NAMES(X, row_x8w8)    \
+  UTVM_DSP_EIGHT_NAMES(X, narrow_x8w8) UTVM_DSP_SMALL_NAMES(X, small1_w16)                                \
   UTVM_DSP_SMALL_NAMES(X, small2_w16)
 
 /* int16 pairs of the lanes of a word: (lane 0, lane 2), (lane 1, lane 3); both halves doubled */
@@ -183,7 +184,8 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
                                    int32_t mode) {
   int32_t p, q, k, c, w8 = mode & UTVM_DSP_W8, per_tensor = mode & UTVM_DSP_PER_TENSOR;
   int32_t nc = (mode & (UTVM_DSP_PAIRS | UTVM_DSP_NARROW)) ? 2 : 4, step = (mode & UTVM_DSP_PAIRS) ? 4 : 2;
-  int32_t qwords = w8 ? nc : 2 * nc, scale = w8 ? 2 : 1;
+  int32_t qwords = w8 ? nc : 2 * nc, scale = w8 && !(mode & UTVM_DSP_X8) ? 2 : 1;
+  int32_t twice = w8 && (mode & UTVM_DSP_X8); /* x8w8: the accumulators doubled at the end */
   int32_t rqw = (mode & UTVM_DSP_SMALL) && (mode & UTVM_DSP_LO) ? UTVM_DSP_SMALL_LO_WORDS : UTVM_DSP_RQ_WORDS;
   for (p = 0; p < cfg->np; ++p) {
     const int8_t* row = x + p * cfg->xstride;
@@ -203,7 +205,7 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
           for (k = 0; k < 4; ++k) acc[c] += xv[k] * utvm_dsp_weight(w, c, k, w8);
       }
       for (c = 0; c < nc; ++c)
-        *o++ = (int8_t)utvm_dsp_requant(acc[c], per_tensor ? w : w + rqw * c, cfg->lo, cfg->hi);
+        *o++ = (int8_t)utvm_dsp_requant(twice ? 2 * acc[c] : acc[c], per_tensor ? w : w + rqw * c, cfg->lo, cfg->hi);
       s = w + (per_tensor ? 1 : nc) * rqw;
       last = s[2 - rqw] & UTVM_DSP_LAST; /* in the last channel's e word */
     }
@@ -408,6 +410,12 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
 #define UTVM_DSP_SPLIT "ldr.w r8, [r10], #4\n\tsxtb16 r9, r8, ror #8\n\tsxtb16 r8, r8\n\t"
 #define UTVM_DSP_QUAD1_X8 UTVM_DSP_SPLIT UTVM_DSP_QUAD1_W16_BODY
 #define UTVM_DSP_QUADN_X8 UTVM_DSP_SPLIT UTVM_DSP_QUADN_W16_BODY
+/* with int8 weights (x8w8): 21 instructions (84 bytes), 12 (48 bytes); the inputs not doubled: the
+ * accumulators (the biases undoubled) are doubled before the requantization */
+#define UTVM_DSP_QUAD1_X8W8 UTVM_DSP_SPLIT UTVM_DSP_W8_TWO("r0", "r1") UTVM_DSP_W8_TWO("r2", "r3")
+#define UTVM_DSP_QUADN_X8W8 UTVM_DSP_SPLIT UTVM_DSP_W8_TWO("r0", "r1")
+#define UTVM_DSP_DOUBLE2 "add r0, r0, r0\n\tadd r1, r1, r1\n\t"
+#define UTVM_DSP_DOUBLE4 UTVM_DSP_DOUBLE2 "add r2, r2, r2\n\tadd r3, r3, r3\n\t"
 
 /* one quad, two rows x two channels: accumulators r0 (row 0, c0), r1 (row 0, c1), r2 (row 1,
  * c0), r3 (row 1, c1); inputs r8, r9 (row 0), r12, lr (row 1). int16 weights: 10 instructions,
@@ -558,6 +566,9 @@ static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* 
 #define UTVM_DSP_NARROW_W8(RQ) UTVM_DSP_ROW_KERNEL(UTVM_DSP_QUADN_W8, "40", UTVM_DSP_DBL, RQ)
 #define UTVM_DSP_ROW_X8(RQ) UTVM_DSP_ROW_KERNEL_AT(UTVM_DSP_QUAD1_X8, "52", UTVM_DSP_ROW_X8_START, RQ)
 #define UTVM_DSP_NARROW_X8(RQ) UTVM_DSP_ROW_KERNEL_AT(UTVM_DSP_QUADN_X8, "32", UTVM_DSP_ROW_X8_START, RQ)
+#define UTVM_DSP_ROW_X8W8(RQ) UTVM_DSP_ROW_KERNEL_AT(UTVM_DSP_QUAD1_X8W8, "84", UTVM_DSP_ROW_X8_START, UTVM_DSP_DOUBLE4 RQ)
+#define UTVM_DSP_NARROW_X8W8(RQ)                                                                    \
+  UTVM_DSP_ROW_KERNEL_AT(UTVM_DSP_QUADN_X8W8, "48", UTVM_DSP_ROW_X8_START, UTVM_DSP_DOUBLE2 RQ)
 #define UTVM_DSP_SMALL1(RQ) UTVM_DSP_SMALL_KERNEL(UTVM_DSP_SMALL_IN1, UTVM_DSP_SMALL_QUAD("r8", "r9"), RQ)
 #define UTVM_DSP_SMALL2(RQ)                                                                          \
   UTVM_DSP_SMALL_KERNEL(UTVM_DSP_SMALL_IN2, UTVM_DSP_SMALL_QUAD("r8", "r9") UTVM_DSP_SMALL_QUAD("r10", "r12"), RQ)
@@ -586,6 +597,8 @@ UTVM_DSP_EIGHT(utvm_dsp_narrow_w16, UTVM_DSP_NARROW_W16, UTVM_DSP_RQ_NARROW)
 UTVM_DSP_EIGHT(utvm_dsp_narrow_w8, UTVM_DSP_NARROW_W8, UTVM_DSP_RQ_NARROW)
 UTVM_DSP_EIGHT(utvm_dsp_row_x8, UTVM_DSP_ROW_X8, UTVM_DSP_RQ_ROW)
 UTVM_DSP_EIGHT(utvm_dsp_narrow_x8, UTVM_DSP_NARROW_X8, UTVM_DSP_RQ_NARROW)
+UTVM_DSP_EIGHT(utvm_dsp_row_x8w8, UTVM_DSP_ROW_X8W8, UTVM_DSP_RQ_ROW)
+UTVM_DSP_EIGHT(utvm_dsp_narrow_x8w8, UTVM_DSP_NARROW_X8W8, UTVM_DSP_RQ_NARROW)
 /* small rows with a lower clamp: per channel m, c, e, lo (UTVM_DSP_SMALL_LO_WORDS), the output in
  * r4 (m spent), HI: the upper clamp after SSAT */
 #define UTVM_DSP_RQ1_LO(A, HI)                   \
