@@ -161,49 +161,74 @@ static inline int32_t utvm_dsp_requant(int32_t acc, const int32_t* q, int32_t lo
   return t > hi ? hi : t;
 }
 
-/* input k of a row: int8 values (times scale), or int16 pairs (x0, x2), (x1, x3) per quad,
- * ``step`` words from one quad to the next */
-static inline int32_t utvm_dsp_input(const int8_t* row, int32_t k, const int32_t* pairs, int32_t step,
-                                     int32_t scale) {
-  int32_t word;
-  if (!pairs) return scale * row[k];
-  word = pairs[step * (k >> 2) + (k & 1)];
-  return (k & 2) ? utvm_dsp_half_hi(word) : utvm_dsp_half_lo(word);
-}
+/* plain C: acc[0..nc) += one block's quads of a row, its inputs int8 values times scale (row)
+ * or int16 pairs, ``step`` words from one quad to the next (pairs), the weights int16 pairs or
+ * int8 (w8); returns the weights' end. Four loops, each without branches inside. */
+#define UTVM_DSP_X_ROW(q)                                                                            \
+  int32_t x0 = scale * row[4 * (q)], x1 = scale * row[4 * (q) + 1], x2 = scale * row[4 * (q) + 2], \
+          x3 = scale * row[4 * (q) + 3]
+#define UTVM_DSP_X_PAIRS(q)                                                                          \
+  int32_t x0 = utvm_dsp_half_lo(pairs[step * (q)]), x2 = utvm_dsp_half_hi(pairs[step * (q)]),       \
+          x1 = utvm_dsp_half_lo(pairs[step * (q) + 1]), x3 = utvm_dsp_half_hi(pairs[step * (q) + 1])
+#define UTVM_DSP_W_W16(c)                                                                            \
+  (x0 * utvm_dsp_half_lo(w[2 * (c)]) + x2 * utvm_dsp_half_hi(w[2 * (c)]) +                           \
+   x1 * utvm_dsp_half_lo(w[2 * (c) + 1]) + x3 * utvm_dsp_half_hi(w[2 * (c) + 1]))
+#define UTVM_DSP_W_W8(c)                                                                             \
+  (x0 * ((const int8_t*)(w + (c)))[0] + x1 * ((const int8_t*)(w + (c)))[1] +                         \
+   x2 * ((const int8_t*)(w + (c)))[2] + x3 * ((const int8_t*)(w + (c)))[3])
+#define UTVM_DSP_QUADS_C(X, W, QWORDS)                                                               \
+  for (q = 0; q < kq; ++q, w += (QWORDS)) {                                                          \
+    X(q);                                                                                            \
+    acc[0] += W(0);                                                                                  \
+    acc[1] += W(1);                                                                                  \
+    if (nc == 4) {                                                                                   \
+      acc[2] += W(2);                                                                                \
+      acc[3] += W(3);                                                                                \
+    }                                                                                                \
+  }
 
-/* weight k (0..3) of channel c of a block of nc channels in one quad of the stream */
-static inline int32_t utvm_dsp_weight(const int32_t* quad, int32_t c, int32_t k, int32_t w8) {
-  int32_t word;
-  if (w8) return (int32_t)(int8_t)(uint8_t)((uint32_t)quad[c] >> (8 * k));
-  word = quad[2 * c + (k & 1)];
-  return (k & 2) ? utvm_dsp_half_hi(word) : utvm_dsp_half_lo(word);
+__attribute__((always_inline)) static inline const int32_t* utvm_dsp_block_c(int32_t* acc, int32_t nc,
+                                                                             const int8_t* row, const int32_t* pairs,
+                                                                             int32_t step, int32_t scale,
+                                                                             const int32_t* w, int32_t kq, int32_t w8) {
+  int32_t q;
+  if (pairs && w8) {
+    UTVM_DSP_QUADS_C(UTVM_DSP_X_PAIRS, UTVM_DSP_W_W8, nc)
+  } else if (pairs) {
+    UTVM_DSP_QUADS_C(UTVM_DSP_X_PAIRS, UTVM_DSP_W_W16, 2 * nc)
+  } else if (w8) {
+    UTVM_DSP_QUADS_C(UTVM_DSP_X_ROW, UTVM_DSP_W_W8, nc)
+  } else {
+    UTVM_DSP_QUADS_C(UTVM_DSP_X_ROW, UTVM_DSP_W_W16, 2 * nc)
+  }
+  return w;
 }
 
 /* plain C rows: the same stream, the same results as the assembly */
-static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x, const int32_t* stream, const utvm_dsp_cfg_t* cfg,
-                                   int32_t mode) {
-  int32_t p, q, k, c, w8 = mode & UTVM_DSP_W8, per_tensor = mode & UTVM_DSP_PER_TENSOR;
+__attribute__((always_inline)) static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x,
+                                                                  const int32_t* stream, const utvm_dsp_cfg_t* cfg,
+                                                                  int32_t mode) {
+  int32_t p, c, w8 = mode & UTVM_DSP_W8, per_tensor = mode & UTVM_DSP_PER_TENSOR;
   int32_t nc = (mode & (UTVM_DSP_PAIRS | UTVM_DSP_NARROW)) ? 2 : 4, step = (mode & UTVM_DSP_PAIRS) ? 4 : 2;
-  int32_t qwords = w8 ? nc : 2 * nc, scale = w8 && !(mode & UTVM_DSP_X8) ? 2 : 1;
+  int32_t scale = w8 && !(mode & UTVM_DSP_X8) ? 2 : 1;
   int32_t twice = w8 && (mode & UTVM_DSP_X8); /* x8w8: the accumulators doubled at the end */
   int32_t rqw = (mode & UTVM_DSP_SMALL) && (mode & UTVM_DSP_LO) ? UTVM_DSP_SMALL_LO_WORDS : UTVM_DSP_RQ_WORDS;
   for (p = 0; p < cfg->np; ++p) {
     const int8_t* row = x + p * cfg->xstride;
     const int32_t* pairs = 0;
     const int32_t* s = stream;
+    /* the row's origin hidden from gcc's object-size analysis, which after inlining the tail rows
+     * of a layer (utvm_dsp_rows) takes it for an empty object (a false -Warray-bounds) */
+    __asm__("" : "+r"(row));
     int8_t* o = out + p * cfg->ostride;
     int32_t last = 0;
     if (!cfg->scratch) /* widened rows: of a pair, row 2i at x + 2i xstride, row 2i + 1 two words on */
       pairs = (const int32_t*)(const void*)(x + (p & ~(step >> 2)) * cfg->xstride) + ((step >> 2) & p) * 2;
     while (!last) {
-      int32_t acc[4], xv[4];
-      const int32_t* w = s + UTVM_DSP_BIAS_WORDS;
+      int32_t acc[4] = {0, 0, 0, 0};
+      const int32_t* w;
       for (c = 0; c < nc; ++c) acc[c] = s[c];
-      for (q = 0; q < cfg->kq; ++q, w += qwords) {
-        for (k = 0; k < 4; ++k) xv[k] = utvm_dsp_input(row, 4 * q + k, pairs, step, scale);
-        for (c = 0; c < nc; ++c)
-          for (k = 0; k < 4; ++k) acc[c] += xv[k] * utvm_dsp_weight(w, c, k, w8);
-      }
+      w = utvm_dsp_block_c(acc, nc, row, pairs, step, scale, s + UTVM_DSP_BIAS_WORDS, cfg->kq, w8);
       for (c = 0; c < nc; ++c)
         *o++ = (int8_t)utvm_dsp_requant(twice ? 2 * acc[c] : acc[c], per_tensor ? w : w + rqw * c, cfg->lo, cfg->hi);
       s = w + (per_tensor ? 1 : nc) * rqw;
@@ -638,8 +663,9 @@ static inline void utvm_dsp_gemm(int8_t* out, const int8_t* x, const int32_t* st
 }
 #else
 #define UTVM_DSP_FN(name) ((utvm_dsp_kernel_fn)0)
-static inline void utvm_dsp_gemm(int8_t* out, const int8_t* x, const int32_t* stream, const utvm_dsp_cfg_t* cfg,
-                                 int32_t mode, utvm_dsp_kernel_fn fn) {
+__attribute__((always_inline)) static inline void utvm_dsp_gemm(int8_t* out, const int8_t* x, const int32_t* stream,
+                                                                const utvm_dsp_cfg_t* cfg, int32_t mode,
+                                                                utvm_dsp_kernel_fn fn) {
   (void)fn;
   utvm_dsp_gemm_c(out, x, stream, cfg, mode);
 }
@@ -745,18 +771,22 @@ __attribute__((always_inline)) static inline void utvm_dsp_patch(int32_t* dst, i
  * outputs (stored later, over them), and past the end of the layer's outputs for its last
  * rows: with a tail buffer (4-byte aligned, a block of outputs per four channels) those rows
  * go there first, one at a time, and only cout (cfg->ostride) outputs each to y */
-static inline void utvm_dsp_rows(int8_t* y, const int8_t* x, const int32_t* stream, utvm_dsp_cfg_t* cfg,
-                                 int32_t mode, utvm_dsp_kernel_fn fn, int8_t* tail, int32_t after) {
+__attribute__((always_inline)) static inline void utvm_dsp_rows(int8_t* y, const int8_t* x, const int32_t* stream,
+                                                                utvm_dsp_cfg_t* cfg, int32_t mode, utvm_dsp_kernel_fn fn,
+                                                                int8_t* tail, int32_t after) {
   int32_t np = cfg->np, cout = cfg->ostride, p, c;
   /* the layer's last rows whose stores pass its end, and how many of them are this call's */
   int32_t width = (mode & UTVM_DSP_NARROW) ? 2 : 4; /* outputs a block stores */
-  int32_t unsafe = (tail ? (((cout + width - 1) & -width) - 1) / cout : 0) - after;
-  unsafe = unsafe < 0 ? 0 : (unsafe > np ? np : unsafe);
+  int32_t unsafe = 0;
+  if (tail) {
+    unsafe = (((cout + width - 1) & -width) - 1) / cout - after;
+    unsafe = unsafe < 0 ? 0 : (unsafe > np ? np : unsafe);
+  }
   if (unsafe < np) {
     cfg->np = np - unsafe;
     utvm_dsp_gemm(y, x, stream, cfg, mode, fn);
   }
-  for (p = 0; p < unsafe; ++p) {
+  for (p = 0; tail && p < unsafe; ++p) {
     int32_t row = np - unsafe + p;
     cfg->np = 1;
     utvm_dsp_gemm(tail, x + row * cfg->xstride, stream, cfg, mode, fn);
