@@ -102,8 +102,8 @@ def test_every_configuration_is_bit_exact_with_tflite_micro(small_model: Path, t
     assert len(records) >= 4
     wide = {(w["op"], c["variant"]) for _, w, c in records if c.get("weights") == "int16"}
     # the widened-weight MAC loops are sampled too
-    assert wide == {("conv2d", "dsp_mac4"), ("conv2d", "dsp_rows4"), ("fully_connected", "dsp_mac4"),
-                    ("fully_connected", "generic")}
+    assert wide == {("conv2d", "dsp_gemm"), ("conv2d", "dsp_mac4"), ("conv2d", "dsp_rows4"),
+                    ("fully_connected", "dsp_gemm"), ("fully_connected", "dsp_mac4"), ("fully_connected", "generic")}
     for n, (key, w, config) in enumerate(records):
         log = tmp_path / f"log{n}.json"
         write_log(log, [{"key": key, "workload": w, "config": config, "cost": {"instructions": 1}}])

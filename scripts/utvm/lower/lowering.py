@@ -247,9 +247,11 @@ def finish_source(src: str) -> str:
     """
     src = _ENTRY_RE.sub("\n", src)
     src = src.replace("void* __tvm_ffi__library_ctx = NULL;\n", "")
-    if re.search(r"\butvm_\w+\(", src):  # helpers of utvm/kernels.h (and kernels_mve.h)
-        mve = '#include "utvm/kernels_mve.h"\n' if re.search(r"\butvm_mve_\w+\(", src) else ""
-        src = src.replace("#include <math.h>\n", '#include <math.h>\n#include "utvm/kernels.h"\n' + mve, 1)
+    if re.search(r"\butvm_\w+\(", src):  # helpers of utvm/kernels.h (kernels_mve.h, kernels_dsp.h)
+        extra = "".join(f'#include "utvm/{header}"\n' for prefix, header in (("mve", "kernels_mve.h"),
+                                                                               ("dsp", "kernels_dsp.h"))
+                        if re.search(rf"\butvm_{prefix}_\w+\(", src))
+        src = src.replace("#include <math.h>\n", '#include <math.h>\n#include "utvm/kernels.h"\n' + extra, 1)
     return _warning_clean(src)
 
 

@@ -176,6 +176,23 @@ def acc_bound(weights_abs_sum: np.ndarray, bias: np.ndarray) -> np.ndarray:
 SHIFT_BITS = 5
 
 
+def requant_constants(folded: np.ndarray, scales: np.ndarray, channels: int, bound: np.ndarray | None,
+                      dead: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """(folded biases, multipliers, shifts, bound) of a layer: QuantizeMultiplier of each scale
+    (one value for per-tensor scales), the channels whose weights are all zero (``dead``, with a
+    ``bound``) given a small equivalent bias (see :func:`bias_requant`)."""
+    if folded.size != channels:
+        raise UtvmError(f"bias of {folded.size} values for {channels} channels")
+    pairs = [fp.quantize_multiplier(float(v)) for v in scales]
+    mults = np.array([m for m, _ in pairs], dtype=np.int64)
+    shifts = np.array([sh for _, sh in pairs], dtype=np.int64)
+    if mults.size not in (1, channels):
+        raise UtvmError(f"per-channel scales ({mults.size}) do not match {channels} channels")
+    if bound is not None and dead is not None and mults.size == channels and np.any(dead):
+        folded, mults, shifts, bound = dead_channels(folded, mults, shifts, bound, dead)
+    return folded, mults, shifts, bound
+
+
 def bias_requant(folded: np.ndarray, scales: np.ndarray, channels: int, bound: np.ndarray | None = None,
                   dead: np.ndarray | None = None, dsp: bool = False) -> Requant:
     """Constants of a layer's bias and per-channel requantization, kept small for flash.
@@ -190,15 +207,7 @@ def bias_requant(folded: np.ndarray, scales: np.ndarray, channels: int, bound: n
     near 2**30, which would rule the cheaper requantization out for the whole layer).
     ``dsp``: the target has the DSP extension (SMMLAR), see :attr:`Requant.doubled`.
     """
-    if folded.size != channels:
-        raise UtvmError(f"bias of {folded.size} values for {channels} channels")
-    pairs = [fp.quantize_multiplier(float(v)) for v in scales]
-    mults = np.array([m for m, _ in pairs], dtype=np.int64)
-    shifts = np.array([sh for _, sh in pairs], dtype=np.int64)
-    if mults.size not in (1, channels):
-        raise UtvmError(f"per-channel scales ({mults.size}) do not match {channels} channels")
-    if bound is not None and dead is not None and mults.size == channels and np.any(dead):
-        folded, mults, shifts, bound = dead_channels(folded, mults, shifts, bound, dead)
+    folded, mults, shifts, bound = requant_constants(folded, scales, channels, bound, dead)
     bp = te.placeholder((channels,), I32, name="bias")
     args: list[KernelArg] = []
     limit = 1 << (31 - SHIFT_BITS)

@@ -8,6 +8,11 @@ reference_ops::Conv for float32, accumulated in the same order).
 
 Kernel variants, first that applies:
 - helium: Cortex-M52/M55/M85 (kernels_mve.h);
+- dsp_gemm: Cortex-M4/M7/M33, int8 whose requantization has the short exact form (lower/dsp.py):
+  the whole layer in one call of kernels_dsp.h (pointwise rows read in place, other windows
+  gathered into patches, widened to int16 once, assembly blocks of output channels); knob
+  ``weights``: int16 (widened and doubled ahead of time) or int8, int16 by default for layers of
+  at most common.WIDEN_BYTES of weights;
 - dsp_rows4: one input channel and four taps per kernel row (KWS's first layer), a word per row;
   knob ``weights`` as dsp_mac4's;
 - dsp_rows_flat: input channels that do not fill words (RGB images), flat row dot products;
@@ -31,6 +36,7 @@ from tvm import te, tirx
 from ..ir import Graph, Operator
 from ..lower import helium as mve
 from ..lower import mac16
+from ..lower.dsp import Geometry, gemm_kernel
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, activation_range_int8, float_clamp, imm
 from ..lower.schedules import (
@@ -65,6 +71,9 @@ from .common import (
     check_mac_types,
     check_window,
     conv_macs,
+    gemm_knobs,
+    gemm_wide,
+    gemm_widen,
     int64_accumulation,
     mac4_knobs,
     quant_conv,
@@ -201,6 +210,25 @@ ROW_CONV_MAX_COUT = 16
 def _quant_dsp(g: Graph, op: Operator, target: Target) -> bool:
     """int8 on a CPU with the 4-lane DSP kernels."""
     return target.dsp and g.tensors[op.inputs[0]].dtype == "int8"
+
+
+def _geometry(g: Graph, op: Operator) -> Geometry:
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    top, left, _, _ = op.attrs["padding"]
+    return Geometry(*x.shape, y.shape[1], y.shape[2], y.shape[3], w.shape[1], w.shape[2], *op.attrs["strides"],
+                    *op.attrs["dilation"], top, left)
+
+
+def _gemm(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """kernels_dsp.h: rows of the input (pointwise) or gathered patches, widened to int16 once,
+    against blocks of output channels."""
+    if not _quant_dsp(g, op, target):
+        return None
+    return gemm_kernel(g, op, _geometry(g, op), gemm_wide(g, op), True, gemm_widen(op))
+
+
+def _gemm_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
+    return gemm_knobs(g, op, _geometry(g, op))
 
 
 def _rows4(g: Graph, op: Operator, target: Target) -> KernelDef | None:
@@ -750,6 +778,7 @@ OPS = (
                        "also QDQ Conv groups; symmetric int8 weights, per-tensor or per-channel")),
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
+            Variant("dsp_gemm", _gemm, "Cortex-M4/M7/M33", knobs=_gemm_knobs),
             Variant("dsp_rows4", _rows4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("dsp_rows_flat", _rows_flat, "Cortex-M4/M7/M33"),
             Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33", knobs=mac4_knobs),

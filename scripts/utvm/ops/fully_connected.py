@@ -9,6 +9,9 @@ computes it), reference_ops::FullyConnected for float32.
 
 Kernel variants, first that applies:
 - helium: Cortex-M52/M55/M85, utvm_mve_gemm_s8;
+- dsp_gemm: Cortex-M4/M7/M33, int8 with symmetric weights whose requantization has the short
+  exact form: kernels_dsp.h with the batch rows as pixels of a 1 x 1 convolution; knob
+  ``weights`` as conv2d's dsp_gemm;
 - dsp_mac4: units % 4 == 0 and depth % 4 == 0, one assembly MAC loop per block of 4 units;
   knob ``weights``: int8 (default) or int16 (widened ahead of time: twice the flash, fewer
   instructions);
@@ -32,6 +35,7 @@ from ..importer.limits import short_list
 from ..ir import Graph, Operator
 from ..lower import helium as mve
 from ..lower import mac16
+from ..lower.dsp import Geometry, gemm_kernel
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, acc_bound, activation_range_int8, bias_requant, effective_scales, float_clamp, imm
 from ..lower.schedules import (
@@ -55,6 +59,9 @@ from .common import (
     bias_of,
     check_bias,
     check_mac_types,
+    gemm_knobs,
+    gemm_wide,
+    gemm_widen,
     int64_accumulation,
     mac4_knobs,
     requant16,
@@ -258,6 +265,26 @@ def _mac16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     return KernelDef(args, mac16.signature((batch, units), X), y.name, root_schedule(build))
 
 
+def _geometry(g: Graph, op: Operator) -> Geometry:
+    """The batch rows as pixels of a 1 x 1 convolution."""
+    x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
+    units, depth = w.shape
+    batch = x.size // depth
+    return Geometry(1, 1, batch, depth, 1, batch, units)
+
+
+def _gemm(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """kernels_dsp.h with the batch rows as pixels of a 1 x 1 convolution."""
+    x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
+    if not (target.dsp and x.dtype == "int8" and w.quant is not None):
+        return None
+    return gemm_kernel(g, op, _geometry(g, op), gemm_wide(g, op), bool(w.quant.per_channel), gemm_widen(op))
+
+
+def _gemm_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
+    return gemm_knobs(g, op, _geometry(g, op))
+
+
 def _mac4_applies(g: Graph, op: Operator, target: Target) -> bool:
     """int8 on a DSP CPU, symmetric weights, depth % 4 == 0, units % 4 == 0."""
     x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
@@ -444,6 +471,7 @@ OPS = (
                        "also QDQ Gemm groups; transA=0, alpha=1, symmetric int8 B, int8 output")),
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
+            Variant("dsp_gemm", _gemm, "Cortex-M4/M7/M33", knobs=_gemm_knobs),
             Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("helium_int16", mac16.on_helium(_mac16), "Cortex-M52/M55/M85", types=("int16",)),
             Variant("dsp_int16", mac16.on_dsp(_mac16), "Cortex-M4/M7/M33", types=("int16",), knobs=mac4_knobs),

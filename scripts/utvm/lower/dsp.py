@@ -1,0 +1,299 @@
+"""Shared pieces of the DSP (Cortex-M4/M7/M33) GEMM kernels of ``utvm/kernels_dsp.h``.
+
+A convolution or fully connected layer there is rows of K int8 inputs (a pixel, an im2col
+patch, a batch row) times the weights of ``cout`` output channels, requantized per channel.
+The weights, the folded biases and the requantization constants travel as one int32 stream
+(see kernels_dsp.h for the layout): blocks of four output channels, the weights widened to
+int16 and doubled (so that the accumulator is twice TFLite's and SMMLAR gives
+SaturatingRoundingDoublingHighMul without a shift), the rounding offset and the output zero
+point folded into one constant per channel.
+
+Exact with TFLite's arithmetic under conditions checked at compile time (:func:`gemm_requant`):
+the accumulator bound keeps twice the accumulator inside int32, every shift is a right shift
+of 1 to MAX_RIGHT bits, every multiplier is normalized (QuantizeMultiplier's [2**30, 2**31)).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from tvm import te
+
+from ..ir import Graph, Operator
+from .helium import call, extern
+from .kerneldef import KernelArg, KernelDef
+from .requant import I32, activation_range_int8, effective_scales, requant_constants
+
+#: output channels per block of the stream
+BLOCK = 4
+#: words per block before the weights, per quad of inputs, after the weights (kernels_dsp.h)
+BIAS_WORDS, RQ_WORDS = 4, 3
+#: the largest right shift: c = 2**(e-1) + zy * 2**e and h + c stay inside int32
+MAX_RIGHT = 22
+#: the flag of the last channel's e word
+LAST = 256
+
+
+@dataclass
+class GemmRequant:
+    """Per output channel: the folded bias, multiplier and right shift (>= 1) of a layer whose
+    requantization the DSP GEMM kernels compute exactly."""
+
+    folded: np.ndarray
+    mults: np.ndarray
+    rights: np.ndarray
+
+
+def gemm_requant(folded: np.ndarray, scales: np.ndarray, wabs: np.ndarray, bias: np.ndarray) -> GemmRequant | None:
+    """The requantization constants, or None when the kernels' short form is not exact for
+    this layer. ``wabs``: per channel the sum of |w|; ``bias``: the bias before folding. Every
+    partial sum of twice the accumulator (the inputs in [-128, 127], the folded bias first)
+    stays inside int32: 2 * (|bias| + 256 * sum|w|) < 2**31."""
+    channels = folded.size
+    bound = 256 * wabs.astype(np.int64) + np.abs(bias.astype(np.int64))
+    folded, mults, shifts, bound = requant_constants(folded.astype(np.int64), scales, channels, bound, wabs == 0)
+    if mults.size == 1:
+        mults, shifts = np.repeat(mults, channels), np.repeat(shifts, channels)
+    if not (np.all(bound < (1 << 30)) and np.all(shifts <= -1) and np.all(shifts >= -MAX_RIGHT)
+            and np.all(mults >= (1 << 30)) and np.all(mults < (1 << 31))):
+        return None
+    return GemmRequant(folded, mults, -shifts)
+
+
+#: mode bits of kernels_dsp.h
+PER_TENSOR, W8, PAIRS, SMALL, NARROW, X8, LO = 1, 2, 4, 8, 16, 32, 64
+#: rows of at most this many quads stay in registers (SMALL)
+SMALL_QUADS = 2
+
+
+def per_tensor(rq: GemmRequant) -> bool:
+    """One set of requantization constants serves every channel."""
+    return bool(np.all(rq.mults == rq.mults[0]) and np.all(rq.rights == rq.rights[0]))
+
+
+def gemm_stream(w: np.ndarray, rq: GemmRequant, zy: int, mode: int, lo: int = -128) -> np.ndarray:
+    """The int32 stream of a layer with weights ``w`` (cout x K, K % 4 == 0), in blocks of four
+    output channels (one row at a time) or, with ``PAIRS`` in ``mode``, two (two rows at a
+    time; the biases twice, once per row); channels past a whole block are padded with zero
+    weights and the constants of the last channel. int16 weights (doubled) or, with ``W8``,
+    int8; constants per channel or, with ``PER_TENSOR``, per block; with ``LO`` (a lower clamp
+    ``lo``) the constants c hold zy - lo, and with ``SMALL`` too each channel's constants end with
+    lo (see kernels_dsp.h)."""
+    cout, k = w.shape
+    assert k % 4 == 0
+    nc = 2 if mode & (PAIRS | NARROW) else BLOCK
+    blocks = -(-cout // nc)
+    pad = blocks * nc - cout
+    w = np.concatenate([w.astype(np.int64), np.zeros((pad, k), np.int64)])
+    folded = np.concatenate([rq.folded, np.zeros(pad, np.int64)])
+    mults = np.concatenate([rq.mults, np.repeat(rq.mults[-1:], pad)]).astype(np.int64)
+    rights = np.concatenate([rq.rights, np.repeat(rq.rights[-1:], pad)]).astype(np.int64)
+    kq = k // 4
+    quads = w.reshape(blocks, nc, kq, 4).transpose(0, 2, 1, 3)  # block, quad, channel, weight
+    if mode & W8:  # per channel its four int8 weights
+        weights = np.ascontiguousarray(quads.astype(np.int8)).view("<i4").reshape(blocks, kq * nc)
+    else:  # per channel the doubled int16 pairs (w0, w2), (w1, w3)
+        pairs = (2 * quads)[..., [0, 2, 1, 3]]
+        weights = np.ascontiguousarray(pairs.astype("<i2")).view("<i4").reshape(blocks, kq * 2 * nc)
+    c = (1 << (rights - 1)) + (zy - (lo if mode & LO else 0)) * (1 << rights)
+    words = [mults, c, rights] + ([np.full_like(c, lo)] if mode & SMALL and mode & LO else [])
+    consts = np.stack(words, axis=1).reshape(blocks, nc, len(words))
+    if mode & PER_TENSOR:
+        consts = consts[:, :1]
+    consts = consts.reshape(blocks, -1).copy()
+    consts[-1, 2 - len(words)] |= LAST  # the last channel's e word
+    # the accumulators start at twice the folded bias, or at it when they are doubled at the end
+    biases = np.tile(((1 if mode & W8 and mode & X8 else 2) * folded).reshape(blocks, nc), (1, BIAS_WORDS // nc))
+    stream = np.concatenate([biases, weights, consts], axis=1)
+    return stream.reshape(-1).astype(np.int32)
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """A layer as utvm_dsp_conv_<kernel> sees it: an NHWC convolution (a fully connected layer is
+    h = 1, w = batch rows, cin = depth with a 1 x 1 window)."""
+
+    n: int
+    h: int
+    w: int
+    cin: int
+    oh: int
+    ow: int
+    cout: int
+    kh: int = 1
+    kw: int = 1
+    sh: int = 1
+    sw: int = 1
+    dh: int = 1
+    dw: int = 1
+    top: int = 0
+    left: int = 0
+
+    @property
+    def kq(self) -> int:
+        """Quads of four inputs per row (the patch padded)."""
+        return -(-self.kh * self.kw * self.cin // 4)
+
+    @property
+    def in_place(self) -> bool:
+        """Rows read from the input (pointwise, whole quads, no padding) rather than gathered."""
+        return self.kh == self.kw == 1 and self.cin % 4 == 0 and self.top == self.left == 0
+
+    def patch_order(self) -> np.ndarray:
+        """The K order of a gathered patch (utvm_dsp_patch): index into the (row, column,
+        channel) flattened window, -1 for the zeros that complete the last quad. The window is
+        cut into segments of contiguous input bytes (a window row; one tap with dilation along
+        the width), their whole quads first, then every segment's last bytes."""
+        taps = self.kw if self.dw == 1 else 1
+        seg = taps * self.cin
+        whole = seg - seg % 4
+        starts = [(ry * self.kw + sx) * self.cin for ry in range(self.kh) for sx in range(0, self.kw, taps)]
+        body = [s + b for s in starts for b in range(whole)]
+        rest = [s + b for s in starts for b in range(whole, seg)]
+        return np.array(body + rest + [-1] * (-len(rest) % 4), np.int64)
+
+
+#: bytes of patches gathered per call at most (several output pixels per call when they are small)
+PATCH_BYTES = 512
+
+
+def patch_chunk(geo: Geometry) -> int:
+    """Output pixels whose patches one call gathers (consecutive pixels, across output rows): as
+    many as PATCH_BYTES hold, an even number (two rows at a time), at least two, at most all."""
+    return min(geo.n * geo.oh * geo.ow, max(2, PATCH_BYTES // (8 * geo.kq)) & ~1)
+
+
+def scratch_words(geo: Geometry, chunk: int, mode: int) -> int:
+    """Words of scratch the kernels use: the widened rows (none for rows kept in registers
+    or read unwidened, a row or a pair read in place, or the patches of ``chunk`` pixels, rounded
+    up to pairs), then (one row at a time with cout not a multiple of the block) a block's
+    outputs."""
+    if geo.in_place:
+        rows = 0 if mode & (SMALL | X8) else (2 if mode & PAIRS else 1)
+    else:
+        rows = chunk + (chunk % 2 if mode & PAIRS else 0)
+    width = 2 if mode & NARROW else BLOCK
+    tail = 0 if mode & PAIRS or geo.cout % width == 0 else -(-geo.cout // BLOCK)
+    return 2 * geo.kq * rows + tail
+
+
+def kernel_name(mode: int, kq: int, lo: int, hi: int) -> str:
+    """The kernels_dsp.h kernel of a mode (UTVM_DSP_KERNEL_NAMES): shape and weights, constants
+    per channel or per tensor, the clamp."""
+    clamp = ("b" if hi < 127 else "l") if lo > -128 else ("h" if hi < 127 else "n")
+    consts = "t" if mode & PER_TENSOR else "c"
+    if mode & SMALL:
+        shape = f"small{kq}_w16"
+    elif mode & X8:
+        shape = ("narrow" if mode & NARROW else "row") + ("_x8w8" if mode & W8 else "_x8")
+    else:
+        shape = ("narrow" if mode & NARROW else "pair" if mode & PAIRS else "row") + ("_w8" if mode & W8 else "_w16")
+    return f"{shape}_{consts}{clamp}"
+
+
+@dataclass
+class GemmPlan:
+    """What a call of the layer's entry point (utvm_dsp_conv_<kernel>) takes besides the pointers
+    and the geometry."""
+
+    stream: np.ndarray
+    mode: int
+    chunk: int
+    #: words of scratch
+    scratch: int
+    #: the kernel's name (kernel_name)
+    kernel: str
+
+    @property
+    def entry(self) -> str:
+        return f"utvm_dsp_conv_{self.kernel}"
+
+    def call_args(self, geo: Geometry, zx: int, lo: int, hi: int) -> list[int]:
+        """The integer arguments after the four pointers (out, x, stream, scratch), in
+        kernels_dsp.h's order."""
+        return [geo.n, geo.h, geo.w, geo.cin, geo.oh, geo.ow, geo.cout, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh,
+                geo.dw, geo.top, geo.left, zx, geo.kq, self.chunk, lo, hi, self.mode]
+
+
+def _rows_per_call(geo: Geometry) -> int:
+    if geo.in_place:
+        full = (geo.sh, geo.sw, geo.oh, geo.ow) == (1, 1, geo.h, geo.w)
+        return geo.n * geo.oh * geo.ow if full else geo.ow
+    return patch_chunk(geo)
+
+
+def _small(geo: Geometry, wide: bool) -> bool:
+    return geo.in_place and geo.kq <= SMALL_QUADS and wide
+
+
+def _pairs(geo: Geometry, wide: bool) -> bool:
+    return geo.cout % 2 == 0 and _rows_per_call(geo) > 1 and not _small(geo, wide)
+
+
+def widen_applies(geo: Geometry, wide: bool) -> bool:
+    """Rows read in place one at a time (not in registers): they may be widened into scratch
+    first (once for all blocks) or read unwidened (no scratch, each word split per block)."""
+    return geo.in_place and not _small(geo, wide) and not _pairs(geo, wide)
+
+
+def gemm_plan(geo: Geometry, wmat: np.ndarray, rq: GemmRequant, zy: int, wide: bool, lo: int, hi: int,
+              widen: bool = False) -> GemmPlan:
+    """The stream and the mode of a layer with weights ``wmat`` (cout x window in (row, column,
+    channel) order): rows read in place or gathered patches (their K order), two rows at a time
+    when cout is even and a call has several rows, int16 (``wide``) or int8 weights; rows of
+    one or two quads read in place kept in registers (int16 weights; per-channel constants when
+    clamped); other rows read in place one at a time unwidened unless ``widen`` (scratch) and
+    more than one block; ``lo``, ``hi``: the activation clamp."""
+    chunk = 1 if geo.in_place else patch_chunk(geo)
+    if not geo.in_place:
+        order = geo.patch_order()
+        wmat = np.where(order >= 0, wmat[:, np.maximum(order, 0)], 0)
+    wmat = np.concatenate([wmat, np.zeros((geo.cout, 4 * geo.kq - wmat.shape[1]), np.int64)], axis=1)
+    small, pairs = _small(geo, wide), _pairs(geo, wide)
+    clamped = lo > -128 or hi < 127
+    narrow = geo.cout <= 2 and not pairs and not small
+    # unwidened: no scratch; widening costs what it saves with one block per row
+    x8 = widen_applies(geo, wide) and (not widen or geo.cout <= (2 if narrow else BLOCK))
+    tensor = per_tensor(rq) and not (small and clamped)
+    mode = ((0 if wide else W8) | (PER_TENSOR if tensor else 0) | (PAIRS if pairs else 0) | (SMALL if small else 0)
+            | (NARROW if narrow else 0) | (X8 if x8 else 0) | (LO if lo > -128 else 0))
+    return GemmPlan(gemm_stream(wmat, rq, zy, mode, lo), mode, chunk, scratch_words(geo, chunk, mode),
+                    kernel_name(mode, geo.kq, lo, hi))
+
+
+def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bool,
+                widen: bool = False) -> KernelDef | None:
+    """The kernels_dsp.h kernel of an int8 conv2d / fully_connected layer (``wide``: int16
+    weights in the stream; ``widen``: see gemm_plan), or None when it does not apply (not int8
+    with symmetric constant weights, or a requantization outside the short exact form)."""
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] else None
+    if x.dtype != "int8" or w.dtype != "int8" or y.dtype != "int8" or w.data is None:
+        return None
+    if x.quant is None or w.quant is None or y.quant is None or np.any(w.quant.zero_point != 0):
+        return None
+    if b is not None and b.data is None:
+        return None
+    wmat = w.data.reshape(geo.cout, -1).astype(np.int64)
+    _, zx = x.quant.scalar()
+    ys, zy = y.quant.scalar()
+    bias = b.data.astype(np.int64).reshape(-1) if b is not None else np.zeros(geo.cout, np.int64)
+    rq = gemm_requant(bias - zx * wmat.sum(axis=1), effective_scales(x, w, y, in_double),
+                      np.abs(wmat).sum(axis=1), bias)
+    if rq is None:
+        return None
+    lo, hi = activation_range_int8(op.attrs.get("activation", "none"), ys, zy)
+    plan = gemm_plan(geo, wmat, rq, zy, wide, lo, hi, widen)
+    args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
+            KernelArg(te.placeholder((plan.stream.size,), I32, name="w"), constant=plan.stream, role="w")]
+    if plan.scratch:
+        args.append(KernelArg(te.placeholder((plan.scratch,), I32, name="col"), role="col", scratch=True))
+
+    def body(ins, outs):  # type: ignore[no-untyped-def]
+        # without scratch (the kernel does not touch it) the output's pointer stands in for it
+        scratch = ins[2] if plan.scratch else outs[0]
+        return call(plan.entry, outs[0].access_ptr("w"), ins[0].access_ptr("r"), ins[1].access_ptr("r"),
+                    scratch.access_ptr("w"), *plan.call_args(geo, zx, lo, hi))
+
+    return extern(y, args, body)
