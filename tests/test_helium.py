@@ -185,31 +185,41 @@ SCRATCH_CASES = ["conv3x3_same_c16", "conv3x3_s2_same", "conv3x3_rows_s2", "conv
                  "dw3x3_same", "dw3x3_valid", "dw3x3_w9_s2"]
 
 
+def _conv_constant_bytes(w: np.ndarray, sub: int = 1) -> int:
+    """Bytes of a utvm_mve_conv42_s8 filter array: per pair of filter vectors (sub per channel whose
+    weights are not all zero, an odd count rounded up) the weights zero-padded to 16-byte steps
+    and a record of 32 bytes; a template of cout bytes when some channel is dead."""
+    cout = w.shape[0]
+    k = w.size // cout
+    live = int(np.count_nonzero(np.any(w.reshape(cout, k) != 0, axis=1)))
+    pairs = -(-live * sub // 2)
+    return pairs * (-(-k // 16) * 32 + 32) + (cout if live < cout else 0)
+
+
 @pytest.mark.parametrize("name", SCRATCH_CASES)
 def test_constants_compact_and_scratch_planned(tmp_path: Path, name: str) -> None:
-    """Requantization constants no larger than the generic kernels' (int32 bias, int32
-    multipliers only per channel, shifts packed or scalar); the filters of the convolutions
-    read in place re-laid out with no more than the padding to four channels; the only
-    temporary buffer is the im2col patches of the other convolutions (none for depthwise
-    layers, padded or not), a scratch argument (in the memory plan), never on the stack or
-    from TVMBackendAllocWorkspace."""
+    """Convolutions: one constant, the filters (zero-padded to 16-byte steps, two vectors at a
+    time) with the requantization of each pair of output channels beside it (16 bytes per
+    channel), the patches of four pixels as the only temporary buffer. Depthwise layers:
+    requantization constants no larger than the generic kernels' (int32 bias, int32
+    multipliers only per channel, shifts packed or scalar), no temporary buffer. Temporaries are
+    scratch arguments (in the memory plan), never on the stack or from
+    TVMBackendAllocWorkspace."""
     g = load_model(_model(tmp_path, name, **CASES[name]))
     kdef = helium_kernel(g, g.ops[0])
     assert kdef is not None
     cout = g.tensors[g.ops[0].outputs[0]].shape[-1]
     consts = [a.constant for a in kdef.args if a.constant is not None and a.role != "w"]
-    assert sum(c.nbytes for c in consts) <= 8 * cout
-    if name == "pointwise_per_tensor":
-        assert sum(c.nbytes for c in consts) == 4 * cout
     filters = [a.constant for a in kdef.args if a.role == "w"]
-    if filters:
-        w = g.tensors[g.ops[0].inputs[1]]
-        assert w.data is not None
-        assert filters[0].nbytes == -(-cout // 4) * 4 * (w.data.size // cout)
     scratch = [a.role for a in kdef.args if a.scratch]
-    col = {"conv3x3_s2_same", "conv3x3_c32_col"}
-    assert scratch == (["col"] if name in col else [])
-    assert bool(filters) == (name in {"conv3x3_same_c16", "conv3x3_rows_s2"})
+    w = g.tensors[g.ops[0].inputs[1]]
+    assert w.data is not None
+    if name.startswith("dw"):
+        assert sum(c.nbytes for c in consts) <= 8 * cout
+        assert not filters and not scratch
+    else:
+        assert not consts and scratch == ["col"]
+        assert filters[0].nbytes == _conv_constant_bytes(w.data)
     out = tmp_path / "out"
     compile_model(_model(tmp_path, name, **CASES[name]), out, CompileOptions(cpu="cortex-m55"))
     src = next((out / "codegen" / "host" / "src").glob("*_lib0.c")).read_text()
@@ -218,9 +228,9 @@ def test_constants_compact_and_scratch_planned(tmp_path: Path, name: str) -> Non
 
 
 def test_packed_shift_width_matches_the_header() -> None:
-    """the Helium kernels pack shifts into bias words with requant.py's SHIFT_BITS; kernels_mve.h
+    """the Helium kernels pack shifts into bias words with helium.py's SHIFT_BITS; kernels_mve.h
     unpacks them with UTVM_MVE_RQ_SHIFT_BITS: the two must agree."""
-    from utvm.lower.requant import SHIFT_BITS
+    from utvm.lower.helium import SHIFT_BITS
 
     header = (Path(__file__).resolve().parents[1] / "lib/crt/include/utvm/kernels_mve.h").read_text()
     (bits,) = re.findall(r"#define UTVM_MVE_RQ_SHIFT_BITS (\d+)", header)

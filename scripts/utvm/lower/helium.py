@@ -26,7 +26,7 @@ from tvm import te, tirx
 from ..ir import Graph, Operator, Tensor
 from . import fixedpoint as fp
 from .kerneldef import KernelArg, KernelDef
-from .requant import SHIFT_BITS, effective_scales  # SHIFT_BITS: UTVM_MVE_RQ_SHIFT_BITS
+from .requant import effective_scales
 
 I32 = "int32"
 #: output pixels per utvm_mve_gemm_s8 call (one int32 vector of results per channel)
@@ -52,7 +52,9 @@ def quant_ok(g: Graph, op: Operator) -> tuple[Tensor, Tensor, Tensor, Tensor | N
 
 
 #: mode bits of the requantization arguments (UTVM_MVE_RQ_* of kernels_mve.h)
-RQ_MULT, RQ_PACKED, RQ_SHIFT8, RQ_LEFT = 1, 2, 4, 8
+RQ_MULT, RQ_PACKED, RQ_SHIFT8, RQ_LEFT, RQ_RIGHT = 1, 2, 4, 8, 16
+#: the shifts packed in the low byte of the bias words (UTVM_MVE_RQ_SHIFT_BITS)
+SHIFT_BITS = 8
 
 
 @dataclass
@@ -76,8 +78,10 @@ class MveRequant:
         return [bias, mult, shift, self.m0, self.s0, self.mode]
 
 
-def mve_requant(x: Tensor, w: Tensor, y: Tensor, b: Tensor | None, wsum: np.ndarray, cout: int,
-             in_double: bool = True) -> MveRequant | None:
+def requant_params(x: Tensor, w: Tensor, y: Tensor, b: Tensor | None, wsum: np.ndarray, cout: int,
+                   in_double: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Per output channel: the bias folded with the input zero point, TFLite's multiplier and
+    shift (None when they do not fit the Helium kernels)."""
     assert x.quant is not None
     _, zx = x.quant.scalar()
     bias = b.data.astype(np.int64).reshape(-1) if b is not None and b.data is not None else np.zeros(cout, np.int64)
@@ -93,7 +97,22 @@ def mve_requant(x: Tensor, w: Tensor, y: Tensor, b: Tensor | None, wsum: np.ndar
     shifts = np.array([s for _, s in pairs], np.int64)
     if np.any(shifts > 30) or np.any(shifts < -31):
         return None
+    return folded, np.broadcast_to(mults, (cout,)).copy(), np.broadcast_to(shifts, (cout,)).copy()
+
+
+def mve_requant(x: Tensor, w: Tensor, y: Tensor, b: Tensor | None, wsum: np.ndarray, cout: int,
+                in_double: bool = True) -> MveRequant | None:
+    params = requant_params(x, w, y, b, wsum, cout, in_double)
+    return pack_requant(*params) if params is not None else None
+
+
+def pack_requant(folded: np.ndarray, mults: np.ndarray, shifts: np.ndarray) -> MveRequant:
+    """The compact form of folded biases (one per channel), multipliers and shifts (one, or one
+    per channel)."""
+    cout = folded.size
     mode = RQ_LEFT if np.any(shifts > 0) else 0
+    if np.all(shifts <= -1):
+        mode |= RQ_RIGHT
     bp = te.placeholder((cout,), I32, name="bias")
     args = [KernelArg(bp, constant=folded.astype(np.int32), role="bias")]
     if np.any(mults != mults[0]):
@@ -103,8 +122,8 @@ def mve_requant(x: Tensor, w: Tensor, y: Tensor, b: Tensor | None, wsum: np.ndar
     if np.all(shifts == shifts[0]):
         return MveRequant(args, int(mults[0]), int(shifts[0]), mode)
     limit = 1 << (31 - SHIFT_BITS)
-    if np.all(shifts <= 0) and np.all(folded < limit) and np.all(folded >= -limit):
-        words = (folded << SHIFT_BITS) | -shifts
+    if np.all(folded < limit) and np.all(folded >= -limit):
+        words = (folded.astype(np.int64) << SHIFT_BITS) | (shifts & ((1 << SHIFT_BITS) - 1))
         args[0] = KernelArg(bp, constant=words.astype(np.int32), role="bias_shift")
         return MveRequant(args, int(mults[0]), 0, mode | RQ_PACKED)
     args.append(KernelArg(te.placeholder((cout,), "int8", name="shift"), constant=shifts.astype(np.int8),
@@ -134,3 +153,51 @@ def extern(y: Tensor, args: list[KernelArg], body) -> KernelDef:  # type: ignore
     out = te.extern(y.shape, ins, body, name="out", dtype="int8", in_buffers=[buffer(t, t.op.name) for t in ins],
                     out_buffers=[tirx.decl_buffer(y.shape, "int8", name="y", elem_offset=0)])
     return KernelDef(args, out, y.name, name_root)
+
+
+#: UTVM_MVE_C42_RIGHT: every shift of the records is a right shift
+C42_RIGHT = 1
+
+
+@dataclass
+class Conv42Filters:
+    """The constant of utvm_mve_conv42_s8 (filter vectors, records, template) and its arguments."""
+
+    data: np.ndarray
+    nv: int
+    dead: bool
+    mode: int
+
+
+def conv42_filters(wdata: np.ndarray, sub: int, params: tuple[np.ndarray, np.ndarray, np.ndarray],
+                   out_range: tuple[int, int, int]) -> Conv42Filters:
+    """Filters (cout x k) and requantization (folded biases, multipliers, shifts per channel) of
+    utvm_mve_conv42_s8 as one byte array (see kernels_mve.h): ``sub`` vectors per output channel
+    whose weights are not all zero (sub > 1 only for k = 16 / sub: vector j holds the weights in
+    lanes [j * k, j * k + k)), each zero-padded to whole 16-byte steps, two at a time with their
+    steps interleaved, each pair followed by its record (biases, multipliers, shifts, output
+    offsets j * cout + o); then, when some channel's weights are all zero, the template of an
+    output pixel (those channels' constant outputs). ``out_range``: zy, lo, hi."""
+    folded, mults, shifts = params
+    zy, lo, hi = out_range
+    cout, k = wdata.shape
+    steps = -(-k // 16)
+    live = np.flatnonzero(np.any(wdata != 0, axis=1))
+    owner = np.repeat(live, sub)
+    lane = np.tile(np.arange(sub), live.size)
+    if owner.size % 2:
+        owner, lane = np.append(owner, owner[-1]), np.append(lane, lane[-1])
+    vecs = np.zeros((owner.size, steps * 16), np.int8)
+    for v, (o, j) in enumerate(zip(owner, lane)):
+        vecs[v, j * k:j * k + k] = wdata[o]
+    npairs = owner.size // 2
+    rec = np.stack([folded[owner], mults[owner], shifts[owner], lane * cout + owner])  # word, vector
+    rec = rec.reshape(4, npairs, 2).transpose(1, 0, 2).reshape(npairs, 8).astype(np.int32).view(np.int8)
+    steps_bytes = vecs.reshape(npairs, 2, steps, 16).transpose(0, 2, 1, 3).reshape(npairs, steps * 32)
+    parts = [np.concatenate([steps_bytes, rec], axis=1).reshape(-1)]
+    dead = live.size < cout
+    if dead:
+        const = fp.np_multiply_by_quantized_multiplier(folded, mults, shifts) + zy
+        parts.append(np.clip(const, lo, hi).astype(np.int8))
+    mode = C42_RIGHT if np.all(shifts[live] <= -1) else 0
+    return Conv42Filters(np.ascontiguousarray(np.concatenate(parts)), int(owner.size), dead, mode)

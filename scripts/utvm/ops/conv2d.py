@@ -576,10 +576,10 @@ def _conv_rows_flat(op: Operator, q: QuantConv, out_hw: tuple[int, int], y_name:
 
 
 def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
-    """Helium (Cortex-M52/M55/M85) convolutions: the patches of four output pixels gathered
-    into planned scratch (utvm_mve_im2col_s8, skipped for pointwise stride-1 layers) and
-    utvm_mve_gemm_s8; few output channels with cin % 16 == 0 read their windows in place, one
-    output row per utvm_mve_conv_row_s8 call."""
+    """Helium (Cortex-M52/M55/M85) convolutions: one utvm_mve_conv42_s8 call per layer, blocks of
+    4 output pixels x 2 filter vectors (kernels_mve.h); the patches of 4 pixels gathered into
+    planned scratch, pointwise layers of 16 / sub input channels read in place (sub pixels per
+    16-byte row)."""
     if not target.helium:
         return None
     checked = mve.quant_ok(g, op)
@@ -596,64 +596,27 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     dh, dw = op.attrs["dilation"]
     top, left, _, _ = op.attrs["padding"]
     k = kh * kw * cin
-    rq = mve.mve_requant(x, w, y, b, w.data.astype(np.int64).sum(axis=(1, 2, 3)), cout)
-    if rq is None:
+    params = mve.requant_params(x, w, y, b, w.data.astype(np.int64).sum(axis=(1, 2, 3)), cout)
+    if params is None:
         return None
     _, zx = x.quant.scalar()
     ys, zy = y.quant.scalar()
     lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
     direct = kh == kw == 1 and sh == sw == 1 and not any(op.attrs["padding"])
-    # windows of several taps whose rows are whole 16-byte steps (cin a multiple of 16), few
-    # output channels: read in place, one output row per call (utvm_mve_conv_row_s8, filters
-    # interleaved four channels at a time), no patch scratch. It pays a window-row loop and a
-    # requantization per pixel and four channels where the patch copy is paid once for all
-    # channels: ahead up to 16 output channels (ResNet-8's 32x32x16 layers on the AN547: 12 %
-    # fewer instructions), behind from 32 (its other 3x3 layers: 6 to 17 % more), where the
-    # patches are gathered as before.
-    rows = kh * kw > 1 and dw == 1 and cin % 16 == 0 and cout <= ROW_CONV_MAX_COUT
-    pixels = oh * ow
-    groups = (pixels + mve.PIXELS - 1) // mve.PIXELS
+    sub = VECTOR_LANES // cin if direct and VECTOR_LANES % cin == 0 else 1
+    kp = -(-k // VECTOR_LANES) * VECTOR_LANES
+    f = mve.conv42_filters(w.data.reshape(cout, k), sub, params, (zy, lo, hi))
 
     X = te.placeholder(x.shape, "int8", name="x")
-    W = te.placeholder(w.shape, "int8", name="w")
-    args = [KernelArg(X, tensor=x.name), KernelArg(W, tensor=w.name), *rq.args]
-    if rows:
-        blocks = (cout + 3) // 4
-        args[1] = KernelArg(te.placeholder((blocks * 4 * k,), "int8", name="w"), constant=_interleave4(w.data, k),
-                            role="w")
-    if not direct and not rows:  # the patches of four pixels, in the memory plan
-        args.append(KernelArg(te.placeholder((mve.PIXELS * k,), "int8", name="col"), role="col", scratch=True))
+    args = [KernelArg(X, tensor=x.name),
+            KernelArg(te.placeholder(f.data.shape, "int8", name="w"), constant=f.data, role="w"),
+            KernelArg(te.placeholder((mve.PIXELS * kp,), "int8", name="col"), role="col", scratch=True)]
 
     def body(ins, outs):  # type: ignore[no-untyped-def]
-        xb, wb = ins[0], ins[1]
-        yb = outs[0]
-        if rows:
-            oy = tirx.Var("oy", I32)
-            row = mve.call("utvm_mve_conv_row_s8", yb.access_ptr("w", offset=oy * (ow * cout)), xb.access_ptr("r"),
-                        h, wd, cin, oy * sh - top, ow, sw, left, kh, kw, dh, wb.access_ptr("r"), cout, zx,
-                        *rq.call_args(ins[2:]), zy, lo, hi)
-            return tirx.For(oy, 0, oh, tirx.ForKind.SERIAL, row)
-        gi = tirx.Var("g", I32)
-        first = gi * mve.PIXELS
-        count = tirx.min(pixels - first, mve.PIXELS) if pixels % mve.PIXELS else tirx.const(mve.PIXELS, I32)
-        tail = (yb.access_ptr("w", offset=first * cout), count, cout)
-        params = (wb.access_ptr("r"), k, cout, *rq.call_args(ins[2:2 + len(rq.args)]), zy, lo, hi)
-        if direct:
-            step = mve.call("utvm_mve_gemm_s8", *tail, xb.access_ptr("r", offset=first * cin), cin, *params)
-            return tirx.For(gi, 0, groups, tirx.ForKind.SERIAL, step)
-        col = ins[-1]
-        pi = tirx.Var("p", I32)
-        pix = first + pi
-        gather = mve.call("utvm_mve_im2col_s8", col.access_ptr("w", offset=pi * k), xb.access_ptr("r"),
-                       h, wd, cin, tirx.floordiv(pix, ow) * sh - top, tirx.floormod(pix, ow) * sw - left,
-                       kh, kw, dh, dw, zx)
-        if pixels % mve.PIXELS:
-            gather = tirx.IfThenElse(pix < pixels, gather, None)
-        step = tirx.SeqStmt([
-            tirx.For(pi, 0, mve.PIXELS, tirx.ForKind.SERIAL, gather),
-            mve.call("utvm_mve_gemm_s8", *tail, col.access_ptr("r"), k, *params),
-        ])
-        return tirx.For(gi, 0, groups, tirx.ForKind.SERIAL, step)
+        xb, wb, col = ins
+        return mve.call("utvm_mve_conv42_s8", outs[0].access_ptr("w"), xb.access_ptr("r"), h, wd, cin, oh, ow,
+                        kh, kw, sh, sw, dh, dw, top, left, wb.access_ptr("r"), f.nv, int(f.dead), cout, sub, zx,
+                        col.access_ptr("w"), f.mode, zy, lo, hi)
 
     return mve.extern(y, args, body)
 

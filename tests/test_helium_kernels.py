@@ -1,0 +1,191 @@
+"""The Helium layer helpers of kernels_mve.h against numpy, for many seeded random layers.
+
+Each helper runs in a C program that prints its outputs: built with the host gcc (the plain-C
+fallbacks) and for mps3/an547 (the vector code, at -O2 and at -O0, where the inline assembly
+that needs constant operands is left out), and compared with a numpy reference of TFLite's
+arithmetic (taps outside the input are the input zero point, folded bias,
+MultiplyByQuantizedMultiplier per channel, output zero point, activation clamp).
+
+- utvm_mve_conv42_s8: kernel sizes 1..5, strides 1..3, dilations 1..2, paddings from none to
+  the whole window, input channels 1..40 (multiples of 16 and not), output channels 1..40 (odd
+  ones: a zero filter vector), pointwise layers read in place (16 / cin pixels per vector),
+  per-tensor and per-channel requantization (large biases, left shifts, zero shifts, only right
+  shifts), pruned channels (weights all zero, biases near 2**30: a constant output), extreme zero
+  points and activation ranges.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from test_boards import _toolchain_problem
+from utvm.lower import fixedpoint as fp
+from utvm.lower import helium as mve
+from utvm.run import qemu
+from utvm.run.boards import get_board
+
+INCLUDE = Path(__file__).resolve().parents[1] / "lib" / "crt" / "include"
+STRICT = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror"]
+
+Case = dict[str, object]
+
+
+def _requant(rng: np.random.Generator, i: int, cout: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(folded biases, multipliers, shifts) in one of the formats of pack_requant: per-channel
+    right shifts (packed), per-tensor, large biases (int8 shift array), zero and left shifts."""
+    kind = i % 5
+    bias = rng.integers(-30000, 30000, cout)
+    mult = rng.integers(2**30, 2**31, cout)
+    shift = rng.integers(-14, -5, cout)
+    if kind == 1:  # per tensor
+        mult[:], shift[:] = mult[0], shift[0]
+    elif kind == 2:  # biases too large to share their word with the shift
+        bias = rng.integers(-(2**29), 2**29, cout)
+        shift = rng.integers(-20, -10, cout)
+    elif kind == 3:  # some shifts 0
+        shift[rng.random(cout) < 0.5] = 0
+        shift[shift == 0] = 0
+    elif kind == 4:  # left shifts on small accumulators
+        shift = rng.integers(-3, 3, cout)
+    return bias, mult, shift
+
+
+def _np_requant(acc: np.ndarray, c: Case) -> np.ndarray:
+    v = fp.np_multiply_by_quantized_multiplier(acc + c["bias"], c["mult"], c["shift"]) + c["zy"]
+    return np.clip(v, c["lo"], c["hi"])
+
+
+def _conv_cases(seed: int, count: int) -> list[Case]:
+    rng = np.random.default_rng(seed)
+    cases: list[Case] = []
+    for i in range(count):
+        pointwise = i % 4 == 0
+        if pointwise:
+            kh = kw = sh = sw = dh = dw = 1
+            cin = int(rng.choice([1, 2, 4, 8, 16, 3, 24, 32]))
+        else:
+            kh, kw = (int(v) for v in rng.integers(1, 6, 2))
+            sh, sw = (int(v) for v in rng.integers(1, 4, 2))
+            dh, dw = (int(v) for v in rng.integers(1, 3, 2))
+            cin = int(rng.choice([1, 3, 4, 8, 16, 32, 5, 40]))
+        h, w = (int(v) for v in rng.integers(1, 11, 2))
+        cout = int(rng.choice([1, 2, 3, 8, 16, 7, 20, 40]))
+        top = left = bottom = right = 0
+        if not pointwise and i % 3:
+            top, bottom = (int(v) for v in rng.integers(0, (kh - 1) * dh + 1, 2))
+            left, right = (int(v) for v in rng.integers(0, (kw - 1) * dw + 1, 2))
+        oh = (h + top + bottom - (kh - 1) * dh - 1) // sh + 1
+        ow = (w + left + right - (kw - 1) * dw - 1) // sw + 1
+        if oh < 1 or ow < 1:
+            top, bottom, left, right = (kh - 1) * dh, 0, (kw - 1) * dw, 0
+            oh = (h + top - (kh - 1) * dh - 1) // sh + 1
+            ow = (w + left - (kw - 1) * dw - 1) // sw + 1
+        bias, mult, shift = _requant(rng, i, cout)
+        small = i % 5 == 4
+        x = rng.integers(-3, 4, (h, w, cin)) if small else rng.integers(-128, 128, (h, w, cin))
+        wt = rng.integers(-3, 4, (cout, kh, kw, cin)) if small else rng.integers(-127, 128, (cout, kh, kw, cin))
+        if i % 7 == 3:  # pruned channels: weights all zero, biases near 2**30, any shift
+            dead = rng.random(cout) < (1.0 if i % 21 == 3 else 0.5)
+            wt[dead] = 0
+            bias[dead] = rng.choice([-(2**30), 2**30, 2**30 - 64], int(dead.sum()))
+            shift[dead] = rng.integers(-31, 1, int(dead.sum()))
+        zx = [-128, 127, 0][i % 3] if i < 6 else int(rng.integers(-128, 128))
+        if small:
+            zx = int(rng.integers(-3, 4))
+        zy = int(rng.integers(-128, 128))
+        lo, hi = (-128, 127) if i % 2 else tuple(sorted(int(v) for v in rng.integers(-128, 128, 2)))
+        cases.append(dict(h=h, w=w, cin=cin, cout=cout, kh=kh, kw=kw, sh=sh, sw=sw, dh=dh, dw=dw, top=top,
+                          left=left, oh=oh, ow=ow, zx=zx, x=x, wt=wt, bias=bias, mult=mult, shift=shift, zy=zy,
+                          lo=lo, hi=hi))
+    return cases
+
+
+def _np_conv(c: Case) -> np.ndarray:
+    x, wt = c["x"], c["wt"]
+    assert isinstance(x, np.ndarray) and isinstance(wt, np.ndarray)
+    g = {k: int(c[k]) for k in ("h", "w", "kh", "kw", "oh", "ow", "sh", "sw", "dh", "dw", "top", "left", "zx")}  # type: ignore[call-overload]
+    acc = np.zeros((g["oh"], g["ow"], wt.shape[0]), np.int64)
+    for ry in range(g["kh"]):
+        for rx in range(g["kw"]):
+            iy = np.arange(g["oh"])[:, None] * g["sh"] - g["top"] + ry * g["dh"]
+            ix = np.arange(g["ow"])[None, :] * g["sw"] - g["left"] + rx * g["dw"]
+            inside = (iy >= 0) & (iy < g["h"]) & (ix >= 0) & (ix < g["w"])
+            taps = np.where(inside[..., None], x[np.clip(iy, 0, g["h"] - 1), np.clip(ix, 0, g["w"] - 1)], g["zx"])
+            acc += taps @ wt[:, ry, rx, :].T
+    return _np_requant(acc, c).reshape(-1)
+
+
+def _arr(ctype: str, name: str, a: np.ndarray) -> str:
+    return (f"static const {ctype} {name}[] __attribute__((aligned(16))) = "
+            f"{{{', '.join(str(int(v)) for v in a.reshape(-1))}}};")
+
+
+def _conv_program(cases: list[Case]) -> str:
+    lines = ["#include <stdio.h>", '#include "utvm/kernels_mve.h"']
+    calls = []
+    for i, c in enumerate(cases):
+        wt = c["wt"]
+        assert isinstance(wt, np.ndarray)
+        cin, cout = int(c["cin"]), int(c["cout"])  # type: ignore[call-overload]
+        direct = all(c[k] == 1 for k in ("kh", "kw", "sh", "sw")) and c["top"] == c["left"] == 0
+        sub = 16 // cin if direct and 16 % cin == 0 else 1
+        k = wt[0].size
+        kp = -(-k // 16) * 16
+        n = int(c["oh"]) * int(c["ow"]) * cout  # type: ignore[call-overload]
+        f = mve.conv42_filters(wt.reshape(cout, k), sub, tuple(np.asarray(c[n]) for n in ("bias", "mult", "shift")),
+                               (int(c["zy"]), int(c["lo"]), int(c["hi"])))  # type: ignore[call-overload]
+        lines += [_arr("int8_t", f"x{i}", c["x"]), _arr("int8_t", f"w{i}", f.data),  # type: ignore[arg-type]
+                  f"static int8_t y{i}[{n}];", f"static int8_t col{i}[{4 * kp}] __attribute__((aligned(16)));"]
+        geo = ", ".join(str(c[k]) for k in ("h", "w", "cin", "oh", "ow", "kh", "kw", "sh", "sw", "dh", "dw", "top",
+                                              "left"))
+        calls.append(f"  utvm_mve_conv42_s8(y{i}, (void*)x{i}, {geo}, (void*)w{i}, {f.nv}, {int(f.dead)}, {cout}, {sub}, "
+                     f"{c['zx']}, col{i}, {f.mode}, {c['zy']}, {c['lo']}, {c['hi']});\n"
+                     f"  for (int i = 0; i < {n}; ++i) printf(\"%d\\n\", y{i}[i]);")
+    return "\n".join([*lines, "int main(void) {", *calls, "  return 0;\n}\n"])
+
+
+def _check(stdout: str, want: list[np.ndarray]) -> None:
+    got = np.array([int(v) for v in stdout.split()])
+    ref = np.concatenate(want)
+    assert got.shape == ref.shape
+    bad = np.flatnonzero(got != ref)
+    assert bad.size == 0, f"{bad.size} outputs differ, first at {bad[:5]}: {got[bad[:5]]} != {ref[bad[:5]]}"
+
+
+def _run_host(tmp_path: Path, program: str) -> str:
+    if shutil.which("gcc") is None:
+        pytest.skip("no host gcc")
+    src = tmp_path / "k.c"
+    src.write_text(program)
+    exe = tmp_path / "k"
+    subprocess.run(["gcc", *STRICT, "-fsanitize=undefined", "-fno-sanitize-recover", f"-I{INCLUDE}", str(src),
+                    "-o", str(exe)], check=True)
+    return subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+
+
+def _run_m55(tmp_path: Path, program: str, opt: str) -> str:
+    src = tmp_path / "k.c"
+    src.write_text(program)
+    board = get_board("mps3/an547")
+    elf = qemu.build_firmware(board, [src], [INCLUDE], {}, tmp_path / "fw", ["-Wall", "-Wextra", "-Werror", opt])
+    run = qemu.run_firmware(board, elf, timeout_s=300)
+    assert run.exit_code == 0 and run.fault is None
+    return run.stdout
+
+
+def test_conv42_fallback_matches_numpy(tmp_path: Path) -> None:
+    cases = _conv_cases(1, 60)
+    _check(_run_host(tmp_path, _conv_program(cases)), [_np_conv(c) for c in cases])
+
+
+@pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+@pytest.mark.parametrize("opt", ["-O2", "-O0"])
+def test_conv42_vector_matches_numpy_on_cortex_m55(tmp_path: Path, opt: str) -> None:
+    # -O0: fewer cases (every call inlines the whole unoptimized helper)
+    cases = _conv_cases(2, 60) if opt == "-O2" else _conv_cases(3, 16)
+    _check(_run_m55(tmp_path, _conv_program(cases), opt), [_np_conv(c) for c in cases])
