@@ -12,12 +12,17 @@ MultiplyByQuantizedMultiplier per channel, output zero point, activation clamp).
   per-tensor and per-channel requantization (large biases, left shifts, zero shifts, only right
   shifts), pruned channels (weights all zero, biases near 2**30: a constant output), extreme zero
   points and activation ranges.
+- utvm_mve_dwg_s8 (3x3 depthwise): sizes from 1 x 2 to 13 x 13, strides 1 and 2, paddings 0..2
+  on each side, 8..48 channels, both orientations, tiles of 8 or 16 channels and of every
+  number of lines their gathers reach (passes overlapping at the end, groups overlapping at the
+  end of the lines, units padded), the same requantization variety.
 """
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -125,28 +130,37 @@ def _arr(ctype: str, name: str, a: np.ndarray) -> str:
             f"{{{', '.join(str(int(v)) for v in a.reshape(-1))}}};")
 
 
-def _conv_program(cases: list[Case]) -> str:
+def _program(cases: list[Case], one: Callable[[int, Case], tuple[list[str], str]]) -> str:
+    """C that runs the helper call of every case (``one``: its declarations and call, writing
+    y<i>) and prints its outputs, one per line."""
     lines = ["#include <stdio.h>", '#include "utvm/kernels_mve.h"']
     calls = []
     for i, c in enumerate(cases):
-        wt = c["wt"]
-        assert isinstance(wt, np.ndarray)
-        cin, cout = int(c["cin"]), int(c["cout"])  # type: ignore[call-overload]
-        direct = all(c[k] == 1 for k in ("kh", "kw", "sh", "sw")) and c["top"] == c["left"] == 0
-        sub = 16 // cin if direct and 16 % cin == 0 else 1
-        k = wt[0].size
-        kp = -(-k // 16) * 16
-        n = int(c["oh"]) * int(c["ow"]) * cout  # type: ignore[call-overload]
-        f = mve.conv42_filters(wt.reshape(cout, k), sub, tuple(np.asarray(c[n]) for n in ("bias", "mult", "shift")),
-                               (int(c["zy"]), int(c["lo"]), int(c["hi"])))  # type: ignore[call-overload]
-        lines += [_arr("int8_t", f"x{i}", c["x"]), _arr("int8_t", f"w{i}", f.data),  # type: ignore[arg-type]
-                  f"static int8_t y{i}[{n}];", f"static int8_t col{i}[{4 * kp}] __attribute__((aligned(16)));"]
-        geo = ", ".join(str(c[k]) for k in ("h", "w", "cin", "oh", "ow", "kh", "kw", "sh", "sw", "dh", "dw", "top",
-                                              "left"))
-        calls.append(f"  utvm_mve_conv42_s8(y{i}, (void*)x{i}, {geo}, (void*)w{i}, {f.nv}, {int(f.dead)}, {cout}, {sub}, "
-                     f"{c['zx']}, col{i}, {f.mode}, {c['zy']}, {c['lo']}, {c['hi']});\n"
-                     f"  for (int i = 0; i < {n}; ++i) printf(\"%d\\n\", y{i}[i]);")
+        decls, call = one(i, c)
+        n = int(c["oh"]) * int(c["ow"]) * int(c["cout"])  # type: ignore[call-overload]
+        lines += [*decls, f"static int8_t y{i}[{n}];"]
+        calls.append(f"  {call};\n  for (int i = 0; i < {n}; ++i) printf(\"%d\\n\", y{i}[i]);")
     return "\n".join([*lines, "int main(void) {", *calls, "  return 0;\n}\n"])
+
+
+def _conv_call(i: int, c: Case) -> tuple[list[str], str]:
+    wt = c["wt"]
+    assert isinstance(wt, np.ndarray)
+    cin, cout = int(c["cin"]), int(c["cout"])  # type: ignore[call-overload]
+    direct = all(c[k] == 1 for k in ("kh", "kw", "sh", "sw")) and c["top"] == c["left"] == 0
+    sub = 16 // cin if direct and 16 % cin == 0 else 1
+    k = wt[0].size
+    f = mve.conv42_filters(wt.reshape(cout, k), sub, tuple(np.asarray(c[n]) for n in ("bias", "mult", "shift")),
+                           (int(c["zy"]), int(c["lo"]), int(c["hi"])))  # type: ignore[call-overload]
+    decls = [_arr("int8_t", f"x{i}", c["x"]), _arr("int8_t", f"w{i}", f.data),  # type: ignore[arg-type]
+             f"static int8_t col{i}[{-(-k // 16) * 64}] __attribute__((aligned(16)));"]
+    geo = ", ".join(str(c[k]) for k in ("h", "w", "cin", "oh", "ow", "kh", "kw", "sh", "sw", "dh", "dw", "top", "left"))
+    return decls, (f"utvm_mve_conv42_s8(y{i}, (void*)x{i}, {geo}, (void*)w{i}, {f.nv}, {int(f.dead)}, {cout}, {sub}, "
+                   f"{c['zx']}, col{i}, {f.mode}, {c['zy']}, {c['lo']}, {c['hi']})")
+
+
+def _conv_program(cases: list[Case]) -> str:
+    return _program(cases, _conv_call)
 
 
 def _check(stdout: str, want: list[np.ndarray]) -> None:
@@ -178,14 +192,94 @@ def _run_m55(tmp_path: Path, program: str, opt: str) -> str:
     return run.stdout
 
 
-def test_conv42_fallback_matches_numpy(tmp_path: Path) -> None:
-    cases = _conv_cases(1, 60)
-    _check(_run_host(tmp_path, _conv_program(cases)), [_np_conv(c) for c in cases])
+# ---------------------------------------------------------------------------------------------
+# utvm_mve_dwg_s8
+# ---------------------------------------------------------------------------------------------
+
+
+def _dw_cases(seed: int, count: int) -> list[Case]:
+    rng = np.random.default_rng(seed)
+    cases: list[Case] = []
+    while len(cases) < count:
+        i = len(cases)
+        h, w = (int(v) for v in rng.integers(1, 14, 2))
+        sh, sw = (int(v) for v in rng.integers(1, 3, 2))
+        top, bottom, left, right = (int(v) for v in rng.integers(0, 3, 4))
+        oh = (h + top + bottom - 3) // sh + 1
+        ow = (w + left + right - 3) // sw + 1
+        vertical = bool(i % 2)
+        if oh < 1 or ow < 1 or (oh if vertical else ow) < 2:
+            continue
+        c = int(rng.choice([8, 16, 24, 32, 48]))
+        sc = sw if vertical else sh
+        cb = 16 if c % 16 == 0 and i % 4 == 0 else 8
+        lines = int(rng.integers(1, min(5 if sc == 1 else 3, ow if vertical else oh) + 1)) if cb == 8 else 1
+        bias, mult, shift = _requant(rng, i, c)
+        small = i % 5 == 4
+        x = rng.integers(-3, 4, (h, w, c)) if small else rng.integers(-128, 128, (h, w, c))
+        wt = rng.integers(-3, 4, (3, 3, c)) if small else rng.integers(-127, 128, (3, 3, c))
+        zx = [-128, 127, 0][i % 3] if i < 6 else int(rng.integers(-128, 128))
+        if small:
+            zx = int(rng.integers(-3, 4))
+        zy = int(rng.integers(-128, 128))
+        lo, hi = (-128, 127) if i % 3 else tuple(sorted(int(v) for v in rng.integers(-128, 128, 2)))
+        cases.append(dict(h=h, w=w, cin=c, cout=c, kh=3, kw=3, sh=sh, sw=sw, dh=1, dw=1, top=top, left=left, oh=oh,
+                          ow=ow, zx=zx, x=x, wt=wt, bias=bias, mult=mult, shift=shift, zy=zy, lo=lo, hi=hi,
+                          vertical=vertical, lines=lines, cb=cb))
+    return cases
+
+
+def _np_dw(c: Case) -> np.ndarray:
+    wt = c["wt"]
+    assert isinstance(wt, np.ndarray)
+    ch = wt.shape[-1]
+    # a depthwise layer as a convolution whose filter of channel o only has weights on channel o
+    full = np.zeros((ch, 3, 3, ch), np.int64)
+    full[np.arange(ch), :, :, np.arange(ch)] = wt.transpose(2, 0, 1)
+    return _np_conv({**c, "wt": full})
+
+
+def _dw_call(i: int, c: Case) -> tuple[list[str], str]:
+    wt = c["wt"]
+    assert isinstance(wt, np.ndarray)
+    ch = wt.shape[-1]
+    vertical, nl = bool(c["vertical"]), int(c["lines"])  # type: ignore[call-overload]
+    plan = mve.dwg_plan((int(c["oh"]), int(c["ow"])), ch, (int(c["sh"]), int(c["sw"])), vertical, nl,  # type: ignore[call-overload]
+                        int(c["cb"]))  # type: ignore[call-overload]
+    assert plan is not None
+    rec = mve.dwg_records(wt, vertical, tuple(np.asarray(c[n]) for n in ("bias", "mult", "shift")))  # type: ignore[arg-type]
+    right = int(np.all(np.asarray(c["shift"]) <= -1))
+    decls = [_arr("int8_t", f"x{i}", c["x"]), _arr("int8_t", f"w{i}", rec),  # type: ignore[arg-type]
+             f"static int8_t s{i}[{plan.scratch}] __attribute__((aligned(16)));"]
+    geo = ", ".join(str(c[k]) for k in ("h", "w", "cin", "oh", "ow", "sh", "sw", "top", "left"))
+    return decls, (f"utvm_mve_dwg_s8(y{i}, (void*)x{i}, {geo}, (void*)w{i}, {c['zx']}, {c['zy']}, {c['lo']}, "
+                   f"{c['hi']}, {right}, {int(vertical)}, {nl}, {plan.cb}, s{i})")
+
+
+def _dw_program(cases: list[Case]) -> str:
+    return _program(cases, _dw_call)
+
+
+#: per helper: the random cases (seed, count), the C program and the numpy reference of a case
+HELPERS: dict[str, tuple[Callable[[int, int], list[Case]], Callable[[list[Case]], str],
+                         Callable[[Case], np.ndarray]]] = {
+    "conv42": (_conv_cases, _conv_program, _np_conv),
+    "dwg": (_dw_cases, _dw_program, _np_dw),
+}
+
+
+@pytest.mark.parametrize("helper", sorted(HELPERS))
+def test_fallback_matches_numpy(tmp_path: Path, helper: str) -> None:
+    make, program, reference = HELPERS[helper]
+    cases = make(1, 60)
+    _check(_run_host(tmp_path, program(cases)), [reference(c) for c in cases])
 
 
 @pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
 @pytest.mark.parametrize("opt", ["-O2", "-O0"])
-def test_conv42_vector_matches_numpy_on_cortex_m55(tmp_path: Path, opt: str) -> None:
+@pytest.mark.parametrize("helper", sorted(HELPERS))
+def test_vector_matches_numpy_on_cortex_m55(tmp_path: Path, helper: str, opt: str) -> None:
+    make, program, reference = HELPERS[helper]
     # -O0: fewer cases (every call inlines the whole unoptimized helper)
-    cases = _conv_cases(2, 60) if opt == "-O2" else _conv_cases(3, 16)
-    _check(_run_m55(tmp_path, _conv_program(cases), opt), [_np_conv(c) for c in cases])
+    cases = make(2, 60) if opt == "-O2" else make(3, 16)
+    _check(_run_m55(tmp_path, program(cases), opt), [reference(c) for c in cases])

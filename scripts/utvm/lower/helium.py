@@ -26,7 +26,7 @@ from tvm import te, tirx
 from ..ir import Graph, Operator, Tensor
 from . import fixedpoint as fp
 from .kerneldef import KernelArg, KernelDef
-from .requant import effective_scales
+from .requant import activation_range_int8, effective_scales
 
 I32 = "int32"
 #: output pixels per utvm_mve_gemm_s8 call (one int32 vector of results per channel)
@@ -98,6 +98,43 @@ def requant_params(x: Tensor, w: Tensor, y: Tensor, b: Tensor | None, wsum: np.n
     if np.any(shifts > 30) or np.any(shifts < -31):
         return None
     return folded, np.broadcast_to(mults, (cout,)).copy(), np.broadcast_to(shifts, (cout,)).copy()
+
+
+@dataclass
+class Layer:
+    """An int8 layer the Helium kernels take: its tensors, the requantization per output channel
+    (folded biases, multipliers, shifts), the zero points and the activation range."""
+
+    x: Tensor
+    w: Tensor
+    y: Tensor
+    params: tuple[np.ndarray, np.ndarray, np.ndarray]
+    zx: int
+    zy: int
+    lo: int
+    hi: int
+
+    @property
+    def wdata(self) -> np.ndarray:
+        assert self.w.data is not None
+        return self.w.data
+
+
+def layer(g: Graph, op: Operator, sum_axes: tuple[int, ...]) -> Layer | None:
+    """The layer of a convolution operator (the filter summed over ``sum_axes`` per output
+    channel), None when the Helium kernels cannot take it."""
+    checked = quant_ok(g, op)
+    if checked is None:
+        return None
+    x, w, y, b = checked
+    assert w.data is not None and x.quant is not None and y.quant is not None
+    cout = y.shape[-1]
+    params = requant_params(x, w, y, b, w.data.astype(np.int64).sum(axis=sum_axes), cout)
+    if params is None:
+        return None
+    _, zx = x.quant.scalar()
+    ys, zy = y.quant.scalar()
+    return Layer(x, w, y, params, zx, zy, *activation_range_int8(op.attrs["activation"], ys, zy))
 
 
 def mve_requant(x: Tensor, w: Tensor, y: Tensor, b: Tensor | None, wsum: np.ndarray, cout: int,
@@ -201,3 +238,68 @@ def conv42_filters(wdata: np.ndarray, sub: int, params: tuple[np.ndarray, np.nda
         parts.append(np.clip(const, lo, hi).astype(np.int8))
     mode = C42_RIGHT if np.all(shifts[live] <= -1) else 0
     return Conv42Filters(np.ascontiguousarray(np.concatenate(parts)), int(owner.size), dead, mode)
+
+
+#: utvm_mve_dwg_s8: pixels per unit, bytes per channel record
+DWG_UNIT, DWG_RECORD = 12, 32
+
+
+@dataclass(frozen=True)
+class DwgPlan:
+    """How utvm_mve_dwg_s8 runs a 3x3 depthwise layer: lines along output columns (vertical) or
+    rows, `lines` lines per pass, cb channels per tile; the scratch it needs (tile and table) and
+    an estimate of its instructions."""
+
+    vertical: bool
+    lines: int
+    cb: int
+    scratch: int
+    cost: float
+
+
+def dwg_plan(out_hw: tuple[int, int], c: int, strides: tuple[int, int], vertical: bool, lines: int,
+             cb: int) -> DwgPlan | None:
+    """The geometry of utvm_mve_dwg_geo (kernels_mve.h), None when the gathers cannot reach the
+    taps ((4 * bw + 2) * cb > 255), with an estimate of its instructions: the tiles (about 2.5
+    instructions per position and channel block, 1.5 for 8 contiguous channels), per unit of
+    12 pixels 54 (3 pixels per gather) or 66, a setup per pass and channel."""
+    oh, ow = out_hw
+    length, nlines = (oh, ow) if vertical else (ow, oh)
+    sa, sc = (strides[0], strides[1]) if vertical else (strides[1], strides[0])
+    bw = (lines - 1) * sc + 3
+    if c % cb or (4 * bw + 2) * cb > 255 or lines > nlines:
+        return None
+    share = 3 if sa == 1 and length >= 3 else 2
+    la = (length - 1) * sa + 5
+    units = -(-lines * -(-length // share) * share // DWG_UNIT)
+    passes = -(-nlines // lines)
+    piece = 1.5 if cb == c == 8 and not vertical else 2.5
+    cost = passes * (c * (14 + (54 if share == 3 else 66) * units) + (c // cb) * (la * bw * piece + 10 * bw))
+    table = units * ((DWG_UNIT // share) * 4 + 48)
+    return DwgPlan(vertical, lines, cb, la * bw * cb + table, cost)
+
+
+def best_dwg_plan(out_hw: tuple[int, int], c: int, strides: tuple[int, int]) -> DwgPlan:
+    """The plan of least estimated cost over both orientations (lines of at least 2 pixels),
+    lines per pass and channel blocks."""
+    oh, ow = out_hw
+    plans = [dwg_plan(out_hw, c, strides, vertical, lines, cb)
+             for vertical in (False, True) if (oh if vertical else ow) >= 2
+             for lines in range(1, 8) for cb in (8, 16)]
+    return min((p for p in plans if p is not None), key=lambda p: p.cost)
+
+
+def dwg_records(wdata: np.ndarray, vertical: bool, params: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+    """The per-channel records of utvm_mve_dwg_s8: 6 zero bytes, the 3x3 weights along-major
+    (along tap * 3 + across tap), 7 zero bytes, the shift, a zero byte, the folded bias and the
+    multiplier (int32)."""
+    folded, mults, shifts = params
+    c = wdata.shape[-1]
+    taps = wdata.reshape(3, 3, c)  # ry, rx, channel
+    along_major = taps.transpose(0, 1, 2) if vertical else taps.transpose(1, 0, 2)
+    rec = np.zeros((c, DWG_RECORD), np.int8)
+    rec[:, 6:15] = along_major.reshape(9, c).T
+    rec[:, 22] = shifts.astype(np.int8)
+    words = np.stack([folded, mults], axis=1).astype(np.int32).view(np.int8)
+    rec[:, 24:32] = words
+    return rec.reshape(-1)

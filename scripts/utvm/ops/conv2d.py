@@ -27,7 +27,7 @@ from tvm import te, tirx
 from ..ir import Graph, Operator
 from ..lower import helium as mve
 from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, activation_range_int8, float_clamp, imm
+from ..lower.requant import I32, float_clamp, imm
 from ..lower.schedules import (
     CHANNEL_BLOCK,
     blocked_schedule,
@@ -582,11 +582,10 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     16-byte row)."""
     if not target.helium:
         return None
-    checked = mve.quant_ok(g, op)
-    if checked is None:
+    lay = mve.layer(g, op, (1, 2, 3))
+    if lay is None:
         return None
-    x, w, y, b = checked
-    assert w.data is not None and x.quant is not None and y.quant is not None
+    x, w, y = lay.x, lay.w, lay.y
     _, h, wd, cin = x.shape
     _, oh, ow, cout = y.shape
     if len(w.shape) != 4 or w.shape[0] != cout or w.shape[3] != cin:
@@ -596,16 +595,11 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     dh, dw = op.attrs["dilation"]
     top, left, _, _ = op.attrs["padding"]
     k = kh * kw * cin
-    params = mve.requant_params(x, w, y, b, w.data.astype(np.int64).sum(axis=(1, 2, 3)), cout)
-    if params is None:
-        return None
-    _, zx = x.quant.scalar()
-    ys, zy = y.quant.scalar()
-    lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
+    zx, zy, lo, hi = lay.zx, lay.zy, lay.lo, lay.hi
     direct = kh == kw == 1 and sh == sw == 1 and not any(op.attrs["padding"])
     sub = VECTOR_LANES // cin if direct and VECTOR_LANES % cin == 0 else 1
     kp = -(-k // VECTOR_LANES) * VECTOR_LANES
-    f = mve.conv42_filters(w.data.reshape(cout, k), sub, params, (zy, lo, hi))
+    f = mve.conv42_filters(lay.wdata.reshape(cout, k), sub, lay.params, (zy, lo, hi))
 
     X = te.placeholder(x.shape, "int8", name="x")
     args = [KernelArg(X, tensor=x.name),

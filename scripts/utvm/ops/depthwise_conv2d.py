@@ -6,7 +6,8 @@ int8, reference_ops::DepthwiseConv for float32); output channel o reads input ch
 o // depth_multiplier.
 
 Kernel variants, first that applies:
-- helium: 3x3 windows, multiplier 1, channels % 4 == 0 on Cortex-M52/M55/M85;
+- helium: 3x3 windows, multiplier 1, channels % 4 == 0 on Cortex-M52/M55/M85 (utvm_mve_dwg_s8 for
+  channels % 8 == 0 without dilation, else utvm_mve_dw3x3_row_s8);
 - dsp_dw4: multiplier 1, channels % 4 == 0: two taps per SMLAD, four channels per word;
 - generic: any multiplier, window, stride, dilation; int8 blocked by four channels, or float32.
 """
@@ -20,7 +21,7 @@ from ..ir import Graph, Operator
 from ..lower import fixedpoint as fp
 from ..lower import helium as mve
 from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, activation_range_int8, imm
+from ..lower.requant import I32, imm
 from ..lower.schedules import (
     CHANNEL_BLOCK,
     blocked_schedule,
@@ -227,29 +228,40 @@ def _depthwise_dw4(op: Operator, q: QuantConv, out_hw: tuple[int, int], y_name: 
 
 
 def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
-    """Helium 3x3 depthwise (multiplier 1, channels % 4 == 0): one utvm_mve_dw3x3_row_s8 call per
-    output row, four pixels x four channels per step, read in place."""
+    """Helium 3x3 depthwise (multiplier 1): utvm_mve_dwg_s8 (channels a multiple of 8, no
+    dilation: a gather per two or three output pixels and one VMLADAV per output), else
+    utvm_mve_dw3x3_row_s8 (channels a multiple of 4: four pixels x four channels per step)."""
     if not target.helium:
         return None
-    checked = mve.quant_ok(g, op)
-    if checked is None:
+    lay = mve.layer(g, op, (0, 1, 2))
+    if lay is None:
         return None
-    x, w, y, b = checked
-    assert w.data is not None and x.quant is not None and y.quant is not None
+    x, w, y = lay.x, lay.w, lay.y
     _, h, wd, c = x.shape
     _, oh, ow, cout = y.shape
     if (op.attrs.get("depth_multiplier", 1) != 1 or cout != c or c % 4 or len(w.shape) != 4
             or tuple(w.shape) != (1, 3, 3, c)):
         return None
     sh, sw = op.attrs["strides"]
-    dh, dw = op.attrs["dilation"]
     top, left, _, _ = op.attrs["padding"]
-    rq = mve.mve_requant(x, w, y, b, w.data.astype(np.int64).sum(axis=(0, 1, 2)), c)
-    if rq is None:
-        return None
-    _, zx = x.quant.scalar()
-    ys, zy = y.quant.scalar()
-    lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
+    if c % 8 == 0 and op.attrs["dilation"] == (1, 1) and max(oh, ow) >= 2:
+        plan = mve.best_dwg_plan((oh, ow), c, (sh, sw))
+        records = mve.dwg_records(lay.wdata, plan.vertical, lay.params)
+        right = int(np.all(lay.params[2] <= -1))
+        args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
+                KernelArg(te.placeholder(records.shape, "int8", name="w"), constant=records, role="w"),
+                KernelArg(te.placeholder((plan.scratch,), "int8", name="tiles"), role="tiles", scratch=True)]
+
+        def gather(ins, outs):  # type: ignore[no-untyped-def]
+            xb, wb, tiles = ins
+            return mve.call("utvm_mve_dwg_s8", outs[0].access_ptr("w"), xb.access_ptr("r"), h, wd, c, oh, ow, sh,
+                            sw, top, left, wb.access_ptr("r"), lay.zx, lay.zy, lay.lo, lay.hi, right,
+                            int(plan.vertical), plan.lines, plan.cb, tiles.access_ptr("w"))
+
+        return mve.extern(y, args, gather)
+    dh, dw = op.attrs["dilation"]
+    rq = mve.pack_requant(*lay.params)
+    zx, zy, lo, hi = lay.zx, lay.zy, lay.lo, lay.hi
 
     X = te.placeholder(x.shape, "int8", name="x")
     W = te.placeholder(w.shape, "int8", name="w")

@@ -1212,6 +1212,360 @@ __attribute__((always_inline)) static inline void utvm_mve_conv42_impl(int8_t* o
 #endif
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * 3x3 depthwise convolutions (depth multiplier 1) by gathers: utvm_mve_dwg_s8.
+ *
+ * One VMLADAV per output: its 16 lanes hold the window of one channel around two or three
+ * neighbouring output pixels of a "line" (an output row, or an output column when the layer is
+ * taller than wide), so that one gather load serves them, each pixel with its own filter
+ * vector (the 9 weights at its lanes, zeros elsewhere). A pass handles `lines` neighbouring
+ * lines for one block of cb channels (16 or 8): it copies the input they read into a "tile"
+ * (the zero point in the padding): along the lines la positions, across them bw positions
+ * (their windows), position (a, b) of channel j at (a * bw + b) * cb + j; the 15 taps of
+ * along positions a..a + 4 and across positions b..b + 2 are then within 255 bytes of the
+ * first ((4 * bw + 2) * cb <= 255), one gather with 8-bit offsets. Then, per channel, it runs
+ * through the pass's output pixels four at a time (one vector of four dot products,
+ * requantized together: VQRDMLAH onto the sign, VRSHL, and stored by one scatter) following a
+ * table built once per call in the scratch: the address of every gather and the output
+ * offsets of every vector. The lines are split into groups of `share` pixels (3 at stride 1,
+ * else 2; a last group overlapping the previous one when the line length is not a multiple),
+ * and the groups of a pass padded to whole units (12 pixels: 4 or 6 gathers, 3 vectors) by
+ * repeating the last group (the same values stored twice); the last pass overlaps the
+ * previous one when the lines are not a multiple.
+ * Filters and requantization: per channel a record of 32 bytes: 6 zero bytes, the 9 weights in
+ * the order of the lanes (along-major: (along tap) * 3 + (across tap)), 7 zero bytes, the
+ * shift (int8), a zero byte, the folded bias and the multiplier (int32): the filter vector of
+ * the pixel k of a group (k = 0, 1, 2) is the 16 bytes at 6 - 3 * stride * k.
+ * ------------------------------------------------------------------------------------------ */
+
+#define UTVM_MVE_DWG_RECORD 32
+#define UTVM_MVE_DWG_UNIT 12 /* pixels per unit */
+
+/* the geometry of a utvm_mve_dwg_s8 layer, along and across its lines */
+typedef struct {
+  int32_t c, cb, vertical, len, nlines, lines, share;
+  int32_t sa, sc, pa, pc, na, nc; /* strides, paddings before, input sizes along / across */
+  int32_t step_p, step_m;         /* output bytes per pixel along / per line */
+  int32_t la, bw, ta;             /* tile positions along, across; tile bytes per along position */
+  int32_t groups;                 /* groups per line */
+  int32_t units;                  /* units per pass */
+} utvm_mve_dwg_geo_t;
+
+static inline void utvm_mve_dwg_geo(utvm_mve_dwg_geo_t* g, int32_t h, int32_t w, int32_t c, int32_t oh, int32_t ow,
+                                    int32_t sh, int32_t sw, int32_t pad_top, int32_t pad_left, int32_t vertical,
+                                    int32_t lines, int32_t cb) {
+  g->c = c;
+  g->cb = cb;
+  g->vertical = vertical;
+  g->len = vertical ? oh : ow;
+  g->nlines = vertical ? ow : oh;
+  g->lines = lines;
+  g->sa = vertical ? sh : sw;
+  g->sc = vertical ? sw : sh;
+  g->pa = vertical ? pad_top : pad_left;
+  g->pc = vertical ? pad_left : pad_top;
+  g->na = vertical ? h : w;
+  g->nc = vertical ? w : h;
+  g->step_p = (vertical ? ow : 1) * c;
+  g->step_m = (vertical ? 1 : ow) * c;
+  g->share = g->sa == 1 && g->len >= 3 ? 3 : 2;
+  g->la = (g->len - 1) * g->sa + 3 + 2; /* + 2: the lanes past the last group's window */
+  g->bw = (lines - 1) * g->sc + 3;
+  g->ta = g->bw * cb;
+  g->groups = (g->len + g->share - 1) / g->share;
+  g->units = (lines * g->groups * g->share + UTVM_MVE_DWG_UNIT - 1) / UTVM_MVE_DWG_UNIT;
+}
+
+/* the first pixel of group i of a line (the last one overlaps its predecessor) */
+static inline int32_t utvm_mve_dwg_first(const utvm_mve_dwg_geo_t* g, int32_t i) {
+  int32_t p = i * g->share;
+  return p + g->share > g->len ? g->len - g->share : p;
+}
+
+/* the reference (plain C): one output */
+static inline int8_t utvm_mve_dwg_ref(const int8_t* x, const utvm_mve_dwg_geo_t* g, const int8_t* rec, int32_t ch,
+                                      int32_t m, int32_t p, int32_t zx, int32_t zy, int32_t lo, int32_t hi) {
+  int32_t acc = 0;
+  for (int32_t ta = 0; ta < 3; ++ta) {
+    for (int32_t tc = 0; tc < 3; ++tc) {
+      int32_t ia = p * g->sa - g->pa + ta, ic = m * g->sc - g->pc + tc;
+      int32_t in = ia >= 0 && ia < g->na && ic >= 0 && ic < g->nc;
+      int32_t iy = g->vertical ? ia : ic, ix = g->vertical ? ic : ia; /* row, column */
+      int32_t wdt = g->vertical ? g->nc : g->na;
+      acc += (in ? x[(iy * wdt + ix) * g->c + ch] : zx) * rec[6 + ta * 3 + tc];
+    }
+  }
+  const int32_t* words = (const int32_t*)(const void*)(rec + 24);
+  return utvm_mve_clamp_s8(utvm_mve_mbqm(acc + words[0], words[1], rec[22]) + zy, lo, hi);
+}
+
+#ifdef UTVM_MVE_VECTOR
+/* n pieces of cb bytes (8 or 16) from src (step bytes apart) to dst (dstep bytes apart) */
+__attribute__((always_inline)) static inline void utvm_mve_dwg_pieces(int8_t* dst, int32_t dstep,
+                                                                      const int8_t* src, int32_t step, int32_t n,
+                                                                      int32_t cb) {
+  if (cb == 16) {
+    for (int32_t i = 0; i < n; ++i, src += step, dst += dstep) vstrbq_s8(dst, vldrbq_s8(src));
+  } else if (step == 8) { /* contiguous: two pieces per load, stored by one scatter */
+    uint8x16_t lane = vidupq_n_u8(0, 1);
+    uint8x16_t sc = vaddq_u8(vandq_u8(lane, vdupq_n_u8(7)), vmulq_n_u8(vshrq_n_u8(lane, 3), (uint8_t)dstep));
+    for (; n >= 2; n -= 2, src += 16, dst += 2 * dstep) vstrbq_scatter_offset_s8(dst, sc, vldrbq_s8(src));
+    if (n) vstrbq_p_s8(dst, vldrbq_z_s8(src, vctp8q(8)), vctp8q(8));
+  } else {
+    for (int32_t i = 0; i < n; ++i, src += step, dst += dstep) {
+      uint64_t v;
+      __builtin_memcpy(&v, src, 8);
+      __builtin_memcpy(dst, &v, 8);
+    }
+  }
+}
+
+/* n pieces of cb bytes of the zero point to dst (dstep bytes apart) */
+__attribute__((always_inline)) static inline void utvm_mve_dwg_fill(int8_t* dst, int32_t dstep, int32_t n,
+                                                                    int32_t cb, int8x16_t zv) {
+  mve_pred16_t pb = vctp8q((uint32_t)cb);
+  for (int32_t i = 0; i < n; ++i, dst += dstep) vstrbq_p_s8(dst, zv, pb);
+}
+
+/* the tile of lines m0..m0 + lines - 1, channels cb0..cb0 + cb - 1 */
+__attribute__((always_inline)) static inline void utvm_mve_dwg_tile(int8_t* tile, const int8_t* x,
+                                                                    const utvm_mve_dwg_geo_t* g, int32_t m0,
+                                                                    int32_t cb0, int8x16_t zv) {
+  int32_t wdt = g->vertical ? g->nc : g->na; /* input columns */
+  int32_t along = (g->vertical ? wdt : 1) * g->c, across = (g->vertical ? 1 : wdt) * g->c;
+  /* the along positions inside the input: [a0, a1) */
+  int32_t a0 = g->pa < g->la ? g->pa : g->la;
+  int32_t a1 = g->pa + g->na < g->la ? g->pa + g->na : g->la;
+  for (int32_t b = 0; b < g->bw; ++b) {
+    int32_t ic = m0 * g->sc - g->pc + b;
+    int8_t* d = tile + b * g->cb;
+    if (ic < 0 || ic >= g->nc) {
+      utvm_mve_dwg_fill(d, g->ta, g->la, g->cb, zv);
+      continue;
+    }
+    utvm_mve_dwg_fill(d, g->ta, a0, g->cb, zv);
+    utvm_mve_dwg_pieces(d + a0 * g->ta, g->ta, x + ic * across + cb0, along, a1 - a0, g->cb);
+    utvm_mve_dwg_fill(d + a1 * g->ta, g->ta, g->la - a1, g->cb, zv);
+  }
+}
+
+/* the table of a pass, in the order the loops read it: per unit and vector (four pixels), the
+ * addresses of the gathers it completes (of channel 0; int32) then its output offsets (from the
+ * pass's output at channel 0, in the lane order of utvm_mve_lanes4; 16 bytes) */
+__attribute__((always_inline)) static inline void utvm_mve_dwg_table(int8_t* table, const int8_t* tile,
+                                                                     const utvm_mve_dwg_geo_t* g) {
+  int32_t total = g->units * UTVM_MVE_DWG_UNIT;
+  int32_t m = 0, i = 0, slots = 0, off[4];
+  int8_t* t = table;
+  for (int32_t s = 0; s < total; s += g->share) {
+    int32_t first = utvm_mve_dwg_first(g, i);
+    *(int32_t*)(void*)t = (int32_t)(intptr_t)(tile + first * g->sa * g->ta + m * g->sc * g->cb);
+    t += 4;
+    for (int32_t j = 0; j < g->share; ++j) {
+      off[slots++] = m * g->step_m + (first + j) * g->step_p;
+      if (slots == 4) { /* a vector complete: its offsets */
+        *(uint32x4_t*)(void*)t = vreinterpretq_u32_s32(utvm_mve_lanes4(off[0], off[1], off[2], off[3]));
+        t += 16;
+        slots = 0;
+      }
+    }
+    /* the next group (the sequence padded by repeating the last group) */
+    if (m + 1 < g->lines || i + 1 < g->groups) {
+      if (++i == g->groups) {
+        i = 0;
+        ++m;
+      }
+    }
+  }
+}
+
+/* one channel of a pass, three pixels per gather (stride 1 along), lo = -128 and hi = 127 (the
+ * clamp is the saturation to int8): per unit 4 gathers, 12 VMLADAV, 3 requantized vectors */
+__attribute__((always_inline)) static inline void utvm_mve_dwg_run3(int8_t* ob, const int8_t* tbl, int32_t units,
+                                                                    const int8_t* rec, uint8x16_t offc,
+                                                                    int32x4_t zyv) {
+#ifdef __OPTIMIZE__ /* the asm loops only when optimizing: without, the C loop runs */
+  const int32_t* words = (const int32_t*)(const void*)(rec + 24);
+  int32_t bias = words[0], mult = words[1], shift = rec[22];
+  int8x16_t w0 = vldrbq_s8(rec + 6), w1 = vldrbq_s8(rec + 3), w2 = vldrbq_s8(rec);
+  int32_t a0, a1, a2, a3, b0, b1, gb;
+  register int32_t n __asm__("lr") = units; /* the loop counter of LE */
+  int8x16_t d;
+  int32x4_t v;
+#define UTVM_MVE_DWG_REQ(A, B, C, D)                                                               \
+  UTVM_MVE_LANES4("%q[v]", A, B, C, D)                                                             \
+  "vadd.i32 %q[v], %q[v], %[bias]\n\t"                                                            \
+  "vshr.s32 %q[d], %q[v], #31\n\t"                                                                 \
+  "vqrdmlah.s32 %q[d], %q[v], %[mult]\n\t"                                                         \
+  "vldrw.32 %q[v], [%[tbl]], #16\n\t"                                                              \
+  "vrshl.s32 %q[d], %[shift]\n\t"                                                                  \
+  "vadd.i32 %q[d], %q[d], %q[zy]\n\t"                                                              \
+  "vqmovnb.s32 %q[d], %q[d]\n\t"                                                                   \
+  "vqmovnb.s16 %q[d], %q[d]\n\t"                                                                   \
+  "vstrb.32 %q[d], [%[ob], %q[v]]\n\t"
+#define UTVM_MVE_DWG_G3(A, B, C)                                                                   \
+  "ldr %[gb], [%[tbl]], #4\n\t"                                                                    \
+  "vldrb.u8 %q[d], [%[gb], %q[off]]\n\t"                                                           \
+  "vmladav.s8 " A ", %q[d], %q[w0]\n\t"                                                            \
+  "vmladav.s8 " B ", %q[d], %q[w1]\n\t"                                                            \
+  "vmladav.s8 " C ", %q[d], %q[w2]\n\t"
+  __asm__ volatile(
+      "dls lr, %[n]\n"
+      "1:\n\t"
+      UTVM_MVE_DWG_G3("%[a0]", "%[a1]", "%[a2]")
+      UTVM_MVE_DWG_G3("%[a3]", "%[b0]", "%[b1]")
+      UTVM_MVE_DWG_REQ("%[a0]", "%[a1]", "%[a2]", "%[a3]")
+      UTVM_MVE_DWG_G3("%[a0]", "%[a1]", "%[a2]")
+      UTVM_MVE_DWG_REQ("%[b0]", "%[b1]", "%[a0]", "%[a1]")
+      UTVM_MVE_DWG_G3("%[a3]", "%[b0]", "%[b1]")
+      UTVM_MVE_DWG_REQ("%[a2]", "%[a3]", "%[b0]", "%[b1]")
+      "le lr, 1b"
+      : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [b0] "=&Te"(b0), [b1] "=&Te"(b1),
+        [gb] "=&r"(gb), [tbl] "+r"(tbl), [n] "+r"(n), [d] "=&w"(d), [v] "=&w"(v)
+      : [ob] "r"(ob), [bias] "r"(bias), [mult] "r"(mult), [shift] "r"(shift), [off] "w"(offc), [w0] "w"(w0),
+        [w1] "w"(w1), [w2] "w"(w2), [zy] "w"(zyv)
+      : "memory");
+  (void)a0, (void)a1, (void)a2, (void)a3, (void)b0, (void)b1, (void)gb, (void)d, (void)v;
+#else
+  (void)ob, (void)tbl, (void)units, (void)rec, (void)offc, (void)zyv;
+#endif
+}
+
+/* one channel of a pass, two pixels per gather, any clamp: per unit 6 gathers, 12 VMLADAV, 3
+ * requantized vectors */
+__attribute__((always_inline)) static inline void utvm_mve_dwg_run2(int8_t* ob, const int8_t* tbl, int32_t units,
+                                                                    const int8_t* rec, int32_t sa, uint8x16_t offc,
+                                                                    int32_t zy, int32x4_t lo, int32x4_t hi) {
+#ifdef __OPTIMIZE__
+  const int32_t* words = (const int32_t*)(const void*)(rec + 24);
+  int32_t bias = words[0], mult = words[1], shift = rec[22];
+  int8x16_t w0 = vldrbq_s8(rec + 6), w1 = vldrbq_s8(rec + 6 - 3 * sa);
+  int32_t a0, a1, a2, a3, gb;
+  register int32_t n __asm__("lr") = units; /* the loop counter of LE */
+  int8x16_t d;
+  int32x4_t v;
+#define UTVM_MVE_DWG_G2(A, B)                                                                      \
+  "ldr %[gb], [%[tbl]], #4\n\t"                                                                    \
+  "vldrb.u8 %q[d], [%[gb], %q[off]]\n\t"                                                           \
+  "vmladav.s8 " A ", %q[d], %q[w0]\n\t"                                                            \
+  "vmladav.s8 " B ", %q[d], %q[w1]\n\t"
+#define UTVM_MVE_DWG_VEC2                                                                          \
+  UTVM_MVE_DWG_G2("%[a0]", "%[a1]")                                                                \
+  UTVM_MVE_DWG_G2("%[a2]", "%[a3]")                                                                \
+  UTVM_MVE_LANES4("%q[v]", "%[a0]", "%[a1]", "%[a2]", "%[a3]")                                      \
+  "vadd.i32 %q[v], %q[v], %[bias]\n\t"                                                            \
+  "vshr.s32 %q[d], %q[v], #31\n\t"                                                                 \
+  "vqrdmlah.s32 %q[d], %q[v], %[mult]\n\t"                                                         \
+  "vldrw.32 %q[v], [%[tbl]], #16\n\t"                                                              \
+  "vrshl.s32 %q[d], %[shift]\n\t"                                                                  \
+  "vadd.i32 %q[d], %q[d], %[zy]\n\t"                                                               \
+  "vmax.s32 %q[d], %q[d], %q[lo]\n\t"                                                              \
+  "vmin.s32 %q[d], %q[d], %q[hi]\n\t"                                                              \
+  "vstrb.32 %q[d], [%[ob], %q[v]]\n\t"
+  __asm__ volatile("dls lr, %[n]\n1:\n\t" UTVM_MVE_DWG_VEC2 UTVM_MVE_DWG_VEC2 UTVM_MVE_DWG_VEC2 "le lr, 1b"
+                   : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [gb] "=&r"(gb),
+                     [tbl] "+r"(tbl), [n] "+r"(n), [d] "=&w"(d), [v] "=&w"(v)
+                   : [ob] "r"(ob), [bias] "r"(bias), [mult] "r"(mult), [shift] "r"(shift), [zy] "r"(zy),
+                     [off] "w"(offc), [w0] "w"(w0), [w1] "w"(w1), [lo] "w"(lo), [hi] "w"(hi)
+                   : "memory");
+  (void)a0, (void)a1, (void)a2, (void)a3, (void)gb, (void)d, (void)v;
+#else
+  (void)ob, (void)tbl, (void)units, (void)rec, (void)sa, (void)offc, (void)zy, (void)lo, (void)hi;
+#endif
+}
+
+/* one channel of a pass (C): the same table, any share and clamp */
+__attribute__((always_inline)) static inline void utvm_mve_dwg_runc(int8_t* ob, const int8_t* tbl, int32_t units,
+                                                                    const int8_t* rec, int32_t sa, int32_t share,
+                                                                    uint8x16_t offc, int32_t zy, int32x4_t lo,
+                                                                    int32x4_t hi) {
+  const int32_t* words = (const int32_t*)(const void*)(rec + 24);
+  int32_t bias = words[0], mult = words[1], shift = rec[22];
+  int8x16_t wk[3] = {vldrbq_s8(rec + 6), vldrbq_s8(rec + 6 - 3 * sa), vldrbq_s8(rec + 6 - 6 * sa)};
+  int32_t acc[4], slots = 0;
+  for (int32_t s = 0; s < units * UTVM_MVE_DWG_UNIT; s += share) {
+    const int8_t* gb = (const int8_t*)(intptr_t) * (const int32_t*)(const void*)tbl;
+    tbl += 4;
+    uint8x16_t d = vldrbq_gather_offset_u8((const uint8_t*)gb, offc);
+    for (int32_t k = 0; k < share; ++k) {
+      acc[slots++] = vmladavq_s8(vreinterpretq_s8_u8(d), wk[k]);
+      if (slots == 4) {
+        uint32x4_t offs = vldrwq_u32((const uint32_t*)(const void*)tbl);
+        tbl += 16;
+        slots = 0;
+        utvm_mve_rq_scatter(ob, offs, utvm_mve_lanes4(acc[0], acc[1], acc[2], acc[3]), bias, mult, shift, 0, 0, zy,
+                            lo, hi);
+      }
+    }
+  }
+}
+#endif
+
+/* Depthwise 3 x 3 convolution (multiplier 1), the whole layer:
+ *   out[(oy * ow + ox) * c + ch] = requant(sum_{ry, rx} x[oy * sh - pad_top + ry][ox * sw - pad_left + rx][ch]
+ *                                          * w[ry][rx][ch], ch)
+ * (taps outside the input: the zero point zx); wt: the records above (right: every shift a right
+ * shift); orientation `vertical`:
+ * lines are output columns); `lines` lines per pass (at most the number of lines), cb channels
+ * per tile (8 or 16, dividing c; (4 * bw + 2) * cb <= 255); scratch: the tile, la * bw * cb
+ * bytes, and the table. */
+__attribute__((always_inline)) static inline void utvm_mve_dwg_impl(int8_t* out, const int8_t* x, int32_t h, int32_t w,
+                                                                    int32_t c, int32_t oh, int32_t ow, int32_t sh,
+                                                                    int32_t sw, int32_t pad_top, int32_t pad_left,
+                                                                    const int8_t* wt, int32_t zx, int32_t zy,
+                                                                    int32_t lo, int32_t hi, int32_t right,
+                                                                    int32_t vertical, int32_t lines, int32_t cb,
+                                                                    int8_t* scratch) {
+  utvm_mve_dwg_geo_t g;
+  utvm_mve_dwg_geo(&g, h, w, c, oh, ow, sh, sw, pad_top, pad_left, vertical, lines, cb);
+#ifdef UTVM_MVE_VECTOR
+  int8_t* tile = scratch;
+  int8_t* table = scratch + g.la * g.ta;
+  int8x16_t zv = vdupq_n_s8((int8_t)zx);
+  int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi), zyv = vdupq_n_s32(zy);
+  /* the lanes: taps (along i / 3, across i % 3), i < 15; lane 15 a copy of lane 14 (weight 0) */
+  static const uint8_t lane_along[16] = {0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 4};
+  static const uint8_t lane_across[16] = {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 2};
+  uint8x16_t off = vaddq_u8(vmulq_n_u8(vld1q_u8(lane_along), (uint8_t)g.ta),
+                            vmulq_n_u8(vld1q_u8(lane_across), (uint8_t)cb));
+  /* the asm loops: right shifts only (VQRDMLAH onto the sign); not without optimization (the C
+   * loop is then the one tested) */
+  int32_t fast = UTVM_MVE_CONSTANT(right) && right;
+  int32_t fast3 = fast && lo == -128 && hi == 127 && g.share == 3;
+  int32_t fast2 = fast && g.share == 2;
+  utvm_mve_dwg_table(table, tile, &g);
+  for (int32_t m0 = 0; m0 < g.nlines; m0 += lines) {
+    int32_t mm = m0 + lines > g.nlines ? g.nlines - lines : m0; /* the last pass: the last lines */
+    int8_t* ob = out + mm * g.step_m;
+    for (int32_t cb0 = 0; cb0 < c; cb0 += cb) {
+      utvm_mve_dwg_tile(tile, x, &g, mm, cb0, zv);
+      for (int32_t j = 0; j < cb; ++j) {
+        const int8_t* rec = wt + (cb0 + j) * UTVM_MVE_DWG_RECORD;
+        uint8x16_t offc = vaddq_n_u8(off, (uint8_t)j);
+        if (fast3) {
+          utvm_mve_dwg_run3(ob + cb0 + j, table, g.units, rec, offc, zyv);
+        } else if (fast2) {
+          utvm_mve_dwg_run2(ob + cb0 + j, table, g.units, rec, g.sa, offc, zy, vlo, vhi);
+        } else {
+          utvm_mve_dwg_runc(ob + cb0 + j, table, g.units, rec, g.sa, g.share, offc, zy, vlo, vhi);
+        }
+      }
+    }
+  }
+#else
+  (void)scratch, (void)right;
+  for (int32_t m = 0; m < g.nlines; ++m) {
+    for (int32_t p = 0; p < g.len; ++p) {
+      for (int32_t ch = 0; ch < c; ++ch) {
+        out[m * g.step_m + p * g.step_p + ch] =
+            utvm_mve_dwg_ref(x, &g, wt + ch * UTVM_MVE_DWG_RECORD, ch, m, p, zx, zy, lo, hi);
+      }
+    }
+  }
+#endif
+}
+
+
 /* The entry points the generated kernels call: TVM declares them as int32_t functions of
  * void* and int32_t arguments, so they are defined with exactly these types. The
  * requantization arguments (see above): bias, mult, shift, m0, s0, mode, zy, lo, hi. */
@@ -1274,6 +1628,17 @@ __attribute__((always_inline)) static inline int32_t utvm_mve_conv42_s8(void* ou
                                                                         int32_t hi) {
   utvm_mve_conv42_impl((int8_t*)out, (const int8_t*)x, h, w, cin, oh, ow, kh, kw, sh, sw, dh, dw, pad_top, pad_left,
                        (const int8_t*)wt, nv, dead, cout, sub, zx, (int8_t*)col, mode, zy, lo, hi);
+  return 0;
+}
+
+__attribute__((always_inline)) static inline int32_t utvm_mve_dwg_s8(void* out, void* x, int32_t h, int32_t w,
+                                                                     int32_t c, int32_t oh, int32_t ow, int32_t sh,
+                                                                     int32_t sw, int32_t pad_top, int32_t pad_left,
+                                                                     void* wt, int32_t zx, int32_t zy, int32_t lo,
+                                                                     int32_t hi, int32_t right, int32_t vertical,
+                                                                     int32_t lines, int32_t cb, void* scratch) {
+  utvm_mve_dwg_impl((int8_t*)out, (const int8_t*)x, h, w, c, oh, ow, sh, sw, pad_top, pad_left, (const int8_t*)wt, zx,
+                    zy, lo, hi, right, vertical, lines, cb, (int8_t*)scratch);
   return 0;
 }
 
