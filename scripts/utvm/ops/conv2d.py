@@ -594,23 +594,20 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     sh, sw = op.attrs["strides"]
     dh, dw = op.attrs["dilation"]
     top, left, _, _ = op.attrs["padding"]
-    k = kh * kw * cin
     zx, zy, lo, hi = lay.zx, lay.zy, lay.lo, lay.hi
-    direct = kh == kw == 1 and sh == sw == 1 and not any(op.attrs["padding"])
-    sub = VECTOR_LANES // cin if direct and VECTOR_LANES % cin == 0 else 1
-    kp = -(-k // VECTOR_LANES) * VECTOR_LANES
-    f = mve.conv42_filters(lay.wdata.reshape(cout, k), sub, lay.params, (zy, lo, hi))
+    plan = mve.conv42_plan((oh, ow), (kh, kw), cin, (sh, sw), (dh, dw), op.attrs["padding"])
+    f = mve.conv42_filters(plan.taps(lay.wdata), plan.sub, lay.params, (zy, lo, hi))
 
     X = te.placeholder(x.shape, "int8", name="x")
     args = [KernelArg(X, tensor=x.name),
             KernelArg(te.placeholder(f.data.shape, "int8", name="w"), constant=f.data, role="w"),
-            KernelArg(te.placeholder((mve.PIXELS * kp,), "int8", name="col"), role="col", scratch=True)]
+            KernelArg(te.placeholder((plan.scratch,), "int8", name="col"), role="col", scratch=True)]
 
     def body(ins, outs):  # type: ignore[no-untyped-def]
         xb, wb, col = ins
         return mve.call("utvm_mve_conv42_s8", outs[0].access_ptr("w"), xb.access_ptr("r"), h, wd, cin, oh, ow,
-                        kh, kw, sh, sw, dh, dw, top, left, wb.access_ptr("r"), f.nv, int(f.dead), cout, sub, zx,
-                        col.access_ptr("w"), f.mode, zy, lo, hi)
+                        kh, kw, sh, sw, dh, dw, top, left, wb.access_ptr("r"), f.nv, int(f.dead), cout, plan.sub,
+                        plan.band, zx, col.access_ptr("w"), f.mode, zy, lo, hi)
 
     return mve.extern(y, args, body)
 

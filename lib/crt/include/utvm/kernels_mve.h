@@ -907,15 +907,16 @@ static inline int32_t utvm_mve_c42_rec(const int8_t* pair, int32_t steps, int32_
 
 #ifdef UTVM_MVE_VECTOR
 /* One step of a block: a0..a3 (filter vector 0) and b0..b3 (vector 1) of rows 0..3 (MAC:
- * vmladav for the first step, vmladava after it); the filter and row pointers advance by 32
- * and 64 bytes. */
+ * vmladav for the first step, vmladava after it); rows r1, r2, r3 bytes after row 0 (16, 32, 48
+ * in a group), the row pointer advancing by ss bytes per step (64 in a group), the filter
+ * pointer by 32. */
 #define UTVM_MVE_MAC42_INS(MAC)                                                                    \
   "vldrb.8 %q[w0], [%[wp]], #32\n\t"                                                               \
   "vldrb.8 %q[w1], [%[wp], #-16]\n\t"                                                              \
-  "vldrb.8 %q[x0], [%[dp], #16]\n\t" MAC " %[a1], %q[x0], %q[w0]\n\t" MAC " %[b1], %q[x0], %q[w1]\n\t" \
-  "vldrb.8 %q[x1], [%[dp], #32]\n\t" MAC " %[a2], %q[x1], %q[w0]\n\t" MAC " %[b2], %q[x1], %q[w1]\n\t" \
-  "vldrb.8 %q[x0], [%[dp], #48]\n\t" MAC " %[a3], %q[x0], %q[w0]\n\t" MAC " %[b3], %q[x0], %q[w1]\n\t" \
-  "vldrb.8 %q[x1], [%[dp]], #64\n\t" MAC " %[a0], %q[x1], %q[w0]\n\t" MAC " %[b0], %q[x1], %q[w1]\n\t"
+  "vldrb.8 %q[x0], [%[dp], %[r1]]\n\t" MAC " %[a1], %q[x0], %q[w0]\n\t" MAC " %[b1], %q[x0], %q[w1]\n\t" \
+  "vldrb.8 %q[x1], [%[dp], %[r2]]\n\t" MAC " %[a2], %q[x1], %q[w0]\n\t" MAC " %[b2], %q[x1], %q[w1]\n\t" \
+  "vldrb.8 %q[x0], [%[dp], %[r3]]\n\t" MAC " %[a3], %q[x0], %q[w0]\n\t" MAC " %[b3], %q[x0], %q[w1]\n\t" \
+  "vldrb.8 %q[x1], [%[dp]], %[ss]\n\t" MAC " %[a0], %q[x1], %q[w0]\n\t" MAC " %[b0], %q[x1], %q[w1]\n\t"
 /* all the steps of a block: unrolled (the step count a constant: the first, an odd one, then
  * pairs, up to 6 pairs unrolled, more as a loop counting n down) */
 #define UTVM_MVE_MAC42_ALL                                                                         \
@@ -970,20 +971,22 @@ __attribute__((always_inline)) static inline void utvm_mve_rq_scatter(int8_t* ds
   }
 }
 
-/* The blocks of one group (C): rows at rows, np pixels (np < 4 * sub: a partial group, the
- * lanes of the missing rows not stored), the nv filter vectors; the group's pixel 0 is out. */
-__attribute__((always_inline)) static inline void utvm_mve_group42(int8_t* out, const int8_t* rows, int32_t np,
-                                                                   const int8_t* wt, int32_t steps, int32_t nv,
-                                                                   int32_t sub, int32_t cout, int32_t mode,
-                                                                   uint32x4_t offs, uint32x4_t rowi, int32_t zy,
-                                                                   int32x4_t lo, int32x4_t hi) {
+/* The blocks of one group (C): rows at rows, rows + rs, ..., step s of a row ss * s bytes after
+ * its start; np pixels (np < 4 * sub: a partial group, the lanes of the missing rows not stored),
+ * the nv filter vectors; the group's pixel 0 is out. */
+__attribute__((always_inline)) static inline void utvm_mve_group42(int8_t* out, const int8_t* rows, int32_t rs,
+                                                                   int32_t ss, int32_t np, const int8_t* wt,
+                                                                   int32_t steps, int32_t nv, int32_t sub,
+                                                                   int32_t cout, int32_t mode, uint32x4_t offs,
+                                                                   uint32x4_t rowi, int32_t zy, int32x4_t lo,
+                                                                   int32x4_t hi) {
   int32_t part = np < 4 * sub;
   for (int32_t v = 0; v < nv; v += 2, wt += utvm_mve_c42_pair_bytes(steps)) {
     int32_t acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (int32_t s = 0; s < steps; ++s) {
       int8x16_t w0 = vldrbq_s8(wt + s * 32), w1 = vldrbq_s8(wt + s * 32 + 16);
       for (int32_t r = 0; r < 4; ++r) {
-        int8x16_t xv = vldrbq_s8(rows + s * 64 + r * 16);
+        int8x16_t xv = vldrbq_s8(rows + s * ss + r * rs);
         acc[r] = vmladavaq_s8(acc[r], xv, w0);
         acc[4 + r] = vmladavaq_s8(acc[4 + r], xv, w1);
       }
@@ -1001,9 +1004,10 @@ __attribute__((always_inline)) static inline void utvm_mve_group42(int8_t* out, 
   }
 }
 
-/* The blocks of one whole group (4 * sub pixels, rows at rows; the group's pixel 0 is out) in
- * one asm statement: the step count a constant, right shifts only. */
+/* The blocks of one whole group (4 * sub pixels, rows as in utvm_mve_group42; the group's pixel
+ * 0 is out) in one asm statement: the step count and strides constants, right shifts only. */
 __attribute__((always_inline)) static inline void utvm_mve_group42_asm(int8_t* out, const int8_t* rows,
+                                                                       int32_t rs, int32_t ss,
                                                                        const int8_t* wt, int32_t steps,
                                                                        int32_t nv, uint32x4_t offs,
                                                                        int32x4_t zyv, int32x4_t lo,
@@ -1045,13 +1049,15 @@ __attribute__((always_inline)) static inline void utvm_mve_group42_asm(int8_t* o
           "cmp %[wp], %[a0]\n\t"
           "bne 1b"
           : UTVM_MVE_MAC42_OUTPUTS
-          : [odd] "i"((steps - 1) & 1), [n2] "i"((steps - 1) >> 1), [back] "i"(steps * 64), [end] "m"(end),
+          : [odd] "i"((steps - 1) & 1), [n2] "i"((steps - 1) >> 1), [back] "i"(steps * ss), [end] "m"(end),
+            [r1] "i"(rs), [r2] "i"(2 * rs), [r3] "i"(3 * rs), [ss] "i"(ss),
             [offs] "w"(vaddq_n_u32(offs, (uint32_t)out)), [zy] "w"(zyv), [lo] "w"(lo), [hi] "w"(hi)
           : "cc", "memory");
   (void)a0, (void)a1, (void)a2, (void)a3, (void)b0, (void)b1, (void)b2, (void)b3, (void)n;
   (void)w0, (void)w1, (void)x0, (void)x1, (void)wp, (void)dp;
 #else
-  (void)out, (void)rows, (void)wt, (void)steps, (void)nv, (void)offs, (void)zyv, (void)lo, (void)hi;
+  (void)out, (void)rows, (void)rs, (void)ss, (void)wt, (void)steps, (void)nv, (void)offs, (void)zyv, (void)lo,
+      (void)hi;
 #endif
 }
 
@@ -1122,6 +1128,89 @@ __attribute__((always_inline)) static inline void utvm_mve_pack_patch(int8_t* co
     }
   }
 }
+
+/* the scatter offsets of utvm_mve_band_pieces: lane l to piece l / cin, byte l % cin */
+__attribute__((always_inline)) static inline uint8x16_t utvm_mve_band_off(int32_t cin, int32_t dstep) {
+  uint8x16_t lane = vidupq_n_u8(0, 1);
+  uint8x16_t piece = vdupq_n_u8(0), within = lane;
+  for (int32_t i = 1; i * cin < 16; ++i) {
+    mve_pred16_t later = vcmpcsq_n_u8(lane, (uint8_t)(i * cin));
+    piece = vpselq_u8(vdupq_n_u8((uint8_t)i), piece, later);
+    within = vpselq_u8(vsubq_n_u8(lane, (uint8_t)(i * cin)), within, later);
+  }
+  return vaddq_u8(vmulq_n_u8(piece, (uint8_t)dstep), within);
+}
+
+/* n pieces of cin bytes from src (contiguous) to dst, dst + dstep, ... (or of the zero point zv,
+ * src == 0): 16 / cin pieces per load and one scatter store by the offsets off
+ * (utvm_mve_band_off; the lanes past the pieces write the next piece's first bytes, rewritten
+ * after; the last store, and load, under a predicate) */
+__attribute__((always_inline)) static inline void utvm_mve_band_pieces(int8_t* dst, int32_t dstep, const int8_t* src,
+                                                                       int32_t n, int32_t cin, uint8x16_t off,
+                                                                       int8x16_t zv) {
+  int32_t per = 16 / cin;
+  for (; n > 0; n -= per, dst += per * dstep) {
+    int32_t bytes = n * cin;
+    if (bytes >= 16 + cin) {
+      vstrbq_scatter_offset_s8(dst, off, src ? vldrbq_s8(src) : zv);
+    } else {
+      mve_pred16_t pl = vctp8q((uint32_t)(bytes < 16 ? bytes : per * cin));
+      vstrbq_scatter_offset_p_s8(dst, off, src ? vldrbq_z_s8(src, pl) : zv, pl);
+    }
+    if (src) src += per * cin;
+  }
+}
+
+/* The band of one output line (mode 1: row `line`; mode 2: column `line`): the input positions
+ * along the line (columns, or rows) from the padding's first, `pos` of them, each holding the
+ * across * cin bytes of the window's other dimension (kh rows, dilation dh; or kw columns,
+ * dilation dw), the zero point outside the input. */
+__attribute__((always_inline)) static inline void utvm_mve_band(int8_t* band, const int8_t* x, int32_t h, int32_t w,
+                                                                int32_t cin, int32_t line, int32_t mode,
+                                                                int32_t pos, int32_t kh, int32_t kw, int32_t sh,
+                                                                int32_t sw, int32_t dh, int32_t dw, int32_t pad_top,
+                                                                int32_t pad_left, int8x16_t zv) {
+  int32_t rows = mode == 1;
+  int32_t across = rows ? kh : kw, d = rows ? dh : dw;
+  int32_t na = rows ? w : h, nc = rows ? h : w, pa = rows ? pad_left : pad_top; /* along: size, padding */
+  int32_t first = line * (rows ? sh : sw) - (rows ? pad_top : pad_left);        /* across: first position */
+  int32_t step = across * cin;                                                   /* band bytes per position */
+  int32_t in0 = pa < pos ? pa : pos, in1 = pa + na < pos ? pa + na : pos;       /* positions inside */
+  if (rows) {
+    uint8x16_t off = utvm_mve_band_off(cin, step);
+    for (int32_t t = 0; t < across; ++t) {
+      int32_t ic = first + t * d;
+      int8_t* dst = band + t * cin;
+      if (ic < 0 || ic >= nc) {
+        utvm_mve_band_pieces(dst, step, 0, pos, cin, off, zv);
+        continue;
+      }
+      utvm_mve_band_pieces(dst + in0 * step, step, x + ic * w * cin, in1 - in0, cin, off, zv);
+      utvm_mve_band_pieces(dst, step, 0, in0, cin, off, zv);
+      utvm_mve_band_pieces(dst + in1 * step, step, 0, pos - in1, cin, off, zv);
+    }
+    return;
+  }
+  /* columns: per input row the across * cin bytes, contiguous in x when every column is inside */
+  int32_t whole = d == 1 && first >= 0 && first + across <= nc;
+  for (int32_t a = 0; a < pos; ++a) {
+    int8_t* dst = band + a * step;
+    if (a < in0 || a >= in1) {
+      utvm_mve_fill_s8(dst, (int8_t)vgetq_lane_s8(zv, 0), step);
+    } else if (whole) {
+      utvm_mve_copy_s8(dst, x + ((a - pa) * w + first) * cin, step);
+    } else {
+      for (int32_t t = 0; t < across; ++t) {
+        int32_t ic = first + t * d;
+        if (ic >= 0 && ic < nc) {
+          utvm_mve_copy_s8(dst + t * cin, x + ((a - pa) * w + ic) * cin, cin);
+        } else {
+          utvm_mve_fill_s8(dst + t * cin, (int8_t)vgetq_lane_s8(zv, 0), cin);
+        }
+      }
+    }
+  }
+}
 #endif
 
 /* Convolution, the whole layer:
@@ -1129,8 +1218,14 @@ __attribute__((always_inline)) static inline void utvm_mve_pack_patch(int8_t* co
  * with iy = oy * sh - pad_top + ry * dh, ix = ox * sw - pad_left + rx * dw, the taps outside the
  * input counting as the zero point zx; x is h x w x cin, wt the nv filter vectors, records and
  * (dead != 0) template described above (sub > 1: 1 x 1 windows, stride 1, no padding,
- * cin = 16 / sub); col: 64 * steps bytes of scratch. Pointwise layers with cin = 16 / sub read
- * their rows in place (the last, partial group copied into col: no read past x). */
+ * cin = 16 / sub); col: the scratch. Pointwise layers with cin = 16 / sub read their rows in
+ * place (the last, partial group copied into col: no read past x). Band != 0 (few input
+ * channels, lines of at least 4 pixels): per output row (band 1) or column (band 2) its input
+ * re-laid out in col (utvm_mve_band) so that each pixel's patch is contiguous, taps ordered
+ * (along, across, channel): kw x kh x cin for rows (no column dilation), kh x kw x cin for
+ * columns (no row dilation), and read in place; col then holds the band's positions
+ * ((len - 1) * stride + window along) x across x cin bytes and 16 more. Else the patches of
+ * four pixels are gathered into col (64 * steps bytes). */
 __attribute__((always_inline)) static inline void utvm_mve_conv42_impl(int8_t* out, const int8_t* x, int32_t h,
                                                                        int32_t w, int32_t cin, int32_t oh,
                                                                        int32_t ow, int32_t kh, int32_t kw,
@@ -1138,9 +1233,9 @@ __attribute__((always_inline)) static inline void utvm_mve_conv42_impl(int8_t* o
                                                                        int32_t dw, int32_t pad_top,
                                                                        int32_t pad_left, const int8_t* wt,
                                                                        int32_t nv, int32_t dead, int32_t cout,
-                                                                       int32_t sub, int32_t zx, int8_t* col,
-                                                                       int32_t mode, int32_t zy, int32_t lo,
-                                                                       int32_t hi) {
+                                                                       int32_t sub, int32_t band, int32_t zx,
+                                                                       int8_t* col, int32_t mode, int32_t zy,
+                                                                       int32_t lo, int32_t hi) {
   int32_t k = kh * kw * cin;
   int32_t steps = (k + 15) >> 4;
   int32_t npix = oh * ow;
@@ -1152,10 +1247,34 @@ __attribute__((always_inline)) static inline void utvm_mve_conv42_impl(int8_t* o
   int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi), zyv = vdupq_n_s32(zy);
   int8x16_t zv = vdupq_n_s8((int8_t)zx);
   /* the groups in one asm statement when the step count is a constant */
-  int32_t fast = UTVM_MVE_CONSTANT(steps) && steps * 64 <= 4095 && (mode & UTVM_MVE_C42_RIGHT);
+  int32_t fast = UTVM_MVE_CONSTANT(steps) && UTVM_MVE_CONSTANT(band) && steps * 64 <= 4095 &&
+                 (mode & UTVM_MVE_C42_RIGHT);
   int32_t direct = kh == 1 && kw == 1 && sh == 1 && sw == 1 && !pad_top && !pad_left && cin * sub == 16;
   if (dead) {
     for (int32_t p = 0; p < npix; ++p) utvm_mve_copy_s8(out + p * cout, tmpl, cout);
+  }
+  if (band && nv) {
+    /* per line a band (in col), its pixels four at a time (the last four overlapping the previous
+     * ones), the rows read in place: row r of a group r * rs bytes after its first */
+    int32_t rows = band == 1;
+    int32_t len = rows ? ow : oh, nlines = rows ? oh : ow;
+    int32_t rs = (rows ? sw * kh : sh * kw) * cin;                /* band bytes per pixel */
+    int32_t pos = (len - 1) * (rows ? sw : sh) + (rows ? kw : kh); /* band positions */
+    int32_t ostep = (rows ? 1 : ow) * cout, lstep = (rows ? ow : 1) * cout;
+    uint32x4_t boffs = utvm_mve_lanes4_index(ostep);
+    for (int32_t line = 0; line < nlines; ++line) {
+      utvm_mve_band(col, x, h, w, cin, line, band, pos, kh, kw, sh, sw, dh, dw, pad_top, pad_left, zv);
+      for (int32_t p0 = 0; p0 < len; p0 += 4) {
+        int32_t p = p0 + 4 > len ? len - 4 : p0;
+        int8_t* o = out + line * lstep + p * ostep;
+        if (fast) {
+          utvm_mve_group42_asm(o, col + p * rs, rs, 16, wt, steps, nv, boffs, zyv, vlo, vhi);
+        } else {
+          utvm_mve_group42(o, col + p * rs, rs, 16, 4, wt, steps, nv, 1, cout, mode, boffs, rowi, zy, vlo, vhi);
+        }
+      }
+    }
+    return;
   }
   int32_t oy = 0, ox = 0;
   for (int32_t g = 0; g <= full; ++g) {
@@ -1176,9 +1295,10 @@ __attribute__((always_inline)) static inline void utvm_mve_conv42_impl(int8_t* o
       }
     }
     if (np == gp && fast) {
-      utvm_mve_group42_asm(out + g * gp * cout, rows, wt, steps, nv, offs, zyv, vlo, vhi);
+      utvm_mve_group42_asm(out + g * gp * cout, rows, 16, 64, wt, steps, nv, offs, zyv, vlo, vhi);
     } else {
-      utvm_mve_group42(out + g * gp * cout, rows, np, wt, steps, nv, sub, cout, mode, offs, rowi, zy, vlo, vhi);
+      utvm_mve_group42(out + g * gp * cout, rows, 16, 64, np, wt, steps, nv, sub, cout, mode, offs, rowi, zy, vlo,
+                       vhi);
     }
   }
 #else
@@ -1199,7 +1319,8 @@ __attribute__((always_inline)) static inline void utvm_mve_conv42_impl(int8_t* o
           int32_t iy = oy * sh - pad_top + ry * dh, ix = ox * sw - pad_left + rx * dw;
           int32_t in = iy >= 0 && iy < h && ix >= 0 && ix < w;
           for (int32_t c = 0; c < cin; ++c) {
-            int32_t l = (ry * kw + rx) * cin + c + j * cin; /* lane of the filter vector */
+            /* lane of the filter vector: taps (ry, rx), or (rx, ry) for bands along rows */
+            int32_t l = (band == 1 ? rx * kh + ry : ry * kw + rx) * cin + c + j * cin;
             acc += (in ? x[(iy * w + ix) * cin + c] : zx) * pair[(l >> 4) * 32 + (v & 1) * 16 + (l & 15)];
           }
         }
@@ -1623,11 +1744,11 @@ __attribute__((always_inline)) static inline int32_t utvm_mve_conv42_s8(void* ou
                                                                         int32_t sw, int32_t dh, int32_t dw,
                                                                         int32_t pad_top, int32_t pad_left, void* wt,
                                                                         int32_t nv, int32_t dead, int32_t cout,
-                                                                        int32_t sub, int32_t zx, void* col,
-                                                                        int32_t mode, int32_t zy, int32_t lo,
-                                                                        int32_t hi) {
+                                                                        int32_t sub, int32_t band, int32_t zx,
+                                                                        void* col, int32_t mode, int32_t zy,
+                                                                        int32_t lo, int32_t hi) {
   utvm_mve_conv42_impl((int8_t*)out, (const int8_t*)x, h, w, cin, oh, ow, kh, kw, sh, sw, dh, dw, pad_top, pad_left,
-                       (const int8_t*)wt, nv, dead, cout, sub, zx, (int8_t*)col, mode, zy, lo, hi);
+                       (const int8_t*)wt, nv, dead, cout, sub, band, zx, (int8_t*)col, mode, zy, lo, hi);
   return 0;
 }
 
