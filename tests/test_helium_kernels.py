@@ -12,6 +12,7 @@ MultiplyByQuantizedMultiplier per channel, output zero point, activation clamp).
   per-tensor and per-channel requantization (large biases, left shifts, zero shifts, only right
   shifts), pruned channels (weights all zero, biases near 2**30: a constant output), extreme zero
   points and activation ranges.
+- utvm_mve_fc4_s8 (fully connected): depths 1..700, 1..40 units, batches 1..3.
 - utvm_mve_dwg_s8 (3x3 depthwise): sizes from 1 x 2 to 13 x 13, strides 1 and 2, paddings 0..2
   on each side, 8..48 channels, both orientations, tiles of 8 or 16 channels and of every
   number of lines their gathers reach (passes overlapping at the end, groups overlapping at the
@@ -260,11 +261,52 @@ def _dw_program(cases: list[Case]) -> str:
     return _program(cases, _dw_call)
 
 
+# ---------------------------------------------------------------------------------------------
+# utvm_mve_fc4_s8
+# ---------------------------------------------------------------------------------------------
+
+
+def _fc_cases(seed: int, count: int) -> list[Case]:
+    """Fully connected layers as 1 x 1 convolutions of batch x 1 pixels: depths 1..700 (whole
+    16-byte steps and not), 1..40 units (whole blocks of 8 and not), batches 1..3."""
+    rng = np.random.default_rng(seed)
+    cases: list[Case] = []
+    for i in range(count):
+        depth = int(rng.choice([1, 4, 8, 12, 16, 32, 64, 100, 128, 256, 640, 700]))
+        units = int(rng.choice([1, 2, 3, 4, 8, 10, 12, 16, 40]))
+        batch = int(rng.integers(1, 4))
+        bias, mult, shift = _requant(rng, i, units)
+        small = i % 5 == 4
+        x = rng.integers(-3, 4, (batch, 1, depth)) if small else rng.integers(-128, 128, (batch, 1, depth))
+        wt = rng.integers(-3, 4, (units, 1, 1, depth)) if small else rng.integers(-127, 128, (units, 1, 1, depth))
+        lo, hi = (-128, 127) if i % 2 else tuple(sorted(int(v) for v in rng.integers(-128, 128, 2)))
+        cases.append(dict(h=batch, w=1, cin=depth, cout=units, kh=1, kw=1, sh=1, sw=1, dh=1, dw=1, top=0, left=0,
+                          oh=batch, ow=1, zx=0, x=x, wt=wt, bias=bias, mult=mult, shift=shift,
+                          zy=int(rng.integers(-128, 128)), lo=lo, hi=hi))
+    return cases
+
+
+def _fc_call(i: int, c: Case) -> tuple[list[str], str]:
+    wt = c["wt"]
+    assert isinstance(wt, np.ndarray)
+    units, depth = wt.shape[0], wt.shape[-1]
+    blocks, mode = mve.fc4_blocks(wt.reshape(units, depth), tuple(np.asarray(c[n]) for n in ("bias", "mult",
+                                                                                             "shift")))
+    decls = [_arr("int8_t", f"x{i}", c["x"]), _arr("int8_t", f"w{i}", blocks)]  # type: ignore[arg-type]
+    return decls, (f"utvm_mve_fc4_s8(y{i}, (void*)x{i}, {c['h']}, {depth}, {units}, (void*)w{i}, {mode}, "
+                   f"{c['zy']}, {c['lo']}, {c['hi']})")
+
+
+def _fc_program(cases: list[Case]) -> str:
+    return _program(cases, _fc_call)
+
+
 #: per helper: the random cases (seed, count), the C program and the numpy reference of a case
 HELPERS: dict[str, tuple[Callable[[int, int], list[Case]], Callable[[list[Case]], str],
                          Callable[[Case], np.ndarray]]] = {
     "conv42": (_conv_cases, _conv_program, _np_conv),
     "dwg": (_dw_cases, _dw_program, _np_dw),
+    "fc4": (_fc_cases, _fc_program, _np_conv),
 }
 
 
@@ -283,3 +325,17 @@ def test_vector_matches_numpy_on_cortex_m55(tmp_path: Path, helper: str, opt: st
     # -O0: fewer cases (every call inlines the whole unoptimized helper)
     cases = make(2, 60) if opt == "-O2" else make(3, 16)
     _check(_run_m55(tmp_path, program(cases), opt), [reference(c) for c in cases])
+
+
+@pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="no arm-none-eabi-gcc")
+@pytest.mark.parametrize("flags", [["-O1"], ["-Os"], ["-O3"], ["-O2", "-fno-omit-frame-pointer"], ["-Og"]])
+def test_vector_code_compiles_with_other_flags(tmp_path: Path, flags: list[str]) -> None:
+    """The inline assembly of the helpers needs at most 13 general registers (the frame pointer
+    may be reserved) and constants only where the optimizer provides them: every helper compiles
+    for the Cortex-M55 with other optimization levels and a frame pointer."""
+    for helper, (make, program, _) in HELPERS.items():
+        src = tmp_path / f"{helper}.c"
+        src.write_text(program(make(4, 20)))
+        subprocess.run(["arm-none-eabi-gcc", "-std=c99", *flags, "-Wall", "-Wextra", "-Werror", "-mcpu=cortex-m55",
+                        "-mthumb", "-mfloat-abi=hard", f"-I{INCLUDE}", "-c", str(src), "-o", str(tmp_path / "k.o")],
+                       check=True)

@@ -29,8 +29,6 @@ from .kerneldef import KernelArg, KernelDef
 from .requant import activation_range_int8, effective_scales
 
 I32 = "int32"
-#: output pixels per utvm_mve_gemm_s8 call (one int32 vector of results per channel)
-PIXELS = 4
 
 
 def buffer(t: te.Tensor, name: str) -> tirx.Buffer:
@@ -359,3 +357,29 @@ def conv42_plan(out_hw: tuple[int, int], kernel: tuple[int, int], cin: int, stri
         _, band, scratch = min(options)
         return Conv42Plan(1, band, scratch)
     return Conv42Plan(1, 0, 64 * steps)
+
+
+#: UTVM_MVE_FC_RIGHT: every shift of the blocks is a right shift (or 0)
+FC_RIGHT = 1
+
+
+def fc4_blocks(wdata: np.ndarray, params: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, int]:
+    """Weights (units x depth) and requantization of utvm_mve_fc4_s8 as blocks of 4 units (the
+    last zero-padded): per 16-byte step of the depth the 4 units' 16 weights (zeros past the
+    depth; a depth up to 8: two units per 16 bytes, 8 each), then their folded biases,
+    multipliers and shifts (int32); and the mode."""
+    folded, mults, shifts = params
+    units, depth = wdata.shape
+    blocks = -(-units // 4)
+    width = 8 if depth <= 8 else -(-depth // 16) * 16
+    w = np.zeros((blocks * 4, width), np.int8)
+    w[:units, :depth] = wdata
+    rq = np.zeros((3, blocks * 4), np.int64)
+    rq[:, :units] = np.stack([folded, mults, shifts])
+    if depth <= 8:
+        weights = w.reshape(blocks, -1)
+    else:
+        weights = w.reshape(blocks, 4, width // 16, 16).transpose(0, 2, 1, 3).reshape(blocks, -1)
+    consts = rq.reshape(3, blocks, 4).transpose(1, 0, 2).astype(np.int32).reshape(blocks, -1).view(np.int8)
+    mode = FC_RIGHT if np.all(shifts <= 0) else 0
+    return np.ascontiguousarray(np.concatenate([weights, consts], axis=1)).reshape(-1), mode

@@ -187,11 +187,6 @@ def check(g: Graph, op: Operator) -> None:
 # ---------------------------------------------------------------------------------------
 # kernels
 
-#: convolutions with up to this many output channels read their windows in place
-#: (utvm_mve_conv_row_s8) when the input channels are a multiple of 16
-ROW_CONV_MAX_COUT = 16
-
-
 def _quant_dsp(g: Graph, op: Operator, target: Target) -> bool:
     """int8 on a CPU with the 4-lane DSP kernels."""
     return target.dsp and g.tensors[op.inputs[0]].dtype == "int8"
@@ -610,17 +605,6 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
                         plan.band, zx, col.access_ptr("w"), f.mode, zy, lo, hi)
 
     return mve.extern(y, args, body)
-
-
-def _interleave4(wdata: np.ndarray, k: int) -> np.ndarray:
-    """Filters (cout x k, k a multiple of 16) four output channels at a time, their 16-byte
-    steps interleaved: block b, step j holds rows 4b..4b+3 of bytes 16j..16j+15 (zero rows
-    past cout), the layout of utvm_mve_conv_row_s8."""
-    rows = wdata.reshape(wdata.shape[0], k).astype(np.int8)
-    blocks = (rows.shape[0] + 3) // 4
-    padded = np.zeros((blocks * 4, k), np.int8)
-    padded[:rows.shape[0]] = rows
-    return np.ascontiguousarray(padded.reshape(blocks, 4, k // 16, 16).transpose(0, 2, 1, 3)).reshape(-1)
 
 
 OPS = (

@@ -1,40 +1,42 @@
 /*
- * int8 convolution helpers for Helium (MVE: Cortex-M52, M55, M85) that utvm's generated
- * kernels call (header-only, C99). Each helper does a whole inner loop; the generated code
- * keeps the loops over output rows and pixel groups. With __ARM_FEATURE_MVE they use vector
- * instructions, elsewhere plain C with the same results (the arithmetic is TFLite's,
+ * int8 layer helpers for Helium (MVE: Cortex-M52, M55, M85) that utvm's generated kernels call
+ * (header-only, C99). Each helper does a whole layer (utvm_mve_dw3x3_row_s8: an output row);
+ * the generated code passes the geometry as constants, so that the helpers, always inlined,
+ * are specialised for their layer. With __ARM_FEATURE_MVE they use vector instructions (the
+ * hottest loops as inline assembly, when optimizing: the step counts and strides are then
+ * immediates), elsewhere plain C with the same results (the arithmetic is TFLite's,
  * bit-exact).
  *
- * Requantization ("rq", utvm_mve_rq_t): per channel o,
+ * Requantization: per output channel o,
  *   y = clamp(MultiplyByQuantizedMultiplier(acc + bias[o], mult[o], shift[o]) + zy, lo, hi)
- * (shifts in TFLite's convention: > 0 left, < 0 right), stored as compactly as the generic
- * kernels store it: the folded biases are an int32 array; the multipliers an int32 array
- * (UTVM_MVE_RQ_MULT) or one value m0; the shifts one value s0, or right shifts 0..31 in the
- * low byte of the bias words (UTVM_MVE_RQ_PACKED: bias * 256 + (shift & 255), the byte VRSHL by a
- * register reads as its signed shift), or an int8 array
- * (UTVM_MVE_RQ_SHIFT8). The generated code passes the unused pointers as the bias pointer.
- * Vector form: VQRDMULH is gemmlowp's SaturatingRoundingDoublingHighMul; the rounding right
- * shift of gemmlowp (ties away from zero) is VRSHL after subtracting one from negative values
- * (only where the shift is not zero).
+ * (bias folded with the input zero point; shifts in TFLite's convention: > 0 left, < 0 right).
+ * Vector form: VQRDMULH is gemmlowp's SaturatingRoundingDoublingHighMul exactly; gemmlowp's
+ * rounding right shift (ties away from zero) is VRSHL (ties up) after subtracting one from the
+ * negative values: with a multiplier in a scalar register, VQRDMLAH of the value onto its
+ * sign (-1 or 0) does both in one instruction (right shifts of 1..31 only; 0 - 1 still rounds
+ * to 0); else VAND of the value with the (negative) shift, VSHR by 31 and VQADD.
+ * Per lane, the counts QEMU reports are instructions, not beats: one VMLADAV(A) is 16
+ * multiply-accumulates.
  *
- * - utvm_mve_copy_s8(dst, src, n) / utvm_mve_fill_s8(dst, v, n): n bytes copied / set.
- * - utvm_mve_im2col_s8(...): the kh x kw x c input patch of one output pixel, contiguous, the
- *   taps outside the input filled with the input zero point.
- * - utvm_mve_gemm_s8(...): np (1..4) pixels x cout channels: dot products of k int8 values
- *   (pixel rows with a stride, filter rows contiguous), requantized and stored; one pixel
- *   (fully connected layers) four channels at a time; several pixels with k >= 64 in blocks of
- *   four channels (each pixel's four results requantized as one vector), with smaller k one
- *   channel at a time (the pixels' four results in one vector).
- * - utvm_mve_conv_row_s8(...): one output row of a convolution read in place (cin a multiple
- *   of 16, no scratch): per pixel four channels at a time, one input load and four filter
- *   loads per 16 bytes of each window row (filters interleaved four channels at a time); the
- *   taps in the padding multiply the zero point instead of an input load.
- * - utvm_mve_dw3x3_row_s8(...): one output row of a 3x3 depthwise convolution, all channels
- *   (a multiple of 4), four pixels at a time sharing the filter loads (the last ones one at
- *   a time), read in place (no scratch): a tap in the padding adds the zero point times its
- *   weight (VMLA by a scalar) instead of an input load and multiply.
- * - utvm_mve_add_s8(...): TFLite's int8 ADD of two tensors of n elements (same shape),
- *   16 elements per step (4 x int32x4), the last n % 16 four at a time under a predicate.
+ * - utvm_mve_conv42_s8: convolutions (any window, stride, dilation, padding) in blocks of 4
+ *   output pixels x 2 filter vectors: 8 VMLADAV(A) per 16-byte step (14 instructions per 128
+ *   products); rows read in place (pointwise layers), from a band of the input re-laid out
+ *   (few input channels) or gathered patches; requantization records beside the filters,
+ *   pruned channels (weights all zero) from a constant template.
+ * - utvm_mve_dwg_s8: 3x3 depthwise (multiplier 1, 8n channels): one VMLADAV per output on a
+ *   gather (8-bit offsets into a tile of the input) shared by 2 or 3 output pixels.
+ * - utvm_mve_fc4_s8: fully connected layers, 4 units per input load.
+ * - utvm_mve_dw3x3_row_s8: 3x3 depthwise with 4n channels or dilation, one output row: four
+ *   pixels x four channels per step, read in place (a tap in the padding adds the zero point
+ *   times its weight).
+ * - utvm_mve_add_s8: TFLite's int8 ADD of two tensors of n elements (same shape), 16 elements
+ *   per step (4 x int32x4), the last n % 16 four at a time under a predicate.
+ * The requantization of utvm_mve_dw3x3_row_s8 ("rq", utvm_mve_rq_t) is stored as compactly as
+ * the generic kernels store it: the folded biases an int32 array; the multipliers an int32
+ * array (UTVM_MVE_RQ_MULT) or one value m0; the shifts one value s0, or in the low byte of the
+ * bias words (UTVM_MVE_RQ_PACKED: bias * 256 + (shift & 255), the byte VRSHL by a register
+ * reads as its signed shift), or an int8 array (UTVM_MVE_RQ_SHIFT8); the unused pointers are
+ * the bias pointer.
  */
 #ifndef UTVM_KERNELS_MVE_H_
 #define UTVM_KERNELS_MVE_H_
@@ -168,267 +170,6 @@ static inline void utvm_mve_fill_s8(int8_t* dst, int32_t v, int32_t n) {
 #endif
 }
 
-/* One 16-lane step of four pixels' dot products with the same 16 weights: the weight and
- * pixel pointers advance by 16 (post-increment addressing). The _TAIL form reads the last
- * k % 16 lanes under predicate p and leaves the pointers. */
-#define UTVM_MVE_MAC4_STEP(a0, a1, a2, a3, wp, p0, p1, p2, p3) \
-  do { \
-    int8x16_t utvm_wv_ = vldrbq_s8(wp); \
-    (a0) = vmladavaq_s8((a0), vldrbq_s8(p0), utvm_wv_); \
-    (a1) = vmladavaq_s8((a1), vldrbq_s8(p1), utvm_wv_); \
-    (a2) = vmladavaq_s8((a2), vldrbq_s8(p2), utvm_wv_); \
-    (a3) = vmladavaq_s8((a3), vldrbq_s8(p3), utvm_wv_); \
-    (wp) += 16; \
-    (p0) += 16; \
-    (p1) += 16; \
-    (p2) += 16; \
-    (p3) += 16; \
-  } while (0)
-#define UTVM_MVE_MAC4_TAIL(a0, a1, a2, a3, wp, p0, p1, p2, p3, p) \
-  do { \
-    int8x16_t utvm_wv_ = vldrbq_z_s8((wp), (p)); \
-    (a0) = vmladavaq_s8((a0), vldrbq_z_s8((p0), (p)), utvm_wv_); \
-    (a1) = vmladavaq_s8((a1), vldrbq_z_s8((p1), (p)), utvm_wv_); \
-    (a2) = vmladavaq_s8((a2), vldrbq_z_s8((p2), (p)), utvm_wv_); \
-    (a3) = vmladavaq_s8((a3), vldrbq_z_s8((p3), (p)), utvm_wv_); \
-  } while (0)
-
-/* col[(ry * kw + rx) * c + ch] = x[iy0 + ry * dh][ix0 + rx * dw][ch] (x: h x w x c), or zx
- * outside the input */
-static inline void utvm_mve_im2col_impl(int8_t* col, const int8_t* x, int32_t h, int32_t w, int32_t c,
-                                      int32_t iy0, int32_t ix0, int32_t kh, int32_t kw, int32_t dh,
-                                      int32_t dw, int32_t zx) {
-  int32_t row_bytes = kw * c;
-  int32_t whole = dw == 1 && ix0 >= 0 && ix0 + kw <= w;
-  for (int32_t ry = 0; ry < kh; ++ry, col += row_bytes) {
-    int32_t iy = iy0 + ry * dh;
-    if (iy < 0 || iy >= h) {
-      utvm_mve_fill_s8(col, zx, row_bytes);
-      continue;
-    }
-    const int8_t* row = x + iy * w * c;
-    if (whole) {
-      utvm_mve_copy_s8(col, row + ix0 * c, row_bytes);
-      continue;
-    }
-    for (int32_t rx = 0; rx < kw; ++rx) {
-      int32_t ix = ix0 + rx * dw;
-      if (ix < 0 || ix >= w) {
-        utvm_mve_fill_s8(col + rx * c, zx, c);
-      } else {
-        utvm_mve_copy_s8(col + rx * c, row + ix * c, c);
-      }
-    }
-  }
-}
-
-#ifdef UTVM_MVE_VECTOR
-/* The np = 1..4 pixel form of utvm_mve_gemm_impl for k >= 64 (full = k rounded down to 16,
- * tail = k % 16; inlined twice, with and without a tail): four channels at a time, the dot
- * products of the four pixels with each channel (one filter load and four VMLADAVA per 16
- * products, the first 16 without accumulating) written to a 4 x 4 block whose rows (one
- * pixel, four channels) are
- * then requantized as vectors and stored contiguously. The filter pointer runs on from one
- * channel to the next (the rows are contiguous). */
-__attribute__((always_inline)) static inline void utvm_mve_gemm4_block(
-    int8_t* out, int32_t np, int32_t out_stride, const int8_t* col, int32_t col_stride, const int8_t* w,
-    int32_t full, int32_t tail, int32_t cout, const utvm_mve_rq_t* q) {
-  const int8_t* c1 = col + col_stride;
-  const int8_t* c2 = np > 2 ? c1 + col_stride : col;
-  const int8_t* c3 = np > 3 ? c2 + col_stride : col;
-  mve_pred16_t ptail = vctp8q((uint32_t)tail);
-  int32_t rest = (full >> 4) - 1; /* loop iterations after the first 16 products */
-  const int8_t* rows[4] = {col, c1, c2, c3};
-  int32_t blk[16];
-  int32x4_t zy = vdupq_n_s32(q->zy), lo = vdupq_n_s32(q->lo), hi = vdupq_n_s32(q->hi), zero = vdupq_n_s32(0);
-  const int8_t* wp = w;
-  for (int32_t o = 0; o < cout; o += 4) {
-    int32_t nc = cout - o < 4 ? cout - o : 4;
-    int32_t* b = blk;
-    for (int32_t j = 0; j < nc; ++j, ++b) {
-      const int8_t* p0 = rows[0];
-      const int8_t* p1 = rows[1];
-      const int8_t* p2 = rows[2];
-      const int8_t* p3 = rows[3];
-      int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-      if (full) {
-        int8x16_t wv = vldrbq_s8(wp);
-        a0 = vmladavq_s8(vldrbq_s8(p0), wv);
-        a1 = vmladavq_s8(vldrbq_s8(p1), wv);
-        a2 = vmladavq_s8(vldrbq_s8(p2), wv);
-        a3 = vmladavq_s8(vldrbq_s8(p3), wv);
-        wp += 16;
-        p0 += 16;
-        p1 += 16;
-        p2 += 16;
-        p3 += 16;
-        /* pointers stepped by the loads (post-increment addressing, no address arithmetic) */
-        for (int32_t i = rest; i > 0; --i) {
-          UTVM_MVE_MAC4_STEP(a0, a1, a2, a3, wp, p0, p1, p2, p3);
-        }
-      }
-      if (tail) {
-        UTVM_MVE_MAC4_TAIL(a0, a1, a2, a3, wp, p0, p1, p2, p3, ptail);
-        wp += tail;
-      }
-      b[0] = a0;
-      b[4] = a1;
-      b[8] = a2;
-      b[12] = a3;
-    }
-    /* the channels' constants once per block; per pixel the same instructions whatever the
-     * mode (a left shift by max(shift, 0): by 0 without left shifts) */
-    mve_pred16_t pc = vctp32q((uint32_t)nc);
-    int32x4_t bias = utvm_mve_rq_bias4(q, o, pc);
-    int32x4_t m = utvm_mve_rq_mult4(q, o, pc);
-    int32x4_t sh = utvm_mve_rq_shift4(q, o, pc);
-    int32x4_t sl = vmaxq_s32(sh, zero);
-    int32x4_t sr = vminq_s32(sh, zero);
-    int8_t* op = out + o;
-    const int32_t* bp = blk;
-    for (int32_t p = 0; p < np; ++p, op += out_stride, bp += 4) {
-      int32x4_t v = vshlq_s32(vaddq_s32(vldrwq_s32(bp), bias), sl);
-      v = vqrdmulhq_s32(v, m);
-      v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, sr), 31));
-      v = vaddq_s32(vrshlq_s32(v, sr), zy);
-      vstrbq_p_s32(op, vminq_s32(vmaxq_s32(v, lo), hi), pc);
-    }
-  }
-}
-
-/* the two forms of utvm_mve_gemm4_block, separate functions: inlined into
- * utvm_mve_gemm_impl beside its other paths, the compiler spills the block's registers */
-__attribute__((noinline)) static void utvm_mve_gemm4_block_tail(int8_t* out, int32_t np, int32_t out_stride,
-                                                                const int8_t* col, int32_t col_stride,
-                                                                const int8_t* w, int32_t full, int32_t tail,
-                                                                int32_t cout, utvm_mve_rq_t rq) {
-  utvm_mve_gemm4_block(out, np, out_stride, col, col_stride, w, full, tail, cout, &rq);
-}
-
-__attribute__((noinline)) static void utvm_mve_gemm4_block_full(int8_t* out, int32_t np, int32_t out_stride,
-                                                                const int8_t* col, int32_t col_stride,
-                                                                const int8_t* w, int32_t full, int32_t cout,
-                                                                utvm_mve_rq_t rq) {
-  utvm_mve_gemm4_block(out, np, out_stride, col, col_stride, w, full, 0, cout, &rq);
-}
-#endif
-
-/* out[p * out_stride + o] for p < np (1..4), o < cout:
- *   requant(sum_j col[p * col_stride + j] * w[o * k + j], o)  (j < k) */
-static inline void utvm_mve_gemm_impl(int8_t* out, int32_t np, int32_t out_stride, const int8_t* col,
-                                      int32_t col_stride, const int8_t* w, int32_t k, int32_t cout,
-                                      utvm_mve_rq_t rq) {
-  /* a copy: the stores to out (int8_t) would otherwise make the compiler reload the fields */
-  const utvm_mve_rq_t* q = &rq;
-#ifdef UTVM_MVE_VECTOR
-  int32_t full = k & ~15;
-  int32_t tail = k - full;
-  mve_pred16_t ptail = vctp8q((uint32_t)tail);
-  if (np == 1) {
-    /* four channels at a time: one input load for four filter rows, one vector requantization */
-    for (int32_t o = 0; o < cout; o += 4) {
-      mve_pred16_t pc = o + 4 <= cout ? 0 : vctp32q((uint32_t)(cout - o));
-      const int8_t* w0 = w + o * k;
-      const int8_t* w1 = o + 1 < cout ? w0 + k : w0;
-      const int8_t* w2 = o + 2 < cout ? w0 + 2 * k : w0;
-      const int8_t* w3 = o + 3 < cout ? w0 + 3 * k : w0;
-      const int8_t* xp = col;
-      int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-      for (int32_t j = full >> 4; j > 0; --j) {
-        int8x16_t xv = vldrbq_s8(xp);
-        a0 = vmladavaq_s8(a0, xv, vldrbq_s8(w0));
-        a1 = vmladavaq_s8(a1, xv, vldrbq_s8(w1));
-        a2 = vmladavaq_s8(a2, xv, vldrbq_s8(w2));
-        a3 = vmladavaq_s8(a3, xv, vldrbq_s8(w3));
-        xp += 16;
-        w0 += 16;
-        w1 += 16;
-        w2 += 16;
-        w3 += 16;
-      }
-      if (tail) {
-        int8x16_t xv = vldrbq_z_s8(xp, ptail);
-        a0 = vmladavaq_s8(a0, xv, vldrbq_z_s8(w0, ptail));
-        a1 = vmladavaq_s8(a1, xv, vldrbq_z_s8(w1, ptail));
-        a2 = vmladavaq_s8(a2, xv, vldrbq_z_s8(w2, ptail));
-        a3 = vmladavaq_s8(a3, xv, vldrbq_z_s8(w3, ptail));
-      }
-      int32x4_t v = vdupq_n_s32(a0);
-      v = vsetq_lane_s32(a1, v, 1);
-      v = vsetq_lane_s32(a2, v, 2);
-      v = vsetq_lane_s32(a3, v, 3);
-      v = vaddq_s32(v, utvm_mve_rq_bias4(q, o, pc));
-      v = utvm_mve_rq_apply4(q, v, utvm_mve_rq_mult4(q, o, pc), utvm_mve_rq_shift4(q, o, pc));
-      if (pc) {
-        vstrbq_p_s32(out + o, v, pc);
-      } else {
-        vstrbq_s32(out + o, v);
-      }
-    }
-    return;
-  }
-  /* deep dot products (k >= 64): four channels per block, vector requantization per pixel
-   * (utvm_mve_gemm4_block); shallower ones (the requantization a larger share): one channel
-   * at a time, its four pixels requantized in one vector and scattered */
-  if (k >= 64) {
-    if (tail) {
-      utvm_mve_gemm4_block_tail(out, np, out_stride, col, col_stride, w, full, tail, cout, rq);
-    } else {
-      utvm_mve_gemm4_block_full(out, np, out_stride, col, col_stride, w, full, cout, rq);
-    }
-    return;
-  }
-  const int8_t* c0 = col;
-  const int8_t* c1 = col + col_stride;
-  const int8_t* c2 = np > 2 ? col + 2 * col_stride : col;
-  const int8_t* c3 = np > 3 ? col + 3 * col_stride : col;
-  mve_pred16_t pout = vctp32q((uint32_t)np);
-  uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)out_stride);
-  int32x4_t vlo = vdupq_n_s32(q->lo);
-  int32x4_t vhi = vdupq_n_s32(q->hi);
-  int32_t left = q->mode & UTVM_MVE_RQ_LEFT;
-  for (int32_t o = 0; o < cout; ++o) {
-    const int8_t* wp = w + o * k;
-    int32_t a0 = utvm_mve_rq_bias(q, o);
-    int32_t a1 = a0, a2 = a0, a3 = a0;
-    const int8_t* p0 = c0;
-    const int8_t* p1 = c1;
-    const int8_t* p2 = c2;
-    const int8_t* p3 = c3;
-    /* pointers stepped by the loads (post-increment addressing, no address arithmetic) */
-    for (int32_t j = full >> 4; j > 0; --j) {
-      UTVM_MVE_MAC4_STEP(a0, a1, a2, a3, wp, p0, p1, p2, p3);
-    }
-    if (tail) {
-      UTVM_MVE_MAC4_TAIL(a0, a1, a2, a3, wp, p0, p1, p2, p3, ptail);
-    }
-    int32x4_t v = vdupq_n_s32(a0);
-    v = vsetq_lane_s32(a1, v, 1);
-    v = vsetq_lane_s32(a2, v, 2);
-    v = vsetq_lane_s32(a3, v, 3);
-    int32_t shift = utvm_mve_rq_shift(q, o);
-    if (left && shift > 0) v = vshlq_r_s32(v, shift);
-    v = vqrdmulhq_n_s32(v, utvm_mve_rq_mult(q, o));
-    int32_t right = shift < 0 ? shift : 0;
-    v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, vdupq_n_s32(right)), 31));
-    v = vrshlq_n_s32(v, right);
-    v = vaddq_n_s32(v, q->zy);
-    v = vminq_s32(vmaxq_s32(v, vlo), vhi);
-    vstrbq_scatter_offset_p_s32(out + o, offsets, v, pout);
-  }
-#else
-  for (int32_t p = 0; p < np; ++p) {
-    const int8_t* cp = col + p * col_stride;
-    for (int32_t o = 0; o < cout; ++o) {
-      const int8_t* wp = w + o * k;
-      int32_t acc = 0;
-      for (int32_t j = 0; j < k; ++j) acc += cp[j] * wp[j];
-      out[p * out_stride + o] = utvm_mve_requant1(q, acc, o);
-    }
-  }
-#endif
-}
-
 /* 3x3 depthwise convolution (depth multiplier 1), one output row at a time:
  *   out[ox * c + ch] for ox < ow, ch < c (a multiple of 4),
  * from x (h x w x c): the taps of pixel ox are input rows iy0 + ry * dh and columns
@@ -549,7 +290,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dw_pixel(int8_t* out,
 static inline void utvm_mve_dw3x3_row_impl(int8_t* out, const int8_t* x, int32_t h, int32_t w, int32_t c,
                                            int32_t iy0, int32_t ow, int32_t sw, int32_t pad_left, int32_t dh,
                                            int32_t dw, const int8_t* wt, int32_t zx, utvm_mve_rq_t rq) {
-  const utvm_mve_rq_t* q = &rq; /* a copy, see utvm_mve_gemm_impl */
+  const utvm_mve_rq_t* q = &rq; /* a copy: the int8 stores would otherwise make gcc reload its fields */
 #ifdef UTVM_MVE_VECTOR
   int32_t step = sw * c; /* bytes from one pixel's window to the next */
   int32_t d = dw * c;    /* bytes from one tap to the next */
@@ -614,163 +355,6 @@ static inline void utvm_mve_dw3x3_row_impl(int8_t* out, const int8_t* x, int32_t
         }
       }
       out[ox * c + ch] = utvm_mve_requant1(q, acc, ch);
-    }
-  }
-#endif
-}
-
-/* Convolution without patch copies (no scratch), one output row: for ox < ow, o < cout
- *   out[ox * cout + o] = requant(sum_{ry, rx, ch} x[iy0 + ry * dh][ox * sw - pad_left + rx][ch] *
- *                                w[o][ry][rx][ch], o)
- * (x: h x w x cin, cin a multiple of 16; kh x kw windows, no column dilation), the taps outside
- * the input counting as the zero point zx. The filters wt are stored four output channels at a
- * time with their 16-byte steps interleaved: block b, step j holds w[4b + i][16j .. 16j + 15]
- * for i = 0..3 (zeros for the channels past cout), so one pointer walks the four filter rows.
- * Each window row (kw * cin contiguous input bytes) is a run of 16-byte steps, one input load
- * and four filter loads each (as utvm_mve_gemm_s8 with one pixel); the columns of a window row
- * outside the input, and the rows outside, multiply the zero point instead (no input load).
- * Four channels at a time, their requantization constants loaded once for the row's pixels. */
-#ifdef UTVM_MVE_VECTOR
-/* acc[0..3] += dot products of len bytes (a multiple of 16) at xp with the four interleaved
- * filter rows at *wq (advanced by 4 * len) */
-__attribute__((always_inline)) static inline void utvm_mve_conv_dot(int32_t* acc, const int8_t* xp, const int8_t** wq,
-                                                                    int32_t len) {
-  const int8_t* wp = *wq;
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-  /* filter rows 1, 2, 3 at offsets, row 0 last with the pointer stepped by the load
-   * (post-increment addressing; the empty asm keeps gcc from indexing the pointers) */
-  for (int32_t n = len >> 4; n > 0; --n) {
-    int8x16_t xv = vldrbq_s8(xp);
-    xp += 16;
-    a1 = vmladavaq_s8(a1, xv, vldrbq_s8(wp + 16));
-    a2 = vmladavaq_s8(a2, xv, vldrbq_s8(wp + 32));
-    a3 = vmladavaq_s8(a3, xv, vldrbq_s8(wp + 48));
-    a0 = vmladavaq_s8(a0, xv, vldrbq_s8(wp));
-    wp += 64;
-    __asm__("" : "+r"(xp), "+r"(wp));
-  }
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
-  *wq = wp;
-}
-
-/* the same for len bytes of the zero point zx (taps outside the input) */
-__attribute__((always_inline)) static inline void utvm_mve_conv_dot_zero(int32_t* acc, int32_t zx, const int8_t** wq,
-                                                                         int32_t len) {
-  const int8_t* wp = *wq;
-  int8x16_t zv = vdupq_n_s8((int8_t)zx);
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-  for (int32_t n = len >> 4; n > 0; --n) {
-    a1 = vmladavaq_s8(a1, zv, vldrbq_s8(wp + 16));
-    a2 = vmladavaq_s8(a2, zv, vldrbq_s8(wp + 32));
-    a3 = vmladavaq_s8(a3, zv, vldrbq_s8(wp + 48));
-    a0 = vmladavaq_s8(a0, zv, vldrbq_s8(wp));
-    wp += 64;
-    __asm__("" : "+r"(wp));
-  }
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
-  *wq = wp;
-}
-
-/* the requantized four channels of acc (+ bias) stored at out (the lanes of pc, or all) */
-__attribute__((always_inline)) static inline void utvm_mve_conv_store(int8_t* out, const int32_t* acc,
-                                                                      int32x4_t bias, int32x4_t m, int32x4_t sh,
-                                                                      mve_pred16_t pc, const utvm_mve_rq_t* q) {
-  int32x4_t v = vdupq_n_s32(acc[0]);
-  v = vsetq_lane_s32(acc[1], v, 1);
-  v = vsetq_lane_s32(acc[2], v, 2);
-  v = vsetq_lane_s32(acc[3], v, 3);
-  v = utvm_mve_rq_apply4(q, vaddq_s32(v, bias), m, sh);
-  if (pc) {
-    vstrbq_p_s32(out, v, pc);
-  } else {
-    vstrbq_s32(out, v);
-  }
-}
-#endif
-
-static inline void utvm_mve_conv_row_impl(int8_t* out, const int8_t* x, int32_t h, int32_t w, int32_t cin,
-                                          int32_t iy0, int32_t ow, int32_t sw, int32_t pad_left, int32_t kh,
-                                          int32_t kw, int32_t dh, const int8_t* wt, int32_t cout, int32_t zx,
-                                          utvm_mve_rq_t rq) {
-  const utvm_mve_rq_t* q = &rq; /* a copy, see utvm_mve_gemm_impl */
-  int32_t k = kh * kw * cin;
-  int32_t seg = kw * cin; /* bytes of one window row */
-#ifdef UTVM_MVE_VECTOR
-  int32_t row_step = dh * w * cin; /* from one window row to the next */
-  int32_t step = sw * cin;         /* from one pixel to the next */
-  /* the window rows inside the input: [ry_lo, ry_hi) */
-  int32_t ry_lo = 0, ry_hi = kh;
-  while (ry_lo < kh && iy0 + ry_lo * dh < 0) ++ry_lo;
-  while (ry_hi > ry_lo && iy0 + (ry_hi - 1) * dh >= h) --ry_hi;
-  /* the pixels with their whole window inside the input: [in_lo, in_hi) */
-  int32_t in_lo = (pad_left + sw - 1) / sw;
-  int32_t in_hi = w - kw + pad_left >= 0 ? (w - kw + pad_left) / sw + 1 : 0;
-  if (in_hi > ow) in_hi = ow;
-  if (ry_lo != 0 || ry_hi != kh || in_lo > in_hi) in_lo = in_hi = 0;
-  /* column 0 of window row 0 of pixel 0 (only the bytes inside the input are read) */
-  const int8_t* x0 = x + (iy0 * w - pad_left) * cin;
-  for (int32_t o = 0; o < cout; o += 4, wt += 4 * k) {
-    mve_pred16_t pc = o + 4 <= cout ? 0 : vctp32q((uint32_t)(cout - o));
-    int32x4_t bias = utvm_mve_rq_bias4(q, o, pc);
-    int32x4_t m = utvm_mve_rq_mult4(q, o, pc);
-    int32x4_t sh = utvm_mve_rq_shift4(q, o, pc);
-    int32_t ox = 0;
-    for (int32_t pass = 0; pass < 2; ++pass) {
-      /* the pixels at the borders: before in_lo (pass 0), from in_hi on (pass 1) */
-      for (int32_t end = pass ? ow : in_lo; ox < end; ++ox) {
-        int32_t ix0 = ox * sw - pad_left;
-        /* the window columns inside the input [rx_lo, rx_hi), as bytes of a window row */
-        int32_t rx_lo = ix0 < 0 ? -ix0 : 0;
-        int32_t rx_hi = w - ix0 < kw ? w - ix0 : kw;
-        if (rx_hi < rx_lo) rx_hi = rx_lo;
-        int32_t lo = rx_lo * cin, hi = rx_hi * cin;
-        const int8_t* wq = wt;
-        int32_t acc[4] = {0, 0, 0, 0};
-        const int8_t* xr = x0 + ox * step;
-        for (int32_t ry = 0; ry < kh; ++ry, xr += row_step) {
-          if (ry < ry_lo || ry >= ry_hi || lo == hi) {
-            utvm_mve_conv_dot_zero(acc, zx, &wq, seg);
-            continue;
-          }
-          if (lo) utvm_mve_conv_dot_zero(acc, zx, &wq, lo);
-          utvm_mve_conv_dot(acc, xr + lo, &wq, hi - lo);
-          if (hi < seg) utvm_mve_conv_dot_zero(acc, zx, &wq, seg - hi);
-        }
-        utvm_mve_conv_store(out + ox * cout + o, acc, bias, m, sh, pc, q);
-      }
-      if (pass) break;
-      /* the pixels with their whole window inside the input */
-      for (const int8_t* xp = x0 + ox * step; ox < in_hi; ++ox, xp += step) {
-        const int8_t* wq = wt;
-        int32_t acc[4] = {0, 0, 0, 0};
-        const int8_t* xr = xp;
-        for (int32_t ry = 0; ry < kh; ++ry, xr += row_step) utvm_mve_conv_dot(acc, xr, &wq, seg);
-        utvm_mve_conv_store(out + ox * cout + o, acc, bias, m, sh, pc, q);
-      }
-    }
-  }
-#else
-  for (int32_t ox = 0; ox < ow; ++ox) {
-    int32_t ix0 = ox * sw - pad_left;
-    for (int32_t o = 0; o < cout; ++o) {
-      const int8_t* wb = wt + (o >> 2) * 4 * k + (o & 3) * 16; /* step 0 of filter row o */
-      int32_t acc = 0;
-      for (int32_t ry = 0; ry < kh; ++ry) {
-        int32_t iy = iy0 + ry * dh;
-        for (int32_t j = 0; j < seg; ++j) {
-          int32_t ix = ix0 + j / cin;
-          int32_t jj = ry * seg + j; /* byte jj of the filter row: step jj / 16 */
-          int32_t v = iy >= 0 && iy < h && ix >= 0 && ix < w ? x[(iy * w + ix) * cin + j % cin] : zx;
-          acc += v * wb[(jj >> 4) * 64 + (jj & 15)];
-        }
-      }
-      out[ox * cout + o] = utvm_mve_requant1(q, acc, o);
     }
   }
 #endif
@@ -1421,6 +1005,9 @@ static inline int8_t utvm_mve_dwg_ref(const int8_t* x, const utvm_mve_dwg_geo_t*
 }
 
 #ifdef UTVM_MVE_VECTOR
+/* 8 bytes at once (pieces of 8 channels: 8-byte aligned in the tile and in x) */
+typedef uint64_t __attribute__((may_alias, aligned(8))) utvm_mve_u64_t;
+
 /* n pieces of cb bytes (8 or 16) from src (step bytes apart) to dst (dstep bytes apart) */
 __attribute__((always_inline)) static inline void utvm_mve_dwg_pieces(int8_t* dst, int32_t dstep,
                                                                       const int8_t* src, int32_t step, int32_t n,
@@ -1431,27 +1018,30 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_pieces(int8_t* ds
     uint8x16_t lane = vidupq_n_u8(0, 1);
     uint8x16_t sc = vaddq_u8(vandq_u8(lane, vdupq_n_u8(7)), vmulq_n_u8(vshrq_n_u8(lane, 3), (uint8_t)dstep));
     for (; n >= 2; n -= 2, src += 16, dst += 2 * dstep) vstrbq_scatter_offset_s8(dst, sc, vldrbq_s8(src));
-    if (n) vstrbq_p_s8(dst, vldrbq_z_s8(src, vctp8q(8)), vctp8q(8));
+    if (n) *(utvm_mve_u64_t*)(void*)dst = *(const utvm_mve_u64_t*)(const void*)src;
   } else {
     for (int32_t i = 0; i < n; ++i, src += step, dst += dstep) {
-      uint64_t v;
-      __builtin_memcpy(&v, src, 8);
-      __builtin_memcpy(dst, &v, 8);
+      *(utvm_mve_u64_t*)(void*)dst = *(const utvm_mve_u64_t*)(const void*)src;
     }
   }
 }
 
-/* n pieces of cb bytes of the zero point to dst (dstep bytes apart) */
+/* n pieces of cb bytes of the zero point (zv; z8: 8 of its bytes) to dst (dstep bytes apart) */
 __attribute__((always_inline)) static inline void utvm_mve_dwg_fill(int8_t* dst, int32_t dstep, int32_t n,
-                                                                    int32_t cb, int8x16_t zv) {
-  mve_pred16_t pb = vctp8q((uint32_t)cb);
-  for (int32_t i = 0; i < n; ++i, dst += dstep) vstrbq_p_s8(dst, zv, pb);
+                                                                    int32_t cb, int8x16_t zv, uint64_t z8) {
+  for (int32_t i = 0; i < n; ++i, dst += dstep) {
+    if (cb == 16) {
+      vstrbq_s8(dst, zv);
+    } else {
+      *(utvm_mve_u64_t*)(void*)dst = z8;
+    }
+  }
 }
 
 /* the tile of lines m0..m0 + lines - 1, channels cb0..cb0 + cb - 1 */
 __attribute__((always_inline)) static inline void utvm_mve_dwg_tile(int8_t* tile, const int8_t* x,
                                                                     const utvm_mve_dwg_geo_t* g, int32_t m0,
-                                                                    int32_t cb0, int8x16_t zv) {
+                                                                    int32_t cb0, int8x16_t zv, uint64_t z8) {
   int32_t wdt = g->vertical ? g->nc : g->na; /* input columns */
   int32_t along = (g->vertical ? wdt : 1) * g->c, across = (g->vertical ? 1 : wdt) * g->c;
   /* the along positions inside the input: [a0, a1) */
@@ -1461,12 +1051,12 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_tile(int8_t* tile
     int32_t ic = m0 * g->sc - g->pc + b;
     int8_t* d = tile + b * g->cb;
     if (ic < 0 || ic >= g->nc) {
-      utvm_mve_dwg_fill(d, g->ta, g->la, g->cb, zv);
+      utvm_mve_dwg_fill(d, g->ta, g->la, g->cb, zv, z8);
       continue;
     }
-    utvm_mve_dwg_fill(d, g->ta, a0, g->cb, zv);
+    utvm_mve_dwg_fill(d, g->ta, a0, g->cb, zv, z8);
     utvm_mve_dwg_pieces(d + a0 * g->ta, g->ta, x + ic * across + cb0, along, a1 - a0, g->cb);
-    utvm_mve_dwg_fill(d + a1 * g->ta, g->ta, g->la - a1, g->cb, zv);
+    utvm_mve_dwg_fill(d + a1 * g->ta, g->ta, g->la - a1, g->cb, zv, z8);
   }
 }
 
@@ -1500,80 +1090,106 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_table(int8_t* tab
   }
 }
 
-/* one channel of a pass, three pixels per gather (stride 1 along), lo = -128 and hi = 127 (the
- * clamp is the saturation to int8): per unit 4 gathers, 12 VMLADAV, 3 requantized vectors */
+/* The channels of a block in one asm statement, per channel: its record (3 or 2 filter
+ * vectors, shift, bias, multiplier), then `units` units following the table (rewound after),
+ * the output pointer and the gather offsets moving to the next channel (one more byte). */
+#define UTVM_MVE_DWG_GATHER(R)                                                                     \
+  "ldr " R ", [%[tbl]], #4\n\t"                                                                    \
+  "vldrb.u8 %q[d], [" R ", %q[off]]\n\t"
+#define UTVM_MVE_DWG_NEXT                                                                          \
+  "le lr, 1b\n\t"                                                                                  \
+  "sub %[tbl], %[tbl], %[tb]\n\t"                                                                  \
+  "add %[ob], %[ob], #1\n\t"                                                                       \
+  "vadd.i8 %q[off], %q[off], %[one]\n\t"                                                           \
+  "ldr %[e0], %[rend]\n\t"                                                                         \
+  "cmp %[rec], %[e0]\n\t"                                                                          \
+  "bne 0b"
+
+/* three pixels per gather (stride 1 along), lo = -128 and hi = 127 (the clamp is the saturation
+ * to int8): per unit 4 gathers, 12 VMLADAV, 3 requantized vectors; at most 5 dot products live
+ * (e0..e4; each gather's address in one that is free) */
 __attribute__((always_inline)) static inline void utvm_mve_dwg_run3(int8_t* ob, const int8_t* tbl, int32_t units,
-                                                                    const int8_t* rec, uint8x16_t offc,
-                                                                    int32x4_t zyv) {
+                                                                    const int8_t* rec, int32_t nch,
+                                                                    uint8x16_t off, int32x4_t zyv) {
 #ifdef __OPTIMIZE__ /* the asm loops only when optimizing: without, the C loop runs */
-  const int32_t* words = (const int32_t*)(const void*)(rec + 24);
-  int32_t bias = words[0], mult = words[1], shift = rec[22];
-  int8x16_t w0 = vldrbq_s8(rec + 6), w1 = vldrbq_s8(rec + 3), w2 = vldrbq_s8(rec);
-  int32_t a0, a1, a2, a3, b0, b1, gb;
-  register int32_t n __asm__("lr") = units; /* the loop counter of LE */
-  int8x16_t d;
-  int32x4_t v;
-#define UTVM_MVE_DWG_REQ(A, B, C, D)                                                               \
+  const int8_t* rend = rec + nch * UTVM_MVE_DWG_RECORD;
+  int32_t e0, e1, e2, e3, e4, bias, mult, shift;
+  register int32_t n __asm__("lr"); /* the loop counter of LE */
+  int8x16_t w0, w1, w2, d;
+  int32x4_t v, t;
+#define UTVM_MVE_DWG_REQ3(A, B, C, D)                                                              \
   UTVM_MVE_LANES4("%q[v]", A, B, C, D)                                                             \
   "vadd.i32 %q[v], %q[v], %[bias]\n\t"                                                            \
-  "vshr.s32 %q[d], %q[v], #31\n\t"                                                                 \
-  "vqrdmlah.s32 %q[d], %q[v], %[mult]\n\t"                                                         \
+  "vshr.s32 %q[t], %q[v], #31\n\t"                                                                 \
+  "vqrdmlah.s32 %q[t], %q[v], %[mult]\n\t"                                                         \
   "vldrw.32 %q[v], [%[tbl]], #16\n\t"                                                              \
-  "vrshl.s32 %q[d], %[shift]\n\t"                                                                  \
-  "vadd.i32 %q[d], %q[d], %q[zy]\n\t"                                                              \
-  "vqmovnb.s32 %q[d], %q[d]\n\t"                                                                   \
-  "vqmovnb.s16 %q[d], %q[d]\n\t"                                                                   \
-  "vstrb.32 %q[d], [%[ob], %q[v]]\n\t"
-#define UTVM_MVE_DWG_G3(A, B, C)                                                                   \
-  "ldr %[gb], [%[tbl]], #4\n\t"                                                                    \
-  "vldrb.u8 %q[d], [%[gb], %q[off]]\n\t"                                                           \
-  "vmladav.s8 " A ", %q[d], %q[w0]\n\t"                                                            \
-  "vmladav.s8 " B ", %q[d], %q[w1]\n\t"                                                            \
-  "vmladav.s8 " C ", %q[d], %q[w2]\n\t"
+  "vrshl.s32 %q[t], %[shift]\n\t"                                                                  \
+  "vadd.i32 %q[t], %q[t], %q[zy]\n\t"                                                              \
+  "vqmovnb.s32 %q[t], %q[t]\n\t"                                                                   \
+  "vqmovnb.s16 %q[t], %q[t]\n\t"                                                                   \
+  "vstrb.32 %q[t], [%[ob], %q[v]]\n\t"
   __asm__ volatile(
-      "dls lr, %[n]\n"
+      "0:\n\t"
+      "vldrb.8 %q[w0], [%[rec], #6]\n\t"
+      "vldrb.8 %q[w1], [%[rec], #3]\n\t"
+      "ldrsb %[shift], [%[rec], #22]\n\t"
+      "ldrd %[bias], %[mult], [%[rec], #24]\n\t"
+      "vldrb.8 %q[w2], [%[rec]], #32\n\t"
+      "mov lr, %[units]\n\t"
+      "dls lr, lr\n"
       "1:\n\t"
-      UTVM_MVE_DWG_G3("%[a0]", "%[a1]", "%[a2]")
-      UTVM_MVE_DWG_G3("%[a3]", "%[b0]", "%[b1]")
-      UTVM_MVE_DWG_REQ("%[a0]", "%[a1]", "%[a2]", "%[a3]")
-      UTVM_MVE_DWG_G3("%[a0]", "%[a1]", "%[a2]")
-      UTVM_MVE_DWG_REQ("%[b0]", "%[b1]", "%[a0]", "%[a1]")
-      UTVM_MVE_DWG_G3("%[a3]", "%[b0]", "%[b1]")
-      UTVM_MVE_DWG_REQ("%[a2]", "%[a3]", "%[b0]", "%[b1]")
-      "le lr, 1b"
-      : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [b0] "=&Te"(b0), [b1] "=&Te"(b1),
-        [gb] "=&r"(gb), [tbl] "+r"(tbl), [n] "+r"(n), [d] "=&w"(d), [v] "=&w"(v)
-      : [ob] "r"(ob), [bias] "r"(bias), [mult] "r"(mult), [shift] "r"(shift), [off] "w"(offc), [w0] "w"(w0),
-        [w1] "w"(w1), [w2] "w"(w2), [zy] "w"(zyv)
-      : "memory");
-  (void)a0, (void)a1, (void)a2, (void)a3, (void)b0, (void)b1, (void)gb, (void)d, (void)v;
+      UTVM_MVE_DWG_GATHER("%[e0]")
+      "vmladav.s8 %[e0], %q[d], %q[w0]\n\t"
+      "vmladav.s8 %[e1], %q[d], %q[w1]\n\t"
+      "vmladav.s8 %[e2], %q[d], %q[w2]\n\t"
+      UTVM_MVE_DWG_GATHER("%[e3]")
+      "vmladav.s8 %[e3], %q[d], %q[w0]\n\t"
+      UTVM_MVE_DWG_REQ3("%[e0]", "%[e1]", "%[e2]", "%[e3]")
+      "vmladav.s8 %[e4], %q[d], %q[w1]\n\t"
+      "vmladav.s8 %[e0], %q[d], %q[w2]\n\t"
+      UTVM_MVE_DWG_GATHER("%[e1]")
+      "vmladav.s8 %[e1], %q[d], %q[w0]\n\t"
+      "vmladav.s8 %[e2], %q[d], %q[w1]\n\t"
+      "vmladav.s8 %[e3], %q[d], %q[w2]\n\t"
+      UTVM_MVE_DWG_REQ3("%[e4]", "%[e0]", "%[e1]", "%[e2]")
+      UTVM_MVE_DWG_GATHER("%[e0]")
+      "vmladav.s8 %[e0], %q[d], %q[w0]\n\t"
+      "vmladav.s8 %[e1], %q[d], %q[w1]\n\t"
+      "vmladav.s8 %[e2], %q[d], %q[w2]\n\t"
+      UTVM_MVE_DWG_REQ3("%[e3]", "%[e0]", "%[e1]", "%[e2]")
+      UTVM_MVE_DWG_NEXT
+      : [e0] "=&Te"(e0), [e1] "=&Te"(e1), [e2] "=&Te"(e2), [e3] "=&Te"(e3), [e4] "=&Te"(e4),
+        [bias] "=&r"(bias), [mult] "=&r"(mult), [shift] "=&r"(shift), [n] "=&r"(n), [tbl] "+r"(tbl),
+        [ob] "+r"(ob), [rec] "+r"(rec), [off] "+w"(off), [w0] "=&w"(w0), [w1] "=&w"(w1), [w2] "=&w"(w2),
+        [d] "=&w"(d), [v] "=&w"(v), [t] "=&w"(t)
+      : [one] "r"(1), [zy] "w"(zyv), [units] "i"(units), [tb] "i"(units * 64), [rend] "m"(rend)
+      : "cc", "memory");
+  (void)e0, (void)e1, (void)e2, (void)e3, (void)e4, (void)bias, (void)mult, (void)shift, (void)n;
+  (void)w0, (void)w1, (void)w2, (void)d, (void)v, (void)t;
 #else
-  (void)ob, (void)tbl, (void)units, (void)rec, (void)offc, (void)zyv;
+  (void)ob, (void)tbl, (void)units, (void)rec, (void)nch, (void)off, (void)zyv;
 #endif
 }
 
-/* one channel of a pass, two pixels per gather, any clamp: per unit 6 gathers, 12 VMLADAV, 3
- * requantized vectors */
+/* two pixels per gather, any clamp: per unit 6 gathers, 12 VMLADAV, 3 requantized vectors */
 __attribute__((always_inline)) static inline void utvm_mve_dwg_run2(int8_t* ob, const int8_t* tbl, int32_t units,
-                                                                    const int8_t* rec, int32_t sa, uint8x16_t offc,
-                                                                    int32_t zy, int32x4_t lo, int32x4_t hi) {
+                                                                    const int8_t* rec, int32_t nch, int32_t sa,
+                                                                    uint8x16_t off, int32_t zy, int32x4_t lo,
+                                                                    int32x4_t hi) {
 #ifdef __OPTIMIZE__
-  const int32_t* words = (const int32_t*)(const void*)(rec + 24);
-  int32_t bias = words[0], mult = words[1], shift = rec[22];
-  int8x16_t w0 = vldrbq_s8(rec + 6), w1 = vldrbq_s8(rec + 6 - 3 * sa);
-  int32_t a0, a1, a2, a3, gb;
-  register int32_t n __asm__("lr") = units; /* the loop counter of LE */
-  int8x16_t d;
+  const int8_t* rend = rec + nch * UTVM_MVE_DWG_RECORD;
+  int32_t e0, e1, e2, e3, bias, mult, shift;
+  register int32_t n __asm__("lr"); /* the loop counter of LE */
+  int8x16_t w0, w1, d;
   int32x4_t v;
-#define UTVM_MVE_DWG_G2(A, B)                                                                      \
-  "ldr %[gb], [%[tbl]], #4\n\t"                                                                    \
-  "vldrb.u8 %q[d], [%[gb], %q[off]]\n\t"                                                           \
-  "vmladav.s8 " A ", %q[d], %q[w0]\n\t"                                                            \
-  "vmladav.s8 " B ", %q[d], %q[w1]\n\t"
 #define UTVM_MVE_DWG_VEC2                                                                          \
-  UTVM_MVE_DWG_G2("%[a0]", "%[a1]")                                                                \
-  UTVM_MVE_DWG_G2("%[a2]", "%[a3]")                                                                \
-  UTVM_MVE_LANES4("%q[v]", "%[a0]", "%[a1]", "%[a2]", "%[a3]")                                      \
+  UTVM_MVE_DWG_GATHER("%[e0]")                                                                     \
+  "vmladav.s8 %[e0], %q[d], %q[w0]\n\t"                                                            \
+  "vmladav.s8 %[e1], %q[d], %q[w1]\n\t"                                                            \
+  UTVM_MVE_DWG_GATHER("%[e2]")                                                                     \
+  "vmladav.s8 %[e2], %q[d], %q[w0]\n\t"                                                            \
+  "vmladav.s8 %[e3], %q[d], %q[w1]\n\t"                                                            \
+  UTVM_MVE_LANES4("%q[v]", "%[e0]", "%[e1]", "%[e2]", "%[e3]")                                      \
   "vadd.i32 %q[v], %q[v], %[bias]\n\t"                                                            \
   "vshr.s32 %q[d], %q[v], #31\n\t"                                                                 \
   "vqrdmlah.s32 %q[d], %q[v], %[mult]\n\t"                                                         \
@@ -1583,15 +1199,27 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_run2(int8_t* ob, 
   "vmax.s32 %q[d], %q[d], %q[lo]\n\t"                                                              \
   "vmin.s32 %q[d], %q[d], %q[hi]\n\t"                                                              \
   "vstrb.32 %q[d], [%[ob], %q[v]]\n\t"
-  __asm__ volatile("dls lr, %[n]\n1:\n\t" UTVM_MVE_DWG_VEC2 UTVM_MVE_DWG_VEC2 UTVM_MVE_DWG_VEC2 "le lr, 1b"
-                   : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [gb] "=&r"(gb),
-                     [tbl] "+r"(tbl), [n] "+r"(n), [d] "=&w"(d), [v] "=&w"(v)
-                   : [ob] "r"(ob), [bias] "r"(bias), [mult] "r"(mult), [shift] "r"(shift), [zy] "r"(zy),
-                     [off] "w"(offc), [w0] "w"(w0), [w1] "w"(w1), [lo] "w"(lo), [hi] "w"(hi)
-                   : "memory");
-  (void)a0, (void)a1, (void)a2, (void)a3, (void)gb, (void)d, (void)v;
+  __asm__ volatile(
+      "0:\n\t"
+      "vldrb.8 %q[w0], [%[rec], #6]\n\t"
+      "vldrb.8 %q[w1], [%[rec], %[wk1]]\n\t"
+      "ldrsb %[shift], [%[rec], #22]\n\t"
+      "ldrd %[bias], %[mult], [%[rec], #24]\n\t"
+      "add %[rec], %[rec], #32\n\t"
+      "mov lr, %[units]\n\t"
+      "dls lr, lr\n"
+      "1:\n\t" UTVM_MVE_DWG_VEC2 UTVM_MVE_DWG_VEC2 UTVM_MVE_DWG_VEC2
+      UTVM_MVE_DWG_NEXT
+      : [e0] "=&Te"(e0), [e1] "=&Te"(e1), [e2] "=&Te"(e2), [e3] "=&Te"(e3), [bias] "=&r"(bias),
+        [mult] "=&r"(mult), [shift] "=&r"(shift), [n] "=&r"(n), [tbl] "+r"(tbl), [ob] "+r"(ob), [rec] "+r"(rec),
+        [off] "+w"(off), [w0] "=&w"(w0), [w1] "=&w"(w1), [d] "=&w"(d), [v] "=&w"(v)
+      : [one] "r"(1), [zy] "r"(zy), [lo] "w"(lo), [hi] "w"(hi), [units] "i"(units), [tb] "i"(units * 72),
+        [wk1] "i"(6 - 3 * sa), [rend] "m"(rend)
+      : "cc", "memory");
+  (void)e0, (void)e1, (void)e2, (void)e3, (void)bias, (void)mult, (void)shift, (void)n;
+  (void)w0, (void)w1, (void)d, (void)v;
 #else
-  (void)ob, (void)tbl, (void)units, (void)rec, (void)sa, (void)offc, (void)zy, (void)lo, (void)hi;
+  (void)ob, (void)tbl, (void)units, (void)rec, (void)nch, (void)sa, (void)off, (void)zy, (void)lo, (void)hi;
 #endif
 }
 
@@ -1643,6 +1271,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_impl(int8_t* out,
   int8_t* tile = scratch;
   int8_t* table = scratch + g.la * g.ta;
   int8x16_t zv = vdupq_n_s8((int8_t)zx);
+  uint64_t z8 = (uint64_t)(uint8_t)zx * 0x0101010101010101ull;
   int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi), zyv = vdupq_n_s32(zy);
   /* the lanes: taps (along i / 3, across i % 3), i < 15; lane 15 a copy of lane 14 (weight 0) */
   static const uint8_t lane_along[16] = {0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 4};
@@ -1651,7 +1280,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_impl(int8_t* out,
                             vmulq_n_u8(vld1q_u8(lane_across), (uint8_t)cb));
   /* the asm loops: right shifts only (VQRDMLAH onto the sign); not without optimization (the C
    * loop is then the one tested) */
-  int32_t fast = UTVM_MVE_CONSTANT(right) && right;
+  int32_t fast = UTVM_MVE_CONSTANT(right) && UTVM_MVE_CONSTANT(g.units) && right && g.units * 72 <= 4095;
   int32_t fast3 = fast && lo == -128 && hi == 127 && g.share == 3;
   int32_t fast2 = fast && g.share == 2;
   utvm_mve_dwg_table(table, tile, &g);
@@ -1659,16 +1288,16 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_impl(int8_t* out,
     int32_t mm = m0 + lines > g.nlines ? g.nlines - lines : m0; /* the last pass: the last lines */
     int8_t* ob = out + mm * g.step_m;
     for (int32_t cb0 = 0; cb0 < c; cb0 += cb) {
-      utvm_mve_dwg_tile(tile, x, &g, mm, cb0, zv);
-      for (int32_t j = 0; j < cb; ++j) {
-        const int8_t* rec = wt + (cb0 + j) * UTVM_MVE_DWG_RECORD;
-        uint8x16_t offc = vaddq_n_u8(off, (uint8_t)j);
-        if (fast3) {
-          utvm_mve_dwg_run3(ob + cb0 + j, table, g.units, rec, offc, zyv);
-        } else if (fast2) {
-          utvm_mve_dwg_run2(ob + cb0 + j, table, g.units, rec, g.sa, offc, zy, vlo, vhi);
-        } else {
-          utvm_mve_dwg_runc(ob + cb0 + j, table, g.units, rec, g.sa, g.share, offc, zy, vlo, vhi);
+      utvm_mve_dwg_tile(tile, x, &g, mm, cb0, zv, z8);
+      const int8_t* rec = wt + cb0 * UTVM_MVE_DWG_RECORD;
+      if (fast3) {
+        utvm_mve_dwg_run3(ob + cb0, table, g.units, rec, cb, off, zyv);
+      } else if (fast2) {
+        utvm_mve_dwg_run2(ob + cb0, table, g.units, rec, cb, g.sa, off, zy, vlo, vhi);
+      } else {
+        for (int32_t j = 0; j < cb; ++j) {
+          utvm_mve_dwg_runc(ob + cb0 + j, table, g.units, rec + j * UTVM_MVE_DWG_RECORD, g.sa, g.share,
+                            vaddq_n_u8(off, (uint8_t)j), zy, vlo, vhi);
         }
       }
     }
@@ -1687,35 +1316,194 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_impl(int8_t* out,
 }
 
 
+/* ---------------------------------------------------------------------------------------------
+ * Fully connected layers: utvm_mve_fc4_s8, one input row x 4 units per block.
+ *
+ * The weights and requantization in one array of blocks of 4 units (the last one zero-padded):
+ * per step of 16 input bytes the 4 units' 16 weights side by side ([step][unit][16], zeros past
+ * the depth), then the units' folded biases, multipliers and shifts (3 x 4 int32). One block:
+ * per step one input load, 4 filter loads and 4 VMLADAV(A) (9 instructions per 64 products).
+ * A depth up to 8: two units per 16-byte row (8 bytes each), multiplied by the row in the low
+ * or in the high 8 lanes of an input vector (two filter loads and 4 VMLADAV per block);
+ * the 4 dot products become a vector (single-lane moves: the lanes must match the constants'
+ * and the output's order), requantized with vector constants (VQRDMULH, gemmlowp's rounding by
+ * VAND/VSHR/VQADD then VRSHL) and stored contiguously.
+ * ------------------------------------------------------------------------------------------ */
+
+#define UTVM_MVE_FC_RIGHT 1 /* every shift <= 0 */
+
+/* bytes of a block's weights: depth k up to 8, two units per 16-byte row; else steps of 64 */
+static inline int32_t utvm_mve_fc_weight_bytes(int32_t k) { return k <= 8 ? 32 : ((k + 15) >> 4) * 64; }
+
+static inline int32_t utvm_mve_fc_block_bytes(int32_t k) { return utvm_mve_fc_weight_bytes(k) + 48; }
+
+/* unit u of the block at blk: weight j, or requantization word i (0: bias, 1: mult, 2: shift) */
+static inline int32_t utvm_mve_fc_w(const int8_t* blk, int32_t k, int32_t u, int32_t j) {
+  return k <= 8 ? blk[u * 8 + j] : blk[(j >> 4) * 64 + u * 16 + (j & 15)];
+}
+static inline int32_t utvm_mve_fc_rq(const int8_t* blk, int32_t k, int32_t u, int32_t i) {
+  return ((const int32_t*)(const void*)(blk + utvm_mve_fc_weight_bytes(k)))[i * 4 + u];
+}
+
+/* the four dot products a0..a3 of a block requantized with the block's constants at wp (biases,
+ * multipliers, shifts) and stored at op */
+#define UTVM_MVE_FC_REQ                                                                            \
+  "vmov.32 %q[va][0], %[a0]\n\tvmov.32 %q[va][1], %[a1]\n\tvmov.32 %q[va][2], %[a2]\n\t"          \
+  "vmov.32 %q[va][3], %[a3]\n\t"                                                                    \
+  "vldrw.32 %q[vt], [%[wp]], #16\n\t"                                                              \
+  "vadd.i32 %q[va], %q[va], %q[vt]\n\t"                                                            \
+  "vldrw.32 %q[vt], [%[wp]], #16\n\t"                                                              \
+  "vqrdmulh.s32 %q[va], %q[va], %q[vt]\n\t"                                                        \
+  "vldrw.32 %q[wv], [%[wp]], #16\n\t"                                                              \
+  "vand %q[vt], %q[va], %q[wv]\n\t"                                                                \
+  "vshr.s32 %q[vt], %q[vt], #31\n\t"                                                               \
+  "vqadd.s32 %q[va], %q[va], %q[vt]\n\t"                                                           \
+  "vrshl.s32 %q[va], %q[va], %q[wv]\n\t"                                                           \
+  "vadd.i32 %q[va], %q[va], %[zy]\n\t"                                                             \
+  "vmax.s32 %q[va], %q[va], %q[lo]\n\t"                                                            \
+  "vmin.s32 %q[va], %q[va], %q[hi]\n\t"                                                            \
+  "vstrb.32 %q[va], [%[op]], #4\n\t"
+
+#ifdef UTVM_MVE_VECTOR
+/* the `blocks` whole blocks of one row of k bytes at xp in one asm statement: the steps of 16
+ * bytes, a last partial one loading k % 16 bytes under a predicate (nothing read past the row) */
+__attribute__((always_inline)) static inline void utvm_mve_fc4_asm(int8_t* op, const int8_t* xp, const int8_t* wp,
+                                                                   int32_t k, int32_t blocks, int32_t zy,
+                                                                   int32x4_t lo, int32x4_t hi) {
+#ifdef __OPTIMIZE__
+  int32_t steps = (k + 15) >> 4;
+  int32_t a0, a1, a2, a3, n;
+  register int32_t count __asm__("lr") = blocks; /* the loop counter of LE */
+  int8x16_t xv, wv;
+  int32x4_t va, vt;
+#define UTVM_MVE_FC_STEP(MAC, LOAD)                                                                \
+  LOAD "%q[xv], [%[xp]], #16\n\t"                                                                  \
+  "vldrb.8 %q[wv], [%[wp]], #16\n\t" MAC " %[a0], %q[xv], %q[wv]\n\t"                              \
+  "vldrb.8 %q[wv], [%[wp]], #16\n\t" MAC " %[a1], %q[xv], %q[wv]\n\t"                              \
+  "vldrb.8 %q[wv], [%[wp]], #16\n\t" MAC " %[a2], %q[xv], %q[wv]\n\t"                              \
+  "vldrb.8 %q[wv], [%[wp]], #16\n\t" MAC " %[a3], %q[xv], %q[wv]\n\t"
+#define UTVM_MVE_FC_LD "vldrb.8 "
+#define UTVM_MVE_FC_LDP "vpst\n\tvldrbt.8 "
+  __asm__ volatile(
+      ".if %c[rem] > 0\n\tmov %[n], %[rem]\n\tvctp.8 %[n]\n\t.endif\n\t"
+      "dls lr, %[count]\n"
+      "1:\n\t"
+      ".if %c[full] > 0\n\t" UTVM_MVE_FC_STEP("vmladav.s8", UTVM_MVE_FC_LD)
+      ".if %c[full] > 1\n\tmov %[n], %[full] - 1\n2:\n\t" UTVM_MVE_FC_STEP("vmladava.s8", UTVM_MVE_FC_LD)
+      "subs %[n], %[n], #1\n\tbne 2b\n\t.endif\n\t"
+      ".if %c[rem] > 0\n\t" UTVM_MVE_FC_STEP("vmladava.s8", UTVM_MVE_FC_LDP) ".endif\n\t"
+      ".else\n\t" UTVM_MVE_FC_STEP("vmladav.s8", UTVM_MVE_FC_LDP) ".endif\n\t"
+      "sub %[xp], %[xp], %[back]\n\t" UTVM_MVE_FC_REQ "le lr, 1b"
+      : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [n] "=&r"(n), [xp] "+r"(xp),
+        [wp] "+r"(wp), [op] "+l"(op), [count] "+r"(count), [xv] "=&w"(xv), [wv] "=&w"(wv), [va] "=&w"(va),
+        [vt] "=&w"(vt)
+      : [full] "i"(k >> 4), [rem] "i"(k & 15), [back] "i"(steps * 16), [zy] "r"(zy), [lo] "w"(lo), [hi] "w"(hi)
+      : "cc", "memory");
+  (void)a0, (void)a1, (void)a2, (void)a3, (void)n, (void)count, (void)xv, (void)wv, (void)va, (void)vt;
+#else
+  (void)op, (void)xp, (void)wp, (void)k, (void)blocks, (void)zy, (void)lo, (void)hi;
+#endif
+}
+
+/* the same for a depth up to 8: x0 the row in lanes 0..7, x1 in lanes 8..15 (zeros elsewhere) */
+__attribute__((always_inline)) static inline void utvm_mve_fc4p_asm(int8_t* op, int8x16_t x0, int8x16_t x1,
+                                                                    const int8_t* wp, int32_t blocks, int32_t zy,
+                                                                    int32x4_t lo, int32x4_t hi) {
+#ifdef __OPTIMIZE__
+  int32_t a0, a1, a2, a3;
+  register int32_t count __asm__("lr") = blocks; /* the loop counter of LE */
+  int8x16_t wv;
+  int32x4_t va, vt;
+  __asm__ volatile("dls lr, %[count]\n1:\n\t"
+                   "vldrb.8 %q[wv], [%[wp]], #16\n\t"
+                   "vmladav.s8 %[a0], %q[x0], %q[wv]\n\t"
+                   "vmladav.s8 %[a1], %q[x1], %q[wv]\n\t"
+                   "vldrb.8 %q[wv], [%[wp]], #16\n\t"
+                   "vmladav.s8 %[a2], %q[x0], %q[wv]\n\t"
+                   "vmladav.s8 %[a3], %q[x1], %q[wv]\n\t" UTVM_MVE_FC_REQ "le lr, 1b"
+                   : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [wp] "+r"(wp),
+                     [op] "+l"(op), [count] "+r"(count), [wv] "=&w"(wv), [va] "=&w"(va), [vt] "=&w"(vt)
+                   : [x0] "w"(x0), [x1] "w"(x1), [zy] "r"(zy), [lo] "w"(lo), [hi] "w"(hi)
+                   : "cc", "memory");
+  (void)a0, (void)a1, (void)a2, (void)a3, (void)count, (void)wv, (void)va, (void)vt;
+#else
+  (void)op, (void)x0, (void)x1, (void)wp, (void)blocks, (void)zy, (void)lo, (void)hi;
+#endif
+}
+#endif
+
+/* out[r * units + u] = requant(sum_j x[r * k + j] * w[u][j], u) for r < batch, u < units; wt: the
+ * blocks above (a last block of fewer than 4 units computes 4, its outputs copied). */
+__attribute__((always_inline)) static inline void utvm_mve_fc4_impl(int8_t* out, const int8_t* x, int32_t batch,
+                                                                    int32_t k, int32_t units, const int8_t* wt,
+                                                                    int32_t mode, int32_t zy, int32_t lo,
+                                                                    int32_t hi) {
+  int32_t steps = (k + 15) >> 4, bb = utvm_mve_fc_block_bytes(k);
+  int32_t full = units / 4;
+#ifdef UTVM_MVE_VECTOR
+  int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi);
+  int32_t fast = UTVM_MVE_CONSTANT(k) && UTVM_MVE_CONSTANT(mode) && (mode & UTVM_MVE_FC_RIGHT) && steps * 16 <= 4095;
+  for (int32_t r = 0; r < batch; ++r) {
+    const int8_t* xr = x + r * k;
+    int8_t* orow = out + r * units;
+    /* a depth up to 8: the row in the low and in the high 8 lanes */
+    int8x16_t x0 = vldrbq_z_s8(xr, vctp8q((uint32_t)(k < 16 ? k : 16))), x1 = x0;
+    if (k <= 8) {
+      uint32_t carry = 0;
+      x1 = vshlcq_s8(vshlcq_s8(x0, &carry, 32), &carry, 32);
+    }
+    if (fast) {
+      int8_t tail[4];
+      for (int32_t part = 0; part < 2; ++part) {
+        int32_t n = part ? (units & 3 ? 1 : 0) : full;
+        int8_t* o = part ? tail : orow;
+        if (!n) continue;
+        if (k <= 8) {
+          utvm_mve_fc4p_asm(o, x0, x1, wt + part * full * bb, n, zy, vlo, vhi);
+        } else {
+          utvm_mve_fc4_asm(o, xr, wt + part * full * bb, k, n, zy, vlo, vhi);
+        }
+      }
+      for (int32_t u = 0; u < (units & 3); ++u) orow[full * 4 + u] = tail[u];
+      continue;
+    }
+    for (int32_t b = 0; b * 4 < units; ++b) {
+      const int8_t* blk = wt + b * bb;
+      int32_t acc[4] = {0, 0, 0, 0};
+      if (k <= 8) {
+        for (int32_t u = 0; u < 4; ++u) acc[u] = vmladavq_s8(u & 1 ? x1 : x0, vldrbq_s8(blk + (u >> 1) * 16));
+      } else {
+        for (int32_t s = 0; s < steps; ++s) {
+          int32_t n = k - s * 16;
+          int8x16_t xv = vldrbq_z_s8(xr + s * 16, vctp8q((uint32_t)(n < 16 ? n : 16)));
+          for (int32_t u = 0; u < 4; ++u) acc[u] = vmladavaq_s8(acc[u], xv, vldrbq_s8(blk + s * 64 + u * 16));
+        }
+      }
+      for (int32_t u = 0; u < 4 && b * 4 + u < units; ++u) {
+        int32_t v = utvm_mve_mbqm(acc[u] + utvm_mve_fc_rq(blk, k, u, 0), utvm_mve_fc_rq(blk, k, u, 1),
+                                  utvm_mve_fc_rq(blk, k, u, 2));
+        orow[b * 4 + u] = utvm_mve_clamp_s8(v + zy, lo, hi);
+      }
+    }
+  }
+#else
+  (void)mode, (void)full, (void)steps;
+  for (int32_t r = 0; r < batch; ++r) {
+    for (int32_t u = 0; u < units; ++u) {
+      const int8_t* blk = wt + (u / 4) * bb;
+      int32_t acc = 0;
+      for (int32_t j = 0; j < k; ++j) acc += x[r * k + j] * utvm_mve_fc_w(blk, k, u % 4, j);
+      int32_t v = utvm_mve_mbqm(acc + utvm_mve_fc_rq(blk, k, u % 4, 0), utvm_mve_fc_rq(blk, k, u % 4, 1),
+                                utvm_mve_fc_rq(blk, k, u % 4, 2));
+      out[r * units + u] = utvm_mve_clamp_s8(v + zy, lo, hi);
+    }
+  }
+#endif
+}
+
 /* The entry points the generated kernels call: TVM declares them as int32_t functions of
  * void* and int32_t arguments, so they are defined with exactly these types. The
  * requantization arguments (see above): bias, mult, shift, m0, s0, mode, zy, lo, hi. */
-
-static inline int32_t utvm_mve_im2col_s8(void* col, void* x, int32_t h, int32_t w, int32_t c, int32_t iy0,
-                                         int32_t ix0, int32_t kh, int32_t kw, int32_t dh, int32_t dw,
-                                         int32_t zx) {
-  utvm_mve_im2col_impl((int8_t*)col, (const int8_t*)x, h, w, c, iy0, ix0, kh, kw, dh, dw, zx);
-  return 0;
-}
-
-static inline int32_t utvm_mve_gemm_s8(void* out, int32_t np, int32_t out_stride, void* col, int32_t col_stride,
-                                       void* w, int32_t k, int32_t cout, void* bias, void* mult, void* shift,
-                                       int32_t m0, int32_t s0, int32_t mode, int32_t zy, int32_t lo, int32_t hi) {
-  utvm_mve_rq_t q = {(const int32_t*)bias, (const int32_t*)mult, (const int8_t*)shift, m0, s0, mode, zy, lo, hi};
-  utvm_mve_gemm_impl((int8_t*)out, np, out_stride, (const int8_t*)col, col_stride, (const int8_t*)w, k, cout, q);
-  return 0;
-}
-
-static inline int32_t utvm_mve_conv_row_s8(void* out, void* x, int32_t h, int32_t w, int32_t cin, int32_t iy0,
-                                           int32_t ow, int32_t sw, int32_t pad_left, int32_t kh, int32_t kw,
-                                           int32_t dh, void* wt, int32_t cout, int32_t zx, void* bias, void* mult,
-                                           void* shift, int32_t m0, int32_t s0, int32_t mode, int32_t zy, int32_t lo,
-                                           int32_t hi) {
-  utvm_mve_rq_t q = {(const int32_t*)bias, (const int32_t*)mult, (const int8_t*)shift, m0, s0, mode, zy, lo, hi};
-  utvm_mve_conv_row_impl((int8_t*)out, (const int8_t*)x, h, w, cin, iy0, ow, sw, pad_left, kh, kw, dh,
-                         (const int8_t*)wt, cout, zx, q);
-  return 0;
-}
 
 static inline int32_t utvm_mve_dw3x3_row_s8(void* out, void* x, int32_t h, int32_t w, int32_t c, int32_t iy0,
                                             int32_t ow, int32_t sw, int32_t pad_left, int32_t dh, int32_t dw,
@@ -1760,6 +1548,13 @@ __attribute__((always_inline)) static inline int32_t utvm_mve_dwg_s8(void* out, 
                                                                      int32_t lines, int32_t cb, void* scratch) {
   utvm_mve_dwg_impl((int8_t*)out, (const int8_t*)x, h, w, c, oh, ow, sh, sw, pad_top, pad_left, (const int8_t*)wt, zx,
                     zy, lo, hi, right, vertical, lines, cb, (int8_t*)scratch);
+  return 0;
+}
+
+__attribute__((always_inline)) static inline int32_t utvm_mve_fc4_s8(void* out, void* x, int32_t batch, int32_t k,
+                                                                     int32_t units, void* wt, int32_t mode, int32_t zy,
+                                                                     int32_t lo, int32_t hi) {
+  utvm_mve_fc4_impl((int8_t*)out, (const int8_t*)x, batch, k, units, (const int8_t*)wt, mode, zy, lo, hi);
   return 0;
 }
 
