@@ -851,7 +851,7 @@ __attribute__((always_inline)) static inline void utvm_mve_conv42_impl(int8_t* o
       for (int32_t p0 = 0; p0 < len; p0 += 4) {
         int32_t p = p0 + 4 > len ? len - 4 : p0;
         int8_t* o = out + line * lstep + p * ostep;
-        if (fast) {
+        if (fast && UTVM_MVE_CONSTANT(rs)) {
           utvm_mve_group42_asm(o, col + p * rs, rs, 16, wt, steps, nv, boffs, zyv, vlo, vhi);
         } else {
           utvm_mve_group42(o, col + p * rs, rs, 16, 4, wt, steps, nv, 1, cout, mode, boffs, rowi, zy, vlo, vhi);
@@ -956,7 +956,7 @@ typedef struct {
   int32_t units;                  /* units per pass */
 } utvm_mve_dwg_geo_t;
 
-static inline void utvm_mve_dwg_geo(utvm_mve_dwg_geo_t* g, int32_t h, int32_t w, int32_t c, int32_t oh, int32_t ow,
+__attribute__((always_inline)) static inline void utvm_mve_dwg_geo(utvm_mve_dwg_geo_t* g, int32_t h, int32_t w, int32_t c, int32_t oh, int32_t ow,
                                     int32_t sh, int32_t sw, int32_t pad_top, int32_t pad_left, int32_t vertical,
                                     int32_t lines, int32_t cb) {
   g->c = c;
@@ -1020,6 +1020,20 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_pieces(int8_t* ds
     for (; n >= 2; n -= 2, src += 16, dst += 2 * dstep) vstrbq_scatter_offset_s8(dst, sc, vldrbq_s8(src));
     if (n) *(utvm_mve_u64_t*)(void*)dst = *(const utvm_mve_u64_t*)(const void*)src;
   } else {
+#ifdef __OPTIMIZE__
+    if (UTVM_MVE_CONSTANT(step) && UTVM_MVE_CONSTANT(dstep) && step <= 1020 && dstep <= 1020 && n > 0) {
+      /* post-indexed LDRD / STRD: three instructions per piece */
+      register int32_t count __asm__("lr") = n;
+      int32_t lo32, hi32;
+      __asm__ volatile("dls lr, %[count]\n1:\n\tldrd %[lo], %[hi], [%[src]], %[step]\n\t"
+                       "strd %[lo], %[hi], [%[dst]], %[dstep]\n\tle lr, 1b"
+                       : [lo] "=&r"(lo32), [hi] "=&r"(hi32), [src] "+r"(src), [dst] "+r"(dst), [count] "+r"(count)
+                       : [step] "i"(step), [dstep] "i"(dstep)
+                       : "memory");
+      (void)count;
+      return;
+    }
+#endif
     for (int32_t i = 0; i < n; ++i, src += step, dst += dstep) {
       *(utvm_mve_u64_t*)(void*)dst = *(const utvm_mve_u64_t*)(const void*)src;
     }
@@ -1092,13 +1106,15 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_table(int8_t* tab
 
 /* The channels of a block in one asm statement, per channel: its record (3 or 2 filter
  * vectors, shift, bias, multiplier), then `units` units following the table (rewound after),
- * the output pointer and the gather offsets moving to the next channel (one more byte). */
+ * the output pointer and the gather offsets moving to the next channel (one more byte). The
+ * layer's constants come from memory operands, not immediates: the statements compile whatever
+ * the optimizer makes of them. */
 #define UTVM_MVE_DWG_GATHER(R)                                                                     \
   "ldr " R ", [%[tbl]], #4\n\t"                                                                    \
   "vldrb.u8 %q[d], [" R ", %q[off]]\n\t"
 #define UTVM_MVE_DWG_NEXT                                                                          \
   "le lr, 1b\n\t"                                                                                  \
-  "sub %[tbl], %[tbl], %[tb]\n\t"                                                                  \
+  "ldr %[tbl], %[tbl0]\n\t"                                                                        \
   "add %[ob], %[ob], #1\n\t"                                                                       \
   "vadd.i8 %q[off], %q[off], %[one]\n\t"                                                           \
   "ldr %[e0], %[rend]\n\t"                                                                         \
@@ -1112,7 +1128,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_run3(int8_t* ob, 
                                                                     const int8_t* rec, int32_t nch,
                                                                     uint8x16_t off, int32x4_t zyv) {
 #ifdef __OPTIMIZE__ /* the asm loops only when optimizing: without, the C loop runs */
-  const int8_t* rend = rec + nch * UTVM_MVE_DWG_RECORD;
+  const int8_t *rend = rec + nch * UTVM_MVE_DWG_RECORD, *tbl0 = tbl;
   int32_t e0, e1, e2, e3, e4, bias, mult, shift;
   register int32_t n __asm__("lr"); /* the loop counter of LE */
   int8x16_t w0, w1, w2, d;
@@ -1135,7 +1151,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_run3(int8_t* ob, 
       "ldrsb %[shift], [%[rec], #22]\n\t"
       "ldrd %[bias], %[mult], [%[rec], #24]\n\t"
       "vldrb.8 %q[w2], [%[rec]], #32\n\t"
-      "mov lr, %[units]\n\t"
+      "ldr lr, %[units]\n\t"
       "dls lr, lr\n"
       "1:\n\t"
       UTVM_MVE_DWG_GATHER("%[e0]")
@@ -1162,7 +1178,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_run3(int8_t* ob, 
         [bias] "=&r"(bias), [mult] "=&r"(mult), [shift] "=&r"(shift), [n] "=&r"(n), [tbl] "+r"(tbl),
         [ob] "+r"(ob), [rec] "+r"(rec), [off] "+w"(off), [w0] "=&w"(w0), [w1] "=&w"(w1), [w2] "=&w"(w2),
         [d] "=&w"(d), [v] "=&w"(v), [t] "=&w"(t)
-      : [one] "r"(1), [zy] "w"(zyv), [units] "i"(units), [tb] "i"(units * 64), [rend] "m"(rend)
+      : [one] "r"(1), [zy] "w"(zyv), [units] "m"(units), [tbl0] "m"(tbl0), [rend] "m"(rend)
       : "cc", "memory");
   (void)e0, (void)e1, (void)e2, (void)e3, (void)e4, (void)bias, (void)mult, (void)shift, (void)n;
   (void)w0, (void)w1, (void)w2, (void)d, (void)v, (void)t;
@@ -1177,7 +1193,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_run2(int8_t* ob, 
                                                                     uint8x16_t off, int32_t zy, int32x4_t lo,
                                                                     int32x4_t hi) {
 #ifdef __OPTIMIZE__
-  const int8_t* rend = rec + nch * UTVM_MVE_DWG_RECORD;
+  const int8_t *rend = rec + nch * UTVM_MVE_DWG_RECORD, *tbl0 = tbl;
   int32_t e0, e1, e2, e3, bias, mult, shift;
   register int32_t n __asm__("lr"); /* the loop counter of LE */
   int8x16_t w0, w1, d;
@@ -1199,23 +1215,30 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_run2(int8_t* ob, 
   "vmax.s32 %q[d], %q[d], %q[lo]\n\t"                                                              \
   "vmin.s32 %q[d], %q[d], %q[hi]\n\t"                                                              \
   "vstrb.32 %q[d], [%[ob], %q[v]]\n\t"
-  __asm__ volatile(
-      "0:\n\t"
-      "vldrb.8 %q[w0], [%[rec], #6]\n\t"
-      "vldrb.8 %q[w1], [%[rec], %[wk1]]\n\t"
-      "ldrsb %[shift], [%[rec], #22]\n\t"
-      "ldrd %[bias], %[mult], [%[rec], #24]\n\t"
-      "add %[rec], %[rec], #32\n\t"
-      "mov lr, %[units]\n\t"
-      "dls lr, lr\n"
-      "1:\n\t" UTVM_MVE_DWG_VEC2 UTVM_MVE_DWG_VEC2 UTVM_MVE_DWG_VEC2
-      UTVM_MVE_DWG_NEXT
-      : [e0] "=&Te"(e0), [e1] "=&Te"(e1), [e2] "=&Te"(e2), [e3] "=&Te"(e3), [bias] "=&r"(bias),
-        [mult] "=&r"(mult), [shift] "=&r"(shift), [n] "=&r"(n), [tbl] "+r"(tbl), [ob] "+r"(ob), [rec] "+r"(rec),
-        [off] "+w"(off), [w0] "=&w"(w0), [w1] "=&w"(w1), [d] "=&w"(d), [v] "=&w"(v)
-      : [one] "r"(1), [zy] "r"(zy), [lo] "w"(lo), [hi] "w"(hi), [units] "i"(units), [tb] "i"(units * 72),
-        [wk1] "i"(6 - 3 * sa), [rend] "m"(rend)
-      : "cc", "memory");
+  /* the filter of a group's second pixel 3 * sa lanes up: its record 3 * sa bytes down */
+#define UTVM_MVE_DWG_RUN2(WK1)                                                                     \
+  __asm__ volatile(                                                                                \
+      "0:\n\t"                                                                                     \
+      "vldrb.8 %q[w0], [%[rec], #6]\n\t"                                                           \
+      "vldrb.8 %q[w1], [%[rec], #" WK1 "]\n\t"                                                     \
+      "ldrsb %[shift], [%[rec], #22]\n\t"                                                          \
+      "ldrd %[bias], %[mult], [%[rec], #24]\n\t"                                                   \
+      "add %[rec], %[rec], #32\n\t"                                                                \
+      "ldr lr, %[units]\n\t"                                                                       \
+      "dls lr, lr\n"                                                                                \
+      "1:\n\t" UTVM_MVE_DWG_VEC2 UTVM_MVE_DWG_VEC2 UTVM_MVE_DWG_VEC2 UTVM_MVE_DWG_NEXT              \
+      : [e0] "=&Te"(e0), [e1] "=&Te"(e1), [e2] "=&Te"(e2), [e3] "=&Te"(e3), [bias] "=&r"(bias),      \
+        [mult] "=&r"(mult), [shift] "=&r"(shift), [n] "=&r"(n), [tbl] "+r"(tbl), [ob] "+r"(ob),      \
+        [rec] "+r"(rec), [off] "+w"(off), [w0] "=&w"(w0), [w1] "=&w"(w1), [d] "=&w"(d), [v] "=&w"(v) \
+      : [one] "r"(1), [zy] "r"(zy), [lo] "w"(lo), [hi] "w"(hi), [units] "m"(units), [tbl0] "m"(tbl0), \
+        [rend] "m"(rend)                                                                           \
+      : "cc", "memory")
+  if (sa == 1) {
+    UTVM_MVE_DWG_RUN2("3");
+  } else {
+    UTVM_MVE_DWG_RUN2("0");
+  }
+#undef UTVM_MVE_DWG_RUN2
   (void)e0, (void)e1, (void)e2, (void)e3, (void)bias, (void)mult, (void)shift, (void)n;
   (void)w0, (void)w1, (void)d, (void)v;
 #else
@@ -1280,7 +1303,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_impl(int8_t* out,
                             vmulq_n_u8(vld1q_u8(lane_across), (uint8_t)cb));
   /* the asm loops: right shifts only (VQRDMLAH onto the sign); not without optimization (the C
    * loop is then the one tested) */
-  int32_t fast = UTVM_MVE_CONSTANT(right) && UTVM_MVE_CONSTANT(g.units) && right && g.units * 72 <= 4095;
+  int32_t fast = UTVM_MVE_CONSTANT(right) && right;
   int32_t fast3 = fast && lo == -128 && hi == 127 && g.share == 3;
   int32_t fast2 = fast && g.share == 2;
   utvm_mve_dwg_table(table, tile, &g);
