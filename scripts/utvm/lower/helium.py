@@ -254,6 +254,12 @@ class DwgPlan:
     scratch: int
     cost: float
 
+    @property
+    def name(self) -> str:
+        """The plan as a tuning knob value, e.g. "rows3x8": lines along output rows, 3 per pass, 8
+        channels per tile."""
+        return f"{'cols' if self.vertical else 'rows'}{self.lines}x{self.cb}"
+
 
 def dwg_plan(out_hw: tuple[int, int], c: int, strides: tuple[int, int], vertical: bool, lines: int,
              cb: int) -> DwgPlan | None:
@@ -277,14 +283,19 @@ def dwg_plan(out_hw: tuple[int, int], c: int, strides: tuple[int, int], vertical
     return DwgPlan(vertical, lines, cb, la * bw * cb + table, cost)
 
 
-def best_dwg_plan(out_hw: tuple[int, int], c: int, strides: tuple[int, int]) -> DwgPlan:
-    """The plan of least estimated cost over both orientations (lines of at least 2 pixels),
-    lines per pass and channel blocks."""
+def dwg_plans(out_hw: tuple[int, int], c: int, strides: tuple[int, int]) -> list[DwgPlan]:
+    """Every plan (both orientations with lines of at least 2 pixels, lines per pass, channel
+    blocks), the least estimated cost first."""
     oh, ow = out_hw
     plans = [dwg_plan(out_hw, c, strides, vertical, lines, cb)
              for vertical in (False, True) if (oh if vertical else ow) >= 2
              for lines in range(1, 8) for cb in (8, 16)]
-    return min((p for p in plans if p is not None), key=lambda p: p.cost)
+    return sorted((p for p in plans if p is not None), key=lambda p: p.cost)
+
+
+def best_dwg_plan(out_hw: tuple[int, int], c: int, strides: tuple[int, int]) -> DwgPlan:
+    """The plan of least estimated cost (:func:`dwg_plans`)."""
+    return dwg_plans(out_hw, c, strides)[0]
 
 
 def dwg_records(wdata: np.ndarray, vertical: bool, params: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:

@@ -7,12 +7,15 @@ o // depth_multiplier.
 
 Kernel variants, first that applies:
 - helium: 3x3 windows, multiplier 1, channels % 4 == 0 on Cortex-M52/M55/M85 (utvm_mve_dwg_s8 for
-  channels % 8 == 0 without dilation, else utvm_mve_dw3x3_row_s8);
+  channels % 8 == 0 without dilation, else utvm_mve_dw3x3_row_s8); knob ``plan`` (dwg: lines along
+  output rows or columns, lines per pass, channels per tile; default the least estimated cost);
 - dsp_dw4: multiplier 1, channels % 4 == 0: two taps per SMLAD, four channels per word;
 - generic: any multiplier, window, stride, dilation; int8 blocked by four channels, or float32.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 from tvm import te, tirx
@@ -38,7 +41,7 @@ from ..lower.schedules import (
     window_conds,
 )
 from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Variant, knob
 from .common import QuantConv, bias_of, check_bias, check_mac_types, check_window, conv_macs, quant_conv, requant16
 from .conv2d import float_output, from_tflite
 
@@ -245,7 +248,8 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     sh, sw = op.attrs["strides"]
     top, left, _, _ = op.attrs["padding"]
     if c % 8 == 0 and op.attrs["dilation"] == (1, 1) and max(oh, ow) >= 2:
-        plan = mve.best_dwg_plan((oh, ow), c, (sh, sw))
+        plans = {p.name: p for p in mve.dwg_plans((oh, ow), c, (sh, sw))}
+        plan = plans.get(knob(op, "plan", ""), next(iter(plans.values())))
         records = mve.dwg_records(lay.wdata, plan.vertical, lay.params)
         right = int(np.all(lay.params[2] <= -1))
         args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
@@ -280,6 +284,17 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     return mve.extern(y, args, body)
 
 
+def _helium_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
+    """utvm_mve_dwg_s8's plan (orientation, lines per pass, channels per tile): the default the
+    least estimated cost, then the next three estimates."""
+    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    c = x.shape[-1]
+    if c % 8 or op.attrs["dilation"] != (1, 1) or max(y.shape[1:3]) < 2 or y.shape[-1] != c:
+        return {}
+    plans = mve.dwg_plans(y.shape[1:3], c, op.attrs["strides"])
+    return {"plan": ("", *(p.name for p in plans[1:4]))}
+
+
 OPS = (
     OpDef(
         kind="depthwise_conv2d",
@@ -288,7 +303,7 @@ OPS = (
                          "fused activation NONE/RELU/RELU6/RELU_N1_TO_1; any depth multiplier; "
                          "int16: zero points 0, int64 bias"),),
         variants=(
-            Variant("helium", _helium, "Cortex-M52/M55/M85"),
+            Variant("helium", _helium, "Cortex-M52/M55/M85", knobs=_helium_knobs),
             Variant("dsp_dw4", _dw4, "Cortex-M4/M7/M33"),
             Variant("int16", _int16, types=("int16",)),
             Variant("generic", _generic),

@@ -1052,10 +1052,12 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_fill(int8_t* dst,
   }
 }
 
-/* the tile of lines m0..m0 + lines - 1, channels cb0..cb0 + cb - 1 */
+/* the tile of lines m0..m0 + lines - 1, channels cb0..cb0 + cb - 1; the positions outside the
+ * input (the zero point) only when `fill` (they stay from one channel block to the next) */
 __attribute__((always_inline)) static inline void utvm_mve_dwg_tile(int8_t* tile, const int8_t* x,
                                                                     const utvm_mve_dwg_geo_t* g, int32_t m0,
-                                                                    int32_t cb0, int8x16_t zv, uint64_t z8) {
+                                                                    int32_t cb0, int32_t fill, int8x16_t zv,
+                                                                    uint64_t z8) {
   int32_t wdt = g->vertical ? g->nc : g->na; /* input columns */
   int32_t along = (g->vertical ? wdt : 1) * g->c, across = (g->vertical ? 1 : wdt) * g->c;
   /* the along positions inside the input: [a0, a1) */
@@ -1065,12 +1067,14 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_tile(int8_t* tile
     int32_t ic = m0 * g->sc - g->pc + b;
     int8_t* d = tile + b * g->cb;
     if (ic < 0 || ic >= g->nc) {
-      utvm_mve_dwg_fill(d, g->ta, g->la, g->cb, zv, z8);
+      if (fill) utvm_mve_dwg_fill(d, g->ta, g->la, g->cb, zv, z8);
       continue;
     }
-    utvm_mve_dwg_fill(d, g->ta, a0, g->cb, zv, z8);
+    if (fill) {
+      utvm_mve_dwg_fill(d, g->ta, a0, g->cb, zv, z8);
+      utvm_mve_dwg_fill(d + a1 * g->ta, g->ta, g->la - a1, g->cb, zv, z8);
+    }
     utvm_mve_dwg_pieces(d + a0 * g->ta, g->ta, x + ic * across + cb0, along, a1 - a0, g->cb);
-    utvm_mve_dwg_fill(d + a1 * g->ta, g->ta, g->la - a1, g->cb, zv, z8);
   }
 }
 
@@ -1311,7 +1315,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_impl(int8_t* out,
     int32_t mm = m0 + lines > g.nlines ? g.nlines - lines : m0; /* the last pass: the last lines */
     int8_t* ob = out + mm * g.step_m;
     for (int32_t cb0 = 0; cb0 < c; cb0 += cb) {
-      utvm_mve_dwg_tile(tile, x, &g, mm, cb0, zv, z8);
+      utvm_mve_dwg_tile(tile, x, &g, mm, cb0, cb0 == 0, zv, z8);
       const int8_t* rec = wt + cb0 * UTVM_MVE_DWG_RECORD;
       if (fast3) {
         utvm_mve_dwg_run3(ob + cb0, table, g.units, rec, cb, off, zyv);
