@@ -860,29 +860,26 @@ __attribute__((always_inline)) static inline void utvm_mve_conv42_impl(int8_t* o
     }
     return;
   }
-  int32_t oy = 0, ox = 0;
-  for (int32_t g = 0; g <= full; ++g) {
-    int32_t np = g < full ? gp : rest;
-    if (!np || !nv) break;
+  /* the groups; with at least one whole group, the last one ends at the last pixel
+   * (overlapping the one before: the same outputs stored twice), else a partial group */
+  for (int32_t g = 0; g * gp < npix && nv; ++g) {
+    int32_t p0 = full && g * gp + gp > npix ? npix - gp : g * gp;
+    int32_t np = full ? gp : rest;
     const int8_t* rows = col;
     if (direct && np == gp) {
-      rows = x + g * 64;
+      rows = x + p0 * cin;
     } else if (direct) {
-      utvm_mve_copy_s8(col, x + g * 64, np * cin);
+      utvm_mve_copy_s8(col, x, np * cin);
     } else {
       for (int32_t r = 0; r < np; ++r) {
+        int32_t oy = (p0 + r) / ow, ox = (p0 + r) % ow;
         utvm_mve_pack_patch(col, r, x, h, w, cin, oy * sh - pad_top, ox * sw - pad_left, kh, kw, dh, dw, zv);
-        if (++ox == ow) {
-          ox = 0;
-          ++oy;
-        }
       }
     }
     if (np == gp && fast) {
-      utvm_mve_group42_asm(out + g * gp * cout, rows, 16, 64, wt, steps, nv, offs, zyv, vlo, vhi);
+      utvm_mve_group42_asm(out + p0 * cout, rows, 16, 64, wt, steps, nv, offs, zyv, vlo, vhi);
     } else {
-      utvm_mve_group42(out + g * gp * cout, rows, 16, 64, np, wt, steps, nv, sub, cout, mode, offs, rowi, zy, vlo,
-                       vhi);
+      utvm_mve_group42(out + p0 * cout, rows, 16, 64, np, wt, steps, nv, sub, cout, mode, offs, rowi, zy, vlo, vhi);
     }
   }
 #else
