@@ -13,6 +13,10 @@ MultiplyByQuantizedMultiplier per channel, output zero point, activation clamp).
   shifts), pruned channels (weights all zero, biases near 2**30: a constant output), extreme zero
   points and activation ranges.
 - utvm_mve_fc4_s8 (fully connected): depths 1..700, 1..40 units, batches 1..3.
+- Whole layers of each kind of read (bands along rows and columns, pointwise in place with 2
+  and 4 pixels per row, gathered depthwise in both orientations, at stride 2, on tiny maps;
+  fully connected with depths up to 8 and a last partial block) compiled by utvm and compared
+  with TFLite Micro on mps3/an547.
 - utvm_mve_dwg_s8 (3x3 depthwise): sizes from 1 x 2 to 13 x 13, strides 1 and 2, paddings 0..2
   on each side, 8..48 channels, both orientations, tiles of 8 or 16 channels and of every
   number of lines their gathers reach (passes overlapping at the end, groups overlapping at the
@@ -30,10 +34,15 @@ import numpy as np
 import pytest
 
 from test_boards import _toolchain_problem
+from tflite_builder import conv2d_model, fully_connected_model
+from utvm.importer import load_model
 from utvm.lower import fixedpoint as fp
 from utvm.lower import helium as mve
+from utvm.lower.target import Target
+from utvm.ops import variant
 from utvm.run import qemu
 from utvm.run.boards import get_board
+from utvm.run.runner import run_model
 
 INCLUDE = Path(__file__).resolve().parents[1] / "lib" / "crt" / "include"
 STRICT = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror"]
@@ -339,3 +348,59 @@ def test_vector_code_compiles_with_other_flags(tmp_path: Path, flags: list[str])
         subprocess.run(["arm-none-eabi-gcc", "-std=c99", *flags, "-Wall", "-Wextra", "-Werror", "-mcpu=cortex-m55",
                         "-mthumb", "-mfloat-abi=hard", f"-I{INCLUDE}", "-c", str(src), "-o", str(tmp_path / "k.o")],
                        check=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# whole layers against TFLite Micro
+# ---------------------------------------------------------------------------------------------
+
+#: (model builder, its arguments, the helper and its read mode: conv42's band / sub, dwg's orientation)
+LAYERS: dict[str, tuple[Callable[..., bytes], dict[str, object], str]] = {
+    "rgb_s2_band_rows": (conv2d_model, dict(input_shape=(1, 13, 14, 3), out_channels=8, stride=(2, 2), seed=40,
+                                            activation="RELU"), "band1"),
+    "kws_first_band_cols": (conv2d_model, dict(input_shape=(1, 17, 10, 1), out_channels=16, kernel=(10, 4),
+                                               stride=(2, 2), seed=41), "band2"),
+    "pointwise_k8": (conv2d_model, dict(input_shape=(1, 5, 7, 8), out_channels=12, kernel=(1, 1), seed=42,
+                                        activation="RELU6"), "sub2"),
+    "pointwise_k4": (conv2d_model, dict(input_shape=(1, 3, 5, 4), out_channels=5, kernel=(1, 1), seed=43), "sub4"),
+    "pointwise_k64_odd_pixels": (conv2d_model, dict(input_shape=(1, 5, 5, 64), out_channels=64, kernel=(1, 1),
+                                                    seed=44), "pack"),
+    "dw_tall_columns": (conv2d_model, dict(input_shape=(1, 13, 3, 16), depthwise=True, seed=45), "cols"),
+    "dw_s2_c32": (conv2d_model, dict(input_shape=(1, 9, 9, 32), depthwise=True, stride=(2, 2), seed=46,
+                                     activation="RELU"), "rows"),
+    "dw_3x3_map": (conv2d_model, dict(input_shape=(1, 3, 3, 24), depthwise=True, seed=47), "rows"),
+    "fc_depth6_units10": (fully_connected_model, dict(batch=1, in_features=6, out_features=10, per_channel=True,
+                                                      seed=48), "fc"),
+    "fc_depth100_units7_batch2": (fully_connected_model, dict(batch=2, in_features=100, out_features=7, seed=49,
+                                                              activation="RELU"), "fc"),
+}
+
+
+def _read_mode(path: Path) -> str:
+    """How the Helium kernel of the model's only layer reads its input (conv42's plan, dwg's
+    orientation, "fc")."""
+    g = load_model(path)
+    op = g.ops[0]
+    v = variant(op.kind, "helium")
+    assert v is not None and v.build(g, op, Target.for_cpu("cortex-m55")) is not None
+    if op.kind == "fully_connected":
+        return "fc"
+    y = g.tensors[op.outputs[0]]
+    if op.kind == "depthwise_conv2d":
+        return "cols" if mve.best_dwg_plan(y.shape[1:3], y.shape[-1], op.attrs["strides"]).vertical else "rows"
+    w = g.tensors[op.inputs[1]]
+    plan = mve.conv42_plan(y.shape[1:3], w.shape[1:3], w.shape[3], op.attrs["strides"], op.attrs["dilation"],
+                           op.attrs["padding"])
+    return f"band{plan.band}" if plan.band else f"sub{plan.sub}" if plan.sub > 1 else "pack"
+
+
+@pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_layer_bit_exact_with_tflite_micro_on_cortex_m55(tmp_path: Path, name: str) -> None:
+    build, kwargs, mode = LAYERS[name]
+    path = tmp_path / f"{name}.tflite"
+    path.write_bytes(build(**kwargs))
+    assert _read_mode(path) == mode
+    report = run_model(path, "mps3/an547", workdir=tmp_path / "work")
+    assert report.outputs_match_reference
+    assert report.max_abs_diff == 0
