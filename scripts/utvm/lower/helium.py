@@ -318,8 +318,9 @@ def dwg_records(wdata: np.ndarray, vertical: bool, params: tuple[np.ndarray, np.
 class Conv42Plan:
     """How utvm_mve_conv42_s8 reads a convolution's input: ``sub`` pixels per 16-byte row
     (pointwise layers of 16 / sub channels, in place), a band per output row (band 1) or column
-    (band 2) with each patch contiguous, or (band 0) the patches of four pixels gathered; the
-    scratch (bytes) and the filter tap order (transposed: kw x kh x cin for bands along rows)."""
+    (band 2) with each patch contiguous, a pointwise layer's pixels in place as one line (band
+    3), or (band 0) the patches of four pixels gathered; the scratch (bytes) and the filter tap
+    order (transposed: kw x kh x cin for bands along rows)."""
 
     sub: int
     band: int
@@ -332,15 +333,16 @@ class Conv42Plan:
 
 
 def _band_fits(cin: int, across: int, stride: int, along_len: int, rows: bool) -> bool:
-    """A band of this geometry is read in place (rows 3 * stride * across * cin <= 127 bytes
-    apart, VLDRB's offsets); along rows it is built with 8-bit scatter offsets of whole pieces
-    of cin < 16 bytes (utvm_mve_band_off)."""
+    """A band of this geometry is read in place (its rows 3 * stride * across * cin bytes apart at
+    most: 127 for VLDRB's offsets, 508 for VLDRW's when the rows are whole words); along rows
+    it is built with 8-bit scatter offsets of pieces of cin < 16 bytes (utvm_mve_band_off) or
+    from whole 16-byte chunks."""
     rs = stride * across * cin
-    if along_len < 4 or 3 * rs > 127:
+    if along_len < 4 or 3 * rs > (508 if rs % 4 == 0 and cin % 16 == 0 else 127):
         return False
-    if not rows:
+    if not rows or cin % 16 == 0:
         return True
-    if cin >= 16:
+    if cin > 16:
         return False
     per = 16 // cin
     last = per * across * cin + 16 % cin - 1 if 16 % cin else (per - 1) * across * cin + cin - 1
@@ -349,21 +351,24 @@ def _band_fits(cin: int, across: int, stride: int, along_len: int, rows: bool) -
 
 def conv42_plan(out_hw: tuple[int, int], kernel: tuple[int, int], cin: int, strides: tuple[int, int],
                 dilation: tuple[int, int], padding: tuple[int, int, int, int]) -> Conv42Plan:
-    """Pointwise layers of 16 / sub channels in place; channels that are not whole 16-byte steps
-    in bands when a band fits (the orientation with the fewer pixels recomputed by the
-    overlapping last group of a line: lines of a multiple of 4 pixels first); else the patches
-    gathered."""
+    """Pointwise layers in place (16 / sub channels: sub pixels per row; else one line of pixels
+    whose rows VLDRB/VLDRW reach); else bands when a band fits (copying the
+    input a line reads once costs less than gathering every patch; the orientation with the
+    fewer pixels recomputed by the overlapping last group of a line: lines of a multiple of 4
+    pixels first); else the patches gathered."""
     (oh, ow), (kh, kw) = out_hw, kernel
     k = kh * kw * cin
     steps = -(-k // 16)
-    if kh == kw == 1 and strides == (1, 1) and not any(padding) and 16 % cin == 0:
-        return Conv42Plan(16 // cin, 0, 64)
+    if kh == kw == 1 and strides == (1, 1) and not any(padding):
+        if 16 % cin == 0:
+            return Conv42Plan(16 // cin, 0, 64)
+        if oh * ow >= 4 and 3 * cin <= (508 if cin % 16 == 0 else 127):
+            return Conv42Plan(1, 3, 16)
     options = []
-    if cin % 16:
-        if dilation[1] == 1 and _band_fits(cin, kh, strides[1], ow, True):
-            options.append((-(-ow // 4) * 4 / ow, 1, ((ow - 1) * strides[1] + kw) * kh * cin + 16))
-        if dilation[0] == 1 and _band_fits(cin, kw, strides[0], oh, False):
-            options.append((-(-oh // 4) * 4 / oh, 2, ((oh - 1) * strides[0] + kh) * kw * cin + 16))
+    if dilation[1] == 1 and _band_fits(cin, kh, strides[1], ow, True):
+        options.append((-(-ow // 4) * 4 / ow, 1, ((ow - 1) * strides[1] + kw) * kh * cin + 16))
+    if dilation[0] == 1 and _band_fits(cin, kw, strides[0], oh, False):
+        options.append((-(-oh // 4) * 4 / oh, 2, ((oh - 1) * strides[0] + kh) * kw * cin + 16))
     if options:
         _, band, scratch = min(options)
         return Conv42Plan(1, band, scratch)

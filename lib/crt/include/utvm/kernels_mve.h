@@ -494,21 +494,22 @@ static inline int32_t utvm_mve_c42_rec(const int8_t* pair, int32_t steps, int32_
  * vmladav for the first step, vmladava after it); rows r1, r2, r3 bytes after row 0 (16, 32, 48
  * in a group), the row pointer advancing by ss bytes per step (64 in a group), the filter
  * pointer by 32. */
-#define UTVM_MVE_MAC42_INS(MAC)                                                                    \
+#define UTVM_MVE_MAC42_INS(MAC, LD)                                                                \
   "vldrb.8 %q[w0], [%[wp]], #32\n\t"                                                               \
   "vldrb.8 %q[w1], [%[wp], #-16]\n\t"                                                              \
-  "vldrb.8 %q[x0], [%[dp], %[r1]]\n\t" MAC " %[a1], %q[x0], %q[w0]\n\t" MAC " %[b1], %q[x0], %q[w1]\n\t" \
-  "vldrb.8 %q[x1], [%[dp], %[r2]]\n\t" MAC " %[a2], %q[x1], %q[w0]\n\t" MAC " %[b2], %q[x1], %q[w1]\n\t" \
-  "vldrb.8 %q[x0], [%[dp], %[r3]]\n\t" MAC " %[a3], %q[x0], %q[w0]\n\t" MAC " %[b3], %q[x0], %q[w1]\n\t" \
-  "vldrb.8 %q[x1], [%[dp]], %[ss]\n\t" MAC " %[a0], %q[x1], %q[w0]\n\t" MAC " %[b0], %q[x1], %q[w1]\n\t"
+  LD " %q[x0], [%[dp], %[r1]]\n\t" MAC " %[a1], %q[x0], %q[w0]\n\t" MAC " %[b1], %q[x0], %q[w1]\n\t"      \
+  LD " %q[x1], [%[dp], %[r2]]\n\t" MAC " %[a2], %q[x1], %q[w0]\n\t" MAC " %[b2], %q[x1], %q[w1]\n\t"      \
+  LD " %q[x0], [%[dp], %[r3]]\n\t" MAC " %[a3], %q[x0], %q[w0]\n\t" MAC " %[b3], %q[x0], %q[w1]\n\t"      \
+  LD " %q[x1], [%[dp]], %[ss]\n\t" MAC " %[a0], %q[x1], %q[w0]\n\t" MAC " %[b0], %q[x1], %q[w1]\n\t"
 /* all the steps of a block: unrolled (the step count a constant: the first, an odd one, then
- * pairs, up to 6 pairs unrolled, more as a loop counting n down) */
-#define UTVM_MVE_MAC42_ALL                                                                         \
-  UTVM_MVE_MAC42_INS("vmladav.s8")                                                                 \
-  ".rept %c[odd]\n\t" UTVM_MVE_MAC42_INS("vmladava.s8") ".endr\n\t"                                \
-  ".if %c[n2] > 6\n\tmov %[n], %[n2]\n2:\n\t" UTVM_MVE_MAC42_INS("vmladava.s8")                    \
-      UTVM_MVE_MAC42_INS("vmladava.s8") "subs %[n], %[n], #1\n\tbne 2b\n\t.else\n\t"                \
-  ".rept 2 * %c[n2]\n\t" UTVM_MVE_MAC42_INS("vmladava.s8") ".endr\n\t.endif\n\t"
+ * pairs, up to 6 pairs unrolled, more as a loop counting n down); rows loaded by LD: vldrb.8,
+ * or vldrw.32 (offsets up to 508, word-aligned rows) */
+#define UTVM_MVE_MAC42_ALL(LD)                                                                     \
+  UTVM_MVE_MAC42_INS("vmladav.s8", LD)                                                             \
+  ".rept %c[odd]\n\t" UTVM_MVE_MAC42_INS("vmladava.s8", LD) ".endr\n\t"                            \
+  ".if %c[n2] > 6\n\tmov %[n], %[n2]\n2:\n\t" UTVM_MVE_MAC42_INS("vmladava.s8", LD)                \
+      UTVM_MVE_MAC42_INS("vmladava.s8", LD) "subs %[n], %[n], #1\n\tbne 2b\n\t.else\n\t"            \
+  ".rept 2 * %c[n2]\n\t" UTVM_MVE_MAC42_INS("vmladava.s8", LD) ".endr\n\t.endif\n\t"
 #define UTVM_MVE_MAC42_OUTPUTS                                                                      \
   [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [b0] "=&Te"(b0), [b1] "=&Te"(b1), \
       [b2] "=&Te"(b2), [b3] "=&Te"(b3), [wp] "+r"(wp), [dp] "+r"(dp), [n] "=&r"(n), [w0] "=&w"(w0),  \
@@ -589,9 +590,10 @@ __attribute__((always_inline)) static inline void utvm_mve_group42(int8_t* out, 
 }
 
 /* The blocks of one whole group (4 * sub pixels, rows as in utvm_mve_group42; the group's pixel
- * 0 is out) in one asm statement: the step count and strides constants, right shifts only. */
+ * 0 is out) in one asm statement: the step count and strides constants, right shifts only; wide:
+ * rows further than 42 bytes apart (VLDRW: offsets up to 508, rows word-aligned). */
 __attribute__((always_inline)) static inline void utvm_mve_group42_asm(int8_t* out, const int8_t* rows,
-                                                                       int32_t rs, int32_t ss,
+                                                                       int32_t rs, int32_t ss, int32_t wide,
                                                                        const int8_t* wt, int32_t steps,
                                                                        int32_t nv, uint32x4_t offs,
                                                                        int32x4_t zyv, int32x4_t lo,
@@ -605,42 +607,49 @@ __attribute__((always_inline)) static inline void utvm_mve_group42_asm(int8_t* o
   /* per block: the steps, the rows pointer back to the group, the dot products into two
    * vectors, the record (biases, multipliers, shifts, offsets), the two requantizations and
    * scatter stores (at the record's offsets plus the pixels' addresses, offs + out) */
-  __asm__ volatile("1:\n\t" UTVM_MVE_MAC42_ALL
-          "sub %[dp], %[dp], %[back]\n\t"
-          UTVM_MVE_LANES4("%q[w0]", "%[a0]", "%[a1]", "%[a2]", "%[a3]")
-          UTVM_MVE_LANES4("%q[w1]", "%[b0]", "%[b1]", "%[b2]", "%[b3]")
-          "ldrd %[a0], %[a1], [%[wp]], #32\n\t"
-          "ldrd %[a2], %[a3], [%[wp], #-24]\n\t"
-          "ldrd %[b0], %[b1], [%[wp], #-16]\n\t"
-          "ldrd %[b2], %[b3], [%[wp], #-8]\n\t"
-          "vadd.i32 %q[w0], %q[w0], %[a0]\n\t"
-          "vadd.i32 %q[w1], %q[w1], %[a1]\n\t"
-          "vshr.s32 %q[x0], %q[w0], #31\n\t"
-          "vshr.s32 %q[x1], %q[w1], #31\n\t"
-          "vqrdmlah.s32 %q[x0], %q[w0], %[a2]\n\t"
-          "vqrdmlah.s32 %q[x1], %q[w1], %[a3]\n\t"
-          "vrshl.s32 %q[x0], %[b0]\n\t"
-          "vrshl.s32 %q[x1], %[b1]\n\t"
-          "vadd.i32 %q[x0], %q[x0], %q[zy]\n\t"
-          "vadd.i32 %q[x1], %q[x1], %q[zy]\n\t"
-          "vmax.s32 %q[x0], %q[x0], %q[lo]\n\t"
-          "vmax.s32 %q[x1], %q[x1], %q[lo]\n\t"
-          "vmin.s32 %q[x0], %q[x0], %q[hi]\n\t"
-          "vmin.s32 %q[x1], %q[x1], %q[hi]\n\t"
-          "vstrb.32 %q[x0], [%[b2], %q[offs]]\n\t"
-          "vstrb.32 %q[x1], [%[b3], %q[offs]]\n\t"
-          "ldr %[a0], %[end]\n\t"
-          "cmp %[wp], %[a0]\n\t"
-          "bne 1b"
-          : UTVM_MVE_MAC42_OUTPUTS
-          : [odd] "i"((steps - 1) & 1), [n2] "i"((steps - 1) >> 1), [back] "i"(steps * ss), [end] "m"(end),
-            [r1] "i"(rs), [r2] "i"(2 * rs), [r3] "i"(3 * rs), [ss] "i"(ss),
-            [offs] "w"(vaddq_n_u32(offs, (uint32_t)out)), [zy] "w"(zyv), [lo] "w"(lo), [hi] "w"(hi)
+#define UTVM_MVE_GROUP42(LD)                                                                       \
+  __asm__ volatile("1:\n\t" UTVM_MVE_MAC42_ALL(LD) \
+          "sub %[dp], %[dp], %[back]\n\t" \
+          UTVM_MVE_LANES4("%q[w0]", "%[a0]", "%[a1]", "%[a2]", "%[a3]") \
+          UTVM_MVE_LANES4("%q[w1]", "%[b0]", "%[b1]", "%[b2]", "%[b3]") \
+          "ldrd %[a0], %[a1], [%[wp]], #32\n\t" \
+          "ldrd %[a2], %[a3], [%[wp], #-24]\n\t" \
+          "ldrd %[b0], %[b1], [%[wp], #-16]\n\t" \
+          "ldrd %[b2], %[b3], [%[wp], #-8]\n\t" \
+          "vadd.i32 %q[w0], %q[w0], %[a0]\n\t" \
+          "vadd.i32 %q[w1], %q[w1], %[a1]\n\t" \
+          "vshr.s32 %q[x0], %q[w0], #31\n\t" \
+          "vshr.s32 %q[x1], %q[w1], #31\n\t" \
+          "vqrdmlah.s32 %q[x0], %q[w0], %[a2]\n\t" \
+          "vqrdmlah.s32 %q[x1], %q[w1], %[a3]\n\t" \
+          "vrshl.s32 %q[x0], %[b0]\n\t" \
+          "vrshl.s32 %q[x1], %[b1]\n\t" \
+          "vadd.i32 %q[x0], %q[x0], %q[zy]\n\t" \
+          "vadd.i32 %q[x1], %q[x1], %q[zy]\n\t" \
+          "vmax.s32 %q[x0], %q[x0], %q[lo]\n\t" \
+          "vmax.s32 %q[x1], %q[x1], %q[lo]\n\t" \
+          "vmin.s32 %q[x0], %q[x0], %q[hi]\n\t" \
+          "vmin.s32 %q[x1], %q[x1], %q[hi]\n\t" \
+          "vstrb.32 %q[x0], [%[b2], %q[offs]]\n\t" \
+          "vstrb.32 %q[x1], [%[b3], %q[offs]]\n\t" \
+          "ldr %[a0], %[end]\n\t" \
+          "cmp %[wp], %[a0]\n\t" \
+          "bne 1b" \
+          : UTVM_MVE_MAC42_OUTPUTS \
+          : [odd] "i"((steps - 1) & 1), [n2] "i"((steps - 1) >> 1), [back] "i"(steps * ss), [end] "m"(end), \
+            [r1] "i"(rs), [r2] "i"(2 * rs), [r3] "i"(3 * rs), [ss] "i"(ss), \
+            [offs] "w"(vaddq_n_u32(offs, (uint32_t)out)), [zy] "w"(zyv), [lo] "w"(lo), [hi] "w"(hi) \
           : "cc", "memory");
+  if (wide) {
+    UTVM_MVE_GROUP42("vldrw.32");
+  } else {
+    UTVM_MVE_GROUP42("vldrb.8");
+  }
+#undef UTVM_MVE_GROUP42
   (void)a0, (void)a1, (void)a2, (void)a3, (void)b0, (void)b1, (void)b2, (void)b3, (void)n;
   (void)w0, (void)w1, (void)x0, (void)x1, (void)wp, (void)dp;
 #else
-  (void)out, (void)rows, (void)rs, (void)ss, (void)wt, (void)steps, (void)nv, (void)offs, (void)zyv, (void)lo,
+  (void)out, (void)rows, (void)rs, (void)ss, (void)wide, (void)wt, (void)steps, (void)nv, (void)offs, (void)zyv, (void)lo,
       (void)hi;
 #endif
 }
@@ -728,10 +737,17 @@ __attribute__((always_inline)) static inline uint8x16_t utvm_mve_band_off(int32_
 /* n pieces of cin bytes from src (contiguous) to dst, dst + dstep, ... (or of the zero point zv,
  * src == 0): 16 / cin pieces per load and one scatter store by the offsets off
  * (utvm_mve_band_off; the lanes past the pieces write the next piece's first bytes, rewritten
- * after; the last store, and load, under a predicate) */
+ * after; the last store, and load, under a predicate); cin a multiple of 16: its chunks */
 __attribute__((always_inline)) static inline void utvm_mve_band_pieces(int8_t* dst, int32_t dstep, const int8_t* src,
                                                                        int32_t n, int32_t cin, uint8x16_t off,
                                                                        int8x16_t zv) {
+  if (cin % 16 == 0) { /* pieces of whole 16-byte chunks */
+    for (int32_t i = 0; i < n; ++i, dst += dstep) {
+      for (int32_t j = 0; j < cin; j += 16) vstrbq_s8(dst + j, src ? vldrbq_s8(src + j) : zv);
+      if (src) src += cin;
+    }
+    return;
+  }
   int32_t per = 16 / cin;
   for (; n > 0; n -= per, dst += per * dstep) {
     int32_t bytes = n * cin;
@@ -808,8 +824,9 @@ __attribute__((always_inline)) static inline void utvm_mve_band(int8_t* band, co
  * re-laid out in col (utvm_mve_band) so that each pixel's patch is contiguous, taps ordered
  * (along, across, channel): kw x kh x cin for rows (no column dilation), kh x kw x cin for
  * columns (no row dilation), and read in place; col then holds the band's positions
- * ((len - 1) * stride + window along) x across x cin bytes and 16 more. Else the patches of
- * four pixels are gathered into col (64 * steps bytes). */
+ * ((len - 1) * stride + window along) x across x cin bytes and 16 more. Band 3: a pointwise
+ * layer (1 x 1, stride 1, no padding) whose pixels are read in place as one line. Else the
+ * patches of four pixels are gathered into col (64 * steps bytes). */
 __attribute__((always_inline)) static inline void utvm_mve_conv42_impl(int8_t* out, const int8_t* x, int32_t h,
                                                                        int32_t w, int32_t cin, int32_t oh,
                                                                        int32_t ow, int32_t kh, int32_t kw,
@@ -838,23 +855,25 @@ __attribute__((always_inline)) static inline void utvm_mve_conv42_impl(int8_t* o
     for (int32_t p = 0; p < npix; ++p) utvm_mve_copy_s8(out + p * cout, tmpl, cout);
   }
   if (band && nv) {
-    /* per line a band (in col), its pixels four at a time (the last four overlapping the previous
-     * ones), the rows read in place: row r of a group r * rs bytes after its first */
-    int32_t rows = band == 1;
-    int32_t len = rows ? ow : oh, nlines = rows ? oh : ow;
+    /* per line a band (in col; band 3: x itself, the pixels of a pointwise layer one line), its
+     * pixels four at a time (the last four overlapping the previous ones), the rows read in
+     * place: row r of a group r * rs bytes after its first */
+    int32_t rows = band != 2, flat = band == 3;
+    int32_t len = flat ? npix : rows ? ow : oh, nlines = flat ? 1 : rows ? oh : ow;
     int32_t rs = (rows ? sw * kh : sh * kw) * cin;                /* band bytes per pixel */
     int32_t pos = (len - 1) * (rows ? sw : sh) + (rows ? kw : kh); /* band positions */
     int32_t ostep = (rows ? 1 : ow) * cout, lstep = (rows ? ow : 1) * cout;
     uint32x4_t boffs = utvm_mve_lanes4_index(ostep);
+    const int8_t* src = flat ? x : col;
     for (int32_t line = 0; line < nlines; ++line) {
-      utvm_mve_band(col, x, h, w, cin, line, band, pos, kh, kw, sh, sw, dh, dw, pad_top, pad_left, zv);
+      if (!flat) utvm_mve_band(col, x, h, w, cin, line, band, pos, kh, kw, sh, sw, dh, dw, pad_top, pad_left, zv);
       for (int32_t p0 = 0; p0 < len; p0 += 4) {
         int32_t p = p0 + 4 > len ? len - 4 : p0;
         int8_t* o = out + line * lstep + p * ostep;
         if (fast && UTVM_MVE_CONSTANT(rs)) {
-          utvm_mve_group42_asm(o, col + p * rs, rs, 16, wt, steps, nv, boffs, zyv, vlo, vhi);
+          utvm_mve_group42_asm(o, src + p * rs, rs, 16, rs > 42, wt, steps, nv, boffs, zyv, vlo, vhi);
         } else {
-          utvm_mve_group42(o, col + p * rs, rs, 16, 4, wt, steps, nv, 1, cout, mode, boffs, rowi, zy, vlo, vhi);
+          utvm_mve_group42(o, src + p * rs, rs, 16, 4, wt, steps, nv, 1, cout, mode, boffs, rowi, zy, vlo, vhi);
         }
       }
     }
@@ -877,7 +896,7 @@ __attribute__((always_inline)) static inline void utvm_mve_conv42_impl(int8_t* o
       }
     }
     if (np == gp && fast) {
-      utvm_mve_group42_asm(out + p0 * cout, rows, 16, 64, wt, steps, nv, offs, zyv, vlo, vhi);
+      utvm_mve_group42_asm(out + p0 * cout, rows, 16, 64, 0, wt, steps, nv, offs, zyv, vlo, vhi);
     } else {
       utvm_mve_group42(out + p0 * cout, rows, 16, 64, np, wt, steps, nv, sub, cout, mode, offs, rowi, zy, vlo, vhi);
     }
