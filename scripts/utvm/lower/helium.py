@@ -351,8 +351,8 @@ def _band_fits(cin: int, across: int, stride: int, along_len: int, rows: bool) -
 
 def conv42_plan(out_hw: tuple[int, int], kernel: tuple[int, int], cin: int, strides: tuple[int, int],
                 dilation: tuple[int, int], padding: tuple[int, int, int, int]) -> Conv42Plan:
-    """Pointwise layers in place (16 / sub channels: sub pixels per row; else one line of pixels
-    whose rows VLDRB/VLDRW reach); else bands when a band fits (copying the
+    """Pointwise layers in place (16 / sub channels: sub pixels per row; 16n channels: one line of
+    pixels whose rows VLDRW reaches); else bands when a band fits (copying the
     input a line reads once costs less than gathering every patch; the orientation with the
     fewer pixels recomputed by the overlapping last group of a line: lines of a multiple of 4
     pixels first); else the patches gathered."""
@@ -362,7 +362,7 @@ def conv42_plan(out_hw: tuple[int, int], kernel: tuple[int, int], cin: int, stri
     if kh == kw == 1 and strides == (1, 1) and not any(padding):
         if 16 % cin == 0:
             return Conv42Plan(16 // cin, 0, 64)
-        if oh * ow >= 4 and 3 * cin <= (508 if cin % 16 == 0 else 127):
+        if oh * ow >= 4 and cin % 16 == 0 and 3 * cin <= 508:  # whole steps: nothing read past x
             return Conv42Plan(1, 3, 16)
     options = []
     if dilation[1] == 1 and _band_fits(cin, kh, strides[1], ow, True):
