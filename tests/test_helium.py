@@ -117,17 +117,16 @@ CASES = {
     "dw3x3_w9_s2": dict(input_shape=(1, 6, 9, 8), depthwise=True, stride=(2, 2), seed=23),
     "dw3x3_w10_s2": dict(input_shape=(1, 3, 10, 4), depthwise=True, stride=(2, 2), per_channel=False,
                          seed=24),
-    # convolutions read in place (utvm_mve_conv_row_s8: input channels a multiple of 16, up to
-    # 16 output channels): a partial last block of channels, stride 2 (SAME padding at the
-    # bottom and right only), a 5 x 3 window on an input as small as it, every pixel at a
-    # border, one column, VALID padding
+    # convolutions of 16n input channels (utvm_mve_conv42_s8, gathered patches): an odd last
+    # pair of channels, stride 2 (SAME padding at the bottom and right only), a 5 x 3 window on
+    # an input as small as it, every pixel at a border, one column, VALID padding
     "conv3x3_rows_s2": dict(input_shape=(1, 8, 7, 16), out_channels=6, stride=(2, 2), seed=25),
     "conv5x3_rows": dict(input_shape=(1, 5, 4, 32), out_channels=10, kernel=(5, 3), activation="RELU6", seed=26),
     "conv3x3_rows_2x2": dict(input_shape=(1, 2, 2, 16), out_channels=8, seed=27),
     "conv3x3_rows_w1": dict(input_shape=(1, 4, 1, 16), out_channels=3, seed=28),
     "conv3x2_rows_valid": dict(input_shape=(1, 6, 7, 16), out_channels=16, kernel=(3, 2), padding="VALID",
                                per_channel=False, seed=29),
-    # more output channels: the patches gathered (im2col)
+    # more output channels
     "conv3x3_c32_col": dict(input_shape=(1, 5, 5, 16), out_channels=32, seed=30),
 }
 
@@ -185,31 +184,44 @@ SCRATCH_CASES = ["conv3x3_same_c16", "conv3x3_s2_same", "conv3x3_rows_s2", "conv
                  "dw3x3_same", "dw3x3_valid", "dw3x3_w9_s2"]
 
 
+def _conv_constant_bytes(w: np.ndarray, sub: int = 1) -> int:
+    """Bytes of a utvm_mve_conv42_s8 filter array: per pair of filter vectors (sub per channel whose
+    weights are not all zero, an odd count rounded up) the weights zero-padded to 16-byte steps
+    and a record of 32 bytes; a template of cout bytes when some channel is dead."""
+    cout = w.shape[0]
+    k = w.size // cout
+    live = int(np.count_nonzero(np.any(w.reshape(cout, k) != 0, axis=1)))
+    pairs = -(-live * sub // 2)
+    return pairs * (-(-k // 16) * 32 + 32) + (cout if live < cout else 0)
+
+
 @pytest.mark.parametrize("name", SCRATCH_CASES)
 def test_constants_compact_and_scratch_planned(tmp_path: Path, name: str) -> None:
-    """Requantization constants no larger than the generic kernels' (int32 bias, int32
-    multipliers only per channel, shifts packed or scalar); the filters of the convolutions
-    read in place re-laid out with no more than the padding to four channels; the only
-    temporary buffer is the im2col patches of the other convolutions (none for depthwise
-    layers, padded or not), a scratch argument (in the memory plan), never on the stack or
-    from TVMBackendAllocWorkspace."""
+    """Convolutions: one constant, the filters (zero-padded to 16-byte steps, two vectors at a
+    time) with the requantization of each pair of output channels beside it (16 bytes per
+    channel), the patches of four pixels as the only temporary buffer. Depthwise layers of
+    8n channels: a record of 32 bytes per channel (weights and requantization), the tile of the
+    input as the only temporary buffer; others: requantization constants no larger than the
+    generic kernels' (int32 bias, int32 multipliers only per channel, shifts packed or scalar),
+    no temporary buffer. Temporaries are scratch arguments (in the memory plan), never on the
+    stack or from TVMBackendAllocWorkspace."""
     g = load_model(_model(tmp_path, name, **CASES[name]))
     kdef = helium_kernel(g, g.ops[0])
     assert kdef is not None
     cout = g.tensors[g.ops[0].outputs[0]].shape[-1]
     consts = [a.constant for a in kdef.args if a.constant is not None and a.role != "w"]
-    assert sum(c.nbytes for c in consts) <= 8 * cout
-    if name == "pointwise_per_tensor":
-        assert sum(c.nbytes for c in consts) == 4 * cout
     filters = [a.constant for a in kdef.args if a.role == "w"]
-    if filters:
-        w = g.tensors[g.ops[0].inputs[1]]
-        assert w.data is not None
-        assert filters[0].nbytes == -(-cout // 4) * 4 * (w.data.size // cout)
     scratch = [a.role for a in kdef.args if a.scratch]
-    col = {"conv3x3_s2_same", "conv3x3_c32_col"}
-    assert scratch == (["col"] if name in col else [])
-    assert bool(filters) == (name in {"conv3x3_same_c16", "conv3x3_rows_s2"})
+    w = g.tensors[g.ops[0].inputs[1]]
+    assert w.data is not None
+    if name.startswith("dw") and cout % 8:  # utvm_mve_dw3x3_row_s8
+        assert sum(c.nbytes for c in consts) <= 8 * cout
+        assert not filters and not scratch
+    elif name.startswith("dw"):  # utvm_mve_dwg_s8: a record of 32 bytes per channel, the tile
+        assert not consts and filters[0].nbytes == 32 * cout and scratch == ["tiles"]
+    else:
+        assert not consts and scratch == ["col"]
+        assert filters[0].nbytes == _conv_constant_bytes(w.data)
     out = tmp_path / "out"
     compile_model(_model(tmp_path, name, **CASES[name]), out, CompileOptions(cpu="cortex-m55"))
     src = next((out / "codegen" / "host" / "src").glob("*_lib0.c")).read_text()
@@ -218,9 +230,9 @@ def test_constants_compact_and_scratch_planned(tmp_path: Path, name: str) -> Non
 
 
 def test_packed_shift_width_matches_the_header() -> None:
-    """the Helium kernels pack shifts into bias words with requant.py's SHIFT_BITS; kernels_mve.h
+    """the Helium kernels pack shifts into bias words with helium.py's SHIFT_BITS; kernels_mve.h
     unpacks them with UTVM_MVE_RQ_SHIFT_BITS: the two must agree."""
-    from utvm.lower.requant import SHIFT_BITS
+    from utvm.lower.helium import SHIFT_BITS
 
     header = (Path(__file__).resolve().parents[1] / "lib/crt/include/utvm/kernels_mve.h").read_text()
     (bits,) = re.findall(r"#define UTVM_MVE_RQ_SHIFT_BITS (\d+)", header)
@@ -233,69 +245,60 @@ def test_packed_shift_width_matches_the_header() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Convolutions read in place: the helpers against numpy, any padding and dilation
+# utvm_mve_dw3x3_row_s8 (depthwise read in place) against numpy, any padding and dilation
 # ---------------------------------------------------------------------------------------------
 
 RQ_MULT_SHIFT8 = 1 | 4  # UTVM_MVE_RQ_MULT | UTVM_MVE_RQ_SHIFT8
 
 
-def _window_cases(seed: int, count: int, depthwise: bool) -> list[dict[str, object]]:
-    """Random rows of utvm_mve_dw3x3_row_s8 (3 x 3, channels 4, 8, 20) or utvm_mve_conv_row_s8
-    (input channels 16, 32, windows up to 5 x 3, 1..16 output channels) layers: sizes down to
-    one pixel, strides and dilations 1 and 2 (no column dilation for conv), paddings from none to
-    the whole window on every side, the extreme zero points, per-channel requantization."""
+def _window_cases(seed: int, count: int) -> list[dict[str, object]]:
+    """Random rows of utvm_mve_dw3x3_row_s8 layers (3 x 3, channels 4, 8, 20): sizes down to one
+    pixel, strides and dilations 1 and 2, paddings from none to the whole window on every side,
+    the extreme zero points, per-channel requantization."""
     rng = np.random.default_rng(seed)
     cases = []
     for i in range(count):
         h, w = (int(v) for v in rng.integers(1, 10, 2))
-        if depthwise:
-            kh = kw = 3
-            c = int(rng.choice([4, 8, 20]))
-            cin, cout = c, c
-            dh, dw = (int(v) for v in rng.integers(1, 3, 2))
-        else:
-            kh, kw = int(rng.integers(1, 6)), int(rng.integers(1, 4))
-            cin, cout = int(rng.choice([16, 32])), int(rng.integers(1, 17))
-            dh, dw = int(rng.integers(1, 3)), 1
+        c = int(rng.choice([4, 8, 20]))
+        dh, dw = (int(v) for v in rng.integers(1, 3, 2))
         sh, sw = (int(v) for v in rng.integers(1, 3, 2))
-        top, bottom = (int(v) for v in rng.integers(0, (kh - 1) * dh + 1, 2))
-        left, right = (int(v) for v in rng.integers(0, (kw - 1) * dw + 1, 2))
-        oh = (h + top + bottom - (kh - 1) * dh - 1) // sh + 1
-        ow = (w + left + right - (kw - 1) * dw - 1) // sw + 1
+        top, bottom = (int(v) for v in rng.integers(0, 2 * dh + 1, 2))
+        left, right = (int(v) for v in rng.integers(0, 2 * dw + 1, 2))
+        oh = (h + top + bottom - 2 * dh - 1) // sh + 1
+        ow = (w + left + right - 2 * dw - 1) // sw + 1
         if oh < 1 or ow < 1:
-            oh, ow, top, left = max(oh, 1), max(ow, 1), (kh - 1) * dh, (kw - 1) * dw
+            oh, ow, top, left = max(oh, 1), max(ow, 1), 2 * dh, 2 * dw
         zx = [-128, 127, 0][i % 3] if i < 6 else int(rng.integers(-128, 128))
-        x = rng.integers(-128, 128, (h, w, cin))
-        wt = rng.integers(-127, 128, (kh, kw, cout) if depthwise else (cout, kh, kw, cin))
-        cases.append(dict(h=h, w=w, cin=cin, cout=cout, kh=kh, kw=kw, sh=sh, sw=sw, dh=dh, dw=dw, top=top,
-                          left=left, oh=oh, ow=ow, zx=zx, x=x, wt=wt, bias=rng.integers(-20000, 20000, cout),
-                          mult=rng.integers(2**30, 2**31, cout), shift=rng.integers(-12, -4, cout),
-                          zy=int(rng.integers(-128, 128)), lo=-128 if i % 2 else -100, hi=127 if i % 4 else 90))
+        x = rng.integers(-128, 128, (h, w, c))
+        wt = rng.integers(-127, 128, (3, 3, c))
+        cases.append(dict(h=h, w=w, c=c, sh=sh, sw=sw, dh=dh, dw=dw, top=top, left=left, oh=oh, ow=ow, zx=zx, x=x,
+                          wt=wt, bias=rng.integers(-20000, 20000, c), mult=rng.integers(2**30, 2**31, c),
+                          shift=rng.integers(-12, -4, c), zy=int(rng.integers(-128, 128)), lo=-128 if i % 2 else -100,
+                          hi=127 if i % 4 else 90))
     return cases
 
 
-def _np_window(c: dict[str, object], depthwise: bool) -> np.ndarray:
+def _np_window(c: dict[str, object]) -> np.ndarray:
     """The reference: taps outside the input are the zero point; TFLite's requantization."""
     x, wt = c["x"], c["wt"]
     assert isinstance(x, np.ndarray) and isinstance(wt, np.ndarray)
-    h, w, kh, kw = (int(c[k]) for k in ("h", "w", "kh", "kw"))  # type: ignore[call-overload]
-    oh, ow, sh, sw, dh, dw, top, left = (int(c[k]) for k in ("oh", "ow", "sh", "sw", "dh", "dw", "top",  # type: ignore[call-overload]
-                                                                "left"))
-    acc = np.zeros((oh, ow, int(c["cout"])), np.int64)  # type: ignore[call-overload]
-    for ry in range(kh):
-        for rx in range(kw):
+    h, w, oh, ow, sh, sw, dh, dw, top, left = (int(c[k]) for k in ("h", "w", "oh", "ow", "sh", "sw", "dh", "dw",  # type: ignore[call-overload]
+                                                                   "top", "left"))
+    acc = np.zeros((oh, ow, int(c["c"])), np.int64)  # type: ignore[call-overload]
+    for ry in range(3):
+        for rx in range(3):
             iy = np.arange(oh)[:, None] * sh - top + ry * dh
             ix = np.arange(ow)[None, :] * sw - left + rx * dw
             inside = (iy >= 0) & (iy < h) & (ix >= 0) & (ix < w)
             taps = np.where(inside[..., None], x[np.clip(iy, 0, h - 1), np.clip(ix, 0, w - 1)], c["zx"])
-            acc += taps * wt[ry, rx] if depthwise else taps @ wt[:, ry, rx, :].T
+            acc += taps * wt[ry, rx]
     v = fp.np_multiply_by_quantized_multiplier(acc + c["bias"], c["mult"], c["shift"]) + c["zy"]
     return np.clip(v, c["lo"], c["hi"]).reshape(-1)
 
 
-def _window_program(cases: list[dict[str, object]], depthwise: bool) -> str:
-    """C that runs the helper row by row for every case and prints the outputs, one per line."""
-    from utvm.ops.conv2d import _interleave4
+def _window_program(cases: list[dict[str, object]]) -> str:
+    """C that runs utvm_mve_dw3x3_row_s8 row by row for every case and prints the outputs, one
+    per line."""
 
     def arr(ctype: str, name: str, a: np.ndarray) -> str:
         return f"static {ctype} {name}[] = {{{', '.join(str(int(v)) for v in a.reshape(-1))}}};"
@@ -303,23 +306,14 @@ def _window_program(cases: list[dict[str, object]], depthwise: bool) -> str:
     lines = ['#include <stdio.h>', '#include "utvm/kernels_mve.h"']
     calls = []
     for i, c in enumerate(cases):
-        wt = c["wt"]
-        assert isinstance(wt, np.ndarray)
-        n = int(c["oh"]) * int(c["ow"]) * int(c["cout"])  # type: ignore[call-overload]
-        stored = wt if depthwise else _interleave4(wt, wt[0].size)
-        lines += [arr("int8_t", f"x{i}", c["x"]), arr("int8_t", f"w{i}", stored),  # type: ignore[arg-type]
+        n = int(c["oh"]) * int(c["ow"]) * int(c["c"])  # type: ignore[call-overload]
+        lines += [arr("int8_t", f"x{i}", c["x"]), arr("int8_t", f"w{i}", c["wt"]),  # type: ignore[arg-type]
                   arr("int32_t", f"b{i}", c["bias"]), arr("int32_t", f"m{i}", c["mult"]),  # type: ignore[arg-type]
                   arr("int8_t", f"s{i}", c["shift"]), f"static int8_t y{i}[{n}];"]  # type: ignore[arg-type]
-        row = f"y{i} + oy * {int(c['ow']) * int(c['cout'])}, x{i}, {c['h']}, {c['w']}, {c['cin']}, "  # type: ignore[call-overload]
-        row += f"oy * {c['sh']} - {c['top']}, {c['ow']}, {c['sw']}, {c['left']}, "
-        if depthwise:
-            row += f"{c['dh']}, {c['dw']}, w{i}, {c['zx']}"
-            fn = "utvm_mve_dw3x3_row_s8"
-        else:
-            row += f"{c['kh']}, {c['kw']}, {c['dh']}, w{i}, {c['cout']}, {c['zx']}"
-            fn = "utvm_mve_conv_row_s8"
+        row = f"y{i} + oy * {int(c['ow']) * int(c['c'])}, x{i}, {c['h']}, {c['w']}, {c['c']}, "  # type: ignore[call-overload]
+        row += f"oy * {c['sh']} - {c['top']}, {c['ow']}, {c['sw']}, {c['left']}, {c['dh']}, {c['dw']}, w{i}, {c['zx']}"
         row += f", b{i}, m{i}, s{i}, 0, 0, {RQ_MULT_SHIFT8}, {c['zy']}, {c['lo']}, {c['hi']}"
-        calls.append(f"  for (int32_t oy = 0; oy < {c['oh']}; ++oy) {fn}({row});\n"
+        calls.append(f"  for (int32_t oy = 0; oy < {c['oh']}; ++oy) utvm_mve_dw3x3_row_s8({row});\n"
                      f"  for (int i = 0; i < {n}; ++i) printf(\"%d\\n\", y{i}[i]);")
     lines.append("int main(void) {")
     lines.extend(calls)
@@ -327,37 +321,34 @@ def _window_program(cases: list[dict[str, object]], depthwise: bool) -> str:
     return "\n".join(lines)
 
 
-def _check_window_outputs(cases: list[dict[str, object]], depthwise: bool, stdout: str) -> None:
+def _check_window_outputs(cases: list[dict[str, object]], stdout: str) -> None:
     got = np.array([int(v) for v in stdout.split()])
-    want = np.concatenate([_np_window(c, depthwise) for c in cases])
+    want = np.concatenate([_np_window(c) for c in cases])
     assert got.shape == want.shape
     assert np.array_equal(got, want)
 
 
-@pytest.mark.parametrize("depthwise", [True, False], ids=["dw3x3", "conv"])
-def test_window_fallback_matches_numpy(tmp_path: Path, depthwise: bool) -> None:
+def test_window_fallback_matches_numpy(tmp_path: Path) -> None:
     if shutil.which("gcc") is None:
         pytest.skip("no host gcc")
-    cases = _window_cases(5 if depthwise else 6, 40, depthwise)
+    cases = _window_cases(5, 40)
     src = tmp_path / "window.c"
-    src.write_text(_window_program(cases, depthwise))
+    src.write_text(_window_program(cases))
     exe = tmp_path / "window"
     subprocess.run(["gcc", *STRICT, f"-I{INCLUDE}", str(src), "-o", str(exe)], check=True)
-    _check_window_outputs(cases, depthwise, subprocess.run([str(exe)], capture_output=True, text=True,
-                                                          check=True).stdout)
+    _check_window_outputs(cases, subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout)
 
 
 @pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
-@pytest.mark.parametrize("depthwise", [True, False], ids=["dw3x3", "conv"])
-def test_window_vector_matches_numpy_on_cortex_m55(tmp_path: Path, depthwise: bool) -> None:
-    cases = _window_cases(7 if depthwise else 8, 40, depthwise)
+def test_window_vector_matches_numpy_on_cortex_m55(tmp_path: Path) -> None:
+    cases = _window_cases(7, 40)
     src = tmp_path / "window.c"
-    src.write_text(_window_program(cases, depthwise))
+    src.write_text(_window_program(cases))
     board = get_board("mps3/an547")
     elf = qemu.build_firmware(board, [src], [INCLUDE], {}, tmp_path / "fw")
     run = qemu.run_firmware(board, elf)
     assert run.exit_code == 0 and run.fault is None
-    _check_window_outputs(cases, depthwise, run.stdout)
+    _check_window_outputs(cases, run.stdout)
 
 
 # ---------------------------------------------------------------------------------------------

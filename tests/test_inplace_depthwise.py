@@ -184,3 +184,20 @@ def test_depthwise_in_place_on_the_boards(tmp_path: Path, board: str) -> None:
     assert variants["depthwise_conv2d"] & {"dsp_dwp", "helium"}
     assert any(t.how in ("shifted", "inplace") for t in result.plan.tenants)
     assert report.workspace_bytes == result.plan.pool_size
+
+
+def test_helium_depthwise_at_the_peak_takes_a_plan_with_rows_in_order(tmp_path: Path) -> None:
+    """utvm_mve_dwg_s8's cheapest plan for a 10x7x16 layer (5 output rows per pass, 8 of the 16
+    channels per tile) writes rows out of order, so it cannot run shifted; at the pool's peak the
+    compiler takes the cheapest plan that writes them in order when that shrinks the pool."""
+    from utvm.lower import helium as mve
+    from utvm.ops.depthwise_conv2d import _dwg_out_of_order
+
+    plans = mve.dwg_plans((10, 7), 16, (1, 1))
+    assert _dwg_out_of_order(plans[0], 10, 16)
+    assert any(not _dwg_out_of_order(p, 10, 16) for p in plans)
+    model = _model(tmp_path, n=1)
+    result = compile_model(model, tmp_path / "mlf", CompileOptions(cpu="cortex-m55", io_in_pool=True))
+    (call,) = [c for c in result.lowered.calls if result.graph.ops[c.op_index].kind == "depthwise_conv2d"]
+    assert call.variant == "helium" and not call.rows_out_of_order
+    assert any(t.how == "shifted" for t in result.plan.tenants)

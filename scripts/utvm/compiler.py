@@ -17,7 +17,7 @@ from .errors import REPORT_HINT, UtvmError, internal
 from .external import OffloadOptions, create_modules
 from .importer import c_identifier, load_model
 from .importer.limits import MAX_POOL_BYTES, mib
-from .ir import Graph
+from .ir import Graph, Operator
 from .lower.lowering import Lowered, lower_graph
 from .package.mlf import called_functions, external_layout, metadata, write_mlf, write_tar
 from .package.staticlib import build_static_lib
@@ -227,6 +227,29 @@ def _fit_scratch(lowered: Lowered, plan: MemoryPlan, cpu: str | None) -> bool:
     return changed
 
 
+def _order_rows(lowered: Lowered, plan: MemoryPlan, cpu: str | None) -> list[Operator]:
+    """Give a configuration that writes rows in order (``OpDef.rows_in_order_config``) to each
+    operator at the pool's peak, without a tuned configuration, whose kernel writes them out of
+    order (it cannot run shifted); the operators that got one."""
+    from .lower.target import Target
+    from .ops import get
+
+    need = step_heights(plan, [c.symbol for c in lowered.calls], own=True)
+    peak = max(need.values(), default=0)
+    changed = []
+    for step, call in enumerate(lowered.calls):
+        op = lowered.graph.ops[call.op_index]
+        opdef = get(op.kind)
+        if (not call.rows_out_of_order or need[step] < peak or opdef is None
+                or opdef.rows_in_order_config is None or op.attrs.get("config")):
+            continue
+        config = opdef.rows_in_order_config(lowered.graph, op, Target.for_cpu(cpu))
+        if config is not None:
+            op.attrs["config"] = config
+            changed.append(op)
+    return changed
+
+
 def _compile_lowered(graph: Graph, out_dir: Path, options: CompileOptions, progress: Progress, start: float,
                      modules: list[Any], constants_target: str, patch_plan: PatchPlan | None) -> CompileResult:
     name = graph.name
@@ -240,6 +263,16 @@ def _compile_lowered(graph: Graph, out_dir: Path, options: CompileOptions, progr
         progress("lowering again with less scratch where it set the pool")
         lowered = lower_graph(graph, f"tvmgen_{name}", options.cpu, modules)
         plan = plan_memory(lowered, options.io_in_pool, options.pools, options.reserved)
+    reordered = _order_rows(lowered, plan, options.cpu)
+    if reordered:
+        again = lower_graph(graph, f"tvmgen_{name}", options.cpu, modules)
+        replanned = plan_memory(again, options.io_in_pool, options.pools, options.reserved)
+        if replanned.pool_size < plan.pool_size:
+            progress("lowered again with rows in order where the pool's peak may run in place")
+            lowered, plan = again, replanned
+        else:
+            for op in reordered:
+                del op.attrs["config"]
     problems = plan.check()
     if problems:
         raise UtvmError(f"internal error: invalid memory plan: {problems[0]}; {REPORT_HINT}")

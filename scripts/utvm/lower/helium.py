@@ -26,7 +26,7 @@ from ..ir import Graph, Operator, Tensor
 from . import fixedpoint as fp
 from .extern import buffer, call, extern, name_root  # noqa: F401 (the Helium kernels' names)
 from .kerneldef import KernelArg
-from .requant import SHIFT_BITS, effective_scales  # SHIFT_BITS: UTVM_MVE_RQ_SHIFT_BITS
+from .requant import activation_range_int8, effective_scales
 from .target import Target
 
 I32 = "int32"
@@ -53,7 +53,9 @@ def operands(g: Graph, op: Operator, target: Target) -> tuple[Tensor, Tensor, Te
 
 
 #: mode bits of the requantization arguments (UTVM_MVE_RQ_* of kernels_mve.h)
-RQ_MULT, RQ_PACKED, RQ_SHIFT8, RQ_LEFT = 1, 2, 4, 8
+RQ_MULT, RQ_PACKED, RQ_SHIFT8, RQ_LEFT, RQ_RIGHT = 1, 2, 4, 8, 16
+#: the shifts packed in the low byte of the bias words (UTVM_MVE_RQ_SHIFT_BITS)
+SHIFT_BITS = 8
 
 
 @dataclass
@@ -77,8 +79,10 @@ class MveRequant:
         return [bias, mult, shift, self.m0, self.s0, self.mode]
 
 
-def mve_requant(x: Tensor, w: Tensor, y: Tensor, b: Tensor | None, wsum: np.ndarray, cout: int,
-             in_double: bool = True) -> MveRequant | None:
+def requant_params(x: Tensor, w: Tensor, y: Tensor, b: Tensor | None, wsum: np.ndarray, cout: int,
+                   in_double: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Per output channel: the bias folded with the input zero point, TFLite's multiplier and
+    shift (None when they do not fit the Helium kernels)."""
     assert x.quant is not None
     _, zx = x.quant.scalar()
     bias = b.data.astype(np.int64).reshape(-1) if b is not None and b.data is not None else np.zeros(cout, np.int64)
@@ -94,7 +98,59 @@ def mve_requant(x: Tensor, w: Tensor, y: Tensor, b: Tensor | None, wsum: np.ndar
     shifts = np.array([s for _, s in pairs], np.int64)
     if np.any(shifts > 30) or np.any(shifts < -31):
         return None
+    return folded, np.broadcast_to(mults, (cout,)).copy(), np.broadcast_to(shifts, (cout,)).copy()
+
+
+@dataclass
+class Layer:
+    """An int8 layer the Helium kernels take: its tensors, the requantization per output channel
+    (folded biases, multipliers, shifts), the zero points and the activation range."""
+
+    x: Tensor
+    w: Tensor
+    y: Tensor
+    params: tuple[np.ndarray, np.ndarray, np.ndarray]
+    zx: int
+    zy: int
+    lo: int
+    hi: int
+
+    @property
+    def wdata(self) -> np.ndarray:
+        assert self.w.data is not None
+        return self.w.data
+
+
+def layer(g: Graph, op: Operator, sum_axes: tuple[int, ...]) -> Layer | None:
+    """The layer of a convolution operator (the filter summed over ``sum_axes`` per output
+    channel), None when the Helium kernels cannot take it."""
+    checked = quant_ok(g, op)
+    if checked is None:
+        return None
+    x, w, y, b = checked
+    assert w.data is not None and x.quant is not None and y.quant is not None
+    cout = y.shape[-1]
+    params = requant_params(x, w, y, b, w.data.astype(np.int64).sum(axis=sum_axes), cout)
+    if params is None:
+        return None
+    _, zx = x.quant.scalar()
+    ys, zy = y.quant.scalar()
+    return Layer(x, w, y, params, zx, zy, *activation_range_int8(op.attrs["activation"], ys, zy))
+
+
+def mve_requant(x: Tensor, w: Tensor, y: Tensor, b: Tensor | None, wsum: np.ndarray, cout: int,
+                in_double: bool = True) -> MveRequant | None:
+    params = requant_params(x, w, y, b, wsum, cout, in_double)
+    return pack_requant(*params) if params is not None else None
+
+
+def pack_requant(folded: np.ndarray, mults: np.ndarray, shifts: np.ndarray) -> MveRequant:
+    """The compact form of folded biases (one per channel), multipliers and shifts (one, or one
+    per channel)."""
+    cout = folded.size
     mode = RQ_LEFT if np.any(shifts > 0) else 0
+    if np.all(shifts <= -1):
+        mode |= RQ_RIGHT
     bp = te.placeholder((cout,), I32, name="bias")
     args = [KernelArg(bp, constant=folded.astype(np.int32), role="bias")]
     if np.any(mults != mults[0]):
@@ -104,8 +160,8 @@ def mve_requant(x: Tensor, w: Tensor, y: Tensor, b: Tensor | None, wsum: np.ndar
     if np.all(shifts == shifts[0]):
         return MveRequant(args, int(mults[0]), int(shifts[0]), mode)
     limit = 1 << (31 - SHIFT_BITS)
-    if np.all(shifts <= 0) and np.all(folded < limit) and np.all(folded >= -limit):
-        words = (folded << SHIFT_BITS) | -shifts
+    if np.all(folded < limit) and np.all(folded >= -limit):
+        words = (folded.astype(np.int64) << SHIFT_BITS) | (shifts & ((1 << SHIFT_BITS) - 1))
         args[0] = KernelArg(bp, constant=words.astype(np.int32), role="bias_shift")
         return MveRequant(args, int(mults[0]), 0, mode | RQ_PACKED)
     args.append(KernelArg(te.placeholder((cout,), "int8", name="shift"), constant=shifts.astype(np.int8),
@@ -113,3 +169,212 @@ def mve_requant(x: Tensor, w: Tensor, y: Tensor, b: Tensor | None, wsum: np.ndar
     return MveRequant(args, int(mults[0]), 0, mode | RQ_SHIFT8)
 
 
+#: UTVM_MVE_C42_RIGHT: every shift of the records is a right shift
+C42_RIGHT = 1
+
+
+@dataclass
+class Conv42Filters:
+    """The constant of utvm_mve_conv42_s8 (filter vectors, records, template) and its arguments."""
+
+    data: np.ndarray
+    nv: int
+    dead: bool
+    mode: int
+
+
+def conv42_filters(wdata: np.ndarray, sub: int, params: tuple[np.ndarray, np.ndarray, np.ndarray],
+                   out_range: tuple[int, int, int]) -> Conv42Filters:
+    """Filters (cout x k) and requantization (folded biases, multipliers, shifts per channel) of
+    utvm_mve_conv42_s8 as one byte array (see kernels_mve.h): ``sub`` vectors per output channel
+    whose weights are not all zero (sub > 1 only for k = 16 / sub: vector j holds the weights in
+    lanes [j * k, j * k + k)), each zero-padded to whole 16-byte steps, two at a time with their
+    steps interleaved, each pair followed by its record (biases, multipliers, shifts, output
+    offsets j * cout + o); then, when some channel's weights are all zero, the template of an
+    output pixel (those channels' constant outputs). ``out_range``: zy, lo, hi."""
+    folded, mults, shifts = params
+    zy, lo, hi = out_range
+    cout, k = wdata.shape
+    steps = -(-k // 16)
+    live = np.flatnonzero(np.any(wdata != 0, axis=1))
+    owner = np.repeat(live, sub)
+    lane = np.tile(np.arange(sub), live.size)
+    if owner.size % 2:
+        owner, lane = np.append(owner, owner[-1]), np.append(lane, lane[-1])
+    vecs = np.zeros((owner.size, steps * 16), np.int8)
+    for v, (o, j) in enumerate(zip(owner, lane)):
+        vecs[v, j * k:j * k + k] = wdata[o]
+    npairs = owner.size // 2
+    rec = np.stack([folded[owner], mults[owner], shifts[owner], lane * cout + owner])  # word, vector
+    rec = rec.reshape(4, npairs, 2).transpose(1, 0, 2).reshape(npairs, 8).astype(np.int32).view(np.int8)
+    steps_bytes = vecs.reshape(npairs, 2, steps, 16).transpose(0, 2, 1, 3).reshape(npairs, steps * 32)
+    parts = [np.concatenate([steps_bytes, rec], axis=1).reshape(-1)]
+    dead = live.size < cout
+    if dead:
+        const = fp.np_multiply_by_quantized_multiplier(folded, mults, shifts) + zy
+        parts.append(np.clip(const, lo, hi).astype(np.int8))
+    mode = C42_RIGHT if np.all(shifts[live] <= -1) else 0
+    return Conv42Filters(np.ascontiguousarray(np.concatenate(parts)), int(owner.size), dead, mode)
+
+
+#: utvm_mve_dwg_s8: pixels per unit, bytes per channel record
+DWG_UNIT, DWG_RECORD = 12, 32
+
+
+@dataclass(frozen=True)
+class DwgPlan:
+    """How utvm_mve_dwg_s8 runs a 3x3 depthwise layer: lines along output columns (vertical) or
+    rows, `lines` lines per pass, cb channels per tile; the scratch it needs (tile and table) and
+    an estimate of its instructions."""
+
+    vertical: bool
+    lines: int
+    cb: int
+    scratch: int
+    cost: float
+
+    @property
+    def name(self) -> str:
+        """The plan as a tuning knob value, e.g. "rows3x8": lines along output rows, 3 per pass, 8
+        channels per tile."""
+        return f"{'cols' if self.vertical else 'rows'}{self.lines}x{self.cb}"
+
+
+def dwg_plan(out_hw: tuple[int, int], c: int, strides: tuple[int, int], vertical: bool, lines: int,
+             cb: int) -> DwgPlan | None:
+    """The geometry of utvm_mve_dwg_geo (kernels_mve.h), None when the gathers cannot reach the
+    taps ((4 * bw + 2) * cb > 255), with an estimate of its instructions: the tiles (about 2.5
+    instructions per position and channel block, 1.5 for 8 contiguous channels), per unit of
+    12 pixels 54 (3 pixels per gather) or 66, a setup per pass and channel."""
+    oh, ow = out_hw
+    length, nlines = (oh, ow) if vertical else (ow, oh)
+    sa, sc = (strides[0], strides[1]) if vertical else (strides[1], strides[0])
+    bw = (lines - 1) * sc + 3
+    if c % cb or (4 * bw + 2) * cb > 255 or lines > nlines:
+        return None
+    share = 3 if sa == 1 and length >= 3 else 2
+    la = (length - 1) * sa + 5
+    units = -(-lines * -(-length // share) * share // DWG_UNIT)
+    passes = -(-nlines // lines)
+    piece = 1.5 if cb == c == 8 and not vertical else 2.5
+    cost = passes * (c * (14 + (54 if share == 3 else 66) * units) + (c // cb) * (la * bw * piece + 10 * bw))
+    table = units * ((DWG_UNIT // share) * 4 + 48)
+    return DwgPlan(vertical, lines, cb, la * bw * cb + table, cost)
+
+
+def dwg_plans(out_hw: tuple[int, int], c: int, strides: tuple[int, int]) -> list[DwgPlan]:
+    """Every plan (both orientations with lines of at least 2 pixels, lines per pass, channel
+    blocks), the least estimated cost first."""
+    oh, ow = out_hw
+    plans = [dwg_plan(out_hw, c, strides, vertical, lines, cb)
+             for vertical in (False, True) if (oh if vertical else ow) >= 2
+             for lines in range(1, 8) for cb in (8, 16)]
+    return sorted((p for p in plans if p is not None), key=lambda p: p.cost)
+
+
+def best_dwg_plan(out_hw: tuple[int, int], c: int, strides: tuple[int, int]) -> DwgPlan:
+    """The plan of least estimated cost (:func:`dwg_plans`)."""
+    return dwg_plans(out_hw, c, strides)[0]
+
+
+def dwg_records(wdata: np.ndarray, vertical: bool, params: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+    """The per-channel records of utvm_mve_dwg_s8: 6 zero bytes, the 3x3 weights along-major
+    (along tap * 3 + across tap), 7 zero bytes, the shift, a zero byte, the folded bias and the
+    multiplier (int32)."""
+    folded, mults, shifts = params
+    c = wdata.shape[-1]
+    taps = wdata.reshape(3, 3, c)  # ry, rx, channel
+    along_major = taps.transpose(0, 1, 2) if vertical else taps.transpose(1, 0, 2)
+    rec = np.zeros((c, DWG_RECORD), np.int8)
+    rec[:, 6:15] = along_major.reshape(9, c).T
+    rec[:, 22] = shifts.astype(np.int8)
+    words = np.stack([folded, mults], axis=1).astype(np.int32).view(np.int8)
+    rec[:, 24:32] = words
+    return rec.reshape(-1)
+
+
+@dataclass(frozen=True)
+class Conv42Plan:
+    """How utvm_mve_conv42_s8 reads a convolution's input: ``sub`` pixels per 16-byte row
+    (pointwise layers of 16 / sub channels, in place), a band per output row (band 1) or column
+    (band 2) with each patch contiguous, a pointwise layer's pixels in place as one line (band
+    3), or (band 0) the patches of four pixels gathered; the scratch (bytes) and the filter tap
+    order (transposed: kw x kh x cin for bands along rows)."""
+
+    sub: int
+    band: int
+    scratch: int
+
+    def taps(self, wdata: np.ndarray) -> np.ndarray:
+        """The filters (cout, kh, kw, cin) as rows of the patch order."""
+        ordered = wdata.transpose(0, 2, 1, 3) if self.band == 1 else wdata
+        return np.ascontiguousarray(ordered).reshape(wdata.shape[0], -1)
+
+
+def _band_fits(cin: int, across: int, stride: int, along_len: int, rows: bool) -> bool:
+    """A band of this geometry is read in place (its rows 3 * stride * across * cin bytes apart at
+    most: 127 for VLDRB's offsets, 508 for VLDRW's when the rows are whole words); along rows
+    it is built with 8-bit scatter offsets of pieces of cin < 16 bytes (utvm_mve_band_off) or
+    from whole 16-byte chunks."""
+    rs = stride * across * cin
+    if along_len < 4 or 3 * rs > (508 if rs % 4 == 0 and cin % 16 == 0 else 127):
+        return False
+    if not rows or cin % 16 == 0:
+        return True
+    if cin > 16:
+        return False
+    per = 16 // cin
+    last = per * across * cin + 16 % cin - 1 if 16 % cin else (per - 1) * across * cin + cin - 1
+    return last <= 255
+
+
+def conv42_plan(out_hw: tuple[int, int], kernel: tuple[int, int], cin: int, strides: tuple[int, int],
+                dilation: tuple[int, int], padding: tuple[int, int, int, int]) -> Conv42Plan:
+    """Pointwise layers in place (16 / sub channels: sub pixels per row; 16n channels: one line of
+    pixels whose rows VLDRW reaches); else bands when a band fits (copying the
+    input a line reads once costs less than gathering every patch; the orientation with the
+    fewer pixels recomputed by the overlapping last group of a line: lines of a multiple of 4
+    pixels first); else the patches gathered."""
+    (oh, ow), (kh, kw) = out_hw, kernel
+    k = kh * kw * cin
+    steps = -(-k // 16)
+    if kh == kw == 1 and strides == (1, 1) and not any(padding):
+        if 16 % cin == 0:
+            return Conv42Plan(16 // cin, 0, 64)
+        if oh * ow >= 4 and cin % 16 == 0 and 3 * cin <= 508:  # whole steps: nothing read past x
+            return Conv42Plan(1, 3, 16)
+    options = []
+    if dilation[1] == 1 and _band_fits(cin, kh, strides[1], ow, True):
+        options.append((-(-ow // 4) * 4 / ow, 1, ((ow - 1) * strides[1] + kw) * kh * cin + 16))
+    if dilation[0] == 1 and _band_fits(cin, kw, strides[0], oh, False):
+        options.append((-(-oh // 4) * 4 / oh, 2, ((oh - 1) * strides[0] + kh) * kw * cin + 16))
+    if options:
+        _, band, scratch = min(options)
+        return Conv42Plan(1, band, scratch)
+    return Conv42Plan(1, 0, 64 * steps)
+
+
+#: UTVM_MVE_FC_RIGHT: every shift of the blocks is a right shift (or 0)
+FC_RIGHT = 1
+
+
+def fc4_blocks(wdata: np.ndarray, params: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, int]:
+    """Weights (units x depth) and requantization of utvm_mve_fc4_s8 as blocks of 4 units (the
+    last zero-padded): per 16-byte step of the depth the 4 units' 16 weights (zeros past the
+    depth; a depth up to 8: two units per 16 bytes, 8 each), then their folded biases,
+    multipliers and shifts (int32); and the mode."""
+    folded, mults, shifts = params
+    units, depth = wdata.shape
+    blocks = -(-units // 4)
+    width = 8 if depth <= 8 else -(-depth // 16) * 16
+    w = np.zeros((blocks * 4, width), np.int8)
+    w[:units, :depth] = wdata
+    rq = np.zeros((3, blocks * 4), np.int64)
+    rq[:, :units] = np.stack([folded, mults, shifts])
+    if depth <= 8:
+        weights = w.reshape(blocks, -1)
+    else:
+        weights = w.reshape(blocks, 4, width // 16, 16).transpose(0, 2, 1, 3).reshape(blocks, -1)
+    consts = rq.reshape(3, blocks, 4).transpose(1, 0, 2).astype(np.int32).reshape(blocks, -1).view(np.int8)
+    mode = FC_RIGHT if np.all(shifts <= 0) else 0
+    return np.ascontiguousarray(np.concatenate([weights, consts], axis=1)).reshape(-1), mode

@@ -33,3 +33,6 @@ class KernelDef:
     #: index and never after: the memory planner may give the output the bytes of a same-shaped
     #: input that dies here (as for the elementwise operators of ``OpDef.inplace``)
     inplace: bool = False
+    #: this configuration writes output rows out of order although its variant declares
+    #: ``Variant.rows_in_order`` (the planner then does not run it shifted)
+    rows_out_of_order: bool = False

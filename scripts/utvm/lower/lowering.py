@@ -36,6 +36,8 @@ class KernelCall:
     variant: str = ""
     #: the kernel may write its output over a same-shaped input (KernelDef.inplace)
     inplace: bool = False
+    #: KernelDef.rows_out_of_order
+    rows_out_of_order: bool = False
 
 
 @dataclass
@@ -105,7 +107,7 @@ def lower_graph(graph: Graph, prefix: str, cpu: str | None = None,
                 func = _into_view(func, placed, views)
             funcs[symbol] = func.with_attr("global_symbol", symbol)
             calls.append(KernelCall(symbol, index, f"{op.kind}_{index}", arg_names, variant=variant,
-                                    inplace=kdef.inplace))
+                                    inplace=kdef.inplace, rows_out_of_order=kdef.rows_out_of_order))
         except UtvmError:
             raise
         except Exception as exc:  # the last line: one error naming the operator

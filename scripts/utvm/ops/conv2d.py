@@ -38,7 +38,7 @@ from ..lower import helium as mve
 from ..lower import mac16
 from ..lower.dsp import Geometry, gemm_kernel
 from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, activation_range_int8, float_clamp, imm
+from ..lower.requant import I32, float_clamp, imm
 from ..lower.schedules import (
     CHANNEL_BLOCK,
     blocked_schedule,
@@ -201,11 +201,6 @@ def check(g: Graph, op: Operator) -> None:
 
 # ---------------------------------------------------------------------------------------
 # kernels
-
-#: convolutions with up to this many output channels read their windows in place
-#: (utvm_mve_conv_row_s8) when the input channels are a multiple of 16
-ROW_CONV_MAX_COUT = 16
-
 
 def _quant_dsp(g: Graph, op: Operator, target: Target) -> bool:
     """int8 on a CPU with the 4-lane DSP kernels."""
@@ -673,17 +668,16 @@ def _conv_rows_flat(op: Operator, q: QuantConv, out_hw: tuple[int, int], y_name:
 
 
 def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
-    """Helium (Cortex-M52/M55/M85) convolutions: the patches of four output pixels gathered
-    into planned scratch (utvm_mve_im2col_s8, skipped for pointwise stride-1 layers) and
-    utvm_mve_gemm_s8; few output channels with cin % 16 == 0 read their windows in place, one
-    output row per utvm_mve_conv_row_s8 call."""
+    """Helium (Cortex-M52/M55/M85) convolutions: one utvm_mve_conv42_s8 call per layer, blocks of
+    4 output pixels x 2 filter vectors (kernels_mve.h); the patches of 4 pixels gathered into
+    planned scratch, pointwise layers of 16 / sub input channels read in place (sub pixels per
+    16-byte row)."""
     if not target.helium:
         return None
-    checked = mve.quant_ok(g, op)
-    if checked is None:
+    lay = mve.layer(g, op, (1, 2, 3))
+    if lay is None:
         return None
-    x, w, y, b = checked
-    assert w.data is not None and x.quant is not None and y.quant is not None
+    x, w, y = lay.x, lay.w, lay.y
     _, h, wd, cin = x.shape
     _, oh, ow, cout = y.shape
     if len(w.shape) != 4 or w.shape[0] != cout or w.shape[3] != cin:
@@ -692,78 +686,22 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     sh, sw = op.attrs["strides"]
     dh, dw = op.attrs["dilation"]
     top, left, _, _ = op.attrs["padding"]
-    k = kh * kw * cin
-    rq = mve.mve_requant(x, w, y, b, w.data.astype(np.int64).sum(axis=(1, 2, 3)), cout)
-    if rq is None:
-        return None
-    _, zx = x.quant.scalar()
-    ys, zy = y.quant.scalar()
-    lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
-    direct = kh == kw == 1 and sh == sw == 1 and not any(op.attrs["padding"])
-    # windows of several taps whose rows are whole 16-byte steps (cin a multiple of 16), few
-    # output channels: read in place, one output row per call (utvm_mve_conv_row_s8, filters
-    # interleaved four channels at a time), no patch scratch. It pays a window-row loop and a
-    # requantization per pixel and four channels where the patch copy is paid once for all
-    # channels: ahead up to 16 output channels (ResNet-8's 32x32x16 layers on the AN547: 12 %
-    # fewer instructions), behind from 32 (its other 3x3 layers: 6 to 17 % more), where the
-    # patches are gathered as before.
-    rows = kh * kw > 1 and dw == 1 and cin % 16 == 0 and cout <= ROW_CONV_MAX_COUT
-    pixels = oh * ow
-    groups = (pixels + mve.PIXELS - 1) // mve.PIXELS
+    zx, zy, lo, hi = lay.zx, lay.zy, lay.lo, lay.hi
+    plan = mve.conv42_plan((oh, ow), (kh, kw), cin, (sh, sw), (dh, dw), op.attrs["padding"])
+    f = mve.conv42_filters(plan.taps(lay.wdata), plan.sub, lay.params, (zy, lo, hi))
 
     X = te.placeholder(x.shape, "int8", name="x")
-    W = te.placeholder(w.shape, "int8", name="w")
-    args = [KernelArg(X, tensor=x.name), KernelArg(W, tensor=w.name), *rq.args]
-    if rows:
-        blocks = (cout + 3) // 4
-        args[1] = KernelArg(te.placeholder((blocks * 4 * k,), "int8", name="w"), constant=_interleave4(w.data, k),
-                            role="w")
-    if not direct and not rows:  # the patches of four pixels, in the memory plan
-        args.append(KernelArg(te.placeholder((mve.PIXELS * k,), "int8", name="col"), role="col", scratch=True))
+    args = [KernelArg(X, tensor=x.name),
+            KernelArg(te.placeholder(f.data.shape, "int8", name="w"), constant=f.data, role="w"),
+            KernelArg(te.placeholder((plan.scratch,), "int8", name="col"), role="col", scratch=True)]
 
     def body(ins, outs):  # type: ignore[no-untyped-def]
-        xb, wb = ins[0], ins[1]
-        yb = outs[0]
-        if rows:
-            oy = tirx.Var("oy", I32)
-            row = mve.call("utvm_mve_conv_row_s8", yb.access_ptr("w", offset=oy * (ow * cout)), xb.access_ptr("r"),
-                        h, wd, cin, oy * sh - top, ow, sw, left, kh, kw, dh, wb.access_ptr("r"), cout, zx,
-                        *rq.call_args(ins[2:]), zy, lo, hi)
-            return tirx.For(oy, 0, oh, tirx.ForKind.SERIAL, row)
-        gi = tirx.Var("g", I32)
-        first = gi * mve.PIXELS
-        count = tirx.min(pixels - first, mve.PIXELS) if pixels % mve.PIXELS else tirx.const(mve.PIXELS, I32)
-        tail = (yb.access_ptr("w", offset=first * cout), count, cout)
-        params = (wb.access_ptr("r"), k, cout, *rq.call_args(ins[2:2 + len(rq.args)]), zy, lo, hi)
-        if direct:
-            step = mve.call("utvm_mve_gemm_s8", *tail, xb.access_ptr("r", offset=first * cin), cin, *params)
-            return tirx.For(gi, 0, groups, tirx.ForKind.SERIAL, step)
-        col = ins[-1]
-        pi = tirx.Var("p", I32)
-        pix = first + pi
-        gather = mve.call("utvm_mve_im2col_s8", col.access_ptr("w", offset=pi * k), xb.access_ptr("r"),
-                       h, wd, cin, tirx.floordiv(pix, ow) * sh - top, tirx.floormod(pix, ow) * sw - left,
-                       kh, kw, dh, dw, zx)
-        if pixels % mve.PIXELS:
-            gather = tirx.IfThenElse(pix < pixels, gather, None)
-        step = tirx.SeqStmt([
-            tirx.For(pi, 0, mve.PIXELS, tirx.ForKind.SERIAL, gather),
-            mve.call("utvm_mve_gemm_s8", *tail, col.access_ptr("r"), k, *params),
-        ])
-        return tirx.For(gi, 0, groups, tirx.ForKind.SERIAL, step)
+        xb, wb, col = ins
+        return mve.call("utvm_mve_conv42_s8", outs[0].access_ptr("w"), xb.access_ptr("r"), h, wd, cin, oh, ow,
+                        kh, kw, sh, sw, dh, dw, top, left, wb.access_ptr("r"), f.nv, int(f.dead), cout, plan.sub,
+                        plan.band, zx, col.access_ptr("w"), f.mode, zy, lo, hi)
 
     return mve.extern(y, args, body)
-
-
-def _interleave4(wdata: np.ndarray, k: int) -> np.ndarray:
-    """Filters (cout x k, k a multiple of 16) four output channels at a time, their 16-byte
-    steps interleaved: block b, step j holds rows 4b..4b+3 of bytes 16j..16j+15 (zero rows
-    past cout), the layout of utvm_mve_conv_row_s8."""
-    rows = wdata.reshape(wdata.shape[0], k).astype(np.int8)
-    blocks = (rows.shape[0] + 3) // 4
-    padded = np.zeros((blocks * 4, k), np.int8)
-    padded[:rows.shape[0]] = rows
-    return np.ascontiguousarray(padded.reshape(blocks, 4, k // 16, 16).transpose(0, 2, 1, 3)).reshape(-1)
 
 
 OPS = (

@@ -6,7 +6,9 @@ int8, reference_ops::DepthwiseConv for float32); output channel o reads input ch
 o // depth_multiplier.
 
 Kernel variants, first that applies:
-- helium: 3x3 windows, multiplier 1, channels % 4 == 0 on Cortex-M52/M55/M85;
+- helium: 3x3 windows, multiplier 1, channels % 4 == 0 on Cortex-M52/M55/M85 (utvm_mve_dwg_s8 for
+  channels % 8 == 0 without dilation, else utvm_mve_dw3x3_row_s8); knob ``plan`` (dwg: lines along
+  output rows or columns, lines per pass, channels per tile; default the least estimated cost);
 - dsp_dwp: int8 on DSP CPUs (Cortex-M4/M7/M33), any multiplier, channel count, window and
   stride, dilation along one axis at most, requantization constants that fit (see
   _dwp_constants): the input converted four channels at a time into planar int16 rows in
@@ -645,29 +647,43 @@ def _dwp(g: Graph, op: Operator, target: Target) -> KernelDef | None:
 
 
 def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
-    """Helium 3x3 depthwise (multiplier 1, channels % 4 == 0): one utvm_mve_dw3x3_row_s8 call per
-    output row, four pixels x four channels per step, read in place."""
+    """Helium 3x3 depthwise (multiplier 1): utvm_mve_dwg_s8 (channels a multiple of 8, no
+    dilation: a gather per two or three output pixels and one VMLADAV per output), else
+    utvm_mve_dw3x3_row_s8 (channels a multiple of 4: four pixels x four channels per step)."""
     if not target.helium:
         return None
-    checked = mve.quant_ok(g, op)
-    if checked is None:
+    lay = mve.layer(g, op, (0, 1, 2))
+    if lay is None:
         return None
-    x, w, y, b = checked
-    assert w.data is not None and x.quant is not None and y.quant is not None
+    x, w, y = lay.x, lay.w, lay.y
     _, h, wd, c = x.shape
     _, oh, ow, cout = y.shape
     if (op.attrs.get("depth_multiplier", 1) != 1 or cout != c or c % 4 or len(w.shape) != 4
             or tuple(w.shape) != (1, 3, 3, c)):
         return None
     sh, sw = op.attrs["strides"]
-    dh, dw = op.attrs["dilation"]
     top, left, _, _ = op.attrs["padding"]
-    rq = mve.mve_requant(x, w, y, b, w.data.astype(np.int64).sum(axis=(0, 1, 2)), c)
-    if rq is None:
-        return None
-    _, zx = x.quant.scalar()
-    ys, zy = y.quant.scalar()
-    lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
+    if c % 8 == 0 and op.attrs["dilation"] == (1, 1) and max(oh, ow) >= 2:
+        plans = {p.name: p for p in mve.dwg_plans((oh, ow), c, (sh, sw))}
+        plan = plans.get(knob(op, "plan", ""), next(iter(plans.values())))
+        records = mve.dwg_records(lay.wdata, plan.vertical, lay.params)
+        right = int(np.all(lay.params[2] <= -1))
+        args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
+                KernelArg(te.placeholder(records.shape, "int8", name="w"), constant=records, role="w"),
+                KernelArg(te.placeholder((plan.scratch,), "int8", name="tiles"), role="tiles", scratch=True)]
+
+        def gather(ins, outs):  # type: ignore[no-untyped-def]
+            xb, wb, tiles = ins
+            return mve.call("utvm_mve_dwg_s8", outs[0].access_ptr("w"), xb.access_ptr("r"), h, wd, c, oh, ow, sh,
+                            sw, top, left, wb.access_ptr("r"), lay.zx, lay.zy, lay.lo, lay.hi, right,
+                            int(plan.vertical), plan.lines, plan.cb, tiles.access_ptr("w"))
+
+        kdef = mve.extern(y, args, gather)
+        kdef.rows_out_of_order = _dwg_out_of_order(plan, oh, c)
+        return kdef
+    dh, dw = op.attrs["dilation"]
+    rq = mve.pack_requant(*lay.params)
+    zx, zy, lo, hi = lay.zx, lay.zy, lay.lo, lay.hi
 
     X = te.placeholder(x.shape, "int8", name="x")
     W = te.placeholder(w.shape, "int8", name="w")
@@ -702,6 +718,34 @@ def shift_margin(g: Graph, op: Operator) -> int | None:
     return margin if margin < y.nbytes else None
 
 
+def _helium_rows_in_order(g: Graph, op: Operator, target: Target) -> dict[str, Any] | None:
+    """The cheapest utvm_mve_dwg_s8 plan that writes rows in order (see _helium)."""
+    y = g.tensors[op.outputs[0]]
+    oh, ow, c = y.shape[1], y.shape[2], y.shape[3]
+    for plan in mve.dwg_plans((oh, ow), c, op.attrs["strides"]):
+        if not _dwg_out_of_order(plan, oh, c):
+            return {"variant": "helium", "plan": plan.name}
+    return None
+
+
+def _dwg_out_of_order(plan: mve.DwgPlan, oh: int, c: int) -> bool:
+    """Rows are written in order when each pass copies all the input it reads before it writes:
+    passes along output rows of one line, or of every channel in one tile and no pass
+    overlapping the one before (the last pass takes the last ``lines`` lines)."""
+    return plan.vertical or (plan.lines > 1 and (plan.cb < c or oh % plan.lines != 0))
+
+
+def _helium_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
+    """utvm_mve_dwg_s8's plan (orientation, lines per pass, channels per tile): the default the
+    least estimated cost, then the next three estimates."""
+    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    c = x.shape[-1]
+    if c % 8 or op.attrs["dilation"] != (1, 1) or max(y.shape[1:3]) < 2 or y.shape[-1] != c:
+        return {}
+    plans = mve.dwg_plans(y.shape[1:3], c, op.attrs["strides"])
+    return {"plan": ("", *(p.name for p in plans[1:4]))}
+
+
 OPS = (
     OpDef(
         kind="depthwise_conv2d",
@@ -710,7 +754,7 @@ OPS = (
                          "fused activation NONE/RELU/RELU6/RELU_N1_TO_1; any depth multiplier; "
                          "int16: zero points 0, int64 bias"),),
         variants=(
-            Variant("helium", _helium, "Cortex-M52/M55/M85", rows_in_order=True),
+            Variant("helium", _helium, "Cortex-M52/M55/M85", knobs=_helium_knobs, rows_in_order=True),
             # not rows_in_order: each group of four channels runs over all bands of rows
             Variant("dsp_dwp", _dwp, "Cortex-M4/M7/M33", knobs=_dwp_knobs),
             Variant("dsp_dw4", _dw4, "Cortex-M4/M7/M33", rows_in_order=True),
@@ -728,5 +772,6 @@ OPS = (
         fuses_activation=True,
         macs=conv_macs,
         fit_scratch=_dwp_fit_scratch,
+        rows_in_order_config=_helium_rows_in_order,
     ),
 )

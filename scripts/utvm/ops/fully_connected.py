@@ -8,7 +8,7 @@ or per-channel; the effective scale of per-tensor layers is a float32 product as
 computes it), reference_ops::FullyConnected for float32.
 
 Kernel variants, first that applies:
-- helium: Cortex-M52/M55/M85, utvm_mve_gemm_s8;
+- helium: Cortex-M52/M55/M85, utvm_mve_fc4_s8;
 - dsp_gemm: Cortex-M4/M7/M33, int8 with symmetric weights whose requantization has the short
   exact form: kernels_dsp.h with the batch rows as pixels of a 1 x 1 convolution; knob
   ``weights`` as conv2d's dsp_gemm;
@@ -417,7 +417,8 @@ def _kernel(g: Graph, op: Operator, target: Target) -> KernelDef:
 
 
 def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
-    """Helium: utvm_mve_gemm_s8 on up to four batch rows (one row: four units per input load)."""
+    """Helium: utvm_mve_fc4_s8, per input row blocks of 4 units (one input load per 4 units and
+    16 products, the requantization constants beside the weights)."""
     if not target.helium:
         return None
     x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
@@ -433,25 +434,19 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     if x.size % depth or y.size != x.size // depth * units:
         return None
     batch = x.size // depth
-    rq = mve.mve_requant(x, w, y, b, w.data.astype(np.int64).sum(axis=1), units, bool(w.quant.per_channel))
-    if rq is None:
+    params = mve.requant_params(x, w, y, b, w.data.astype(np.int64).sum(axis=1), units, bool(w.quant.per_channel))
+    if params is None:
         return None
     ys, zy = y.quant.scalar()
     lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
-    X = te.placeholder((batch, depth), "int8", name="x")
-    W = te.placeholder(w.shape, "int8", name="w")
-    args = [KernelArg(X, tensor=x.name), KernelArg(W, tensor=w.name), *rq.args]
-    groups = (batch + mve.PIXELS - 1) // mve.PIXELS
+    blocks, mode = mve.fc4_blocks(w.data, params)
+    args = [KernelArg(te.placeholder((batch, depth), "int8", name="x"), tensor=x.name),
+            KernelArg(te.placeholder(blocks.shape, "int8", name="w"), constant=blocks, role="w")]
 
     def body(ins, outs):  # type: ignore[no-untyped-def]
-        xb, wb = ins[0], ins[1]
-        gi = tirx.Var("g", I32)
-        first = gi * mve.PIXELS
-        count = tirx.min(batch - first, mve.PIXELS) if batch % mve.PIXELS else tirx.const(mve.PIXELS, I32)
-        step = mve.call("utvm_mve_gemm_s8", outs[0].access_ptr("w", offset=first * units), count, units,
-                     xb.access_ptr("r", offset=first * depth), depth, wb.access_ptr("r"), depth, units,
-                     *rq.call_args(ins[2:]), zy, lo, hi)
-        return tirx.For(gi, 0, groups, tirx.ForKind.SERIAL, step)
+        xb, wb = ins
+        return mve.call("utvm_mve_fc4_s8", outs[0].access_ptr("w"), xb.access_ptr("r"), batch, depth, units,
+                        wb.access_ptr("r"), mode, zy, lo, hi)
 
     return mve.extern(y, args, body)
 

@@ -161,7 +161,7 @@ def choose_shifted(lowered: Lowered, storage: Storage, first: dict[str, int], la
             continue
         variant = next((v for v in opdef.variants if v.name == call.variant), None)
         out, name = call.args[-1], op.inputs[0]
-        if variant is None or not variant.rows_in_order or name not in call.args[:-1]:
+        if variant is None or not variant.rows_in_order or call.rows_out_of_order or name not in call.args[:-1]:
             continue
         y, x = graph.tensors[out], graph.tensors[name]
         root, offset = storage.resolve(name)

@@ -1,39 +1,47 @@
 /*
- * int8 convolution helpers for Helium (MVE: Cortex-M52, M55, M85) that utvm's generated
- * kernels call (header-only, C99). Each helper does a whole inner loop; the generated code
- * keeps the loops over output rows and pixel groups. With __ARM_FEATURE_MVE they use vector
- * instructions, elsewhere plain C with the same results (the arithmetic is TFLite's,
+ * int8 layer helpers for Helium (MVE: Cortex-M52, M55, M85) that utvm's generated kernels call
+ * (header-only, C99). Each helper does a whole layer (utvm_mve_dw3x3_row_s8: an output row);
+ * the generated code passes the geometry as constants, so that the helpers, always inlined,
+ * are specialised for their layer. With __ARM_FEATURE_MVE they use vector instructions (the
+ * hottest loops as inline assembly, when optimizing: the step counts and strides are then
+ * immediates), elsewhere plain C with the same results (the arithmetic is TFLite's,
  * bit-exact).
  *
- * Requantization ("rq", utvm_mve_rq_t): per channel o,
+ * Requantization: per output channel o,
  *   y = clamp(MultiplyByQuantizedMultiplier(acc + bias[o], mult[o], shift[o]) + zy, lo, hi)
- * (shifts in TFLite's convention: > 0 left, < 0 right), stored as compactly as the generic
- * kernels store it: the folded biases are an int32 array; the multipliers an int32 array
- * (UTVM_MVE_RQ_MULT) or one value m0; the shifts one value s0, or right shifts 0..31 in the
- * low 5 bits of the bias words (UTVM_MVE_RQ_PACKED: bias << 5 | -shift), or an int8 array
- * (UTVM_MVE_RQ_SHIFT8). The generated code passes the unused pointers as the bias pointer.
- * Vector form: VQRDMULH is gemmlowp's SaturatingRoundingDoublingHighMul; the rounding right
- * shift of gemmlowp (ties away from zero) is VRSHL after subtracting one from negative values
- * (only where the shift is not zero).
+ * (bias folded with the input zero point; shifts in TFLite's convention: > 0 left, < 0 right).
+ * Vector form: VQRDMULH is gemmlowp's SaturatingRoundingDoublingHighMul exactly; gemmlowp's
+ * rounding right shift (ties away from zero) is VRSHL (ties up) after subtracting one from the
+ * negative values: with a multiplier in a scalar register, VQRDMLAH of the value onto its
+ * sign (-1 or 0) does both in one instruction (right shifts of 1..31 only; 0 - 1 still rounds
+ * to 0); else VAND of the value with the (negative) shift, VSHR by 31 and VQADD.
+ * Per lane, the counts QEMU reports are instructions, not beats: one VMLADAV(A) is 16
+ * multiply-accumulates.
  *
- * - utvm_mve_copy_s8(dst, src, n) / utvm_mve_fill_s8(dst, v, n): n bytes copied / set.
- * - utvm_mve_im2col_s8(...): the kh x kw x c input patch of one output pixel, contiguous, the
- *   taps outside the input filled with the input zero point.
- * - utvm_mve_gemm_s8(...): np (1..4) pixels x cout channels: dot products of k int8 values
- *   (pixel rows with a stride, filter rows contiguous), requantized and stored; one pixel
- *   (fully connected layers) four channels at a time; several pixels with k >= 64 in blocks of
- *   four channels (each pixel's four results requantized as one vector), with smaller k one
- *   channel at a time (the pixels' four results in one vector).
- * - utvm_mve_conv_row_s8(...): one output row of a convolution read in place (cin a multiple
- *   of 16, no scratch): per pixel four channels at a time, one input load and four filter
- *   loads per 16 bytes of each window row (filters interleaved four channels at a time); the
- *   taps in the padding multiply the zero point instead of an input load.
- * - utvm_mve_dw3x3_row_s8(...): one output row of a 3x3 depthwise convolution, all channels
- *   (a multiple of 4), four pixels at a time sharing the filter loads (the last ones one at
- *   a time), read in place (no scratch): a tap in the padding adds the zero point times its
- *   weight (VMLA by a scalar) instead of an input load and multiply.
- * - utvm_mve_add_s8(...): TFLite's int8 ADD of two tensors of n elements (same shape),
- *   16 elements per step (4 x int32x4), the last n % 16 four at a time under a predicate.
+ * - utvm_mve_conv42_s8: convolutions (any window, stride, dilation, padding) in blocks of 4
+ *   output pixels x 2 filter vectors: 8 VMLADAV(A) per 16-byte step (14 instructions per 128
+ *   products); rows read in place (pointwise layers), from a band of the input re-laid out
+ *   (few input channels) or gathered patches; requantization records beside the filters,
+ *   pruned channels (weights all zero) from a constant template.
+ * - utvm_mve_dwg_s8: 3x3 depthwise (multiplier 1, 8n channels): one VMLADAV per output on a
+ *   gather (8-bit offsets into a tile of the input) shared by 2 or 3 output pixels.
+ * - utvm_mve_fc4_s8: fully connected layers, 4 units per input load.
+ * - utvm_mve_dw3x3_row_s8: 3x3 depthwise with 4n channels or dilation, one output row: four
+ *   pixels x four channels per step, read in place (a tap in the padding adds the zero point
+ *   times its weight).
+ * - utvm_mve_add_s8: TFLite's int8 ADD of two tensors of n elements (same shape), 16 elements
+ *   per step (4 x int32x4), the last n % 16 four at a time under a predicate.
+ * - utvm_mve_im2col_s8 / utvm_mve_gemm_s8: one output pixel's patch made contiguous, and up to
+ *   four such patches x all channels (the first Helium convolution helpers, kept for the
+ *   phases of TRANSPOSE_CONV; utvm_mve_matvec_s8 of BATCH_MATMUL shares the GEMM loop).
+ * - The 16x8 and recurrent helpers at the end of the file (utvm_mve_mac4_s16, utvm_mve_dw_row_s16,
+ *   utvm_mve_lstm_*), described where they are defined.
+ * The requantization of utvm_mve_dw3x3_row_s8 ("rq", utvm_mve_rq_t) is stored as compactly as
+ * the generic kernels store it: the folded biases an int32 array; the multipliers an int32
+ * array (UTVM_MVE_RQ_MULT) or one value m0; the shifts one value s0, or in the low byte of the
+ * bias words (UTVM_MVE_RQ_PACKED: bias * 256 + (shift & 255), the byte VRSHL by a register
+ * reads as its signed shift), or an int8 array (UTVM_MVE_RQ_SHIFT8); the unused pointers are
+ * the bias pointer.
  */
 #ifndef UTVM_KERNELS_MVE_H_
 #define UTVM_KERNELS_MVE_H_
@@ -45,11 +53,19 @@
 #define UTVM_MVE_VECTOR 1
 #endif
 
+/* a value known when compiling with optimization (inline assembly may then take it as an
+ * immediate operand; without optimization nothing is, and the helpers take their general path) */
+#ifdef __OPTIMIZE__
+#define UTVM_MVE_CONSTANT(v) __builtin_constant_p(v)
+#else
+#define UTVM_MVE_CONSTANT(v) 0
+#endif
+
 #define UTVM_MVE_RQ_MULT 1   /* per-channel multipliers (int32 array) */
-#define UTVM_MVE_RQ_PACKED 2 /* per-channel right shifts in the low 5 bits of the bias words */
+#define UTVM_MVE_RQ_PACKED 2 /* per-channel shifts in the low byte of the bias words */
 #define UTVM_MVE_RQ_SHIFT8 4 /* per-channel shifts (int8 array) */
 #define UTVM_MVE_RQ_LEFT 8   /* some shift is a left shift */
-#define UTVM_MVE_RQ_SHIFT_BITS 5
+#define UTVM_MVE_RQ_SHIFT_BITS 8
 
 typedef struct {
   const int32_t* bias;  /* folded biases (or bias_shift words) */
@@ -68,7 +84,7 @@ static inline int32_t utvm_mve_rq_mult(const utvm_mve_rq_t* q, int32_t o) {
 }
 
 static inline int32_t utvm_mve_rq_shift(const utvm_mve_rq_t* q, int32_t o) {
-  if (q->mode & UTVM_MVE_RQ_PACKED) return -(q->bias[o] & ((1 << UTVM_MVE_RQ_SHIFT_BITS) - 1));
+  if (q->mode & UTVM_MVE_RQ_PACKED) return ((q->bias[o] & 255) ^ 128) - 128;
   return (q->mode & UTVM_MVE_RQ_SHIFT8) ? (int32_t)q->shift[o] : q->s0;
 }
 
@@ -113,8 +129,7 @@ static inline int32x4_t utvm_mve_rq_mult4(const utvm_mve_rq_t* q, int32_t o, mve
 
 static inline int32x4_t utvm_mve_rq_shift4(const utvm_mve_rq_t* q, int32_t o, mve_pred16_t p) {
   if (q->mode & UTVM_MVE_RQ_PACKED) {
-    int32x4_t low = vandq_s32(utvm_mve_ld32(q->bias + o, p), vdupq_n_s32((1 << UTVM_MVE_RQ_SHIFT_BITS) - 1));
-    return vnegq_s32(low);
+    return vshrq_n_s32(vshlq_n_s32(utvm_mve_ld32(q->bias + o, p), 24), 24);
   }
   if (q->mode & UTVM_MVE_RQ_SHIFT8) return p ? vldrbq_z_s32(q->shift + o, p) : vldrbq_s32(q->shift + o);
   return vdupq_n_s32(q->s0);
@@ -541,7 +556,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dw_pixel(int8_t* out,
 static inline void utvm_mve_dw3x3_row_impl(int8_t* out, const int8_t* x, int32_t h, int32_t w, int32_t c,
                                            int32_t iy0, int32_t ow, int32_t sw, int32_t pad_left, int32_t dh,
                                            int32_t dw, const int8_t* wt, int32_t zx, utvm_mve_rq_t rq) {
-  const utvm_mve_rq_t* q = &rq; /* a copy, see utvm_mve_gemm_impl */
+  const utvm_mve_rq_t* q = &rq; /* a copy: the int8 stores would otherwise make gcc reload its fields */
 #ifdef UTVM_MVE_VECTOR
   int32_t step = sw * c; /* bytes from one pixel's window to the next */
   int32_t d = dw * c;    /* bytes from one tap to the next */
@@ -606,163 +621,6 @@ static inline void utvm_mve_dw3x3_row_impl(int8_t* out, const int8_t* x, int32_t
         }
       }
       out[ox * c + ch] = utvm_mve_requant1(q, acc, ch);
-    }
-  }
-#endif
-}
-
-/* Convolution without patch copies (no scratch), one output row: for ox < ow, o < cout
- *   out[ox * cout + o] = requant(sum_{ry, rx, ch} x[iy0 + ry * dh][ox * sw - pad_left + rx][ch] *
- *                                w[o][ry][rx][ch], o)
- * (x: h x w x cin, cin a multiple of 16; kh x kw windows, no column dilation), the taps outside
- * the input counting as the zero point zx. The filters wt are stored four output channels at a
- * time with their 16-byte steps interleaved: block b, step j holds w[4b + i][16j .. 16j + 15]
- * for i = 0..3 (zeros for the channels past cout), so one pointer walks the four filter rows.
- * Each window row (kw * cin contiguous input bytes) is a run of 16-byte steps, one input load
- * and four filter loads each (as utvm_mve_gemm_s8 with one pixel); the columns of a window row
- * outside the input, and the rows outside, multiply the zero point instead (no input load).
- * Four channels at a time, their requantization constants loaded once for the row's pixels. */
-#ifdef UTVM_MVE_VECTOR
-/* acc[0..3] += dot products of len bytes (a multiple of 16) at xp with the four interleaved
- * filter rows at *wq (advanced by 4 * len) */
-__attribute__((always_inline)) static inline void utvm_mve_conv_dot(int32_t* acc, const int8_t* xp, const int8_t** wq,
-                                                                    int32_t len) {
-  const int8_t* wp = *wq;
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-  /* filter rows 1, 2, 3 at offsets, row 0 last with the pointer stepped by the load
-   * (post-increment addressing; the empty asm keeps gcc from indexing the pointers) */
-  for (int32_t n = len >> 4; n > 0; --n) {
-    int8x16_t xv = vldrbq_s8(xp);
-    xp += 16;
-    a1 = vmladavaq_s8(a1, xv, vldrbq_s8(wp + 16));
-    a2 = vmladavaq_s8(a2, xv, vldrbq_s8(wp + 32));
-    a3 = vmladavaq_s8(a3, xv, vldrbq_s8(wp + 48));
-    a0 = vmladavaq_s8(a0, xv, vldrbq_s8(wp));
-    wp += 64;
-    __asm__("" : "+r"(xp), "+r"(wp));
-  }
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
-  *wq = wp;
-}
-
-/* the same for len bytes of the zero point zx (taps outside the input) */
-__attribute__((always_inline)) static inline void utvm_mve_conv_dot_zero(int32_t* acc, int32_t zx, const int8_t** wq,
-                                                                         int32_t len) {
-  const int8_t* wp = *wq;
-  int8x16_t zv = vdupq_n_s8((int8_t)zx);
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-  for (int32_t n = len >> 4; n > 0; --n) {
-    a1 = vmladavaq_s8(a1, zv, vldrbq_s8(wp + 16));
-    a2 = vmladavaq_s8(a2, zv, vldrbq_s8(wp + 32));
-    a3 = vmladavaq_s8(a3, zv, vldrbq_s8(wp + 48));
-    a0 = vmladavaq_s8(a0, zv, vldrbq_s8(wp));
-    wp += 64;
-    __asm__("" : "+r"(wp));
-  }
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
-  *wq = wp;
-}
-
-/* the requantized four channels of acc (+ bias) stored at out (the lanes of pc, or all) */
-__attribute__((always_inline)) static inline void utvm_mve_conv_store(int8_t* out, const int32_t* acc,
-                                                                      int32x4_t bias, int32x4_t m, int32x4_t sh,
-                                                                      mve_pred16_t pc, const utvm_mve_rq_t* q) {
-  int32x4_t v = vdupq_n_s32(acc[0]);
-  v = vsetq_lane_s32(acc[1], v, 1);
-  v = vsetq_lane_s32(acc[2], v, 2);
-  v = vsetq_lane_s32(acc[3], v, 3);
-  v = utvm_mve_rq_apply4(q, vaddq_s32(v, bias), m, sh);
-  if (pc) {
-    vstrbq_p_s32(out, v, pc);
-  } else {
-    vstrbq_s32(out, v);
-  }
-}
-#endif
-
-static inline void utvm_mve_conv_row_impl(int8_t* out, const int8_t* x, int32_t h, int32_t w, int32_t cin,
-                                          int32_t iy0, int32_t ow, int32_t sw, int32_t pad_left, int32_t kh,
-                                          int32_t kw, int32_t dh, const int8_t* wt, int32_t cout, int32_t zx,
-                                          utvm_mve_rq_t rq) {
-  const utvm_mve_rq_t* q = &rq; /* a copy, see utvm_mve_gemm_impl */
-  int32_t k = kh * kw * cin;
-  int32_t seg = kw * cin; /* bytes of one window row */
-#ifdef UTVM_MVE_VECTOR
-  int32_t row_step = dh * w * cin; /* from one window row to the next */
-  int32_t step = sw * cin;         /* from one pixel to the next */
-  /* the window rows inside the input: [ry_lo, ry_hi) */
-  int32_t ry_lo = 0, ry_hi = kh;
-  while (ry_lo < kh && iy0 + ry_lo * dh < 0) ++ry_lo;
-  while (ry_hi > ry_lo && iy0 + (ry_hi - 1) * dh >= h) --ry_hi;
-  /* the pixels with their whole window inside the input: [in_lo, in_hi) */
-  int32_t in_lo = (pad_left + sw - 1) / sw;
-  int32_t in_hi = w - kw + pad_left >= 0 ? (w - kw + pad_left) / sw + 1 : 0;
-  if (in_hi > ow) in_hi = ow;
-  if (ry_lo != 0 || ry_hi != kh || in_lo > in_hi) in_lo = in_hi = 0;
-  /* column 0 of window row 0 of pixel 0 (only the bytes inside the input are read) */
-  const int8_t* x0 = x + (iy0 * w - pad_left) * cin;
-  for (int32_t o = 0; o < cout; o += 4, wt += 4 * k) {
-    mve_pred16_t pc = o + 4 <= cout ? 0 : vctp32q((uint32_t)(cout - o));
-    int32x4_t bias = utvm_mve_rq_bias4(q, o, pc);
-    int32x4_t m = utvm_mve_rq_mult4(q, o, pc);
-    int32x4_t sh = utvm_mve_rq_shift4(q, o, pc);
-    int32_t ox = 0;
-    for (int32_t pass = 0; pass < 2; ++pass) {
-      /* the pixels at the borders: before in_lo (pass 0), from in_hi on (pass 1) */
-      for (int32_t end = pass ? ow : in_lo; ox < end; ++ox) {
-        int32_t ix0 = ox * sw - pad_left;
-        /* the window columns inside the input [rx_lo, rx_hi), as bytes of a window row */
-        int32_t rx_lo = ix0 < 0 ? -ix0 : 0;
-        int32_t rx_hi = w - ix0 < kw ? w - ix0 : kw;
-        if (rx_hi < rx_lo) rx_hi = rx_lo;
-        int32_t lo = rx_lo * cin, hi = rx_hi * cin;
-        const int8_t* wq = wt;
-        int32_t acc[4] = {0, 0, 0, 0};
-        const int8_t* xr = x0 + ox * step;
-        for (int32_t ry = 0; ry < kh; ++ry, xr += row_step) {
-          if (ry < ry_lo || ry >= ry_hi || lo == hi) {
-            utvm_mve_conv_dot_zero(acc, zx, &wq, seg);
-            continue;
-          }
-          if (lo) utvm_mve_conv_dot_zero(acc, zx, &wq, lo);
-          utvm_mve_conv_dot(acc, xr + lo, &wq, hi - lo);
-          if (hi < seg) utvm_mve_conv_dot_zero(acc, zx, &wq, seg - hi);
-        }
-        utvm_mve_conv_store(out + ox * cout + o, acc, bias, m, sh, pc, q);
-      }
-      if (pass) break;
-      /* the pixels with their whole window inside the input */
-      for (const int8_t* xp = x0 + ox * step; ox < in_hi; ++ox, xp += step) {
-        const int8_t* wq = wt;
-        int32_t acc[4] = {0, 0, 0, 0};
-        const int8_t* xr = xp;
-        for (int32_t ry = 0; ry < kh; ++ry, xr += row_step) utvm_mve_conv_dot(acc, xr, &wq, seg);
-        utvm_mve_conv_store(out + ox * cout + o, acc, bias, m, sh, pc, q);
-      }
-    }
-  }
-#else
-  for (int32_t ox = 0; ox < ow; ++ox) {
-    int32_t ix0 = ox * sw - pad_left;
-    for (int32_t o = 0; o < cout; ++o) {
-      const int8_t* wb = wt + (o >> 2) * 4 * k + (o & 3) * 16; /* step 0 of filter row o */
-      int32_t acc = 0;
-      for (int32_t ry = 0; ry < kh; ++ry) {
-        int32_t iy = iy0 + ry * dh;
-        for (int32_t j = 0; j < seg; ++j) {
-          int32_t ix = ix0 + j / cin;
-          int32_t jj = ry * seg + j; /* byte jj of the filter row: step jj / 16 */
-          int32_t v = iy >= 0 && iy < h && ix >= 0 && ix < w ? x[(iy * w + ix) * cin + j % cin] : zx;
-          acc += v * wb[(jj >> 4) * 64 + (jj & 15)];
-        }
-      }
-      out[ox * cout + o] = utvm_mve_requant1(q, acc, o);
     }
   }
 #endif
@@ -864,6 +722,1094 @@ static inline void utvm_mve_add_impl(int8_t* out, const int8_t* a, const int8_t*
   for (int32_t i = 0; i < n; ++i) out[i] = utvm_mve_add1(a[i], b[i], p);
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * Convolutions as blocks of 4 rows x 2 filter vectors (utvm_mve_conv42_s8).
+ *
+ * A "row" is the patch of one output pixel (kh x kw x cin bytes, zero-padded to steps * 16
+ * bytes) or, for pointwise layers of cin = 16 / sub input channels (sub = 2, 4, 8, 16), sub
+ * consecutive pixels (16 bytes, read in place). Rows are stored four at a time with their
+ * 16-byte steps interleaved ("group": step s of row r at s * 64 + r * 16); pointwise layers
+ * with cin = 16 / sub are already in that layout, the others are gathered into the scratch col.
+ * The filters are nv "vectors" (nv even): per output channel whose weights are not all zero,
+ * sub vectors (vector j of channel o: its weights in lanes [j * cin, j * cin + cin), zeros
+ * elsewhere; it computes the pixels j, j + sub, ... of a group), two at a time ("pair") with
+ * their steps interleaved the same way (step s of vector 2i + c at s * 32 + c * 16 of pair i),
+ * each pair followed by its "record" of eight words: biases (folded with the input zero point),
+ * multipliers, shifts and output offsets (j * cout + o) of its two vectors, each two side by
+ * side; an odd last vector repeated. The channels whose weights are all zero ("dead", common in
+ * pruned models) have a constant output: with `dead` set, a template of cout bytes follows the
+ * pairs (the dead channels' outputs) and is copied to every output pixel first.
+ * One block: per step one load per filter vector and per row and 8 VMLADAV(A), i.e. 14
+ * instructions per 128 products; the eight dot products (row r, vector c) become two vectors
+ * of the four rows, requantized four lanes at a time and stored at the rows' pixels (stride
+ * sub * cout).
+ * ------------------------------------------------------------------------------------------ */
+
+#define UTVM_MVE_C42_RIGHT 1 /* every shift is a right shift of 1..31 */
+
+/* bytes of a pair of filter vectors and its record */
+static inline int32_t utvm_mve_c42_pair_bytes(int32_t steps) { return steps * 32 + 32; }
+
+/* the record of the pair at wt: word i of vector c (0: bias, 1: multiplier, 2: shift, 3: offset) */
+static inline int32_t utvm_mve_c42_rec(const int8_t* pair, int32_t steps, int32_t c, int32_t i) {
+  return ((const int32_t*)(const void*)(pair + steps * 32))[2 * i + c];
+}
+
+#ifdef UTVM_MVE_VECTOR
+/* One step of a block: a0..a3 (filter vector 0) and b0..b3 (vector 1) of rows 0..3 (MAC:
+ * vmladav for the first step, vmladava after it); rows r1, r2, r3 bytes after row 0 (16, 32, 48
+ * in a group), the row pointer advancing by ss bytes per step (64 in a group), the filter
+ * pointer by 32. */
+#define UTVM_MVE_MAC42_INS(MAC, LD)                                                                \
+  "vldrb.8 %q[w0], [%[wp]], #32\n\t"                                                               \
+  "vldrb.8 %q[w1], [%[wp], #-16]\n\t"                                                              \
+  LD " %q[x0], [%[dp], %[r1]]\n\t" MAC " %[a1], %q[x0], %q[w0]\n\t" MAC " %[b1], %q[x0], %q[w1]\n\t"      \
+  LD " %q[x1], [%[dp], %[r2]]\n\t" MAC " %[a2], %q[x1], %q[w0]\n\t" MAC " %[b2], %q[x1], %q[w1]\n\t"      \
+  LD " %q[x0], [%[dp], %[r3]]\n\t" MAC " %[a3], %q[x0], %q[w0]\n\t" MAC " %[b3], %q[x0], %q[w1]\n\t"      \
+  LD " %q[x1], [%[dp]], %[ss]\n\t" MAC " %[a0], %q[x1], %q[w0]\n\t" MAC " %[b0], %q[x1], %q[w1]\n\t"
+/* all the steps of a block: unrolled (the step count a constant: the first, an odd one, then
+ * pairs, up to 6 pairs unrolled, more as a loop counting n down); rows loaded by LD: vldrb.8,
+ * or vldrw.32 (offsets up to 508, word-aligned rows) */
+#define UTVM_MVE_MAC42_ALL(LD)                                                                     \
+  UTVM_MVE_MAC42_INS("vmladav.s8", LD)                                                             \
+  ".rept %c[odd]\n\t" UTVM_MVE_MAC42_INS("vmladava.s8", LD) ".endr\n\t"                            \
+  ".if %c[n2] > 6\n\tmov %[n], %[n2]\n2:\n\t" UTVM_MVE_MAC42_INS("vmladava.s8", LD)                \
+      UTVM_MVE_MAC42_INS("vmladava.s8", LD) "subs %[n], %[n], #1\n\tbne 2b\n\t.else\n\t"            \
+  ".rept 2 * %c[n2]\n\t" UTVM_MVE_MAC42_INS("vmladava.s8", LD) ".endr\n\t.endif\n\t"
+#define UTVM_MVE_MAC42_OUTPUTS                                                                      \
+  [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [b0] "=&Te"(b0), [b1] "=&Te"(b1), \
+      [b2] "=&Te"(b2), [b3] "=&Te"(b3), [wp] "+r"(wp), [dp] "+r"(dp), [n] "=&r"(n), [w0] "=&w"(w0),  \
+      [w1] "=&w"(w1), [x0] "=&w"(x0), [x1] "=&w"(x1)
+
+/* a, b, c, d in the four lanes of a vector with two VMOVs (two registers to two lanes): in the
+ * order the Arm architecture defines (a in lane 0, ..., d in lane 3) or, as QEMU 7.2 does it,
+ * lanes 0 and 2 exchanged with 1 and 3; either way the same for every such VMOV, so the
+ * vectors built with it are used only lane by lane with other vectors built the same way
+ * (the offsets of the stores, the row indices of the predicates: utvm_mve_lanes4_index) */
+#define UTVM_MVE_LANES4(v, a, b, c, d) "vmov " v "[2], " v "[0], " c ", " a "\n\tvmov " v "[3], " v "[1], " d ", " b "\n\t"
+__attribute__((always_inline)) static inline int32x4_t utvm_mve_lanes4(int32_t a, int32_t b, int32_t c, int32_t d) {
+  int32x4_t v;
+  __asm__(UTVM_MVE_LANES4("%q0", "%1", "%2", "%3", "%4") : "=&w"(v) : "r"(a), "r"(b), "r"(c), "r"(d));
+  return v;
+}
+
+/* the lanes of utvm_mve_lanes4(0, s, 2 * s, 3 * s) */
+__attribute__((always_inline)) static inline uint32x4_t utvm_mve_lanes4_index(int32_t s) {
+  return vreinterpretq_u32_s32(utvm_mve_lanes4(0, s, 2 * s, 3 * s));
+}
+
+/* requantized lanes of v (accumulators without the bias; bias b, multiplier m, shift s),
+ * stored at dst + offs[i] (the lanes of p, or all when p == 0) */
+__attribute__((always_inline)) static inline void utvm_mve_rq_scatter(int8_t* dst, uint32x4_t offs, int32x4_t v,
+                                                                      int32_t b, int32_t m, int32_t s,
+                                                                      int32_t right, mve_pred16_t p, int32_t zy,
+                                                                      int32x4_t lo, int32x4_t hi) {
+  v = vaddq_n_s32(v, b);
+  if (right) {
+    /* gemmlowp rounds the right shift's ties away from zero, VRSHL up: one less for negative
+     * values, accumulated by VQRDMLAH onto the sign (-1 or 0) */
+    v = vrshlq_n_s32(vqrdmlahq_n_s32(vshrq_n_s32(v, 31), v, m), s);
+  } else {
+    int32_t r = s < 0 ? s : 0;
+    v = vqrdmulhq_n_s32(vshlq_r_s32(v, s > 0 ? s : 0), m);
+    v = vrshlq_n_s32(vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, vdupq_n_s32(r)), 31)), r);
+  }
+  v = vminq_s32(vmaxq_s32(vaddq_n_s32(v, zy), lo), hi);
+  if (p) {
+    vstrbq_scatter_offset_p_s32(dst, offs, v, p);
+  } else {
+    vstrbq_scatter_offset_s32(dst, offs, v);
+  }
+}
+
+/* The blocks of one group (C): rows at rows, rows + rs, ..., step s of a row ss * s bytes after
+ * its start; np pixels (np < 4 * sub: a partial group, the lanes of the missing rows not stored),
+ * the nv filter vectors; the group's pixel 0 is out. */
+__attribute__((always_inline)) static inline void utvm_mve_group42(int8_t* out, const int8_t* rows, int32_t rs,
+                                                                   int32_t ss, int32_t np, const int8_t* wt,
+                                                                   int32_t steps, int32_t nv, int32_t sub,
+                                                                   int32_t cout, int32_t mode, uint32x4_t offs,
+                                                                   uint32x4_t rowi, int32_t zy, int32x4_t lo,
+                                                                   int32x4_t hi) {
+  int32_t part = np < 4 * sub;
+  for (int32_t v = 0; v < nv; v += 2, wt += utvm_mve_c42_pair_bytes(steps)) {
+    int32_t acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int32_t s = 0; s < steps; ++s) {
+      int8x16_t w0 = vldrbq_s8(wt + s * 32), w1 = vldrbq_s8(wt + s * 32 + 16);
+      for (int32_t r = 0; r < 4; ++r) {
+        int8x16_t xv = vldrbq_s8(rows + s * ss + r * rs);
+        acc[r] = vmladavaq_s8(acc[r], xv, w0);
+        acc[4 + r] = vmladavaq_s8(acc[4 + r], xv, w1);
+      }
+    }
+    for (int32_t c = 0; c < 2; ++c) {
+      int32_t off = utvm_mve_c42_rec(wt, steps, c, 3);
+      /* a partial group: the lanes of the rows with a pixel for this vector */
+      int32_t j = off / cout;
+      mve_pred16_t p = part ? vcmpltq_n_s32(vreinterpretq_s32_u32(rowi), (np - j + sub - 1) / sub) : 0;
+      if (part && !p) continue;
+      int32x4_t v4 = utvm_mve_lanes4(acc[4 * c], acc[4 * c + 1], acc[4 * c + 2], acc[4 * c + 3]);
+      utvm_mve_rq_scatter(out + off, offs, v4, utvm_mve_c42_rec(wt, steps, c, 0), utvm_mve_c42_rec(wt, steps, c, 1),
+                          utvm_mve_c42_rec(wt, steps, c, 2), mode & UTVM_MVE_C42_RIGHT, p, zy, lo, hi);
+    }
+  }
+}
+
+/* The blocks of one whole group (4 * sub pixels, rows as in utvm_mve_group42; the group's pixel
+ * 0 is out) in one asm statement: the step count and strides constants, right shifts only; wide:
+ * rows further than 42 bytes apart (VLDRW: offsets up to 508, rows word-aligned). */
+__attribute__((always_inline)) static inline void utvm_mve_group42_asm(int8_t* out, const int8_t* rows,
+                                                                       int32_t rs, int32_t ss, int32_t wide,
+                                                                       const int8_t* wt, int32_t steps,
+                                                                       int32_t nv, uint32x4_t offs,
+                                                                       int32x4_t zyv, int32x4_t lo,
+                                                                       int32x4_t hi) {
+#ifdef __OPTIMIZE__ /* immediate operands: constants only when optimizing */
+  int32_t a0, a1, a2, a3, b0, b1, b2, b3, n;
+  int8x16_t w0, w1, x0, x1;
+  const int8_t* wp = wt;
+  const int8_t* dp = rows;
+  const int8_t* end = wt + (nv / 2) * utvm_mve_c42_pair_bytes(steps);
+  /* per block: the steps, the rows pointer back to the group, the dot products into two
+   * vectors, the record (biases, multipliers, shifts, offsets), the two requantizations and
+   * scatter stores (at the record's offsets plus the pixels' addresses, offs + out) */
+#define UTVM_MVE_GROUP42(LD)                                                                       \
+  __asm__ volatile("1:\n\t" UTVM_MVE_MAC42_ALL(LD) \
+          "sub %[dp], %[dp], %[back]\n\t" \
+          UTVM_MVE_LANES4("%q[w0]", "%[a0]", "%[a1]", "%[a2]", "%[a3]") \
+          UTVM_MVE_LANES4("%q[w1]", "%[b0]", "%[b1]", "%[b2]", "%[b3]") \
+          "ldrd %[a0], %[a1], [%[wp]], #32\n\t" \
+          "ldrd %[a2], %[a3], [%[wp], #-24]\n\t" \
+          "ldrd %[b0], %[b1], [%[wp], #-16]\n\t" \
+          "ldrd %[b2], %[b3], [%[wp], #-8]\n\t" \
+          "vadd.i32 %q[w0], %q[w0], %[a0]\n\t" \
+          "vadd.i32 %q[w1], %q[w1], %[a1]\n\t" \
+          "vshr.s32 %q[x0], %q[w0], #31\n\t" \
+          "vshr.s32 %q[x1], %q[w1], #31\n\t" \
+          "vqrdmlah.s32 %q[x0], %q[w0], %[a2]\n\t" \
+          "vqrdmlah.s32 %q[x1], %q[w1], %[a3]\n\t" \
+          "vrshl.s32 %q[x0], %[b0]\n\t" \
+          "vrshl.s32 %q[x1], %[b1]\n\t" \
+          "vadd.i32 %q[x0], %q[x0], %q[zy]\n\t" \
+          "vadd.i32 %q[x1], %q[x1], %q[zy]\n\t" \
+          "vmax.s32 %q[x0], %q[x0], %q[lo]\n\t" \
+          "vmax.s32 %q[x1], %q[x1], %q[lo]\n\t" \
+          "vmin.s32 %q[x0], %q[x0], %q[hi]\n\t" \
+          "vmin.s32 %q[x1], %q[x1], %q[hi]\n\t" \
+          "vstrb.32 %q[x0], [%[b2], %q[offs]]\n\t" \
+          "vstrb.32 %q[x1], [%[b3], %q[offs]]\n\t" \
+          "ldr %[a0], %[end]\n\t" \
+          "cmp %[wp], %[a0]\n\t" \
+          "bne 1b" \
+          : UTVM_MVE_MAC42_OUTPUTS \
+          : [odd] "i"((steps - 1) & 1), [n2] "i"((steps - 1) >> 1), [back] "i"(steps * ss), [end] "m"(end), \
+            [r1] "i"(rs), [r2] "i"(2 * rs), [r3] "i"(3 * rs), [ss] "i"(ss), \
+            [offs] "w"(vaddq_n_u32(offs, (uint32_t)out)), [zy] "w"(zyv), [lo] "w"(lo), [hi] "w"(hi) \
+          : "cc", "memory");
+  if (wide) {
+    UTVM_MVE_GROUP42("vldrw.32");
+  } else {
+    UTVM_MVE_GROUP42("vldrb.8");
+  }
+#undef UTVM_MVE_GROUP42
+  (void)a0, (void)a1, (void)a2, (void)a3, (void)b0, (void)b1, (void)b2, (void)b3, (void)n;
+  (void)w0, (void)w1, (void)x0, (void)x1, (void)wp, (void)dp;
+#else
+  (void)out, (void)rows, (void)rs, (void)ss, (void)wide, (void)wt, (void)steps, (void)nv, (void)offs, (void)zyv, (void)lo,
+      (void)hi;
+#endif
+}
+
+/* bytes [j, j + n) of row r of a group: n bytes from src, or the zero point (zv, src == 0) */
+__attribute__((always_inline)) static inline void utvm_mve_pack_put(int8_t* col, int32_t r, int32_t j,
+                                                                    const int8_t* src, int32_t n, int8x16_t zv) {
+  while (n > 0) {
+    int32_t len = 16 - (j & 15);
+    if (len > n) len = n;
+    int8_t* d = col + (j >> 4) * 64 + r * 16 + (j & 15);
+    if (len == 16) {
+      vstrbq_s8(d, src ? vldrbq_s8(src) : zv);
+    } else {
+      mve_pred16_t p = vctp8q((uint32_t)len);
+      vstrbq_p_s8(d, src ? vldrbq_z_s8(src, p) : zv, p);
+    }
+    if (src) src += len;
+    j += len;
+    n -= len;
+  }
+}
+
+/* n16 whole steps (16 bytes each) from src, or the zero point (src == 0), to d, d + 64, ... */
+__attribute__((always_inline)) static inline void utvm_mve_pack_steps(int8_t* d, const int8_t* src, int32_t n16,
+                                                                      int8x16_t zv) {
+  for (int32_t i = 0; i < n16; ++i, d += 64) {
+    if (src) {
+      vstrbq_s8(d, vldrbq_s8(src));
+      src += 16;
+    } else {
+      vstrbq_s8(d, zv);
+    }
+  }
+}
+
+/* row r of a group: the patch of the output pixel whose window starts at input row iy0,
+ * column ix0 */
+__attribute__((always_inline)) static inline void utvm_mve_pack_patch(int8_t* col, int32_t r, const int8_t* x,
+                                                                      int32_t h, int32_t w, int32_t cin,
+                                                                      int32_t iy0, int32_t ix0, int32_t kh,
+                                                                      int32_t kw, int32_t dh, int32_t dw,
+                                                                      int8x16_t zv) {
+  int32_t row = kw * cin;
+  int32_t whole = dw == 1 && ix0 >= 0 && ix0 + kw <= w; /* the window's columns inside, contiguous */
+  for (int32_t ry = 0; ry < kh; ++ry) {
+    int32_t iy = iy0 + ry * dh;
+    int32_t j = ry * row;
+    int32_t in_y = iy >= 0 && iy < h;
+    if (cin % 16 == 0) { /* whole steps */
+      int8_t* d = col + (j >> 4) * 64 + r * 16;
+      if (!in_y || whole) {
+        utvm_mve_pack_steps(d, in_y ? x + (iy * w + ix0) * cin : 0, row >> 4, zv);
+        continue;
+      }
+      for (int32_t rx = 0; rx < kw; ++rx, d += cin * 4) {
+        int32_t ix = ix0 + rx * dw;
+        utvm_mve_pack_steps(d, ix >= 0 && ix < w ? x + (iy * w + ix) * cin : 0, cin >> 4, zv);
+      }
+      continue;
+    }
+    if (!in_y || whole) {
+      utvm_mve_pack_put(col, r, j, in_y ? x + (iy * w + ix0) * cin : 0, row, zv);
+      continue;
+    }
+    for (int32_t rx = 0; rx < kw; ++rx) {
+      int32_t ix = ix0 + rx * dw;
+      utvm_mve_pack_put(col, r, j + rx * cin, ix >= 0 && ix < w ? x + (iy * w + ix) * cin : 0, cin, zv);
+    }
+  }
+}
+
+/* the scatter offsets of utvm_mve_band_pieces: lane l to piece l / cin, byte l % cin */
+__attribute__((always_inline)) static inline uint8x16_t utvm_mve_band_off(int32_t cin, int32_t dstep) {
+  uint8x16_t lane = vidupq_n_u8(0, 1);
+  uint8x16_t piece = vdupq_n_u8(0), within = lane;
+  for (int32_t i = 1; i * cin < 16; ++i) {
+    mve_pred16_t later = vcmpcsq_n_u8(lane, (uint8_t)(i * cin));
+    piece = vpselq_u8(vdupq_n_u8((uint8_t)i), piece, later);
+    within = vpselq_u8(vsubq_n_u8(lane, (uint8_t)(i * cin)), within, later);
+  }
+  return vaddq_u8(vmulq_n_u8(piece, (uint8_t)dstep), within);
+}
+
+/* n pieces of cin bytes from src (contiguous) to dst, dst + dstep, ... (or of the zero point zv,
+ * src == 0): 16 / cin pieces per load and one scatter store by the offsets off
+ * (utvm_mve_band_off; the lanes past the pieces write the next piece's first bytes, rewritten
+ * after; the last store, and load, under a predicate); cin a multiple of 16: its chunks */
+__attribute__((always_inline)) static inline void utvm_mve_band_pieces(int8_t* dst, int32_t dstep, const int8_t* src,
+                                                                       int32_t n, int32_t cin, uint8x16_t off,
+                                                                       int8x16_t zv) {
+  if (cin % 16 == 0) { /* pieces of whole 16-byte chunks */
+    for (int32_t i = 0; i < n; ++i, dst += dstep) {
+      for (int32_t j = 0; j < cin; j += 16) vstrbq_s8(dst + j, src ? vldrbq_s8(src + j) : zv);
+      if (src) src += cin;
+    }
+    return;
+  }
+  int32_t per = 16 / cin;
+  for (; n > 0; n -= per, dst += per * dstep) {
+    int32_t bytes = n * cin;
+    if (bytes >= 16 + cin) {
+      vstrbq_scatter_offset_s8(dst, off, src ? vldrbq_s8(src) : zv);
+    } else {
+      mve_pred16_t pl = vctp8q((uint32_t)(bytes < 16 ? bytes : per * cin));
+      vstrbq_scatter_offset_p_s8(dst, off, src ? vldrbq_z_s8(src, pl) : zv, pl);
+    }
+    if (src) src += per * cin;
+  }
+}
+
+/* The band of one output line (mode 1: row `line`; mode 2: column `line`): the input positions
+ * along the line (columns, or rows) from the padding's first, `pos` of them, each holding the
+ * across * cin bytes of the window's other dimension (kh rows, dilation dh; or kw columns,
+ * dilation dw), the zero point outside the input. */
+__attribute__((always_inline)) static inline void utvm_mve_band(int8_t* band, const int8_t* x, int32_t h, int32_t w,
+                                                                int32_t cin, int32_t line, int32_t mode,
+                                                                int32_t pos, int32_t kh, int32_t kw, int32_t sh,
+                                                                int32_t sw, int32_t dh, int32_t dw, int32_t pad_top,
+                                                                int32_t pad_left, int8x16_t zv) {
+  int32_t rows = mode == 1;
+  int32_t across = rows ? kh : kw, d = rows ? dh : dw;
+  int32_t na = rows ? w : h, nc = rows ? h : w, pa = rows ? pad_left : pad_top; /* along: size, padding */
+  int32_t first = line * (rows ? sh : sw) - (rows ? pad_top : pad_left);        /* across: first position */
+  int32_t step = across * cin;                                                   /* band bytes per position */
+  int32_t in0 = pa < pos ? pa : pos, in1 = pa + na < pos ? pa + na : pos;       /* positions inside */
+  if (rows) {
+    uint8x16_t off = utvm_mve_band_off(cin, step);
+    for (int32_t t = 0; t < across; ++t) {
+      int32_t ic = first + t * d;
+      int8_t* dst = band + t * cin;
+      if (ic < 0 || ic >= nc) {
+        utvm_mve_band_pieces(dst, step, 0, pos, cin, off, zv);
+        continue;
+      }
+      utvm_mve_band_pieces(dst + in0 * step, step, x + ic * w * cin, in1 - in0, cin, off, zv);
+      utvm_mve_band_pieces(dst, step, 0, in0, cin, off, zv);
+      utvm_mve_band_pieces(dst + in1 * step, step, 0, pos - in1, cin, off, zv);
+    }
+    return;
+  }
+  /* columns: per input row the across * cin bytes, contiguous in x when every column is inside */
+  int32_t whole = d == 1 && first >= 0 && first + across <= nc;
+  for (int32_t a = 0; a < pos; ++a) {
+    int8_t* dst = band + a * step;
+    if (a < in0 || a >= in1) {
+      utvm_mve_fill_s8(dst, (int8_t)vgetq_lane_s8(zv, 0), step);
+    } else if (whole) {
+      utvm_mve_copy_s8(dst, x + ((a - pa) * w + first) * cin, step);
+    } else {
+      for (int32_t t = 0; t < across; ++t) {
+        int32_t ic = first + t * d;
+        if (ic >= 0 && ic < nc) {
+          utvm_mve_copy_s8(dst + t * cin, x + ((a - pa) * w + ic) * cin, cin);
+        } else {
+          utvm_mve_fill_s8(dst + t * cin, (int8_t)vgetq_lane_s8(zv, 0), cin);
+        }
+      }
+    }
+  }
+}
+#endif
+
+/* Convolution, the whole layer:
+ *   out[(oy * ow + ox) * cout + o] = requant(sum_{ry, rx, c} x[iy][ix][c] * w[o][ry][rx][c], o)
+ * with iy = oy * sh - pad_top + ry * dh, ix = ox * sw - pad_left + rx * dw, the taps outside the
+ * input counting as the zero point zx; x is h x w x cin, wt the nv filter vectors, records and
+ * (dead != 0) template described above (sub > 1: 1 x 1 windows, stride 1, no padding,
+ * cin = 16 / sub); col: the scratch. Pointwise layers with cin = 16 / sub read their rows in
+ * place (the last, partial group copied into col: no read past x). Band != 0 (few input
+ * channels, lines of at least 4 pixels): per output row (band 1) or column (band 2) its input
+ * re-laid out in col (utvm_mve_band) so that each pixel's patch is contiguous, taps ordered
+ * (along, across, channel): kw x kh x cin for rows (no column dilation), kh x kw x cin for
+ * columns (no row dilation), and read in place; col then holds the band's positions
+ * ((len - 1) * stride + window along) x across x cin bytes and 16 more. Band 3: a pointwise
+ * layer (1 x 1, stride 1, no padding) whose pixels are read in place as one line. Else the
+ * patches of four pixels are gathered into col (64 * steps bytes). */
+__attribute__((always_inline)) static inline void utvm_mve_conv42_impl(int8_t* out, const int8_t* x, int32_t h,
+                                                                       int32_t w, int32_t cin, int32_t oh,
+                                                                       int32_t ow, int32_t kh, int32_t kw,
+                                                                       int32_t sh, int32_t sw, int32_t dh,
+                                                                       int32_t dw, int32_t pad_top,
+                                                                       int32_t pad_left, const int8_t* wt,
+                                                                       int32_t nv, int32_t dead, int32_t cout,
+                                                                       int32_t sub, int32_t band, int32_t zx,
+                                                                       int8_t* col, int32_t mode, int32_t zy,
+                                                                       int32_t lo, int32_t hi) {
+  int32_t k = kh * kw * cin;
+  int32_t steps = (k + 15) >> 4;
+  int32_t npix = oh * ow;
+  const int8_t* tmpl = wt + (nv / 2) * utvm_mve_c42_pair_bytes(steps);
+#ifdef UTVM_MVE_VECTOR
+  int32_t gp = 4 * sub; /* pixels per group */
+  int32_t full = npix / gp, rest = npix - full * gp;
+  uint32x4_t offs = utvm_mve_lanes4_index(sub * cout), rowi = utvm_mve_lanes4_index(1);
+  int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi), zyv = vdupq_n_s32(zy);
+  int8x16_t zv = vdupq_n_s8((int8_t)zx);
+  /* the groups in one asm statement when the step count is a constant */
+  int32_t fast = UTVM_MVE_CONSTANT(steps) && UTVM_MVE_CONSTANT(band) && steps * 64 <= 4095 &&
+                 (mode & UTVM_MVE_C42_RIGHT);
+  int32_t direct = kh == 1 && kw == 1 && sh == 1 && sw == 1 && !pad_top && !pad_left && cin * sub == 16;
+  if (dead) {
+    for (int32_t p = 0; p < npix; ++p) utvm_mve_copy_s8(out + p * cout, tmpl, cout);
+  }
+  if (band && nv) {
+    /* per line a band (in col; band 3: x itself, the pixels of a pointwise layer one line), its
+     * pixels four at a time (the last four overlapping the previous ones), the rows read in
+     * place: row r of a group r * rs bytes after its first */
+    int32_t rows = band != 2, flat = band == 3;
+    int32_t len = flat ? npix : rows ? ow : oh, nlines = flat ? 1 : rows ? oh : ow;
+    int32_t rs = (rows ? sw * kh : sh * kw) * cin;                /* band bytes per pixel */
+    int32_t pos = (len - 1) * (rows ? sw : sh) + (rows ? kw : kh); /* band positions */
+    int32_t ostep = (rows ? 1 : ow) * cout, lstep = (rows ? ow : 1) * cout;
+    uint32x4_t boffs = utvm_mve_lanes4_index(ostep);
+    const int8_t* src = flat ? x : col;
+    for (int32_t line = 0; line < nlines; ++line) {
+      if (!flat) utvm_mve_band(col, x, h, w, cin, line, band, pos, kh, kw, sh, sw, dh, dw, pad_top, pad_left, zv);
+      for (int32_t p0 = 0; p0 < len; p0 += 4) {
+        int32_t p = p0 + 4 > len ? len - 4 : p0;
+        int8_t* o = out + line * lstep + p * ostep;
+        if (fast && UTVM_MVE_CONSTANT(rs)) {
+          utvm_mve_group42_asm(o, src + p * rs, rs, 16, rs > 42, wt, steps, nv, boffs, zyv, vlo, vhi);
+        } else {
+          utvm_mve_group42(o, src + p * rs, rs, 16, 4, wt, steps, nv, 1, cout, mode, boffs, rowi, zy, vlo, vhi);
+        }
+      }
+    }
+    return;
+  }
+  /* the groups; with at least one whole group, the last one ends at the last pixel
+   * (overlapping the one before: the same outputs stored twice), else a partial group */
+  for (int32_t g = 0; g * gp < npix && nv; ++g) {
+    int32_t p0 = full && g * gp + gp > npix ? npix - gp : g * gp;
+    int32_t np = full ? gp : rest;
+    const int8_t* rows = col;
+    if (direct && np == gp) {
+      rows = x + p0 * cin;
+    } else if (direct) {
+      utvm_mve_copy_s8(col, x, np * cin);
+    } else {
+      for (int32_t r = 0; r < np; ++r) {
+        int32_t oy = (p0 + r) / ow, ox = (p0 + r) % ow;
+        utvm_mve_pack_patch(col, r, x, h, w, cin, oy * sh - pad_top, ox * sw - pad_left, kh, kw, dh, dw, zv);
+      }
+    }
+    if (np == gp && fast) {
+      utvm_mve_group42_asm(out + p0 * cout, rows, 16, 64, 0, wt, steps, nv, offs, zyv, vlo, vhi);
+    } else {
+      utvm_mve_group42(out + p0 * cout, rows, 16, 64, np, wt, steps, nv, sub, cout, mode, offs, rowi, zy, vlo, vhi);
+    }
+  }
+#else
+  (void)col, (void)mode;
+  for (int32_t p = 0; p < npix; ++p) {
+    int32_t oy = p / ow, ox = p % ow;
+    if (dead) {
+      for (int32_t o = 0; o < cout; ++o) out[p * cout + o] = tmpl[o];
+    }
+    for (int32_t v = 0; v < nv; ++v) {
+      const int8_t* pair = wt + (v >> 1) * utvm_mve_c42_pair_bytes(steps);
+      int32_t off = utvm_mve_c42_rec(pair, steps, v & 1, 3);
+      int32_t j = off / cout; /* vector v computes the pixels j, j + sub, ... */
+      if (p % sub != j) continue;
+      int32_t acc = 0;
+      for (int32_t ry = 0; ry < kh; ++ry) {
+        for (int32_t rx = 0; rx < kw; ++rx) {
+          int32_t iy = oy * sh - pad_top + ry * dh, ix = ox * sw - pad_left + rx * dw;
+          int32_t in = iy >= 0 && iy < h && ix >= 0 && ix < w;
+          for (int32_t c = 0; c < cin; ++c) {
+            /* lane of the filter vector: taps (ry, rx), or (rx, ry) for bands along rows */
+            int32_t l = (band == 1 ? rx * kh + ry : ry * kw + rx) * cin + c + j * cin;
+            acc += (in ? x[(iy * w + ix) * cin + c] : zx) * pair[(l >> 4) * 32 + (v & 1) * 16 + (l & 15)];
+          }
+        }
+      }
+      int32_t r = utvm_mve_mbqm(acc + utvm_mve_c42_rec(pair, steps, v & 1, 0), utvm_mve_c42_rec(pair, steps, v & 1, 1),
+                                utvm_mve_c42_rec(pair, steps, v & 1, 2));
+      out[(p - j) * cout + off] = utvm_mve_clamp_s8(r + zy, lo, hi);
+    }
+  }
+#endif
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * 3x3 depthwise convolutions (depth multiplier 1) by gathers: utvm_mve_dwg_s8.
+ *
+ * One VMLADAV per output: its 16 lanes hold the window of one channel around two or three
+ * neighbouring output pixels of a "line" (an output row, or an output column when the layer is
+ * taller than wide), so that one gather load serves them, each pixel with its own filter
+ * vector (the 9 weights at its lanes, zeros elsewhere). A pass handles `lines` neighbouring
+ * lines for one block of cb channels (16 or 8): it copies the input they read into a "tile"
+ * (the zero point in the padding): along the lines la positions, across them bw positions
+ * (their windows), position (a, b) of channel j at (a * bw + b) * cb + j; the 15 taps of
+ * along positions a..a + 4 and across positions b..b + 2 are then within 255 bytes of the
+ * first ((4 * bw + 2) * cb <= 255), one gather with 8-bit offsets. Then, per channel, it runs
+ * through the pass's output pixels four at a time (one vector of four dot products,
+ * requantized together: VQRDMLAH onto the sign, VRSHL, and stored by one scatter) following a
+ * table built once per call in the scratch: the address of every gather and the output
+ * offsets of every vector. The lines are split into groups of `share` pixels (3 at stride 1,
+ * else 2; a last group overlapping the previous one when the line length is not a multiple),
+ * and the groups of a pass padded to whole units (12 pixels: 4 or 6 gathers, 3 vectors) by
+ * repeating the last group (the same values stored twice); the last pass overlaps the
+ * previous one when the lines are not a multiple.
+ * Filters and requantization: per channel a record of 32 bytes: 6 zero bytes, the 9 weights in
+ * the order of the lanes (along-major: (along tap) * 3 + (across tap)), 7 zero bytes, the
+ * shift (int8), a zero byte, the folded bias and the multiplier (int32): the filter vector of
+ * the pixel k of a group (k = 0, 1, 2) is the 16 bytes at 6 - 3 * stride * k.
+ * ------------------------------------------------------------------------------------------ */
+
+#define UTVM_MVE_DWG_RECORD 32
+#define UTVM_MVE_DWG_UNIT 12 /* pixels per unit */
+
+/* the geometry of a utvm_mve_dwg_s8 layer, along and across its lines */
+typedef struct {
+  int32_t c, cb, vertical, len, nlines, lines, share;
+  int32_t sa, sc, pa, pc, na, nc; /* strides, paddings before, input sizes along / across */
+  int32_t step_p, step_m;         /* output bytes per pixel along / per line */
+  int32_t la, bw, ta;             /* tile positions along, across; tile bytes per along position */
+  int32_t groups;                 /* groups per line */
+  int32_t units;                  /* units per pass */
+} utvm_mve_dwg_geo_t;
+
+__attribute__((always_inline)) static inline void utvm_mve_dwg_geo(utvm_mve_dwg_geo_t* g, int32_t h, int32_t w, int32_t c, int32_t oh, int32_t ow,
+                                    int32_t sh, int32_t sw, int32_t pad_top, int32_t pad_left, int32_t vertical,
+                                    int32_t lines, int32_t cb) {
+  g->c = c;
+  g->cb = cb;
+  g->vertical = vertical;
+  g->len = vertical ? oh : ow;
+  g->nlines = vertical ? ow : oh;
+  g->lines = lines;
+  g->sa = vertical ? sh : sw;
+  g->sc = vertical ? sw : sh;
+  g->pa = vertical ? pad_top : pad_left;
+  g->pc = vertical ? pad_left : pad_top;
+  g->na = vertical ? h : w;
+  g->nc = vertical ? w : h;
+  g->step_p = (vertical ? ow : 1) * c;
+  g->step_m = (vertical ? 1 : ow) * c;
+  g->share = g->sa == 1 && g->len >= 3 ? 3 : 2;
+  g->la = (g->len - 1) * g->sa + 3 + 2; /* + 2: the lanes past the last group's window */
+  g->bw = (lines - 1) * g->sc + 3;
+  g->ta = g->bw * cb;
+  g->groups = (g->len + g->share - 1) / g->share;
+  g->units = (lines * g->groups * g->share + UTVM_MVE_DWG_UNIT - 1) / UTVM_MVE_DWG_UNIT;
+}
+
+/* the first pixel of group i of a line (the last one overlaps its predecessor) */
+static inline int32_t utvm_mve_dwg_first(const utvm_mve_dwg_geo_t* g, int32_t i) {
+  int32_t p = i * g->share;
+  return p + g->share > g->len ? g->len - g->share : p;
+}
+
+/* the reference (plain C): one output */
+static inline int8_t utvm_mve_dwg_ref(const int8_t* x, const utvm_mve_dwg_geo_t* g, const int8_t* rec, int32_t ch,
+                                      int32_t m, int32_t p, int32_t zx, int32_t zy, int32_t lo, int32_t hi) {
+  int32_t acc = 0;
+  for (int32_t ta = 0; ta < 3; ++ta) {
+    for (int32_t tc = 0; tc < 3; ++tc) {
+      int32_t ia = p * g->sa - g->pa + ta, ic = m * g->sc - g->pc + tc;
+      int32_t in = ia >= 0 && ia < g->na && ic >= 0 && ic < g->nc;
+      int32_t iy = g->vertical ? ia : ic, ix = g->vertical ? ic : ia; /* row, column */
+      int32_t wdt = g->vertical ? g->nc : g->na;
+      acc += (in ? x[(iy * wdt + ix) * g->c + ch] : zx) * rec[6 + ta * 3 + tc];
+    }
+  }
+  const int32_t* words = (const int32_t*)(const void*)(rec + 24);
+  return utvm_mve_clamp_s8(utvm_mve_mbqm(acc + words[0], words[1], rec[22]) + zy, lo, hi);
+}
+
+#ifdef UTVM_MVE_VECTOR
+/* 8 bytes at once (pieces of 8 channels: 8-byte aligned in the tile and in x) */
+typedef uint64_t __attribute__((may_alias, aligned(8))) utvm_mve_u64_t;
+
+/* n pieces of cb bytes (8 or 16) from src (step bytes apart) to dst (dstep bytes apart) */
+__attribute__((always_inline)) static inline void utvm_mve_dwg_pieces(int8_t* dst, int32_t dstep,
+                                                                      const int8_t* src, int32_t step, int32_t n,
+                                                                      int32_t cb) {
+  if (cb == 16) {
+    for (int32_t i = 0; i < n; ++i, src += step, dst += dstep) vstrbq_s8(dst, vldrbq_s8(src));
+  } else if (step == 8) { /* contiguous: two pieces per load, stored by one scatter */
+    uint8x16_t lane = vidupq_n_u8(0, 1);
+    uint8x16_t sc = vaddq_u8(vandq_u8(lane, vdupq_n_u8(7)), vmulq_n_u8(vshrq_n_u8(lane, 3), (uint8_t)dstep));
+    for (; n >= 2; n -= 2, src += 16, dst += 2 * dstep) vstrbq_scatter_offset_s8(dst, sc, vldrbq_s8(src));
+    if (n) *(utvm_mve_u64_t*)(void*)dst = *(const utvm_mve_u64_t*)(const void*)src;
+  } else {
+#ifdef __OPTIMIZE__
+    if (UTVM_MVE_CONSTANT(step) && UTVM_MVE_CONSTANT(dstep) && step <= 1020 && dstep <= 1020 && n > 0) {
+      /* post-indexed LDRD / STRD: three instructions per piece */
+      register int32_t count __asm__("lr") = n;
+      int32_t lo32, hi32;
+      __asm__ volatile("dls lr, %[count]\n1:\n\tldrd %[lo], %[hi], [%[src]], %[step]\n\t"
+                       "strd %[lo], %[hi], [%[dst]], %[dstep]\n\tle lr, 1b"
+                       : [lo] "=&r"(lo32), [hi] "=&r"(hi32), [src] "+r"(src), [dst] "+r"(dst), [count] "+r"(count)
+                       : [step] "i"(step), [dstep] "i"(dstep)
+                       : "memory");
+      (void)count;
+      return;
+    }
+#endif
+    for (int32_t i = 0; i < n; ++i, src += step, dst += dstep) {
+      *(utvm_mve_u64_t*)(void*)dst = *(const utvm_mve_u64_t*)(const void*)src;
+    }
+  }
+}
+
+/* n pieces of cb bytes of the zero point (zv; z8: 8 of its bytes) to dst (dstep bytes apart) */
+__attribute__((always_inline)) static inline void utvm_mve_dwg_fill(int8_t* dst, int32_t dstep, int32_t n,
+                                                                    int32_t cb, int8x16_t zv, uint64_t z8) {
+  for (int32_t i = 0; i < n; ++i, dst += dstep) {
+    if (cb == 16) {
+      vstrbq_s8(dst, zv);
+    } else {
+      *(utvm_mve_u64_t*)(void*)dst = z8;
+    }
+  }
+}
+
+/* the tile of lines m0..m0 + lines - 1, channels cb0..cb0 + cb - 1; the positions outside the
+ * input (the zero point) only when `fill` (they stay from one channel block to the next) */
+__attribute__((always_inline)) static inline void utvm_mve_dwg_tile(int8_t* tile, const int8_t* x,
+                                                                    const utvm_mve_dwg_geo_t* g, int32_t m0,
+                                                                    int32_t cb0, int32_t fill, int8x16_t zv,
+                                                                    uint64_t z8) {
+  int32_t wdt = g->vertical ? g->nc : g->na; /* input columns */
+  int32_t along = (g->vertical ? wdt : 1) * g->c, across = (g->vertical ? 1 : wdt) * g->c;
+  /* the along positions inside the input: [a0, a1) */
+  int32_t a0 = g->pa < g->la ? g->pa : g->la;
+  int32_t a1 = g->pa + g->na < g->la ? g->pa + g->na : g->la;
+  for (int32_t b = 0; b < g->bw; ++b) {
+    int32_t ic = m0 * g->sc - g->pc + b;
+    int8_t* d = tile + b * g->cb;
+    if (ic < 0 || ic >= g->nc) {
+      if (fill) utvm_mve_dwg_fill(d, g->ta, g->la, g->cb, zv, z8);
+      continue;
+    }
+    if (fill) {
+      utvm_mve_dwg_fill(d, g->ta, a0, g->cb, zv, z8);
+      utvm_mve_dwg_fill(d + a1 * g->ta, g->ta, g->la - a1, g->cb, zv, z8);
+    }
+    utvm_mve_dwg_pieces(d + a0 * g->ta, g->ta, x + ic * across + cb0, along, a1 - a0, g->cb);
+  }
+}
+
+/* the table of a pass, in the order the loops read it: per unit and vector (four pixels), the
+ * addresses of the gathers it completes (of channel 0; int32) then its output offsets (from the
+ * pass's output at channel 0, in the lane order of utvm_mve_lanes4; 16 bytes) */
+__attribute__((always_inline)) static inline void utvm_mve_dwg_table(int8_t* table, const int8_t* tile,
+                                                                     const utvm_mve_dwg_geo_t* g) {
+  int32_t total = g->units * UTVM_MVE_DWG_UNIT;
+  int32_t m = 0, i = 0, slots = 0, off[4];
+  int8_t* t = table;
+  for (int32_t s = 0; s < total; s += g->share) {
+    int32_t first = utvm_mve_dwg_first(g, i);
+    *(int32_t*)(void*)t = (int32_t)(intptr_t)(tile + first * g->sa * g->ta + m * g->sc * g->cb);
+    t += 4;
+    for (int32_t j = 0; j < g->share; ++j) {
+      off[slots++] = m * g->step_m + (first + j) * g->step_p;
+      if (slots == 4) { /* a vector complete: its offsets */
+        *(uint32x4_t*)(void*)t = vreinterpretq_u32_s32(utvm_mve_lanes4(off[0], off[1], off[2], off[3]));
+        t += 16;
+        slots = 0;
+      }
+    }
+    /* the next group (the sequence padded by repeating the last group) */
+    if (m + 1 < g->lines || i + 1 < g->groups) {
+      if (++i == g->groups) {
+        i = 0;
+        ++m;
+      }
+    }
+  }
+}
+
+/* The channels of a block in one asm statement, per channel: its record (3 or 2 filter
+ * vectors, shift, bias, multiplier), then `units` units following the table (rewound after),
+ * the output pointer and the gather offsets moving to the next channel (one more byte). The
+ * layer's constants come from memory operands, not immediates: the statements compile whatever
+ * the optimizer makes of them. */
+#define UTVM_MVE_DWG_GATHER(R)                                                                     \
+  "ldr " R ", [%[tbl]], #4\n\t"                                                                    \
+  "vldrb.u8 %q[d], [" R ", %q[off]]\n\t"
+#define UTVM_MVE_DWG_NEXT                                                                          \
+  "le lr, 1b\n\t"                                                                                  \
+  "ldr %[tbl], %[tbl0]\n\t"                                                                        \
+  "add %[ob], %[ob], #1\n\t"                                                                       \
+  "vadd.i8 %q[off], %q[off], %[one]\n\t"                                                           \
+  "ldr %[e0], %[rend]\n\t"                                                                         \
+  "cmp %[rec], %[e0]\n\t"                                                                          \
+  "bne 0b"
+
+/* three pixels per gather (stride 1 along), lo = -128 and hi = 127 (the clamp is the saturation
+ * to int8): per unit 4 gathers, 12 VMLADAV, 3 requantized vectors; at most 5 dot products live
+ * (e0..e4; each gather's address in one that is free) */
+__attribute__((always_inline)) static inline void utvm_mve_dwg_run3(int8_t* ob, const int8_t* tbl, int32_t units,
+                                                                    const int8_t* rec, int32_t nch,
+                                                                    uint8x16_t off, int32x4_t zyv) {
+#ifdef __OPTIMIZE__ /* the asm loops only when optimizing: without, the C loop runs */
+  const int8_t *rend = rec + nch * UTVM_MVE_DWG_RECORD, *tbl0 = tbl;
+  int32_t e0, e1, e2, e3, e4, bias, mult, shift;
+  register int32_t n __asm__("lr"); /* the loop counter of LE */
+  int8x16_t w0, w1, w2, d;
+  int32x4_t v, t;
+#define UTVM_MVE_DWG_REQ3(A, B, C, D)                                                              \
+  UTVM_MVE_LANES4("%q[v]", A, B, C, D)                                                             \
+  "vadd.i32 %q[v], %q[v], %[bias]\n\t"                                                            \
+  "vshr.s32 %q[t], %q[v], #31\n\t"                                                                 \
+  "vqrdmlah.s32 %q[t], %q[v], %[mult]\n\t"                                                         \
+  "vldrw.32 %q[v], [%[tbl]], #16\n\t"                                                              \
+  "vrshl.s32 %q[t], %[shift]\n\t"                                                                  \
+  "vadd.i32 %q[t], %q[t], %q[zy]\n\t"                                                              \
+  "vqmovnb.s32 %q[t], %q[t]\n\t"                                                                   \
+  "vqmovnb.s16 %q[t], %q[t]\n\t"                                                                   \
+  "vstrb.32 %q[t], [%[ob], %q[v]]\n\t"
+  __asm__ volatile(
+      "0:\n\t"
+      "vldrb.8 %q[w0], [%[rec], #6]\n\t"
+      "vldrb.8 %q[w1], [%[rec], #3]\n\t"
+      "ldrsb %[shift], [%[rec], #22]\n\t"
+      "ldrd %[bias], %[mult], [%[rec], #24]\n\t"
+      "vldrb.8 %q[w2], [%[rec]], #32\n\t"
+      "ldr lr, %[units]\n\t"
+      "dls lr, lr\n"
+      "1:\n\t"
+      UTVM_MVE_DWG_GATHER("%[e0]")
+      "vmladav.s8 %[e0], %q[d], %q[w0]\n\t"
+      "vmladav.s8 %[e1], %q[d], %q[w1]\n\t"
+      "vmladav.s8 %[e2], %q[d], %q[w2]\n\t"
+      UTVM_MVE_DWG_GATHER("%[e3]")
+      "vmladav.s8 %[e3], %q[d], %q[w0]\n\t"
+      UTVM_MVE_DWG_REQ3("%[e0]", "%[e1]", "%[e2]", "%[e3]")
+      "vmladav.s8 %[e4], %q[d], %q[w1]\n\t"
+      "vmladav.s8 %[e0], %q[d], %q[w2]\n\t"
+      UTVM_MVE_DWG_GATHER("%[e1]")
+      "vmladav.s8 %[e1], %q[d], %q[w0]\n\t"
+      "vmladav.s8 %[e2], %q[d], %q[w1]\n\t"
+      "vmladav.s8 %[e3], %q[d], %q[w2]\n\t"
+      UTVM_MVE_DWG_REQ3("%[e4]", "%[e0]", "%[e1]", "%[e2]")
+      UTVM_MVE_DWG_GATHER("%[e0]")
+      "vmladav.s8 %[e0], %q[d], %q[w0]\n\t"
+      "vmladav.s8 %[e1], %q[d], %q[w1]\n\t"
+      "vmladav.s8 %[e2], %q[d], %q[w2]\n\t"
+      UTVM_MVE_DWG_REQ3("%[e3]", "%[e0]", "%[e1]", "%[e2]")
+      UTVM_MVE_DWG_NEXT
+      : [e0] "=&Te"(e0), [e1] "=&Te"(e1), [e2] "=&Te"(e2), [e3] "=&Te"(e3), [e4] "=&Te"(e4),
+        [bias] "=&r"(bias), [mult] "=&r"(mult), [shift] "=&r"(shift), [n] "=&r"(n), [tbl] "+r"(tbl),
+        [ob] "+r"(ob), [rec] "+r"(rec), [off] "+w"(off), [w0] "=&w"(w0), [w1] "=&w"(w1), [w2] "=&w"(w2),
+        [d] "=&w"(d), [v] "=&w"(v), [t] "=&w"(t)
+      : [one] "r"(1), [zy] "w"(zyv), [units] "m"(units), [tbl0] "m"(tbl0), [rend] "m"(rend)
+      : "cc", "memory");
+  (void)e0, (void)e1, (void)e2, (void)e3, (void)e4, (void)bias, (void)mult, (void)shift, (void)n;
+  (void)w0, (void)w1, (void)w2, (void)d, (void)v, (void)t;
+#else
+  (void)ob, (void)tbl, (void)units, (void)rec, (void)nch, (void)off, (void)zyv;
+#endif
+}
+
+/* two pixels per gather, any clamp: per unit 6 gathers, 12 VMLADAV, 3 requantized vectors */
+__attribute__((always_inline)) static inline void utvm_mve_dwg_run2(int8_t* ob, const int8_t* tbl, int32_t units,
+                                                                    const int8_t* rec, int32_t nch, int32_t sa,
+                                                                    uint8x16_t off, int32_t zy, int32x4_t lo,
+                                                                    int32x4_t hi) {
+#ifdef __OPTIMIZE__
+  const int8_t *rend = rec + nch * UTVM_MVE_DWG_RECORD, *tbl0 = tbl;
+  int32_t e0, e1, e2, e3, bias, mult, shift;
+  register int32_t n __asm__("lr"); /* the loop counter of LE */
+  int8x16_t w0, w1, d;
+  int32x4_t v;
+#define UTVM_MVE_DWG_VEC2                                                                          \
+  UTVM_MVE_DWG_GATHER("%[e0]")                                                                     \
+  "vmladav.s8 %[e0], %q[d], %q[w0]\n\t"                                                            \
+  "vmladav.s8 %[e1], %q[d], %q[w1]\n\t"                                                            \
+  UTVM_MVE_DWG_GATHER("%[e2]")                                                                     \
+  "vmladav.s8 %[e2], %q[d], %q[w0]\n\t"                                                            \
+  "vmladav.s8 %[e3], %q[d], %q[w1]\n\t"                                                            \
+  UTVM_MVE_LANES4("%q[v]", "%[e0]", "%[e1]", "%[e2]", "%[e3]")                                      \
+  "vadd.i32 %q[v], %q[v], %[bias]\n\t"                                                            \
+  "vshr.s32 %q[d], %q[v], #31\n\t"                                                                 \
+  "vqrdmlah.s32 %q[d], %q[v], %[mult]\n\t"                                                         \
+  "vldrw.32 %q[v], [%[tbl]], #16\n\t"                                                              \
+  "vrshl.s32 %q[d], %[shift]\n\t"                                                                  \
+  "vadd.i32 %q[d], %q[d], %[zy]\n\t"                                                               \
+  "vmax.s32 %q[d], %q[d], %q[lo]\n\t"                                                              \
+  "vmin.s32 %q[d], %q[d], %q[hi]\n\t"                                                              \
+  "vstrb.32 %q[d], [%[ob], %q[v]]\n\t"
+  /* the filter of a group's second pixel 3 * sa lanes up: its record 3 * sa bytes down */
+#define UTVM_MVE_DWG_RUN2(WK1)                                                                     \
+  __asm__ volatile(                                                                                \
+      "0:\n\t"                                                                                     \
+      "vldrb.8 %q[w0], [%[rec], #6]\n\t"                                                           \
+      "vldrb.8 %q[w1], [%[rec], #" WK1 "]\n\t"                                                     \
+      "ldrsb %[shift], [%[rec], #22]\n\t"                                                          \
+      "ldrd %[bias], %[mult], [%[rec], #24]\n\t"                                                   \
+      "add %[rec], %[rec], #32\n\t"                                                                \
+      "ldr lr, %[units]\n\t"                                                                       \
+      "dls lr, lr\n"                                                                                \
+      "1:\n\t" UTVM_MVE_DWG_VEC2 UTVM_MVE_DWG_VEC2 UTVM_MVE_DWG_VEC2 UTVM_MVE_DWG_NEXT              \
+      : [e0] "=&Te"(e0), [e1] "=&Te"(e1), [e2] "=&Te"(e2), [e3] "=&Te"(e3), [bias] "=&r"(bias),      \
+        [mult] "=&r"(mult), [shift] "=&r"(shift), [n] "=&r"(n), [tbl] "+r"(tbl), [ob] "+r"(ob),      \
+        [rec] "+r"(rec), [off] "+w"(off), [w0] "=&w"(w0), [w1] "=&w"(w1), [d] "=&w"(d), [v] "=&w"(v) \
+      : [one] "r"(1), [zy] "r"(zy), [lo] "w"(lo), [hi] "w"(hi), [units] "m"(units), [tbl0] "m"(tbl0), \
+        [rend] "m"(rend)                                                                           \
+      : "cc", "memory")
+  if (sa == 1) {
+    UTVM_MVE_DWG_RUN2("3");
+  } else {
+    UTVM_MVE_DWG_RUN2("0");
+  }
+#undef UTVM_MVE_DWG_RUN2
+  (void)e0, (void)e1, (void)e2, (void)e3, (void)bias, (void)mult, (void)shift, (void)n;
+  (void)w0, (void)w1, (void)d, (void)v;
+#else
+  (void)ob, (void)tbl, (void)units, (void)rec, (void)nch, (void)sa, (void)off, (void)zy, (void)lo, (void)hi;
+#endif
+}
+
+/* one channel of a pass (C): the same table, any share and clamp */
+__attribute__((always_inline)) static inline void utvm_mve_dwg_runc(int8_t* ob, const int8_t* tbl, int32_t units,
+                                                                    const int8_t* rec, int32_t sa, int32_t share,
+                                                                    uint8x16_t offc, int32_t zy, int32x4_t lo,
+                                                                    int32x4_t hi) {
+  const int32_t* words = (const int32_t*)(const void*)(rec + 24);
+  int32_t bias = words[0], mult = words[1], shift = rec[22];
+  int8x16_t wk[3] = {vldrbq_s8(rec + 6), vldrbq_s8(rec + 6 - 3 * sa), vldrbq_s8(rec + 6 - 6 * sa)};
+  int32_t acc[4], slots = 0;
+  for (int32_t s = 0; s < units * UTVM_MVE_DWG_UNIT; s += share) {
+    const int8_t* gb = (const int8_t*)(intptr_t) * (const int32_t*)(const void*)tbl;
+    tbl += 4;
+    uint8x16_t d = vldrbq_gather_offset_u8((const uint8_t*)gb, offc);
+    for (int32_t k = 0; k < share; ++k) {
+      acc[slots++] = vmladavq_s8(vreinterpretq_s8_u8(d), wk[k]);
+      if (slots == 4) {
+        uint32x4_t offs = vldrwq_u32((const uint32_t*)(const void*)tbl);
+        tbl += 16;
+        slots = 0;
+        utvm_mve_rq_scatter(ob, offs, utvm_mve_lanes4(acc[0], acc[1], acc[2], acc[3]), bias, mult, shift, 0, 0, zy,
+                            lo, hi);
+      }
+    }
+  }
+}
+#endif
+
+/* Depthwise 3 x 3 convolution (multiplier 1), the whole layer:
+ *   out[(oy * ow + ox) * c + ch] = requant(sum_{ry, rx} x[oy * sh - pad_top + ry][ox * sw - pad_left + rx][ch]
+ *                                          * w[ry][rx][ch], ch)
+ * (taps outside the input: the zero point zx); wt: the records above (right: every shift a right
+ * shift); orientation `vertical`:
+ * lines are output columns); `lines` lines per pass (at most the number of lines), cb channels
+ * per tile (8 or 16, dividing c; (4 * bw + 2) * cb <= 255); scratch: the tile, la * bw * cb
+ * bytes, and the table. */
+__attribute__((always_inline)) static inline void utvm_mve_dwg_impl(int8_t* out, const int8_t* x, int32_t h, int32_t w,
+                                                                    int32_t c, int32_t oh, int32_t ow, int32_t sh,
+                                                                    int32_t sw, int32_t pad_top, int32_t pad_left,
+                                                                    const int8_t* wt, int32_t zx, int32_t zy,
+                                                                    int32_t lo, int32_t hi, int32_t right,
+                                                                    int32_t vertical, int32_t lines, int32_t cb,
+                                                                    int8_t* scratch) {
+  utvm_mve_dwg_geo_t g;
+  utvm_mve_dwg_geo(&g, h, w, c, oh, ow, sh, sw, pad_top, pad_left, vertical, lines, cb);
+#ifdef UTVM_MVE_VECTOR
+  int8_t* tile = scratch;
+  int8_t* table = scratch + g.la * g.ta;
+  int8x16_t zv = vdupq_n_s8((int8_t)zx);
+  uint64_t z8 = (uint64_t)(uint8_t)zx * 0x0101010101010101ull;
+  int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi), zyv = vdupq_n_s32(zy);
+  /* the lanes: taps (along i / 3, across i % 3), i < 15; lane 15 a copy of lane 14 (weight 0) */
+  static const uint8_t lane_along[16] = {0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 4};
+  static const uint8_t lane_across[16] = {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 2};
+  uint8x16_t off = vaddq_u8(vmulq_n_u8(vld1q_u8(lane_along), (uint8_t)g.ta),
+                            vmulq_n_u8(vld1q_u8(lane_across), (uint8_t)cb));
+  /* the asm loops: right shifts only (VQRDMLAH onto the sign); not without optimization (the C
+   * loop is then the one tested) */
+  int32_t fast = UTVM_MVE_CONSTANT(right) && right;
+  int32_t fast3 = fast && lo == -128 && hi == 127 && g.share == 3;
+  int32_t fast2 = fast && g.share == 2;
+  utvm_mve_dwg_table(table, tile, &g);
+  for (int32_t m0 = 0; m0 < g.nlines; m0 += lines) {
+    int32_t mm = m0 + lines > g.nlines ? g.nlines - lines : m0; /* the last pass: the last lines */
+    int8_t* ob = out + mm * g.step_m;
+    for (int32_t cb0 = 0; cb0 < c; cb0 += cb) {
+      utvm_mve_dwg_tile(tile, x, &g, mm, cb0, cb0 == 0, zv, z8);
+      const int8_t* rec = wt + cb0 * UTVM_MVE_DWG_RECORD;
+      if (fast3) {
+        utvm_mve_dwg_run3(ob + cb0, table, g.units, rec, cb, off, zyv);
+      } else if (fast2) {
+        utvm_mve_dwg_run2(ob + cb0, table, g.units, rec, cb, g.sa, off, zy, vlo, vhi);
+      } else {
+        for (int32_t j = 0; j < cb; ++j) {
+          utvm_mve_dwg_runc(ob + cb0 + j, table, g.units, rec + j * UTVM_MVE_DWG_RECORD, g.sa, g.share,
+                            vaddq_n_u8(off, (uint8_t)j), zy, vlo, vhi);
+        }
+      }
+    }
+  }
+#else
+  (void)scratch, (void)right;
+  for (int32_t m = 0; m < g.nlines; ++m) {
+    for (int32_t p = 0; p < g.len; ++p) {
+      for (int32_t ch = 0; ch < c; ++ch) {
+        out[m * g.step_m + p * g.step_p + ch] =
+            utvm_mve_dwg_ref(x, &g, wt + ch * UTVM_MVE_DWG_RECORD, ch, m, p, zx, zy, lo, hi);
+      }
+    }
+  }
+#endif
+}
+
+
+/* ---------------------------------------------------------------------------------------------
+ * Fully connected layers: utvm_mve_fc4_s8, one input row x 4 units per block.
+ *
+ * The weights and requantization in one array of blocks of 4 units (the last one zero-padded):
+ * per step of 16 input bytes the 4 units' 16 weights side by side ([step][unit][16], zeros past
+ * the depth), then the units' folded biases, multipliers and shifts (3 x 4 int32). One block:
+ * per step one input load, 4 filter loads and 4 VMLADAV(A) (9 instructions per 64 products).
+ * A depth up to 8: two units per 16-byte row (8 bytes each), multiplied by the row in the low
+ * or in the high 8 lanes of an input vector (two filter loads and 4 VMLADAV per block);
+ * the 4 dot products become a vector (single-lane moves: the lanes must match the constants'
+ * and the output's order), requantized with vector constants (VQRDMULH, gemmlowp's rounding by
+ * VAND/VSHR/VQADD then VRSHL) and stored contiguously.
+ * ------------------------------------------------------------------------------------------ */
+
+#define UTVM_MVE_FC_RIGHT 1 /* every shift <= 0 */
+
+/* bytes of a block's weights: depth k up to 8, two units per 16-byte row; else steps of 64 */
+static inline int32_t utvm_mve_fc_weight_bytes(int32_t k) { return k <= 8 ? 32 : ((k + 15) >> 4) * 64; }
+
+static inline int32_t utvm_mve_fc_block_bytes(int32_t k) { return utvm_mve_fc_weight_bytes(k) + 48; }
+
+/* unit u of the block at blk: weight j, or requantization word i (0: bias, 1: mult, 2: shift) */
+static inline int32_t utvm_mve_fc_w(const int8_t* blk, int32_t k, int32_t u, int32_t j) {
+  return k <= 8 ? blk[u * 8 + j] : blk[(j >> 4) * 64 + u * 16 + (j & 15)];
+}
+static inline int32_t utvm_mve_fc_rq(const int8_t* blk, int32_t k, int32_t u, int32_t i) {
+  return ((const int32_t*)(const void*)(blk + utvm_mve_fc_weight_bytes(k)))[i * 4 + u];
+}
+
+/* the four dot products a0..a3 of a block requantized with the block's constants at wp (biases,
+ * multipliers, shifts) and stored at op */
+#define UTVM_MVE_FC_REQ                                                                            \
+  "vmov.32 %q[va][0], %[a0]\n\tvmov.32 %q[va][1], %[a1]\n\tvmov.32 %q[va][2], %[a2]\n\t"          \
+  "vmov.32 %q[va][3], %[a3]\n\t"                                                                    \
+  "vldrw.32 %q[vt], [%[wp]], #16\n\t"                                                              \
+  "vadd.i32 %q[va], %q[va], %q[vt]\n\t"                                                            \
+  "vldrw.32 %q[vt], [%[wp]], #16\n\t"                                                              \
+  "vqrdmulh.s32 %q[va], %q[va], %q[vt]\n\t"                                                        \
+  "vldrw.32 %q[wv], [%[wp]], #16\n\t"                                                              \
+  "vand %q[vt], %q[va], %q[wv]\n\t"                                                                \
+  "vshr.s32 %q[vt], %q[vt], #31\n\t"                                                               \
+  "vqadd.s32 %q[va], %q[va], %q[vt]\n\t"                                                           \
+  "vrshl.s32 %q[va], %q[va], %q[wv]\n\t"                                                           \
+  "vadd.i32 %q[va], %q[va], %[zy]\n\t"                                                             \
+  "vmax.s32 %q[va], %q[va], %q[lo]\n\t"                                                            \
+  "vmin.s32 %q[va], %q[va], %q[hi]\n\t"                                                            \
+  "vstrb.32 %q[va], [%[op]], #4\n\t"
+
+#ifdef UTVM_MVE_VECTOR
+/* the `blocks` whole blocks of one row of k bytes at xp in one asm statement: the steps of 16
+ * bytes, a last partial one loading k % 16 bytes under a predicate (nothing read past the row) */
+__attribute__((always_inline)) static inline void utvm_mve_fc4_asm(int8_t* op, const int8_t* xp, const int8_t* wp,
+                                                                   int32_t k, int32_t blocks, int32_t zy,
+                                                                   int32x4_t lo, int32x4_t hi) {
+#ifdef __OPTIMIZE__
+  int32_t steps = (k + 15) >> 4;
+  int32_t a0, a1, a2, a3, n;
+  register int32_t count __asm__("lr") = blocks; /* the loop counter of LE */
+  int8x16_t xv, wv;
+  int32x4_t va, vt;
+#define UTVM_MVE_FC_STEP(MAC, LOAD)                                                                \
+  LOAD "%q[xv], [%[xp]], #16\n\t"                                                                  \
+  "vldrb.8 %q[wv], [%[wp]], #16\n\t" MAC " %[a0], %q[xv], %q[wv]\n\t"                              \
+  "vldrb.8 %q[wv], [%[wp]], #16\n\t" MAC " %[a1], %q[xv], %q[wv]\n\t"                              \
+  "vldrb.8 %q[wv], [%[wp]], #16\n\t" MAC " %[a2], %q[xv], %q[wv]\n\t"                              \
+  "vldrb.8 %q[wv], [%[wp]], #16\n\t" MAC " %[a3], %q[xv], %q[wv]\n\t"
+#define UTVM_MVE_FC_LD "vldrb.8 "
+#define UTVM_MVE_FC_LDP "vpst\n\tvldrbt.8 "
+  __asm__ volatile(
+      ".if %c[rem] > 0\n\tmov %[n], %[rem]\n\tvctp.8 %[n]\n\t.endif\n\t"
+      "dls lr, %[count]\n"
+      "1:\n\t"
+      ".if %c[full] > 0\n\t" UTVM_MVE_FC_STEP("vmladav.s8", UTVM_MVE_FC_LD)
+      ".if %c[full] > 1\n\tmov %[n], %[full] - 1\n2:\n\t" UTVM_MVE_FC_STEP("vmladava.s8", UTVM_MVE_FC_LD)
+      "subs %[n], %[n], #1\n\tbne 2b\n\t.endif\n\t"
+      ".if %c[rem] > 0\n\t" UTVM_MVE_FC_STEP("vmladava.s8", UTVM_MVE_FC_LDP) ".endif\n\t"
+      ".else\n\t" UTVM_MVE_FC_STEP("vmladav.s8", UTVM_MVE_FC_LDP) ".endif\n\t"
+      "sub %[xp], %[xp], %[back]\n\t" UTVM_MVE_FC_REQ "le lr, 1b"
+      : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [n] "=&r"(n), [xp] "+r"(xp),
+        [wp] "+r"(wp), [op] "+l"(op), [count] "+r"(count), [xv] "=&w"(xv), [wv] "=&w"(wv), [va] "=&w"(va),
+        [vt] "=&w"(vt)
+      : [full] "i"(k >> 4), [rem] "i"(k & 15), [back] "i"(steps * 16), [zy] "r"(zy), [lo] "w"(lo), [hi] "w"(hi)
+      : "cc", "memory");
+  (void)a0, (void)a1, (void)a2, (void)a3, (void)n, (void)count, (void)xv, (void)wv, (void)va, (void)vt;
+#else
+  (void)op, (void)xp, (void)wp, (void)k, (void)blocks, (void)zy, (void)lo, (void)hi;
+#endif
+}
+
+/* the same for a depth up to 8: x0 the row in lanes 0..7, x1 in lanes 8..15 (zeros elsewhere) */
+__attribute__((always_inline)) static inline void utvm_mve_fc4p_asm(int8_t* op, int8x16_t x0, int8x16_t x1,
+                                                                    const int8_t* wp, int32_t blocks, int32_t zy,
+                                                                    int32x4_t lo, int32x4_t hi) {
+#ifdef __OPTIMIZE__
+  int32_t a0, a1, a2, a3;
+  register int32_t count __asm__("lr") = blocks; /* the loop counter of LE */
+  int8x16_t wv;
+  int32x4_t va, vt;
+  __asm__ volatile("dls lr, %[count]\n1:\n\t"
+                   "vldrb.8 %q[wv], [%[wp]], #16\n\t"
+                   "vmladav.s8 %[a0], %q[x0], %q[wv]\n\t"
+                   "vmladav.s8 %[a1], %q[x1], %q[wv]\n\t"
+                   "vldrb.8 %q[wv], [%[wp]], #16\n\t"
+                   "vmladav.s8 %[a2], %q[x0], %q[wv]\n\t"
+                   "vmladav.s8 %[a3], %q[x1], %q[wv]\n\t" UTVM_MVE_FC_REQ "le lr, 1b"
+                   : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [wp] "+r"(wp),
+                     [op] "+l"(op), [count] "+r"(count), [wv] "=&w"(wv), [va] "=&w"(va), [vt] "=&w"(vt)
+                   : [x0] "w"(x0), [x1] "w"(x1), [zy] "r"(zy), [lo] "w"(lo), [hi] "w"(hi)
+                   : "cc", "memory");
+  (void)a0, (void)a1, (void)a2, (void)a3, (void)count, (void)wv, (void)va, (void)vt;
+#else
+  (void)op, (void)x0, (void)x1, (void)wp, (void)blocks, (void)zy, (void)lo, (void)hi;
+#endif
+}
+#endif
+
+/* out[r * units + u] = requant(sum_j x[r * k + j] * w[u][j], u) for r < batch, u < units; wt: the
+ * blocks above (a last block of fewer than 4 units computes 4, its outputs copied). */
+__attribute__((always_inline)) static inline void utvm_mve_fc4_impl(int8_t* out, const int8_t* x, int32_t batch,
+                                                                    int32_t k, int32_t units, const int8_t* wt,
+                                                                    int32_t mode, int32_t zy, int32_t lo,
+                                                                    int32_t hi) {
+  int32_t steps = (k + 15) >> 4, bb = utvm_mve_fc_block_bytes(k);
+  int32_t full = units / 4;
+#ifdef UTVM_MVE_VECTOR
+  int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi);
+  int32_t fast = UTVM_MVE_CONSTANT(k) && UTVM_MVE_CONSTANT(mode) && (mode & UTVM_MVE_FC_RIGHT) && steps * 16 <= 4095;
+  for (int32_t r = 0; r < batch; ++r) {
+    const int8_t* xr = x + r * k;
+    int8_t* orow = out + r * units;
+    /* a depth up to 8: the row in the low and in the high 8 lanes */
+    int8x16_t x0 = vldrbq_z_s8(xr, vctp8q((uint32_t)(k < 16 ? k : 16))), x1 = x0;
+    if (k <= 8) {
+      uint32_t carry = 0;
+      x1 = vshlcq_s8(vshlcq_s8(x0, &carry, 32), &carry, 32);
+    }
+    if (fast) {
+      int8_t tail[4];
+      for (int32_t part = 0; part < 2; ++part) {
+        int32_t n = part ? (units & 3 ? 1 : 0) : full;
+        int8_t* o = part ? tail : orow;
+        if (!n) continue;
+        if (k <= 8) {
+          utvm_mve_fc4p_asm(o, x0, x1, wt + part * full * bb, n, zy, vlo, vhi);
+        } else {
+          utvm_mve_fc4_asm(o, xr, wt + part * full * bb, k, n, zy, vlo, vhi);
+        }
+      }
+      for (int32_t u = 0; u < (units & 3); ++u) orow[full * 4 + u] = tail[u];
+      continue;
+    }
+    for (int32_t b = 0; b * 4 < units; ++b) {
+      const int8_t* blk = wt + b * bb;
+      int32_t acc[4] = {0, 0, 0, 0};
+      if (k <= 8) {
+        for (int32_t u = 0; u < 4; ++u) acc[u] = vmladavq_s8(u & 1 ? x1 : x0, vldrbq_s8(blk + (u >> 1) * 16));
+      } else {
+        for (int32_t s = 0; s < steps; ++s) {
+          int32_t n = k - s * 16;
+          int8x16_t xv = vldrbq_z_s8(xr + s * 16, vctp8q((uint32_t)(n < 16 ? n : 16)));
+          for (int32_t u = 0; u < 4; ++u) acc[u] = vmladavaq_s8(acc[u], xv, vldrbq_s8(blk + s * 64 + u * 16));
+        }
+      }
+      for (int32_t u = 0; u < 4 && b * 4 + u < units; ++u) {
+        int32_t v = utvm_mve_mbqm(acc[u] + utvm_mve_fc_rq(blk, k, u, 0), utvm_mve_fc_rq(blk, k, u, 1),
+                                  utvm_mve_fc_rq(blk, k, u, 2));
+        orow[b * 4 + u] = utvm_mve_clamp_s8(v + zy, lo, hi);
+      }
+    }
+  }
+#else
+  (void)mode, (void)full, (void)steps;
+  for (int32_t r = 0; r < batch; ++r) {
+    for (int32_t u = 0; u < units; ++u) {
+      const int8_t* blk = wt + (u / 4) * bb;
+      int32_t acc = 0;
+      for (int32_t j = 0; j < k; ++j) acc += x[r * k + j] * utvm_mve_fc_w(blk, k, u % 4, j);
+      int32_t v = utvm_mve_mbqm(acc + utvm_mve_fc_rq(blk, k, u % 4, 0), utvm_mve_fc_rq(blk, k, u % 4, 1),
+                                utvm_mve_fc_rq(blk, k, u % 4, 2));
+      out[r * units + u] = utvm_mve_clamp_s8(v + zy, lo, hi);
+    }
+  }
+#endif
+}
+
 /* The entry points the generated kernels call: TVM declares them as int32_t functions of
  * void* and int32_t arguments, so they are defined with exactly these types. The
  * requantization arguments (see above): bias, mult, shift, m0, s0, mode, zy, lo, hi. */
@@ -880,17 +1826,6 @@ static inline int32_t utvm_mve_gemm_s8(void* out, int32_t np, int32_t out_stride
                                        int32_t m0, int32_t s0, int32_t mode, int32_t zy, int32_t lo, int32_t hi) {
   utvm_mve_rq_t q = {(const int32_t*)bias, (const int32_t*)mult, (const int8_t*)shift, m0, s0, mode, zy, lo, hi};
   utvm_mve_gemm_impl((int8_t*)out, np, out_stride, (const int8_t*)col, col_stride, (const int8_t*)w, k, cout, q);
-  return 0;
-}
-
-static inline int32_t utvm_mve_conv_row_s8(void* out, void* x, int32_t h, int32_t w, int32_t cin, int32_t iy0,
-                                           int32_t ow, int32_t sw, int32_t pad_left, int32_t kh, int32_t kw,
-                                           int32_t dh, void* wt, int32_t cout, int32_t zx, void* bias, void* mult,
-                                           void* shift, int32_t m0, int32_t s0, int32_t mode, int32_t zy, int32_t lo,
-                                           int32_t hi) {
-  utvm_mve_rq_t q = {(const int32_t*)bias, (const int32_t*)mult, (const int8_t*)shift, m0, s0, mode, zy, lo, hi};
-  utvm_mve_conv_row_impl((int8_t*)out, (const int8_t*)x, h, w, cin, iy0, ow, sw, pad_left, kh, kw, dh,
-                         (const int8_t*)wt, cout, zx, q);
   return 0;
 }
 
@@ -1249,6 +2184,38 @@ static inline int32_t utvm_mve_dw_row_s16(int16_t* out, int16_t* x, int32_t h, i
     }
 #endif
   }
+  return 0;
+}
+
+__attribute__((always_inline)) static inline int32_t utvm_mve_conv42_s8(void* out, void* x, int32_t h, int32_t w,
+                                                                        int32_t cin, int32_t oh, int32_t ow,
+                                                                        int32_t kh, int32_t kw, int32_t sh,
+                                                                        int32_t sw, int32_t dh, int32_t dw,
+                                                                        int32_t pad_top, int32_t pad_left, void* wt,
+                                                                        int32_t nv, int32_t dead, int32_t cout,
+                                                                        int32_t sub, int32_t band, int32_t zx,
+                                                                        void* col, int32_t mode, int32_t zy,
+                                                                        int32_t lo, int32_t hi) {
+  utvm_mve_conv42_impl((int8_t*)out, (const int8_t*)x, h, w, cin, oh, ow, kh, kw, sh, sw, dh, dw, pad_top, pad_left,
+                       (const int8_t*)wt, nv, dead, cout, sub, band, zx, (int8_t*)col, mode, zy, lo, hi);
+  return 0;
+}
+
+__attribute__((always_inline)) static inline int32_t utvm_mve_dwg_s8(void* out, void* x, int32_t h, int32_t w,
+                                                                     int32_t c, int32_t oh, int32_t ow, int32_t sh,
+                                                                     int32_t sw, int32_t pad_top, int32_t pad_left,
+                                                                     void* wt, int32_t zx, int32_t zy, int32_t lo,
+                                                                     int32_t hi, int32_t right, int32_t vertical,
+                                                                     int32_t lines, int32_t cb, void* scratch) {
+  utvm_mve_dwg_impl((int8_t*)out, (const int8_t*)x, h, w, c, oh, ow, sh, sw, pad_top, pad_left, (const int8_t*)wt, zx,
+                    zy, lo, hi, right, vertical, lines, cb, (int8_t*)scratch);
+  return 0;
+}
+
+__attribute__((always_inline)) static inline int32_t utvm_mve_fc4_s8(void* out, void* x, int32_t batch, int32_t k,
+                                                                     int32_t units, void* wt, int32_t mode, int32_t zy,
+                                                                     int32_t lo, int32_t hi) {
+  utvm_mve_fc4_impl((int8_t*)out, (const int8_t*)x, batch, k, units, (const int8_t*)wt, mode, zy, lo, hi);
   return 0;
 }
 
