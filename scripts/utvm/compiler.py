@@ -227,10 +227,15 @@ def _fit_scratch(lowered: Lowered, plan: MemoryPlan, cpu: str | None) -> bool:
     return changed
 
 
-def _order_rows(lowered: Lowered, plan: MemoryPlan, cpu: str | None) -> list[Operator]:
-    """Give a configuration that writes rows in order (``OpDef.rows_in_order_config``) to each
-    operator at the pool's peak, without a tuned configuration, whose kernel writes them out of
-    order (it cannot run shifted); the operators that got one."""
+#: --memory-mode fast: the most estimated instructions a kernel may take to run in place
+ROWS_IN_ORDER_SLACK = 1.25
+
+
+def _order_rows(lowered: Lowered, plan: MemoryPlan, cpu: str | None, slack: float | None) -> list[Operator]:
+    """Give a configuration that writes rows in order (``OpDef.rows_in_order_config``, within
+    ``slack`` of the default's estimated cost) to each operator at the pool's peak, without a
+    tuned configuration, whose kernel writes them out of order (it cannot run shifted); the
+    operators that got one."""
     from .lower.target import Target
     from .ops import get
 
@@ -243,7 +248,7 @@ def _order_rows(lowered: Lowered, plan: MemoryPlan, cpu: str | None) -> list[Ope
         if (not call.rows_out_of_order or need[step] < peak or opdef is None
                 or opdef.rows_in_order_config is None or op.attrs.get("config")):
             continue
-        config = opdef.rows_in_order_config(lowered.graph, op, Target.for_cpu(cpu))
+        config = opdef.rows_in_order_config(lowered.graph, op, Target.for_cpu(cpu), slack)
         if config is not None:
             op.attrs["config"] = config
             changed.append(op)
@@ -263,7 +268,7 @@ def _compile_lowered(graph: Graph, out_dir: Path, options: CompileOptions, progr
         progress("lowering again with less scratch where it set the pool")
         lowered = lower_graph(graph, f"tvmgen_{name}", options.cpu, modules)
         plan = plan_memory(lowered, options.io_in_pool, options.pools, options.reserved)
-    reordered = _order_rows(lowered, plan, options.cpu)
+    reordered = _order_rows(lowered, plan, options.cpu, None if options.memory_mode == "min" else ROWS_IN_ORDER_SLACK)
     if reordered:
         again = lower_graph(graph, f"tvmgen_{name}", options.cpu, modules)
         replanned = plan_memory(again, options.io_in_pool, options.pools, options.reserved)

@@ -130,8 +130,9 @@ class OpDef:
     fit_scratch: Callable[[Graph, Operator, Target, int], dict[str, Any] | None] | None = None
     #: a configuration whose kernel writes output rows in order (so that it may run shifted,
     #: see ``shift_margin``), for an operator at the pool's peak whose default kernel does not
-    #: (``KernelDef.rows_out_of_order``); the compiler keeps it only when the pool shrinks
-    rows_in_order_config: Callable[[Graph, Operator, Target], dict[str, Any] | None] | None = None
+    #: (``KernelDef.rows_out_of_order``), costing at most ``slack`` times the default's
+    #: estimated instructions (None: any cost); the compiler keeps it only when the pool shrinks
+    rows_in_order_config: Callable[[Graph, Operator, Target, float | None], dict[str, Any] | None] | None = None
 
     def kernel(self, graph: Graph, op: Operator, target: Target) -> tuple[str, KernelDef]:
         """(variant name, kernel) of the variant the operator's tuned configuration names, if it

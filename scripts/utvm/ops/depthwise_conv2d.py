@@ -718,12 +718,16 @@ def shift_margin(g: Graph, op: Operator) -> int | None:
     return margin if margin < y.nbytes else None
 
 
-def _helium_rows_in_order(g: Graph, op: Operator, target: Target) -> dict[str, Any] | None:
-    """The cheapest utvm_mve_dwg_s8 plan that writes rows in order (see _helium)."""
+def _helium_rows_in_order(g: Graph, op: Operator, target: Target, slack: float | None) -> dict[str, Any] | None:
+    """The cheapest utvm_mve_dwg_s8 plan that writes rows in order (see _helium), if its
+    estimated cost is within ``slack`` times the default plan's."""
     y = g.tensors[op.outputs[0]]
     oh, ow, c = y.shape[1], y.shape[2], y.shape[3]
-    for plan in mve.dwg_plans((oh, ow), c, op.attrs["strides"]):
+    plans = mve.dwg_plans((oh, ow), c, op.attrs["strides"])
+    for plan in plans:
         if not _dwg_out_of_order(plan, oh, c):
+            if slack is not None and plan.cost > slack * plans[0].cost:
+                return None
             return {"variant": "helium", "plan": plan.name}
     return None
 
