@@ -103,7 +103,20 @@ def _gap(path: Path) -> Path:
     return _save(nodes, [_vi("x", [1, 2, 9, 8])], [_vi("y", [1, 3])], inits, path)
 
 
-@pytest.mark.parametrize("build", [_cnn, _mlp, _branches, _gap], ids=["cnn", "mlp", "branches", "gap"])
+def _transpose(path: Path) -> Path:
+    """NCHW -> NHWC by Transpose, a per-pixel MatMul over the channels, back by Transpose."""
+    rng = np.random.default_rng(5)
+    nodes = [
+        helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 3, 1]),
+        helper.make_node("MatMul", ["t", "w"], ["m"]),
+        helper.make_node("Relu", ["m"], ["r"]),
+        helper.make_node("Transpose", ["r"], ["y"], perm=[0, 3, 1, 2]),
+    ]
+    return _save(nodes, [_vi("x", [1, 3, 4, 5])], [_vi("y", [1, 6, 4, 5])], {"w": _rand(rng, 3, 6)}, path)
+
+
+@pytest.mark.parametrize("build", [_cnn, _mlp, _branches, _gap, _transpose],
+                         ids=["cnn", "mlp", "branches", "gap", "transpose"])
 def test_onnx_model_matches_reference(build: object, tmp_path: Path) -> None:
     assert callable(build)
     model = build(tmp_path / f"{build.__name__.strip('_')}.onnx")

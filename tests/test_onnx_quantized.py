@@ -30,7 +30,9 @@ def _init(name: str, arr: np.ndarray) -> object:
 
 
 def cnn(rng: np.random.Generator) -> tuple[object, tuple[int, ...]]:
-    """Conv-ReLU, max pool, depthwise conv, conv-ReLU, residual add, global average pool, FC."""
+    """Conv-ReLU, max pool, depthwise conv, conv-ReLU, residual add, average pool, global average
+    pool, FC (QOperator: QLinearConv, QLinearAdd, QLinearAveragePool, QLinearGlobalAveragePool,
+    QGemm)."""
     nodes = [
         helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
         helper.make_node("Relu", ["c1"], ["r1"]),
@@ -39,7 +41,8 @@ def cnn(rng: np.random.Generator) -> tuple[object, tuple[int, ...]]:
         helper.make_node("Conv", ["d1", "w2", "b2"], ["c2"]),
         helper.make_node("Relu", ["c2"], ["r2"]),
         helper.make_node("Add", ["r2", "p1"], ["s"]),
-        helper.make_node("GlobalAveragePool", ["s"], ["g"]),
+        helper.make_node("AveragePool", ["s"], ["a"], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1]),
+        helper.make_node("GlobalAveragePool", ["a"], ["g"]),
         helper.make_node("Flatten", ["g"], ["f"]),
         helper.make_node("Gemm", ["f", "w3", "b3"], ["y"], transB=1),
     ]
@@ -168,3 +171,14 @@ def test_asymmetric_weights_are_refused_in_one_line(tmp_path: Path) -> None:
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "zero point" in lines[0], proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_qoperator_models_exercise_the_qlinear_operators(quantized: Callable[[str, str], Path]) -> None:
+    """The QOperator-format models above (run against onnxruntime by the tests above) hold every
+    QLinear* operator of the registry, the com.microsoft ones included."""
+    kinds = set()
+    for model in MODELS:
+        graph = onnx.load(str(quantized(model, "qoperator"))).graph
+        kinds |= {f"{n.domain}.{n.op_type}" if n.domain else n.op_type for n in graph.node}
+    assert {"QLinearConv", "QLinearMatMul", "com.microsoft.QGemm", "com.microsoft.QLinearAdd",
+            "com.microsoft.QLinearAveragePool", "com.microsoft.QLinearGlobalAveragePool"} <= kinds, kinds
