@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from utvm.compiler import CompileOptions, compile_graph
+from utvm.errors import UtvmError
 from utvm.importer import load_model
 from utvm.plan.patches import choose_patches, estimate_pool, split_stage, stage_chain
 from utvm.run.harness import parse_harness_output, write_harness
@@ -141,6 +142,30 @@ def test_choose_patches_lowers_the_pool_and_reports_the_overhead(tmp_path: Path)
     assert plan.macs_after > plan.macs_before and 0 < plan.overhead <= 0.5
     kinds = [op.kind for op in split.ops]
     assert kinds.count("concatenation") >= 1 and len(split.ops) > len(graph.ops)
+
+
+def test_memory_mode_names_the_mac_budget() -> None:
+    """fast: no patches; min: at most 50% more MACs; min:PCT: at most PCT percent; anything else
+    is one error naming the forms."""
+    from utvm.compiler import memory_mode_overhead
+
+    assert memory_mode_overhead("fast") is None
+    assert memory_mode_overhead("min") == 0.5
+    assert memory_mode_overhead("min:5") == 0.05 and memory_mode_overhead("min:0") == 0
+    for bad in ("fastest", "min:", "min:-1", "min:x", "max:5", "min:1e9", "min:nan"):
+        with pytest.raises(UtvmError, match="min:PCT"):
+            memory_mode_overhead(bad)
+
+
+def test_a_smaller_mac_budget_takes_a_coarser_split(models_dir: Path) -> None:
+    """VWW with its input in the pool: min takes the smallest estimated pool (+9% MACs), min:5
+    a coarser grid still under 0.75x the per-layer bound at no more than 5% more MACs."""
+    graph = load_model(models_dir / "vww_96_int8.tflite")
+    _, smallest = choose_patches(graph, True)
+    _, budget = choose_patches(graph, True, 0.05)
+    assert smallest is not None and budget is not None
+    assert budget.overhead <= 0.05 < smallest.overhead
+    assert smallest.estimated_pool < budget.estimated_pool <= 41472
 
 
 @pytest.mark.slow

@@ -79,9 +79,10 @@ def pool_spec(text: str) -> tuple[str, int]:
 
 
 def add_memory_mode_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--memory-mode", choices=("fast", "min"), default="fast",
+    p.add_argument("--memory-mode", default="fast", metavar="{fast,min,min:PCT}",
                    help="fast: layer by layer; min: the first layers of a CNN patch by patch where that lowers the "
-                        "pool (more MACs: the overlapping halos are recomputed)")
+                        "pool (more MACs: the overlapping halos are recomputed); min:PCT: the smallest pool with at "
+                        "most PCT percent more MACs (min is min:50)")
 
 
 def add_pool_argument(p: argparse.ArgumentParser) -> None:

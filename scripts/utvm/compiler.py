@@ -54,7 +54,8 @@ class CompileOptions:
     shared_pool: str | None = None
     #: (offset, bytes) of the pool the plan must leave alone (another model's kept output)
     reserved: tuple[tuple[int, int], ...] = ()
-    #: "fast" (layer by layer) or "min" (the first stage patch by patch where it lowers the pool)
+    #: "fast" (layer by layer) or "min" (the first stage patch by patch where it lowers the pool;
+    #: "min:PCT": with at most PCT percent more MACs, default 50)
     memory_mode: str = "fast"
 
 
@@ -156,8 +157,7 @@ def _check_options(options: CompileOptions) -> None:
     constants_target = options.constants_target or ("arm" if options.cpu else "host")
     if constants_target not in ("host", "arm"):
         raise UtvmError(f"--constants-target must be 'host' or 'arm', not '{constants_target}'")
-    if options.memory_mode not in ("fast", "min"):
-        raise UtvmError(f"--memory-mode must be 'fast' or 'min', not '{options.memory_mode}'")
+    memory_mode_overhead(options.memory_mode)  # a bad mode: one error line
     if options.compat not in (None, COMPAT_TVM_018):
         raise UtvmError(f"--compat must be '{COMPAT_TVM_018}', not '{options.compat}'")
     names = [name for name, _ in options.pools]
@@ -188,8 +188,9 @@ def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = 
         applied = apply_log(graph, options.tuning_log, options.cpu, progress)
         progress(f"tuning log: {applied} of {len(graph.ops)} operators take a tuned configuration")
     patch_plan = None
-    if options.memory_mode == "min":
-        graph, patch_plan = choose_patches(graph, options.io_in_pool)
+    max_extra_macs = memory_mode_overhead(options.memory_mode)
+    if max_extra_macs is not None:
+        graph, patch_plan = choose_patches(graph, options.io_in_pool, max_extra_macs)
         if patch_plan is not None:
             progress(f"patches: the first {len(patch_plan.stage)} layers on a {patch_plan.grid[0]}x{patch_plan.grid[1]} "
                      f"grid, {patch_plan.overhead:.1%} more MACs")
@@ -225,6 +226,27 @@ def _fit_scratch(lowered: Lowered, plan: MemoryPlan, cpu: str | None) -> bool:
             op.attrs["config"] = config
             changed = True
     return changed
+
+
+#: --memory-mode min: the most extra MACs the patches may cost unless min:PCT says otherwise
+DEFAULT_PATCH_OVERHEAD = 0.5
+
+
+def memory_mode_overhead(mode: str) -> float | None:
+    """The most extra MACs (a fraction) of ``--memory-mode`` "min" or "min:PCT", None for "fast"."""
+    if mode == "fast":
+        return None
+    if mode == "min":
+        return DEFAULT_PATCH_OVERHEAD
+    name, _, pct = mode.partition(":")
+    try:
+        value = float(pct) if name == "min" else -1.0
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 1000:
+        raise UtvmError(f"--memory-mode must be 'fast', 'min' or 'min:PCT' (PCT: the most extra MACs in percent, "
+                        f"0-1000), not '{mode[:40]}'")
+    return value / 100
 
 
 #: --memory-mode fast: the most estimated instructions a kernel may take to run in place
@@ -268,7 +290,8 @@ def _compile_lowered(graph: Graph, out_dir: Path, options: CompileOptions, progr
         progress("lowering again with less scratch where it set the pool")
         lowered = lower_graph(graph, f"tvmgen_{name}", options.cpu, modules)
         plan = plan_memory(lowered, options.io_in_pool, options.pools, options.reserved)
-    reordered = _order_rows(lowered, plan, options.cpu, None if options.memory_mode == "min" else ROWS_IN_ORDER_SLACK)
+    slack = None if memory_mode_overhead(options.memory_mode) is not None else ROWS_IN_ORDER_SLACK
+    reordered = _order_rows(lowered, plan, options.cpu, slack)
     if reordered:
         again = lower_graph(graph, f"tvmgen_{name}", options.cpu, modules)
         replanned = plan_memory(again, options.io_in_pool, options.pools, options.reserved)
