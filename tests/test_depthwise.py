@@ -52,7 +52,8 @@ class DwCases(Cases):
 
     def layer(self, seed: int, **fixed: object) -> None:
         """A random layer; ``fixed`` sets any of: shape (h, w, cin), mult, kernel, stride,
-        dilation, same, batch, act, zy (output zero point), per_channel."""
+        dilation, same, batch, act, zy (output zero point), per_channel, last (a factor on the
+        last channel's weight scale: channels of very different scales)."""
 
         def case(m: ModelBuilder) -> tuple[list[int], list[int]]:
             rng = np.random.default_rng(seed)
@@ -75,6 +76,7 @@ class DwCases(Cases):
             ws = rng.uniform(0.004, 0.03, cout if per_channel else 1)
             if rng.random() < 0.1:
                 ws = ws * 40  # effective scales near or above 1: left shifts, shift 0
+            ws[-1] *= float(fixed.get("last", 1.0))  # type: ignore[arg-type]
             wdata = rng.integers(-127, 128, (1, kh, kw, cout))
             if cout > 1 and rng.random() < 0.2:
                 wdata[..., 0] = 0  # a pruned channel
@@ -117,6 +119,26 @@ FIXED = [
     dict(shape=(9, 8, 5), kernel=(3, 3), stride=(2, 2), same=True, mult=4, act="RELU", zy=-128),
     dict(shape=(8, 9, 4), kernel=(3, 3), stride=(1, 1), dilation=(2, 2), same=True),  # not dsp_dwp
     dict(shape=(6, 5, 4), kernel=(3, 3), stride=(1, 1), same=True, batch=2, act="RELU", zy=-128),
+    # rows of 5 to 12 steps (unrolled up to six, else looped four at a time after np % 4), odd
+    # last outputs; the conversion of all rows in one loop: a first pair of padding, one or more
+    # steps of four columns, a pair of two, a last pair of padding, input words 256 bytes apart
+    dict(shape=(5, 16, 4), kernel=(3, 3), stride=(1, 1), same=True, act="RELU", zy=-128),
+    dict(shape=(6, 19, 8), kernel=(3, 3), stride=(2, 2), same=True, act="RELU", zy=-128),
+    dict(shape=(7, 30, 4), kernel=(3, 3), stride=(2, 2), same=True, act="RELU6", zy=-128),
+    dict(shape=(4, 26, 4), kernel=(3, 3), stride=(1, 1), same=False, act="RELU", zy=-128),
+    dict(shape=(5, 21, 4), kernel=(3, 3), stride=(1, 1), same=True, act="RELU", zy=-128),
+    dict(shape=(9, 19, 4), kernel=(3, 3), stride=(2, 2), same=False, act="RELU", zy=-128),
+    dict(shape=(5, 36, 4), kernel=(3, 3), stride=(2, 2), same=True, act="RELU", zy=-128),
+    dict(shape=(6, 6, 4), kernel=(3, 3), stride=(1, 1), same=True, act="RELU", zy=-128),
+    dict(shape=(3, 5, 258), kernel=(3, 3), stride=(2, 2), same=True, mult=1, act="RELU", zy=-128),
+    dict(shape=(3, 3, 257), kernel=(3, 3), stride=(1, 1), same=True, mult=1, act="RELU", zy=-128),
+    # the layer's shift and channels of their own (UTVM_DWP_MIXED), stride 1 and 2, loops and tails
+    dict(shape=(7, 19, 8), kernel=(3, 3), stride=(2, 2), same=True, mult=1, act="RELU", zy=-128, per_channel=True,
+         last=600.0),
+    dict(shape=(5, 17, 8), kernel=(3, 3), stride=(1, 1), same=True, mult=1, act="RELU", zy=-128, per_channel=True,
+         last=600.0),
+    dict(shape=(3, 3, 8), kernel=(3, 3), stride=(1, 1), same=True, mult=1, act="RELU", zy=-128, per_channel=True,
+         last=600.0),
 ]
 N_RANDOM = 40
 

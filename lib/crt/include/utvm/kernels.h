@@ -1108,7 +1108,7 @@ UTVM_DWP_AI void utvm_dwp_pairs(int16_t* dst, int32_t ps, int32_t xa, int32_t xb
   "str ip, [%[d], #3*%c[rs2]-4]\n\t"
 #define UTVM_DWP_LD(X) "ldr " X ", [%[px]], %[c]\n\t"
 #define UTVM_DWP_LD_FAR(X) "ldr " X ", [%[px]]\n\tadd %[px], %[px], %[c]\n\t"
-#define UTVM_DWP_CONV4_BODY                      \
+#define UTVM_DWP_CONV4_CORE                      \
   "pkhbt %[l], %[x0], %[x1], lsl #16\n\t"        \
   "pkhtb %[x1], %[x1], %[x0], asr #16\n\t"       \
   "pkhbt %[x0], %[x2], %[x3], lsl #16\n\t"       \
@@ -1124,9 +1124,8 @@ UTVM_DWP_AI void utvm_dwp_pairs(int16_t* dst, int32_t ps, int32_t xa, int32_t xb
   "strd ip, lr, [%[d], #2*%c[rs2]-8]\n\t"        \
   "sxtb16 ip, %[x1], ror #8\n\t"                 \
   "sxtb16 lr, %[x3], ror #8\n\t"                 \
-  "strd ip, lr, [%[d], #3*%c[rs2]-8]\n\t"        \
-  "subs %[n], %[n], #1\n\t"                      \
-  "bne 1b\n\t"
+  "strd ip, lr, [%[d], #3*%c[rs2]-8]\n\t"
+#define UTVM_DWP_CONV4_BODY UTVM_DWP_CONV4_CORE "subs %[n], %[n], #1\n\tbne 1b\n\t"
 #define UTVM_DWP_CONV_OPERANDS                                                                             \
   : [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2), [x3] "=&r"(x3), [l] "=&r"(l), [px] "+r"(*px), [d] "+r"(*d), \
     [n] "+r"(n)                                                                                            \
@@ -1161,22 +1160,66 @@ UTVM_DWP_AI void utvm_dwp_conv(const int8_t** px, int16_t** d, int32_t kind, int
   (void)x3;
 }
 
+/* the four input words of a step of four columns, post-indexed (xcs < 256) or by offsets */
+#define UTVM_DWP_LD4                                                                                  \
+  ".if %c[c] < 256\n\t" UTVM_DWP_LD("%[x0]") UTVM_DWP_LD("%[x1]") UTVM_DWP_LD("%[x2]") UTVM_DWP_LD("%[x3]") \
+  ".else\n\tldr %[x0], [%[px]]\n\tldr %[x1], [%[px], %[c]]\n\tldr %[x2], [%[px], #2*%c[c]]\n\t"          \
+  "ldr %[x3], [%[px], #3*%c[c]]\n\tadd %[px], %[px], #4*%c[c]\n\t.endif\n\t"
+#define UTVM_DWP_LDX(X) ".if %c[c] < 256\n\t" UTVM_DWP_LD(X) ".else\n\t" UTVM_DWP_LD_FAR(X) ".endif\n\t"
+
+/* nr >= 1 input rows (xrs bytes apart) converted as utvm_dwp_row4 converts one, in one loop:
+ * the pieces chosen by the assembler (.if on the constants), then px and d advanced to the next
+ * row by immediates (|xadv| < 4096, 0 <= dadv < 4096); four-column steps unrolled when one */
+UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, int32_t nr, int32_t xcs, int32_t left,
+                                int32_t zw, int32_t lodd, int32_t steps, int32_t two, int32_t tail,
+                                int32_t xadv, int32_t dadv) {
+  int32_t x0, x1, x2, x3, l, n, rows = nr, z = zw;
+  const int8_t* px = xrow;
+  int16_t* d = dst + 2 * (left / 2);
+  __asm__ volatile(
+      "0:\n\t"
+      ".if %c[lodd]\n\t" UTVM_DWP_LDX("%[x1]") UTVM_DWP_PAIR_STORE("%[z]", "%[x1]") ".endif\n\t"
+      ".if %c[steps] == 1\n\t" UTVM_DWP_LD4 UTVM_DWP_CONV4_CORE
+      ".elseif %c[steps] > 1\n\t"
+      "movw %[n], #%c[steps]\n\t"
+      "1:\n\t" UTVM_DWP_LD4 UTVM_DWP_CONV4_BODY ".endif\n\t"
+      ".if %c[two]\n\t" UTVM_DWP_LDX("%[x0]") UTVM_DWP_LDX("%[x1]") UTVM_DWP_PAIR_STORE("%[x0]", "%[x1]") ".endif\n\t"
+      ".if %c[tail]\n\tldr %[x0], [%[px]]\n\tmov %[x1], %[z]\n\t" UTVM_DWP_PAIR_STORE("%[x0]", "%[x1]") ".endif\n\t"
+      ".if %c[xadv] != 0\n\tadd %[px], %[px], #%c[xadv]\n\t.endif\n\t"
+      "add %[d], %[d], #%c[dadv]\n\t"
+      "subs %[rows], %[rows], #1\n\t"
+      "bne 0b\n\t"
+      : [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2), [x3] "=&r"(x3), [l] "=&r"(l), [n] "=&r"(n), [px] "+r"(px),
+        [d] "+r"(d), [rows] "+r"(rows)
+      : [c] "i"(xcs), [rs2] "i"(2 * ps), [z] "r"(z), [lodd] "i"(lodd), [steps] "i"(steps), [two] "i"(two),
+        [tail] "i"(tail), [xadv] "i"(xadv), [dadv] "i"(dadv)
+      : "cc", "memory", "ip", "lr");
+}
+
 /* 3x3 windows: all nb output rows of one channel, two outputs per step (a last odd one alone),
  * the steps of a row unrolled up to four, else two per loop iteration. ip and lr
  * hold the input pair words; on the stack (utvm_dwp_loop_t): bb = (bias, bias), mr = (m, r), e,
  * steps = (plane and output advance at the end of a row), ny (output bytes of the looped
  * steps of a row), the row count and the end of the looped steps of the current row. */
-/* requantization of accumulator A with (m, r) in ip, lr: the layer's shift as SSAT's operand,
- * or the channel's own shift e (read; lr is reloaded with r afterwards) */
+/* requantization of accumulators A (and B: SH##2) with (m, r) in ip, lr: the layer's shift as
+ * SSAT's operand, or the channel's own shift e (read into ip) */
 #define UTVM_DWP_SH_IMM(A)                       \
   "smmla " A ", " A ", ip, lr\n\t"               \
   "ssat " A ", #8, " A ", asr %[sh]\n\t"
+#define UTVM_DWP_SH_IMM2(A, B) UTVM_DWP_SH_IMM(A) UTVM_DWP_SH_IMM(B)
 #define UTVM_DWP_SH_REG(A)                       \
   "smmlar " A ", " A ", ip, lr\n\t"              \
-  "ldr lr, %[e]\n\t"                             \
-  "asr " A ", " A ", lr\n\t"                     \
+  "ldr ip, %[e]\n\t"                             \
+  "asr " A ", " A ", ip\n\t"                     \
+  "ssat " A ", #8, " A "\n\t"
+#define UTVM_DWP_SH_REG2(A, B)                   \
+  "smmlar " A ", " A ", ip, lr\n\t"              \
+  "smmlar " B ", " B ", ip, lr\n\t"              \
+  "ldr ip, %[e]\n\t"                             \
+  "asr " A ", " A ", ip\n\t"                     \
+  "asr " B ", " B ", ip\n\t"                     \
   "ssat " A ", #8, " A "\n\t"                    \
-  "ldrd ip, lr, %[mr]\n\t"
+  "ssat " B ", #8, " B "\n\t"
 /* the stores and the output pointer's advance: post-indexed when it fits 8 bits (the
  * assembler decides, .if on the constant) */
 #define UTVM_DWP_STORE_ADVANCE(A, STEP)                                  \
@@ -1188,9 +1231,14 @@ UTVM_DWP_AI void utvm_dwp_conv(const int8_t** px, int16_t** d, int32_t kind, int
   ".endif\n\t"
 #define UTVM_DWP_RQ2(SH)                         \
   "ldrd ip, lr, %[mr]\n\t"                       \
-  SH("%[a0]") SH("%[a1]")                        \
+  SH##2("%[a0]", "%[a1]")                        \
+  ".if 2*%c[c1] > 255 && %c[c1] <= 255\n\t"      \
+  "strb %[a0], [%[y]], #%c[c1]\n\t"              \
+  "strb %[a1], [%[y]], #%c[c1]\n\t"              \
+  ".else\n\t"                                    \
   "strb %[a1], [%[y], %[c1]]\n\t"                \
-  UTVM_DWP_STORE_ADVANCE("%[a0]", "2*%c[c1]")
+  UTVM_DWP_STORE_ADVANCE("%[a0]", "2*%c[c1]")     \
+  ".endif\n\t"
 #define UTVM_DWP_RQ1(SH)                         \
   "ldrd ip, lr, %[mr]\n\t" SH("%[a0]")           \
   UTVM_DWP_STORE_ADVANCE("%[a0]", "%c[c1]")
@@ -1245,14 +1293,24 @@ UTVM_DWP_AI void utvm_dwp_conv(const int8_t** px, int16_t** d, int32_t kind, int
   "ldr ip, %[ny]\n\t"                            \
   "add ip, %[y], ip\n\t"                         \
   "str ip, %[yend]\n\t"                          \
-  "1:\n\t" PAIR PAIR                             \
+  "1:\n\t" PAIR PAIR PAIR PAIR                   \
   "ldr ip, %[yend]\n\t"                          \
   "cmp %[y], ip\n\t"                             \
   "bne 1b\n\t"
+/* the advance of p and y to the next row: immediates where they fit 12 bits, else (steps) */
+#define UTVM_DWP_ROW_STEP                                                          \
+  ".if %c[pstep] < 4096 && %c[pstep] > -4096 && %c[ystep] < 4096 && %c[ystep] > -4096\n\t" \
+  "add %[p], %[p], %[pstep]\n\t"                                                   \
+  ".if %c[ystep] != 0\n\t"                                                         \
+  "add %[y], %[y], %[ystep]\n\t"                                                   \
+  ".endif\n\t"                                                                     \
+  ".else\n\t"                                                                      \
+  "ldrd ip, lr, %[steps]\n\t"                                                      \
+  "add %[p], %[p], ip\n\t"                                                         \
+  "add %[y], %[y], lr\n\t"                                                         \
+  ".endif\n\t"
 #define UTVM_DWP_ROW_END                         \
-  "ldrd ip, lr, %[steps]\n\t"                    \
-  "add %[p], %[p], ip\n\t"                       \
-  "add %[y], %[y], lr\n\t"                       \
+  UTVM_DWP_ROW_STEP                              \
   "ldr ip, %[rows]\n\t"                          \
   "subs ip, ip, #1\n\t"                          \
   "str ip, %[rows]\n\t"                          \
@@ -1274,8 +1332,8 @@ typedef struct {
   int32_t bb[2], mr[2], steps[2], e, ny, rows, yend;
 } utvm_dwp_loop_t;
 
-/* one asm statement for the shape of a row (ow, np = ow / 2 constants): its steps unrolled or
- * looped (an odd count: one before the loop), then the last odd output */
+/* one asm statement for the shape of a row (ow, np = ow / 2 constants): its steps unrolled (up
+ * to six) or looped four at a time (np % 4 before the loop), then the last odd output */
 #define UTVM_DWP_ROW_ASM(STEPS, TAIL) __asm__ volatile("0:\n\t" STEPS TAIL UTVM_DWP_ROW_END OPERANDS)
 #define UTVM_DWP_ROW_TAILS(STEPS, ONE) \
   do {                                 \
@@ -1296,14 +1354,21 @@ typedef struct {
       UTVM_DWP_ROW_TAILS(PAIR(SH) PAIR(SH) PAIR(SH), ONE(SH));               \
     else if (np == 4)                                                        \
       UTVM_DWP_ROW_TAILS(PAIR(SH) PAIR(SH) PAIR(SH) PAIR(SH), ONE(SH));      \
-    else if (np & 1)                                                         \
+    else if (np == 5)                                                        \
+      UTVM_DWP_ROW_TAILS(PAIR(SH) PAIR(SH) PAIR(SH) PAIR(SH) PAIR(SH), ONE(SH)); \
+    else if (np == 6)                                                        \
+      UTVM_DWP_ROW_TAILS(PAIR(SH) PAIR(SH) PAIR(SH) PAIR(SH) PAIR(SH) PAIR(SH), ONE(SH)); \
+    else if (np % 4 == 1)                                                    \
       UTVM_DWP_ROW_TAILS(PAIR(SH) UTVM_DWP_LOOP(PAIR(SH)), ONE(SH));         \
+    else if (np % 4 == 2)                                                    \
+      UTVM_DWP_ROW_TAILS(PAIR(SH) PAIR(SH) UTVM_DWP_LOOP(PAIR(SH)), ONE(SH)); \
+    else if (np % 4 == 3)                                                    \
+      UTVM_DWP_ROW_TAILS(PAIR(SH) PAIR(SH) PAIR(SH) UTVM_DWP_LOOP(PAIR(SH)), ONE(SH)); \
     else                                                                     \
       UTVM_DWP_ROW_TAILS(UTVM_DWP_LOOP(PAIR(SH)), ONE(SH));                  \
   } while (0)
 
 /* small planes: every row written out (nb rows of np <= 2 steps), no loop */
-#define UTVM_DWP_ROW_STEP "add %[p], %[p], %[pstep]\n\tadd %[y], %[y], %[ystep]\n\t"
 #define UTVM_DWP_UNROLLED(ROW)                                                                        \
   do {                                                                                                \
     if (nb == 1)                                                                                      \
@@ -1339,8 +1404,12 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t* p, int8_t* y, const int32_t* wv, c
   const int32_t np = ow / 2, pstep = psh - 4 * sw * np, ystep = yrs - ow * ycs;
   const int32_t small = unrolled && nb <= 4 && np <= 2 && nb * (np * 27 + (ow & 1) * 15) <= 170 && pstep < 4096 &&
                         ystep < 4096 && ystep > -4096;
-  kp->bb[0] = q[0];
-  kp->bb[1] = q[1];
+  /* only what the loop reads: the bias pair for stride 1 (stride 2 holds it in a register), e
+   * for the channel's own shift */
+  if (sw == 1) {
+    kp->bb[0] = q[0];
+    kp->bb[1] = q[1];
+  }
   kp->mr[0] = q[2];
   kp->mr[1] = q[3];
   if (sh == 0) kp->e = q[4];
@@ -1489,7 +1558,7 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
   utvm_dwp_loop_t k;
   k.steps[0] = 8 * rs * sh - 4 * sw * (ow / 2);
   k.steps[1] = yrs - ow * ycs;
-  k.ny = (ow / 4) * 4 * ycs;
+  k.ny = (ow / 8) * 8 * ycs; /* the rows of more than six steps loop over four at a time */
 #endif
   (void)shift; /* the assembly's immediate; the C form reads each channel's e */
   /* the pairs of padding only, once */
@@ -1510,7 +1579,25 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
       if (band < oh)
         for (r = 0; r < nr; ++r)
           if (r < r0 || r >= r1) utvm_dwp_fill(sc + 4 * rs * r, rs, gc, 1, 0, rs, zx);
-      for (r = r0; r < r1; ++r, px += xrs, dst += 4 * rs) {
+#ifdef UTVM_DWP_ASM
+      {
+        /* the pieces of utvm_dwp_row4: a first pair (zero point, x_0), steps of four columns, a
+         * pair of two, a last pair (x_w-1, zero point) */
+        const int32_t lodd = left & 1, k1 = (left + w) / 2 - left / 2 - lodd, steps = k1 / 2, two = k1 & 1;
+        const int32_t tail = (left + w) & 1, pairs = lodd + 2 * steps + two + tail;
+        const int32_t xadv = xrs - xcs * (lodd + 4 * steps + 2 * two), dadv = 8 * rs - 4 * pairs;
+        if (gc == 4 && xcs < 1024 && 3 * rs <= 506 && xadv < 4096 && xadv > -4096 && dadv >= 0 && dadv < 4096) {
+          if (r1 > r0)
+            utvm_dwp_rows4(dst, rs, px, r1 - r0, xcs, left, zw, lodd, steps, two, tail, xadv, dadv);
+          r = r1; /* done */
+        } else {
+          r = r0;
+        }
+      }
+#else
+      r = r0;
+#endif
+      for (; r < r1; ++r, px += xrs, dst += 4 * rs) {
         if (gc == 4) {
           utvm_dwp_row4(dst, rs, px, w, xcs, left, zw);
         } else {
