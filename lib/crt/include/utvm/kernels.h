@@ -981,9 +981,9 @@ static inline int32_t utvm_dot_s8(int32_t acc, int8_t* a, int8_t* b, int32_t n) 
  * - stride 2 or more: E_k for k < mh, then, kw odd, T = (0, w_kw-1).
  * With DSP, 3x3 windows (stride 1 or 2) run an assembly loop over the rows of a channel, two
  * outputs per step (24 instructions for 18 multiply-accumulates and their requantization with
- * the layer's shift; short rows and small planes unrolled, longer ones two steps per loop
- * iteration), when the clamp is the int8 range and no negative tie needs rounding; the rest is
- * plain C.
+ * the layer's shift; rows of up to six steps and small planes unrolled, longer rows four steps
+ * per loop iteration), when the clamp is the int8 range and no negative tie needs rounding; the
+ * rest is plain C. The rows of a band are converted in one assembly loop (utvm_dwp_rows4).
  *
  * The geometry is given in strides so that a caller can swap rows and columns (a narrow,
  * tall image runs along its columns): input row r, column c of channel k at
@@ -1197,7 +1197,7 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
 }
 
 /* 3x3 windows: all nb output rows of one channel, two outputs per step (a last odd one alone),
- * the steps of a row unrolled up to four, else two per loop iteration. ip and lr
+ * the steps of a row unrolled up to six, else four per loop iteration. ip and lr
  * hold the input pair words; on the stack (utvm_dwp_loop_t): bb = (bias, bias), mr = (m, r), e,
  * steps = (plane and output advance at the end of a row), ny (output bytes of the looped
  * steps of a row), the row count and the end of the looped steps of the current row. */
@@ -1229,10 +1229,16 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
   "strb " A ", [%[y]]\n\t"                                                \
   "add %[y], %[y], #" STEP "\n\t"                                         \
   ".endif\n\t"
+/* unrolled planes (.Lutvm_dwp_fix = 1) store at the running offset .Lutvm_dwp_yo from y, which
+ * stays; the others advance y */
 #define UTVM_DWP_RQ2(SH)                         \
   "ldrd ip, lr, %[mr]\n\t"                       \
   SH##2("%[a0]", "%[a1]")                        \
-  ".if 2*%c[c1] > 255 && %c[c1] <= 255\n\t"      \
+  ".if .Lutvm_dwp_fix\n\t"                       \
+  "strb %[a0], [%[y], #.Lutvm_dwp_yo]\n\t"       \
+  "strb %[a1], [%[y], #.Lutvm_dwp_yo+%c[c1]]\n\t" \
+  ".set .Lutvm_dwp_yo, .Lutvm_dwp_yo+2*%c[c1]\n\t" \
+  ".elseif 2*%c[c1] > 255 && %c[c1] <= 255\n\t"  \
   "strb %[a0], [%[y]], #%c[c1]\n\t"              \
   "strb %[a1], [%[y]], #%c[c1]\n\t"              \
   ".else\n\t"                                    \
@@ -1241,7 +1247,12 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
   ".endif\n\t"
 #define UTVM_DWP_RQ1(SH)                         \
   "ldrd ip, lr, %[mr]\n\t" SH("%[a0]")           \
-  UTVM_DWP_STORE_ADVANCE("%[a0]", "%c[c1]")
+  ".if .Lutvm_dwp_fix\n\t"                       \
+  "strb %[a0], [%[y], #.Lutvm_dwp_yo]\n\t"       \
+  ".set .Lutvm_dwp_yo, .Lutvm_dwp_yo+%c[c1]\n\t" \
+  ".else\n\t"                                    \
+  UTVM_DWP_STORE_ADVANCE("%[a0]", "%c[c1]")      \
+  ".endif\n\t"
 
 /* stride 1: weights E, O of each kernel row; p at row 0 of the pair's first column */
 #define UTVM_DWP_S1_ROW(R, W0, W1)               \
@@ -1301,7 +1312,9 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
 #define UTVM_DWP_ROW_STEP                                                          \
   ".if %c[pstep] < 4096 && %c[pstep] > -4096 && %c[ystep] < 4096 && %c[ystep] > -4096\n\t" \
   "add %[p], %[p], %[pstep]\n\t"                                                   \
-  ".if %c[ystep] != 0\n\t"                                                         \
+  ".if %c[ystep] != 0 && .Lutvm_dwp_fix\n\t"                                      \
+  ".set .Lutvm_dwp_yo, .Lutvm_dwp_yo+%c[ystep]\n\t"                                \
+  ".elseif %c[ystep] != 0\n\t"                                                     \
   "add %[y], %[y], %[ystep]\n\t"                                                   \
   ".endif\n\t"                                                                     \
   ".else\n\t"                                                                      \
@@ -1334,7 +1347,8 @@ typedef struct {
 
 /* one asm statement for the shape of a row (ow, np = ow / 2 constants): its steps unrolled (up
  * to six) or looped four at a time (np % 4 before the loop), then the last odd output */
-#define UTVM_DWP_ROW_ASM(STEPS, TAIL) __asm__ volatile("0:\n\t" STEPS TAIL UTVM_DWP_ROW_END OPERANDS)
+#define UTVM_DWP_ROW_ASM(STEPS, TAIL) \
+  __asm__ volatile(".set .Lutvm_dwp_fix, 0\n\t0:\n\t" STEPS TAIL UTVM_DWP_ROW_END OPERANDS)
 #define UTVM_DWP_ROW_TAILS(STEPS, ONE) \
   do {                                 \
     if (ow & 1)                        \
@@ -1368,17 +1382,20 @@ typedef struct {
       UTVM_DWP_ROW_TAILS(UTVM_DWP_LOOP(PAIR(SH)), ONE(SH));                  \
   } while (0)
 
-/* small planes: every row written out (nb rows of np <= 2 steps), no loop */
+/* small planes: every row written out (nb rows of np <= 2 steps), no loop, the outputs at
+ * offsets from y */
+#define UTVM_DWP_FIX ".set .Lutvm_dwp_fix, 1\n\t.set .Lutvm_dwp_yo, 0\n\t"
 #define UTVM_DWP_UNROLLED(ROW)                                                                        \
   do {                                                                                                \
     if (nb == 1)                                                                                      \
-      __asm__ volatile(ROW OPERANDS);                                                                 \
+      __asm__ volatile(UTVM_DWP_FIX ROW OPERANDS);                                                    \
     else if (nb == 2)                                                                                 \
-      __asm__ volatile(ROW UTVM_DWP_ROW_STEP ROW OPERANDS);                                           \
+      __asm__ volatile(UTVM_DWP_FIX ROW UTVM_DWP_ROW_STEP ROW OPERANDS);                              \
     else if (nb == 3)                                                                                 \
-      __asm__ volatile(ROW UTVM_DWP_ROW_STEP ROW UTVM_DWP_ROW_STEP ROW OPERANDS);                      \
+      __asm__ volatile(UTVM_DWP_FIX ROW UTVM_DWP_ROW_STEP ROW UTVM_DWP_ROW_STEP ROW OPERANDS);         \
     else                                                                                              \
-      __asm__ volatile(ROW UTVM_DWP_ROW_STEP ROW UTVM_DWP_ROW_STEP ROW UTVM_DWP_ROW_STEP ROW OPERANDS); \
+      __asm__ volatile(UTVM_DWP_FIX ROW UTVM_DWP_ROW_STEP ROW UTVM_DWP_ROW_STEP ROW UTVM_DWP_ROW_STEP   \
+                       ROW OPERANDS);                                                                 \
   } while (0)
 #define UTVM_DWP_UNROLLED_ROWS(PAIR, ONE, SH)                         \
   do {                                                              \
@@ -1396,14 +1413,18 @@ typedef struct {
 
 /* sh: the layer's right shift as an immediate (1..31: SMMLA), or 0: the channel's own (SMMLAR, k.e);
  * q: (bias, bias, m, r, e) of the channel (e < 0: the layer's shift); k: the loop's constants
- * (steps, ny) set by the caller; unrolled: nb is the layer's constant row count (one band) */
-UTVM_DWP_AI void utvm_dwp3_asm(const int16_t* p, int8_t* y, const int32_t* wv, const int32_t* q, utvm_dwp_loop_t* kp,
-                               int32_t nb, int32_t unrolled, int32_t ow, int32_t sw, int32_t rb, int32_t psh,
-                               int32_t yrs, int32_t ycs, int32_t sh) {
+ * (steps, ny) set by the caller; unrolled: nb is the layer's constant row count (one band).
+ * *pp, *yp: the plane and the output, given back unchanged (recovered from where the assembly
+ * leaves them, so that the caller keeps them in registers rather than on the stack) */
+UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* wv, const int32_t* q,
+                               utvm_dwp_loop_t* kp, int32_t nb, int32_t unrolled, int32_t ow, int32_t sw, int32_t rb,
+                               int32_t psh, int32_t yrs, int32_t ycs, int32_t sh) {
+  const int16_t* p = *pp;
+  int8_t* y = *yp;
   int32_t a0, a1, w0 = wv[0], w1 = wv[1], w2 = wv[2], w3 = wv[3], w4 = wv[4], w5 = wv[5];
   const int32_t np = ow / 2, pstep = psh - 4 * sw * np, ystep = yrs - ow * ycs;
   const int32_t small = unrolled && nb <= 4 && np <= 2 && nb * (np * 27 + (ow & 1) * 15) <= 170 && pstep < 4096 &&
-                        ystep < 4096 && ystep > -4096;
+                        ystep < 4096 && ystep > -4096 && (nb - 1) * yrs + ow * ycs < 4096;
   /* only what the loop reads: the bias pair for stride 1 (stride 2 holds it in a register), e
    * for the channel's own shift */
   if (sw == 1) {
@@ -1441,6 +1462,10 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t* p, int8_t* y, const int32_t* wv, c
 #undef UTVM_DWP_STRIDE
 #undef UTVM_DWP_EXTRA
   (void)w5;
+  /* the assembly moved p by psh bytes a row (unrolled: the last row by its steps only) and y by
+   * yrs a row (unrolled: not at all) */
+  *pp = (const int16_t*)(uintptr_t)((uintptr_t)p - (uint32_t)(small ? (nb - 1) * psh + 4 * sw * np : nb * psh));
+  *yp = (int8_t*)(uintptr_t)((uintptr_t)y - (uint32_t)(small ? 0 : nb * yrs));
 }
 #endif
 
@@ -1607,26 +1632,27 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
               dst[g * rs + c] = (int16_t)(c < left || c >= left + w ? zx : px[(c - left) * xcs + g]);
         }
       }
-      for (gi = 0; gi < gc; ++gi)
-        for (mm = 0; mm < mult; ++mm) {
-          const int32_t o = (g0 + gi) * mult + mm;
-          const int16_t* pl = sc + gi * rs;
-          const int32_t* qo = q + 5 * o;
-          int8_t* yo = y + i0 * yrs + o;
+      {
+        /* output channel o = (g0 + gi) mult + mm: its plane, q, weights and outputs */
+        const int16_t* pl = sc;
+        const int32_t* qo = q + 5 * g0 * mult;
+        const int32_t* wo = wt + g0 * mult * nw;
+        int8_t* yo = y + i0 * yrs + g0 * mult;
+        for (gi = 0; gi < gc; ++gi, pl += rs)
+          for (mm = 0; mm < mult; ++mm, qo += 5, wo += nw, ++yo) {
 #ifdef UTVM_DWP_ASM
-          if (kh == 3 && kw == 3 && sw <= 2 && (flags & UTVM_DWP_ROUND_NEG) == 0 && lo == -128 && hi == 127 &&
-              16 * rs * dh <= 1020 && 8 * rs * sh <= 4095 && ycs <= 2047) {
-            if (shift > 0 && ((flags & UTVM_DWP_MIXED) == 0 || qo[4] < 0))
-              utvm_dwp3_asm(pl, yo, wt + o * nw, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs,
-                            shift);
-            else
-              utvm_dwp3_asm(pl, yo, wt + o * nw, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs,
-                            0);
-            continue;
-          }
+            if (kh == 3 && kw == 3 && sw <= 2 && (flags & UTVM_DWP_ROUND_NEG) == 0 && lo == -128 && hi == 127 &&
+                16 * rs * dh <= 1020 && 8 * rs * sh <= 4095 && ycs <= 2047) {
+              if (shift > 0 && ((flags & UTVM_DWP_MIXED) == 0 || qo[4] < 0))
+                utvm_dwp3_asm(&pl, &yo, wo, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs, shift);
+              else
+                utvm_dwp3_asm(&pl, &yo, wo, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs, 0);
+              continue;
+            }
 #endif
-          utvm_dwp_chan_c(yo, pl, wt + o * nw, qo, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi);
-        }
+            utvm_dwp_chan_c(yo, pl, wo, qo, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi);
+          }
+      }
     }
   }
   return 0;
