@@ -1425,14 +1425,13 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* w
   const int32_t np = ow / 2, pstep = psh - 4 * sw * np, ystep = yrs - ow * ycs;
   const int32_t small = unrolled && nb <= 4 && np <= 2 && nb * (np * 27 + (ow & 1) * 15) <= 170 && pstep < 4096 &&
                         ystep < 4096 && ystep > -4096 && (nb - 1) * yrs + ow * ycs < 4096;
-  /* only what the loop reads: the bias pair for stride 1 (stride 2 holds it in a register), e
-   * for the channel's own shift */
-  if (sw == 1) {
-    kp->bb[0] = q[0];
-    kp->bb[1] = q[1];
-  }
-  kp->mr[0] = q[2];
-  kp->mr[1] = q[3];
+  /* only what the loop reads, by LDRD/STRD: the bias pair for stride 1 (stride 2 holds it in a
+   * register), (m, r), e for the channel's own shift */
+  if (sw == 1)
+    __asm__ volatile("ldrd ip, lr, [%[q]]\n\tstrd ip, lr, %[bb]\n\t" : [bb] "=m"(kp->bb) : [q] "r"(q), "m"(*q),
+                     "m"(q[1]) : "ip", "lr");
+  __asm__ volatile("ldrd ip, lr, [%[q], #8]\n\tstrd ip, lr, %[mr]\n\t" : [mr] "=m"(kp->mr) : [q] "r"(q), "m"(q[2]),
+                   "m"(q[3]) : "ip", "lr");
   if (sh == 0) kp->e = q[4];
   if (!small) kp->rows = nb;
 #define UTVM_DWP_EXTRA , [pstep] "i"(pstep), [ystep] "i"(ystep)
