@@ -132,6 +132,13 @@ FIXED = [
     dict(shape=(6, 6, 4), kernel=(3, 3), stride=(1, 1), same=True, act="RELU", zy=-128),
     dict(shape=(3, 5, 258), kernel=(3, 3), stride=(2, 2), same=True, mult=1, act="RELU", zy=-128),
     dict(shape=(3, 3, 257), kernel=(3, 3), stride=(1, 1), same=True, mult=1, act="RELU", zy=-128),
+    dict(shape=(3, 10, 260), kernel=(3, 3), stride=(1, 1), same=True, mult=1, act="RELU", zy=-128),
+    dict(shape=(4, 6, 256), kernel=(3, 3), stride=(1, 1), same=False, mult=1, act="RELU", zy=-128),
+    dict(shape=(3, 3, 600), kernel=(3, 3), stride=(1, 1), same=True, mult=1, act="RELU", zy=-128),
+    # small planes of an odd width: the last outputs of two rows as one vertical pair (four rows:
+    # the orientation across, in test_every_configuration_is_bit_exact)
+    dict(shape=(7, 5, 4), kernel=(3, 3), stride=(2, 2), same=True, mult=1, act="RELU", zy=-128),
+    dict(shape=(4, 3, 8), kernel=(3, 3), stride=(1, 1), same=True, mult=1, act="RELU", zy=-128),
     # the layer's shift and channels of their own (UTVM_DWP_MIXED), stride 1 and 2, loops and tails
     dict(shape=(7, 19, 8), kernel=(3, 3), stride=(2, 2), same=True, mult=1, act="RELU", zy=-128, per_channel=True,
          last=600.0),
@@ -272,7 +279,7 @@ def test_every_configuration_is_bit_exact(board: str, tmp_path: Path) -> None:
     Micro, on the host and with the assembly loops on the Cortex-M4."""
     from op_check import check_model, side_by_side
 
-    cases = _cases([FIXED[0], FIXED[2], FIXED[6], FIXED[11]], range(0))
+    cases = _cases([FIXED[0], FIXED[2], FIXED[6], FIXED[11], FIXED[-1]], range(0))
     path = tmp_path / "cfg.tflite"
     path.write_bytes(side_by_side(cases.cases))
     graph = load_model(path)

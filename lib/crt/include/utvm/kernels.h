@@ -1165,34 +1165,56 @@ UTVM_DWP_AI void utvm_dwp_conv(const int8_t** px, int16_t** d, int32_t kind, int
   ".if %c[c] < 256\n\t" UTVM_DWP_LD("%[x0]") UTVM_DWP_LD("%[x1]") UTVM_DWP_LD("%[x2]") UTVM_DWP_LD("%[x3]") \
   ".else\n\tldr %[x0], [%[px]]\n\tldr %[x1], [%[px], %[c]]\n\tldr %[x2], [%[px], #2*%c[c]]\n\t"          \
   "ldr %[x3], [%[px], #3*%c[c]]\n\tadd %[px], %[px], #4*%c[c]\n\t.endif\n\t"
-#define UTVM_DWP_LDX(X) ".if %c[c] < 256\n\t" UTVM_DWP_LD(X) ".else\n\t" UTVM_DWP_LD_FAR(X) ".endif\n\t"
+/* outside the loop of steps, input words 256 bytes apart or more are read at the running offset
+ * .Lutvm_dwp_xo from px, which stays (one addition at the end of the row) */
+#define UTVM_DWP_LD_AT(X, K)                                   \
+  ".if .Lutvm_dwp_xo+" K "*%c[c] < 4096\n\t"                     \
+  "ldr " X ", [%[px], #.Lutvm_dwp_xo+" K "*%c[c]]\n\t"           \
+  ".else\n\t"                                                   \
+  "movw ip, #.Lutvm_dwp_xo+" K "*%c[c]\n\t"                     \
+  "ldr " X ", [%[px], ip]\n\t"                                  \
+  ".endif\n\t"
+#define UTVM_DWP_LD4X                                                                                  \
+  ".if %c[c] < 256\n\t" UTVM_DWP_LD("%[x0]") UTVM_DWP_LD("%[x1]") UTVM_DWP_LD("%[x2]") UTVM_DWP_LD("%[x3]") \
+  ".else\n\t" UTVM_DWP_LD_AT("%[x0]", "0") UTVM_DWP_LD_AT("%[x1]", "1") UTVM_DWP_LD_AT("%[x2]", "2")             \
+  UTVM_DWP_LD_AT("%[x3]", "3") ".set .Lutvm_dwp_xo, .Lutvm_dwp_xo+4*%c[c]\n\t.endif\n\t"
+#define UTVM_DWP_LDX(X) \
+  ".if %c[c] < 256\n\t" UTVM_DWP_LD(X) ".else\n\t" UTVM_DWP_LD_AT(X, "0") ".set .Lutvm_dwp_xo, .Lutvm_dwp_xo+%c[c]\n\t.endif\n\t"
 
-/* nr >= 1 input rows (xrs bytes apart) converted as utvm_dwp_row4 converts one, in one loop:
- * the pieces chosen by the assembler (.if on the constants), then px and d advanced to the next
- * row by immediates (|xadv| < 4096, 0 <= dadv < 4096); four-column steps unrolled when one */
+/* nr >= 1 input rows converted as utvm_dwp_row4 converts one, in one loop: the pieces chosen by
+ * the assembler (.if on the constants), then px and d advanced to the next row by immediates
+ * (|xend| < 4096: what px still lacks to the next row; 0 <= dadv < 4096); four-column steps
+ * unrolled when one */
 UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, int32_t nr, int32_t xcs, int32_t left,
                                 int32_t zw, int32_t lodd, int32_t steps, int32_t two, int32_t tail,
-                                int32_t xadv, int32_t dadv) {
+                                int32_t xend, int32_t dadv) {
   int32_t x0, x1, x2, x3, l, n, rows = nr, z = zw;
   const int8_t* px = xrow;
   int16_t* d = dst + 2 * (left / 2);
   __asm__ volatile(
       "0:\n\t"
+      ".set .Lutvm_dwp_xo, 0\n\t"
+      ".if %c[lodd] && %c[steps] == 0 && %c[two]\n\t" /* (z, x_0, x_1, x_2) as one step */
+      "mov %[x0], %[z]\n\t" UTVM_DWP_LDX("%[x1]") UTVM_DWP_LDX("%[x2]") UTVM_DWP_LDX("%[x3]") UTVM_DWP_CONV4_CORE
+      ".else\n\t"
       ".if %c[lodd]\n\t" UTVM_DWP_LDX("%[x1]") UTVM_DWP_PAIR_STORE("%[z]", "%[x1]") ".endif\n\t"
-      ".if %c[steps] == 1\n\t" UTVM_DWP_LD4 UTVM_DWP_CONV4_CORE
+      ".if %c[steps] == 1\n\t" UTVM_DWP_LD4X UTVM_DWP_CONV4_CORE
       ".elseif %c[steps] > 1\n\t"
+      ".if .Lutvm_dwp_xo\n\tadd %[px], %[px], #.Lutvm_dwp_xo\n\t.set .Lutvm_dwp_xo, 0\n\t.endif\n\t"
       "movw %[n], #%c[steps]\n\t"
       "1:\n\t" UTVM_DWP_LD4 UTVM_DWP_CONV4_BODY ".endif\n\t"
       ".if %c[two]\n\t" UTVM_DWP_LDX("%[x0]") UTVM_DWP_LDX("%[x1]") UTVM_DWP_PAIR_STORE("%[x0]", "%[x1]") ".endif\n\t"
-      ".if %c[tail]\n\tldr %[x0], [%[px]]\n\tmov %[x1], %[z]\n\t" UTVM_DWP_PAIR_STORE("%[x0]", "%[x1]") ".endif\n\t"
-      ".if %c[xadv] != 0\n\tadd %[px], %[px], #%c[xadv]\n\t.endif\n\t"
+      ".endif\n\t"
+      ".if %c[tail]\n\t" UTVM_DWP_LD_AT("%[x0]", "0") "mov %[x1], %[z]\n\t" UTVM_DWP_PAIR_STORE("%[x0]", "%[x1]")
+      ".endif\n\t"
+      ".if %c[xend] != 0\n\tadd %[px], %[px], #%c[xend]\n\t.endif\n\t"
       "add %[d], %[d], #%c[dadv]\n\t"
       "subs %[rows], %[rows], #1\n\t"
       "bne 0b\n\t"
       : [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2), [x3] "=&r"(x3), [l] "=&r"(l), [n] "=&r"(n), [px] "+r"(px),
         [d] "+r"(d), [rows] "+r"(rows)
       : [c] "i"(xcs), [rs2] "i"(2 * ps), [z] "r"(z), [lodd] "i"(lodd), [steps] "i"(steps), [two] "i"(two),
-        [tail] "i"(tail), [xadv] "i"(xadv), [dadv] "i"(dadv)
+        [tail] "i"(tail), [xend] "i"(xend), [dadv] "i"(dadv)
       : "cc", "memory", "ip", "lr");
 }
 
@@ -1230,13 +1252,25 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
   "add %[y], %[y], #" STEP "\n\t"                                         \
   ".endif\n\t"
 /* unrolled planes (.Lutvm_dwp_fix = 1) store at the running offset .Lutvm_dwp_yo from y, which
- * stays; the others advance y */
+ * stays (an offset past 12 bits through ip: only in code that does not run, which -Og may keep);
+ * the others advance y */
+#define UTVM_DWP_STRB_AT(A, OFF)                  \
+  ".if " OFF " >= 0 && " OFF " < 4096\n\t"         \
+  "strb " A ", [%[y], #" OFF "]\n\t"               \
+  ".elseif " OFF " >= 0\n\t"                       \
+  "movw ip, #" OFF "\n\t"                          \
+  "strb " A ", [%[y], ip]\n\t"                     \
+  ".else\n\t"                                      \
+  "movw ip, #-(" OFF ")\n\t"                       \
+  "sub ip, %[y], ip\n\t"                           \
+  "strb " A ", [ip]\n\t"                           \
+  ".endif\n\t"
 #define UTVM_DWP_RQ2(SH)                         \
   "ldrd ip, lr, %[mr]\n\t"                       \
   SH##2("%[a0]", "%[a1]")                        \
   ".if .Lutvm_dwp_fix\n\t"                       \
-  "strb %[a0], [%[y], #.Lutvm_dwp_yo]\n\t"       \
-  "strb %[a1], [%[y], #.Lutvm_dwp_yo+%c[c1]]\n\t" \
+  UTVM_DWP_STRB_AT("%[a0]", ".Lutvm_dwp_yo")      \
+  UTVM_DWP_STRB_AT("%[a1]", ".Lutvm_dwp_yo+%c[c1]") \
   ".set .Lutvm_dwp_yo, .Lutvm_dwp_yo+2*%c[c1]\n\t" \
   ".elseif 2*%c[c1] > 255 && %c[c1] <= 255\n\t"  \
   "strb %[a0], [%[y]], #%c[c1]\n\t"              \
@@ -1248,7 +1282,7 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
 #define UTVM_DWP_RQ1(SH)                         \
   "ldrd ip, lr, %[mr]\n\t" SH("%[a0]")           \
   ".if .Lutvm_dwp_fix\n\t"                       \
-  "strb %[a0], [%[y], #.Lutvm_dwp_yo]\n\t"       \
+  UTVM_DWP_STRB_AT("%[a0]", ".Lutvm_dwp_yo")      \
   ".set .Lutvm_dwp_yo, .Lutvm_dwp_yo+%c[c1]\n\t" \
   ".else\n\t"                                    \
   UTVM_DWP_STORE_ADVANCE("%[a0]", "%c[c1]")      \
@@ -1297,6 +1331,46 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
   UTVM_DWP_S2_ONE("]", "%[w0]", "%[w1]", "b", "%[b]")                                             \
   UTVM_DWP_S2_ONE(", #%c[r1]]", "%[w2]", "%[w1]", "t", "%[a0]")                                   \
   UTVM_DWP_S2_ONE(", #2*%c[r1]]", "%[w3]", "%[w4]", "t", "%[a0]") UTVM_DWP_RQ1(SH)
+
+/* unrolled planes of an odd width: the last outputs of two rows as one pair (a0: the row
+ * above, psh bytes before p; a1: this row at p), stored at offsets from y; the words of the row
+ * above through ip where the offset does not fit LDRD's (only in code that does not run) */
+#define UTVM_DWP_LD_ABOVE(R)                                     \
+  ".if " R "-%c[psh] >= -1020\n\t"                               \
+  "ldrd ip, lr, [%[p], #" R "-%c[psh]]\n\t"                      \
+  ".else\n\t"                                                    \
+  "movw ip, #%c[psh]-" R "\n\t"                                  \
+  "sub ip, %[p], ip\n\t"                                         \
+  "ldrd ip, lr, [ip]\n\t"                                        \
+  ".endif\n\t"
+#define UTVM_DWP_V_RQ2(SH)                                 \
+  "ldrd ip, lr, %[mr]\n\t"                                 \
+  SH##2("%[a0]", "%[a1]")                                  \
+  UTVM_DWP_STRB_AT("%[a0]", ".Lutvm_dwp_yo-%c[yrs]")         \
+  UTVM_DWP_STRB_AT("%[a1]", ".Lutvm_dwp_yo")                 \
+  ".set .Lutvm_dwp_yo, .Lutvm_dwp_yo+%c[c1]\n\t"
+#define UTVM_DWP_S1_VROW(R, W0, W1)                        \
+  UTVM_DWP_LD_ABOVE(R)                                     \
+  "smlad %[a0], ip, " W0 ", %[a0]\n\t"                     \
+  "smlabt %[a0], lr, " W1 ", %[a0]\n\t"                    \
+  "ldrd ip, lr, [%[p], #" R "]\n\t"                        \
+  "smlad %[a1], ip, " W0 ", %[a1]\n\t"                     \
+  "smlabt %[a1], lr, " W1 ", %[a1]\n\t"
+#define UTVM_DWP_S1_VPAIR(SH)                                                                       \
+  "ldrd %[a0], %[a1], %[bb]\n\t" UTVM_DWP_S1_VROW("0", "%[w0]", "%[w1]")                           \
+  UTVM_DWP_S1_VROW("%c[r1]", "%[w2]", "%[w3]") UTVM_DWP_S1_VROW("2*%c[r1]", "%[w4]", "%[w5]")      \
+  UTVM_DWP_V_RQ2(SH)
+#define UTVM_DWP_S2_VROW(R, W0, W1, SEL, ACC0, ACC1)       \
+  UTVM_DWP_LD_ABOVE(R)                                     \
+  "smlad %[a0], ip, " W0 ", " ACC0 "\n\t"                  \
+  "smlab" SEL " %[a0], lr, " W1 ", %[a0]\n\t"              \
+  "ldrd ip, lr, [%[p], #" R "]\n\t"                        \
+  "smlad %[a1], ip, " W0 ", " ACC1 "\n\t"                  \
+  "smlab" SEL " %[a1], lr, " W1 ", %[a1]\n\t"
+#define UTVM_DWP_S2_VPAIR(SH)                                                                       \
+  UTVM_DWP_S2_VROW("0", "%[w0]", "%[w1]", "b", "%[b]", "%[b]")                                      \
+  UTVM_DWP_S2_VROW("%c[r1]", "%[w2]", "%[w1]", "t", "%[a0]", "%[a1]")                               \
+  UTVM_DWP_S2_VROW("2*%c[r1]", "%[w3]", "%[w4]", "t", "%[a0]", "%[a1]") UTVM_DWP_V_RQ2(SH)
 
 /* the steps of a row: unrolled (written out, so that the compiler knows the asm's size), or a
  * loop of two steps */
@@ -1397,16 +1471,32 @@ typedef struct {
       __asm__ volatile(UTVM_DWP_FIX ROW UTVM_DWP_ROW_STEP ROW UTVM_DWP_ROW_STEP ROW UTVM_DWP_ROW_STEP   \
                        ROW OPERANDS);                                                                 \
   } while (0)
-#define UTVM_DWP_UNROLLED_ROWS(PAIR, ONE, SH)                         \
+/* an odd width: the last outputs of rows 2k and 2k + 1 as one vertical pair (V), of a last odd
+ * row alone (ONE); the output offset passes over the last output of row 2k (SKIP) */
+#define UTVM_DWP_SKIP ".set .Lutvm_dwp_yo, .Lutvm_dwp_yo+%c[c1]\n\t"
+#define UTVM_DWP_UNROLLED_V(PAIRS, ONE, V)                                                              \
+  do {                                                                                                \
+    if (nb == 1)                                                                                      \
+      __asm__ volatile(UTVM_DWP_FIX PAIRS ONE OPERANDS);                                              \
+    else if (nb == 2)                                                                                 \
+      __asm__ volatile(UTVM_DWP_FIX PAIRS UTVM_DWP_SKIP UTVM_DWP_ROW_STEP PAIRS V OPERANDS);           \
+    else if (nb == 3)                                                                                 \
+      __asm__ volatile(UTVM_DWP_FIX PAIRS UTVM_DWP_SKIP UTVM_DWP_ROW_STEP PAIRS V UTVM_DWP_ROW_STEP PAIRS \
+                           ONE OPERANDS);                                                             \
+    else                                                                                              \
+      __asm__ volatile(UTVM_DWP_FIX PAIRS UTVM_DWP_SKIP UTVM_DWP_ROW_STEP PAIRS V UTVM_DWP_ROW_STEP     \
+                           PAIRS UTVM_DWP_SKIP UTVM_DWP_ROW_STEP PAIRS V OPERANDS);                   \
+  } while (0)
+#define UTVM_DWP_UNROLLED_ROWS(PAIR, ONE, V, SH)                      \
   do {                                                              \
     if (np == 0)                                                    \
-      UTVM_DWP_UNROLLED(ONE(SH));                                   \
+      UTVM_DWP_UNROLLED_V("", ONE(SH), V(SH));                      \
     else if (np == 1 && (ow & 1))                                   \
-      UTVM_DWP_UNROLLED(PAIR(SH) ONE(SH));                          \
+      UTVM_DWP_UNROLLED_V(PAIR(SH), ONE(SH), V(SH));                \
     else if (np == 1)                                               \
       UTVM_DWP_UNROLLED(PAIR(SH));                                  \
     else if (ow & 1)                                                \
-      UTVM_DWP_UNROLLED(PAIR(SH) PAIR(SH) ONE(SH));                 \
+      UTVM_DWP_UNROLLED_V(PAIR(SH) PAIR(SH), ONE(SH), V(SH));       \
     else                                                            \
       UTVM_DWP_UNROLLED(PAIR(SH) PAIR(SH));                         \
   } while (0)
@@ -1424,7 +1514,7 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* w
   int32_t a0, a1, w0 = wv[0], w1 = wv[1], w2 = wv[2], w3 = wv[3], w4 = wv[4], w5 = wv[5];
   const int32_t np = ow / 2, pstep = psh - 4 * sw * np, ystep = yrs - ow * ycs;
   const int32_t small = unrolled && nb <= 4 && np <= 2 && nb * (np * 27 + (ow & 1) * 15) <= 170 && pstep < 4096 &&
-                        ystep < 4096 && ystep > -4096 && (nb - 1) * yrs + ow * ycs < 4096;
+                        ystep < 4096 && ystep > -4096 && (nb - 1) * yrs + ow * ycs < 4096 && psh <= 1020;
   /* only what the loop reads, by LDRD/STRD: the bias pair for stride 1 (stride 2 holds it in a
    * register), (m, r), e for the channel's own shift */
   if (sw == 1)
@@ -1434,14 +1524,14 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* w
                    "m"(q[3]) : "ip", "lr");
   if (sh == 0) kp->e = q[4];
   if (!small) kp->rows = nb;
-#define UTVM_DWP_EXTRA , [pstep] "i"(pstep), [ystep] "i"(ystep)
+#define UTVM_DWP_EXTRA , [pstep] "i"(pstep), [ystep] "i"(ystep), [psh] "i"(psh), [yrs] "i"(yrs)
 /* the rows unrolled or looped, the layer's shift or the channel's */
-#define UTVM_DWP_STRIDE(PAIR, TAIL)                            \
+#define UTVM_DWP_STRIDE(PAIR, TAIL, V)                         \
   do {                                                         \
     if (small && sh > 0)                                       \
-      UTVM_DWP_UNROLLED_ROWS(PAIR, TAIL, UTVM_DWP_SH_IMM);     \
+      UTVM_DWP_UNROLLED_ROWS(PAIR, TAIL, V, UTVM_DWP_SH_IMM);  \
     else if (small)                                            \
-      UTVM_DWP_UNROLLED_ROWS(PAIR, TAIL, UTVM_DWP_SH_REG);     \
+      UTVM_DWP_UNROLLED_ROWS(PAIR, TAIL, V, UTVM_DWP_SH_REG);  \
     else if (sh > 0)                                           \
       UTVM_DWP_ROWS(PAIR, TAIL, UTVM_DWP_SH_IMM);              \
     else                                                       \
@@ -1452,11 +1542,11 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* w
     w1 = utvm_dwp_pkhtb(wv[3], wv[1]);
     w3 = wv[4];
     w4 = wv[5];
-    UTVM_DWP_STRIDE(UTVM_DWP_S2_PAIR, UTVM_DWP_S2_TAIL);
+    UTVM_DWP_STRIDE(UTVM_DWP_S2_PAIR, UTVM_DWP_S2_TAIL, UTVM_DWP_S2_VPAIR);
   }
 #undef OPERANDS
 #define OPERANDS UTVM_DWP_S1_OPERANDS
-  if (sw == 1) UTVM_DWP_STRIDE(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL);
+  if (sw == 1) UTVM_DWP_STRIDE(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL, UTVM_DWP_S1_VPAIR);
 #undef OPERANDS
 #undef UTVM_DWP_STRIDE
 #undef UTVM_DWP_EXTRA
@@ -1608,11 +1698,14 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
         /* the pieces of utvm_dwp_row4: a first pair (zero point, x_0), steps of four columns, a
          * pair of two, a last pair (x_w-1, zero point) */
         const int32_t lodd = left & 1, k1 = (left + w) / 2 - left / 2 - lodd, steps = k1 / 2, two = k1 & 1;
-        const int32_t tail = (left + w) & 1, pairs = lodd + 2 * steps + two + tail;
-        const int32_t xadv = xrs - xcs * (lodd + 4 * steps + 2 * two), dadv = 8 * rs - 4 * pairs;
-        if (gc == 4 && xcs < 1024 && 3 * rs <= 506 && xadv < 4096 && xadv > -4096 && dadv >= 0 && dadv < 4096) {
+        const int32_t tail = (left + w) & 1, pairs = lodd + 2 * steps + two + tail, dadv = 8 * rs - 4 * pairs;
+        /* px moves by its post-indexed loads (xcs < 256), else only by the loop of steps */
+        const int32_t moved = xcs < 256 ? lodd + 4 * steps + 2 * two : (steps > 1 ? lodd + 4 * steps : 0);
+        const int32_t xend = xrs - xcs * moved;
+        if (gc == 4 && xcs < 1024 && 3 * rs <= 506 && xend < 4096 && xend > -4096 && dadv >= 0 &&
+            dadv < 4096) {
           if (r1 > r0)
-            utvm_dwp_rows4(dst, rs, px, r1 - r0, xcs, left, zw, lodd, steps, two, tail, xadv, dadv);
+            utvm_dwp_rows4(dst, rs, px, r1 - r0, xcs, left, zw, lodd, steps, two, tail, xend, dadv);
           r = r1; /* done */
         } else {
           r = r0;
