@@ -1184,7 +1184,8 @@ UTVM_DWP_AI void utvm_dwp_conv(const int8_t** px, int16_t** d, int32_t kind, int
 /* nr >= 1 input rows converted as utvm_dwp_row4 converts one, in one loop: the pieces chosen by
  * the assembler (.if on the constants), then px and d advanced to the next row by immediates
  * (|xend| < 4096: what px still lacks to the next row; 0 <= dadv < 4096); four-column steps
- * unrolled when one */
+ * unrolled up to four (one where the words are 256 bytes apart or more), else two per loop
+ * iteration */
 UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, int32_t nr, int32_t xcs, int32_t left,
                                 int32_t zw, int32_t lodd, int32_t steps, int32_t two, int32_t tail,
                                 int32_t xend, int32_t dadv) {
@@ -1199,10 +1200,13 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
       ".else\n\t"
       ".if %c[lodd]\n\t" UTVM_DWP_LDX("%[x1]") UTVM_DWP_PAIR_STORE("%[z]", "%[x1]") ".endif\n\t"
       ".if %c[steps] == 1\n\t" UTVM_DWP_LD4X UTVM_DWP_CONV4_CORE
+      ".elseif %c[steps] <= 4 && %c[c] < 256\n\t"
+      ".rept %c[steps]\n\t" UTVM_DWP_LD4 UTVM_DWP_CONV4_CORE ".endr\n\t"
       ".elseif %c[steps] > 1\n\t"
       ".if .Lutvm_dwp_xo\n\tadd %[px], %[px], #.Lutvm_dwp_xo\n\t.set .Lutvm_dwp_xo, 0\n\t.endif\n\t"
-      "movw %[n], #%c[steps]\n\t"
-      "1:\n\t" UTVM_DWP_LD4 UTVM_DWP_CONV4_BODY ".endif\n\t"
+      ".if %c[steps] & 1\n\t" UTVM_DWP_LD4 UTVM_DWP_CONV4_CORE ".endif\n\t"
+      "movw %[n], #%c[steps]/2\n\t"
+      "1:\n\t" UTVM_DWP_LD4 UTVM_DWP_CONV4_CORE UTVM_DWP_LD4 UTVM_DWP_CONV4_BODY ".endif\n\t"
       ".if %c[two]\n\t" UTVM_DWP_LDX("%[x0]") UTVM_DWP_LDX("%[x1]") UTVM_DWP_PAIR_STORE("%[x0]", "%[x1]") ".endif\n\t"
       ".endif\n\t"
       ".if %c[tail]\n\t" UTVM_DWP_LD_AT("%[x0]", "0") "mov %[x1], %[z]\n\t" UTVM_DWP_PAIR_STORE("%[x0]", "%[x1]")
