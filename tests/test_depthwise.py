@@ -15,7 +15,7 @@ utvm/kernels.h), against TFLite Micro.
 - a stride-1 layer writes its output over its input; a stride-2 layer at the pool's peak gets a
   band whose planes barely raise the pool;
 - the KWS and VWW layers measured alone on the Cortex-M4: stride 1 from 6x6 up at most 2
-  instructions per MAC, the others below 3.1.
+  instructions per MAC, the others below 2.7.
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ class DwCases(Cases):
 
     def layer(self, seed: int, **fixed: object) -> None:
         """A random layer; ``fixed`` sets any of: shape (h, w, cin), mult, kernel, stride,
-        dilation, same, batch, act, zy (output zero point), per_channel."""
+        dilation, same, batch, act, zy (output zero point), per_channel, last (a factor on the
+        last channel's weight scale: channels of very different scales)."""
 
         def case(m: ModelBuilder) -> tuple[list[int], list[int]]:
             rng = np.random.default_rng(seed)
@@ -75,6 +76,7 @@ class DwCases(Cases):
             ws = rng.uniform(0.004, 0.03, cout if per_channel else 1)
             if rng.random() < 0.1:
                 ws = ws * 40  # effective scales near or above 1: left shifts, shift 0
+            ws[-1] *= float(fixed.get("last", 1.0))  # type: ignore[arg-type]
             wdata = rng.integers(-127, 128, (1, kh, kw, cout))
             if cout > 1 and rng.random() < 0.2:
                 wdata[..., 0] = 0  # a pruned channel
@@ -117,6 +119,33 @@ FIXED = [
     dict(shape=(9, 8, 5), kernel=(3, 3), stride=(2, 2), same=True, mult=4, act="RELU", zy=-128),
     dict(shape=(8, 9, 4), kernel=(3, 3), stride=(1, 1), dilation=(2, 2), same=True),  # not dsp_dwp
     dict(shape=(6, 5, 4), kernel=(3, 3), stride=(1, 1), same=True, batch=2, act="RELU", zy=-128),
+    # rows of 5 to 12 steps (unrolled up to six, else looped four at a time after np % 4), odd
+    # last outputs; the conversion of all rows in one loop: a first pair of padding, one or more
+    # steps of four columns, a pair of two, a last pair of padding, input words 256 bytes apart
+    dict(shape=(5, 16, 4), kernel=(3, 3), stride=(1, 1), same=True, act="RELU", zy=-128),
+    dict(shape=(6, 19, 8), kernel=(3, 3), stride=(2, 2), same=True, act="RELU", zy=-128),
+    dict(shape=(7, 30, 4), kernel=(3, 3), stride=(2, 2), same=True, act="RELU6", zy=-128),
+    dict(shape=(4, 26, 4), kernel=(3, 3), stride=(1, 1), same=False, act="RELU", zy=-128),
+    dict(shape=(5, 21, 4), kernel=(3, 3), stride=(1, 1), same=True, act="RELU", zy=-128),
+    dict(shape=(9, 19, 4), kernel=(3, 3), stride=(2, 2), same=False, act="RELU", zy=-128),
+    dict(shape=(5, 36, 4), kernel=(3, 3), stride=(2, 2), same=True, act="RELU", zy=-128),
+    dict(shape=(6, 6, 4), kernel=(3, 3), stride=(1, 1), same=True, act="RELU", zy=-128),
+    dict(shape=(3, 5, 258), kernel=(3, 3), stride=(2, 2), same=True, mult=1, act="RELU", zy=-128),
+    dict(shape=(3, 3, 257), kernel=(3, 3), stride=(1, 1), same=True, mult=1, act="RELU", zy=-128),
+    dict(shape=(3, 10, 260), kernel=(3, 3), stride=(1, 1), same=True, mult=1, act="RELU", zy=-128),
+    dict(shape=(4, 6, 256), kernel=(3, 3), stride=(1, 1), same=False, mult=1, act="RELU", zy=-128),
+    dict(shape=(3, 3, 600), kernel=(3, 3), stride=(1, 1), same=True, mult=1, act="RELU", zy=-128),
+    # small planes of an odd width: the last outputs of two rows as one vertical pair (four rows:
+    # the orientation across, in test_every_configuration_is_bit_exact)
+    dict(shape=(7, 5, 4), kernel=(3, 3), stride=(2, 2), same=True, mult=1, act="RELU", zy=-128),
+    dict(shape=(4, 3, 8), kernel=(3, 3), stride=(1, 1), same=True, mult=1, act="RELU", zy=-128),
+    # the layer's shift and channels of their own (UTVM_DWP_MIXED), stride 1 and 2, loops and tails
+    dict(shape=(7, 19, 8), kernel=(3, 3), stride=(2, 2), same=True, mult=1, act="RELU", zy=-128, per_channel=True,
+         last=600.0),
+    dict(shape=(5, 17, 8), kernel=(3, 3), stride=(1, 1), same=True, mult=1, act="RELU", zy=-128, per_channel=True,
+         last=600.0),
+    dict(shape=(3, 3, 8), kernel=(3, 3), stride=(1, 1), same=True, mult=1, act="RELU", zy=-128, per_channel=True,
+         last=600.0),
 ]
 N_RANDOM = 40
 
@@ -250,7 +279,7 @@ def test_every_configuration_is_bit_exact(board: str, tmp_path: Path) -> None:
     Micro, on the host and with the assembly loops on the Cortex-M4."""
     from op_check import check_model, side_by_side
 
-    cases = _cases([FIXED[0], FIXED[2], FIXED[6], FIXED[11]], range(0))
+    cases = _cases([FIXED[0], FIXED[2], FIXED[6], FIXED[11], FIXED[-1]], range(0))
     path = tmp_path / "cfg.tflite"
     path.write_bytes(side_by_side(cases.cases))
     graph = load_model(path)
@@ -373,13 +402,13 @@ def dw_layer_costs(path: Path, work: Path) -> list[tuple[str, float]]:
 def test_model_layers_instructions_per_mac(name: str, models_dir: Path, tmp_path: Path) -> None:
     """Every DEPTHWISE_CONV_2D of KWS and VWW, measured alone on the Cortex-M4: at most 2
     instructions per MAC (issue 12) for stride 1 and outputs of 6 x 6 or more; the stride-2
-    layers and VWW's 3 x 3 one stay below 3.1 (dsp_dw4 took 3.9 to 4.4 on them)."""
+    layers and VWW's 3 x 3 one stay below 2.7 (dsp_dw4 took 3.9 to 4.4 on them)."""
     path = models_dir / f"{name}.tflite"
     if not path.is_file():
         pytest.skip(f"{path} is missing")
     graph = load_model(path)
     limits = {op.source: 2.0 if op.attrs["strides"] == (1, 1) and min(graph.tensors[op.outputs[0]].shape[1:3]) >= 6
-              else 3.1 for op in graph.ops if op.kind == "depthwise_conv2d"}
+              else 2.7 for op in graph.ops if op.kind == "depthwise_conv2d"}
     costs = dw_layer_costs(path, tmp_path)
     assert len(costs) == len(limits)
     for label, cost in costs:

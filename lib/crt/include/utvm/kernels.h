@@ -981,9 +981,9 @@ static inline int32_t utvm_dot_s8(int32_t acc, int8_t* a, int8_t* b, int32_t n) 
  * - stride 2 or more: E_k for k < mh, then, kw odd, T = (0, w_kw-1).
  * With DSP, 3x3 windows (stride 1 or 2) run an assembly loop over the rows of a channel, two
  * outputs per step (24 instructions for 18 multiply-accumulates and their requantization with
- * the layer's shift; short rows and small planes unrolled, longer ones two steps per loop
- * iteration), when the clamp is the int8 range and no negative tie needs rounding; the rest is
- * plain C.
+ * the layer's shift; rows of up to six steps and small planes unrolled, longer rows four steps
+ * per loop iteration), when the clamp is the int8 range and no negative tie needs rounding; the
+ * rest is plain C. The rows of a band are converted in one assembly loop (utvm_dwp_rows4).
  *
  * The geometry is given in strides so that a caller can swap rows and columns (a narrow,
  * tall image runs along its columns): input row r, column c of channel k at
@@ -1108,7 +1108,7 @@ UTVM_DWP_AI void utvm_dwp_pairs(int16_t* dst, int32_t ps, int32_t xa, int32_t xb
   "str ip, [%[d], #3*%c[rs2]-4]\n\t"
 #define UTVM_DWP_LD(X) "ldr " X ", [%[px]], %[c]\n\t"
 #define UTVM_DWP_LD_FAR(X) "ldr " X ", [%[px]]\n\tadd %[px], %[px], %[c]\n\t"
-#define UTVM_DWP_CONV4_BODY                      \
+#define UTVM_DWP_CONV4_CORE                      \
   "pkhbt %[l], %[x0], %[x1], lsl #16\n\t"        \
   "pkhtb %[x1], %[x1], %[x0], asr #16\n\t"       \
   "pkhbt %[x0], %[x2], %[x3], lsl #16\n\t"       \
@@ -1124,9 +1124,8 @@ UTVM_DWP_AI void utvm_dwp_pairs(int16_t* dst, int32_t ps, int32_t xa, int32_t xb
   "strd ip, lr, [%[d], #2*%c[rs2]-8]\n\t"        \
   "sxtb16 ip, %[x1], ror #8\n\t"                 \
   "sxtb16 lr, %[x3], ror #8\n\t"                 \
-  "strd ip, lr, [%[d], #3*%c[rs2]-8]\n\t"        \
-  "subs %[n], %[n], #1\n\t"                      \
-  "bne 1b\n\t"
+  "strd ip, lr, [%[d], #3*%c[rs2]-8]\n\t"
+#define UTVM_DWP_CONV4_BODY UTVM_DWP_CONV4_CORE "subs %[n], %[n], #1\n\tbne 1b\n\t"
 #define UTVM_DWP_CONV_OPERANDS                                                                             \
   : [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2), [x3] "=&r"(x3), [l] "=&r"(l), [px] "+r"(*px), [d] "+r"(*d), \
     [n] "+r"(n)                                                                                            \
@@ -1161,22 +1160,92 @@ UTVM_DWP_AI void utvm_dwp_conv(const int8_t** px, int16_t** d, int32_t kind, int
   (void)x3;
 }
 
+/* the four input words of a step of four columns, post-indexed (xcs < 256) or by offsets */
+#define UTVM_DWP_LD4                                                                                  \
+  ".if %c[c] < 256\n\t" UTVM_DWP_LD("%[x0]") UTVM_DWP_LD("%[x1]") UTVM_DWP_LD("%[x2]") UTVM_DWP_LD("%[x3]") \
+  ".else\n\tldr %[x0], [%[px]]\n\tldr %[x1], [%[px], %[c]]\n\tldr %[x2], [%[px], #2*%c[c]]\n\t"          \
+  "ldr %[x3], [%[px], #3*%c[c]]\n\tadd %[px], %[px], #4*%c[c]\n\t.endif\n\t"
+/* outside the loop of steps, input words 256 bytes apart or more are read at the running offset
+ * .Lutvm_dwp_xo from px, which stays (one addition at the end of the row) */
+#define UTVM_DWP_LD_AT(X, K)                                   \
+  ".if .Lutvm_dwp_xo+" K "*%c[c] < 4096\n\t"                     \
+  "ldr " X ", [%[px], #.Lutvm_dwp_xo+" K "*%c[c]]\n\t"           \
+  ".else\n\t"                                                   \
+  "movw ip, #.Lutvm_dwp_xo+" K "*%c[c]\n\t"                     \
+  "ldr " X ", [%[px], ip]\n\t"                                  \
+  ".endif\n\t"
+#define UTVM_DWP_LD4X                                                                                  \
+  ".if %c[c] < 256\n\t" UTVM_DWP_LD("%[x0]") UTVM_DWP_LD("%[x1]") UTVM_DWP_LD("%[x2]") UTVM_DWP_LD("%[x3]") \
+  ".else\n\t" UTVM_DWP_LD_AT("%[x0]", "0") UTVM_DWP_LD_AT("%[x1]", "1") UTVM_DWP_LD_AT("%[x2]", "2")             \
+  UTVM_DWP_LD_AT("%[x3]", "3") ".set .Lutvm_dwp_xo, .Lutvm_dwp_xo+4*%c[c]\n\t.endif\n\t"
+#define UTVM_DWP_LDX(X) \
+  ".if %c[c] < 256\n\t" UTVM_DWP_LD(X) ".else\n\t" UTVM_DWP_LD_AT(X, "0") ".set .Lutvm_dwp_xo, .Lutvm_dwp_xo+%c[c]\n\t.endif\n\t"
+
+/* nr >= 1 input rows converted as utvm_dwp_row4 converts one, in one loop: the pieces chosen by
+ * the assembler (.if on the constants), then px and d advanced to the next row by immediates
+ * (|xend| < 4096: what px still lacks to the next row; 0 <= dadv < 4096); four-column steps
+ * unrolled up to four (one where the words are 256 bytes apart or more), else two per loop
+ * iteration */
+UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, int32_t nr, int32_t xcs, int32_t left,
+                                int32_t zw, int32_t lodd, int32_t steps, int32_t two, int32_t tail,
+                                int32_t xend, int32_t dadv) {
+  int32_t x0, x1, x2, x3, l, n, rows = nr, z = zw;
+  const int8_t* px = xrow;
+  int16_t* d = dst + 2 * (left / 2);
+  __asm__ volatile(
+      "0:\n\t"
+      ".set .Lutvm_dwp_xo, 0\n\t"
+      ".if %c[lodd] && %c[steps] == 0 && %c[two]\n\t" /* (z, x_0, x_1, x_2) as one step */
+      "mov %[x0], %[z]\n\t" UTVM_DWP_LDX("%[x1]") UTVM_DWP_LDX("%[x2]") UTVM_DWP_LDX("%[x3]") UTVM_DWP_CONV4_CORE
+      ".else\n\t"
+      ".if %c[lodd]\n\t" UTVM_DWP_LDX("%[x1]") UTVM_DWP_PAIR_STORE("%[z]", "%[x1]") ".endif\n\t"
+      ".if %c[steps] == 1\n\t" UTVM_DWP_LD4X UTVM_DWP_CONV4_CORE
+      ".elseif %c[steps] <= 4 && %c[c] < 256\n\t"
+      ".rept %c[steps]\n\t" UTVM_DWP_LD4 UTVM_DWP_CONV4_CORE ".endr\n\t"
+      ".elseif %c[steps] > 1\n\t"
+      ".if .Lutvm_dwp_xo\n\tadd %[px], %[px], #.Lutvm_dwp_xo\n\t.set .Lutvm_dwp_xo, 0\n\t.endif\n\t"
+      ".if %c[steps] & 1\n\t" UTVM_DWP_LD4 UTVM_DWP_CONV4_CORE ".endif\n\t"
+      "movw %[n], #%c[steps]/2\n\t"
+      "1:\n\t" UTVM_DWP_LD4 UTVM_DWP_CONV4_CORE UTVM_DWP_LD4 UTVM_DWP_CONV4_BODY ".endif\n\t"
+      ".if %c[two]\n\t" UTVM_DWP_LDX("%[x0]") UTVM_DWP_LDX("%[x1]") UTVM_DWP_PAIR_STORE("%[x0]", "%[x1]") ".endif\n\t"
+      ".endif\n\t"
+      ".if %c[tail]\n\t" UTVM_DWP_LD_AT("%[x0]", "0") "mov %[x1], %[z]\n\t" UTVM_DWP_PAIR_STORE("%[x0]", "%[x1]")
+      ".endif\n\t"
+      ".if %c[xend] != 0\n\tadd %[px], %[px], #%c[xend]\n\t.endif\n\t"
+      "add %[d], %[d], #%c[dadv]\n\t"
+      "subs %[rows], %[rows], #1\n\t"
+      "bne 0b\n\t"
+      : [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2), [x3] "=&r"(x3), [l] "=&r"(l), [n] "=&r"(n), [px] "+r"(px),
+        [d] "+r"(d), [rows] "+r"(rows)
+      : [c] "i"(xcs), [rs2] "i"(2 * ps), [z] "r"(z), [lodd] "i"(lodd), [steps] "i"(steps), [two] "i"(two),
+        [tail] "i"(tail), [xend] "i"(xend), [dadv] "i"(dadv)
+      : "cc", "memory", "ip", "lr");
+}
+
 /* 3x3 windows: all nb output rows of one channel, two outputs per step (a last odd one alone),
- * the steps of a row unrolled up to four, else two per loop iteration. ip and lr
+ * the steps of a row unrolled up to six, else four per loop iteration. ip and lr
  * hold the input pair words; on the stack (utvm_dwp_loop_t): bb = (bias, bias), mr = (m, r), e,
  * steps = (plane and output advance at the end of a row), ny (output bytes of the looped
  * steps of a row), the row count and the end of the looped steps of the current row. */
-/* requantization of accumulator A with (m, r) in ip, lr: the layer's shift as SSAT's operand,
- * or the channel's own shift e (read; lr is reloaded with r afterwards) */
+/* requantization of accumulators A (and B: SH##2) with (m, r) in ip, lr: the layer's shift as
+ * SSAT's operand, or the channel's own shift e (read into ip) */
 #define UTVM_DWP_SH_IMM(A)                       \
   "smmla " A ", " A ", ip, lr\n\t"               \
   "ssat " A ", #8, " A ", asr %[sh]\n\t"
+#define UTVM_DWP_SH_IMM2(A, B) UTVM_DWP_SH_IMM(A) UTVM_DWP_SH_IMM(B)
 #define UTVM_DWP_SH_REG(A)                       \
   "smmlar " A ", " A ", ip, lr\n\t"              \
-  "ldr lr, %[e]\n\t"                             \
-  "asr " A ", " A ", lr\n\t"                     \
+  "ldr ip, %[e]\n\t"                             \
+  "asr " A ", " A ", ip\n\t"                     \
+  "ssat " A ", #8, " A "\n\t"
+#define UTVM_DWP_SH_REG2(A, B)                   \
+  "smmlar " A ", " A ", ip, lr\n\t"              \
+  "smmlar " B ", " B ", ip, lr\n\t"              \
+  "ldr ip, %[e]\n\t"                             \
+  "asr " A ", " A ", ip\n\t"                     \
+  "asr " B ", " B ", ip\n\t"                     \
   "ssat " A ", #8, " A "\n\t"                    \
-  "ldrd ip, lr, %[mr]\n\t"
+  "ssat " B ", #8, " B "\n\t"
 /* the stores and the output pointer's advance: post-indexed when it fits 8 bits (the
  * assembler decides, .if on the constant) */
 #define UTVM_DWP_STORE_ADVANCE(A, STEP)                                  \
@@ -1186,14 +1255,42 @@ UTVM_DWP_AI void utvm_dwp_conv(const int8_t** px, int16_t** d, int32_t kind, int
   "strb " A ", [%[y]]\n\t"                                                \
   "add %[y], %[y], #" STEP "\n\t"                                         \
   ".endif\n\t"
+/* unrolled planes (.Lutvm_dwp_fix = 1) store at the running offset .Lutvm_dwp_yo from y, which
+ * stays (an offset past 12 bits through ip: only in code that does not run, which -Og may keep);
+ * the others advance y */
+#define UTVM_DWP_STRB_AT(A, OFF)                  \
+  ".if " OFF " >= 0 && " OFF " < 4096\n\t"         \
+  "strb " A ", [%[y], #" OFF "]\n\t"               \
+  ".elseif " OFF " >= 0\n\t"                       \
+  "movw ip, #" OFF "\n\t"                          \
+  "strb " A ", [%[y], ip]\n\t"                     \
+  ".else\n\t"                                      \
+  "movw ip, #-(" OFF ")\n\t"                       \
+  "sub ip, %[y], ip\n\t"                           \
+  "strb " A ", [ip]\n\t"                           \
+  ".endif\n\t"
 #define UTVM_DWP_RQ2(SH)                         \
   "ldrd ip, lr, %[mr]\n\t"                       \
-  SH("%[a0]") SH("%[a1]")                        \
+  SH##2("%[a0]", "%[a1]")                        \
+  ".if .Lutvm_dwp_fix\n\t"                       \
+  UTVM_DWP_STRB_AT("%[a0]", ".Lutvm_dwp_yo")      \
+  UTVM_DWP_STRB_AT("%[a1]", ".Lutvm_dwp_yo+%c[c1]") \
+  ".set .Lutvm_dwp_yo, .Lutvm_dwp_yo+2*%c[c1]\n\t" \
+  ".elseif 2*%c[c1] > 255 && %c[c1] <= 255\n\t"  \
+  "strb %[a0], [%[y]], #%c[c1]\n\t"              \
+  "strb %[a1], [%[y]], #%c[c1]\n\t"              \
+  ".else\n\t"                                    \
   "strb %[a1], [%[y], %[c1]]\n\t"                \
-  UTVM_DWP_STORE_ADVANCE("%[a0]", "2*%c[c1]")
+  UTVM_DWP_STORE_ADVANCE("%[a0]", "2*%c[c1]")     \
+  ".endif\n\t"
 #define UTVM_DWP_RQ1(SH)                         \
   "ldrd ip, lr, %[mr]\n\t" SH("%[a0]")           \
-  UTVM_DWP_STORE_ADVANCE("%[a0]", "%c[c1]")
+  ".if .Lutvm_dwp_fix\n\t"                       \
+  UTVM_DWP_STRB_AT("%[a0]", ".Lutvm_dwp_yo")      \
+  ".set .Lutvm_dwp_yo, .Lutvm_dwp_yo+%c[c1]\n\t" \
+  ".else\n\t"                                    \
+  UTVM_DWP_STORE_ADVANCE("%[a0]", "%c[c1]")      \
+  ".endif\n\t"
 
 /* stride 1: weights E, O of each kernel row; p at row 0 of the pair's first column */
 #define UTVM_DWP_S1_ROW(R, W0, W1)               \
@@ -1239,20 +1336,72 @@ UTVM_DWP_AI void utvm_dwp_conv(const int8_t** px, int16_t** d, int32_t kind, int
   UTVM_DWP_S2_ONE(", #%c[r1]]", "%[w2]", "%[w1]", "t", "%[a0]")                                   \
   UTVM_DWP_S2_ONE(", #2*%c[r1]]", "%[w3]", "%[w4]", "t", "%[a0]") UTVM_DWP_RQ1(SH)
 
+/* unrolled planes of an odd width: the last outputs of two rows as one pair (a0: the row
+ * above, psh bytes before p; a1: this row at p), stored at offsets from y; the words of the row
+ * above through ip where the offset does not fit LDRD's (only in code that does not run) */
+#define UTVM_DWP_LD_ABOVE(R)                                     \
+  ".if " R "-%c[psh] >= -1020\n\t"                               \
+  "ldrd ip, lr, [%[p], #" R "-%c[psh]]\n\t"                      \
+  ".else\n\t"                                                    \
+  "movw ip, #%c[psh]-" R "\n\t"                                  \
+  "sub ip, %[p], ip\n\t"                                         \
+  "ldrd ip, lr, [ip]\n\t"                                        \
+  ".endif\n\t"
+#define UTVM_DWP_V_RQ2(SH)                                 \
+  "ldrd ip, lr, %[mr]\n\t"                                 \
+  SH##2("%[a0]", "%[a1]")                                  \
+  UTVM_DWP_STRB_AT("%[a0]", ".Lutvm_dwp_yo-%c[yrs]")         \
+  UTVM_DWP_STRB_AT("%[a1]", ".Lutvm_dwp_yo")                 \
+  ".set .Lutvm_dwp_yo, .Lutvm_dwp_yo+%c[c1]\n\t"
+#define UTVM_DWP_S1_VROW(R, W0, W1)                        \
+  UTVM_DWP_LD_ABOVE(R)                                     \
+  "smlad %[a0], ip, " W0 ", %[a0]\n\t"                     \
+  "smlabt %[a0], lr, " W1 ", %[a0]\n\t"                    \
+  "ldrd ip, lr, [%[p], #" R "]\n\t"                        \
+  "smlad %[a1], ip, " W0 ", %[a1]\n\t"                     \
+  "smlabt %[a1], lr, " W1 ", %[a1]\n\t"
+#define UTVM_DWP_S1_VPAIR(SH)                                                                       \
+  "ldrd %[a0], %[a1], %[bb]\n\t" UTVM_DWP_S1_VROW("0", "%[w0]", "%[w1]")                           \
+  UTVM_DWP_S1_VROW("%c[r1]", "%[w2]", "%[w3]") UTVM_DWP_S1_VROW("2*%c[r1]", "%[w4]", "%[w5]")      \
+  UTVM_DWP_V_RQ2(SH)
+#define UTVM_DWP_S2_VROW(R, W0, W1, SEL, ACC0, ACC1)       \
+  UTVM_DWP_LD_ABOVE(R)                                     \
+  "smlad %[a0], ip, " W0 ", " ACC0 "\n\t"                  \
+  "smlab" SEL " %[a0], lr, " W1 ", %[a0]\n\t"              \
+  "ldrd ip, lr, [%[p], #" R "]\n\t"                        \
+  "smlad %[a1], ip, " W0 ", " ACC1 "\n\t"                  \
+  "smlab" SEL " %[a1], lr, " W1 ", %[a1]\n\t"
+#define UTVM_DWP_S2_VPAIR(SH)                                                                       \
+  UTVM_DWP_S2_VROW("0", "%[w0]", "%[w1]", "b", "%[b]", "%[b]")                                      \
+  UTVM_DWP_S2_VROW("%c[r1]", "%[w2]", "%[w1]", "t", "%[a0]", "%[a1]")                               \
+  UTVM_DWP_S2_VROW("2*%c[r1]", "%[w3]", "%[w4]", "t", "%[a0]", "%[a1]") UTVM_DWP_V_RQ2(SH)
+
 /* the steps of a row: unrolled (written out, so that the compiler knows the asm's size), or a
  * loop of two steps */
 #define UTVM_DWP_LOOP(PAIR)                      \
   "ldr ip, %[ny]\n\t"                            \
   "add ip, %[y], ip\n\t"                         \
   "str ip, %[yend]\n\t"                          \
-  "1:\n\t" PAIR PAIR                             \
+  "1:\n\t" PAIR PAIR PAIR PAIR                   \
   "ldr ip, %[yend]\n\t"                          \
   "cmp %[y], ip\n\t"                             \
   "bne 1b\n\t"
+/* the advance of p and y to the next row: immediates where they fit 12 bits, else (steps) */
+#define UTVM_DWP_ROW_STEP                                                          \
+  ".if %c[pstep] < 4096 && %c[pstep] > -4096 && %c[ystep] < 4096 && %c[ystep] > -4096\n\t" \
+  "add %[p], %[p], %[pstep]\n\t"                                                   \
+  ".if %c[ystep] != 0 && .Lutvm_dwp_fix\n\t"                                      \
+  ".set .Lutvm_dwp_yo, .Lutvm_dwp_yo+%c[ystep]\n\t"                                \
+  ".elseif %c[ystep] != 0\n\t"                                                     \
+  "add %[y], %[y], %[ystep]\n\t"                                                   \
+  ".endif\n\t"                                                                     \
+  ".else\n\t"                                                                      \
+  "ldrd ip, lr, %[steps]\n\t"                                                      \
+  "add %[p], %[p], ip\n\t"                                                         \
+  "add %[y], %[y], lr\n\t"                                                         \
+  ".endif\n\t"
 #define UTVM_DWP_ROW_END                         \
-  "ldrd ip, lr, %[steps]\n\t"                    \
-  "add %[p], %[p], ip\n\t"                       \
-  "add %[y], %[y], lr\n\t"                       \
+  UTVM_DWP_ROW_STEP                              \
   "ldr ip, %[rows]\n\t"                          \
   "subs ip, ip, #1\n\t"                          \
   "str ip, %[rows]\n\t"                          \
@@ -1274,9 +1423,10 @@ typedef struct {
   int32_t bb[2], mr[2], steps[2], e, ny, rows, yend;
 } utvm_dwp_loop_t;
 
-/* one asm statement for the shape of a row (ow, np = ow / 2 constants): its steps unrolled or
- * looped (an odd count: one before the loop), then the last odd output */
-#define UTVM_DWP_ROW_ASM(STEPS, TAIL) __asm__ volatile("0:\n\t" STEPS TAIL UTVM_DWP_ROW_END OPERANDS)
+/* one asm statement for the shape of a row (ow, np = ow / 2 constants): its steps unrolled (up
+ * to six) or looped four at a time (np % 4 before the loop), then the last odd output */
+#define UTVM_DWP_ROW_ASM(STEPS, TAIL) \
+  __asm__ volatile(".set .Lutvm_dwp_fix, 0\n\t0:\n\t" STEPS TAIL UTVM_DWP_ROW_END OPERANDS)
 #define UTVM_DWP_ROW_TAILS(STEPS, ONE) \
   do {                                 \
     if (ow & 1)                        \
@@ -1296,63 +1446,96 @@ typedef struct {
       UTVM_DWP_ROW_TAILS(PAIR(SH) PAIR(SH) PAIR(SH), ONE(SH));               \
     else if (np == 4)                                                        \
       UTVM_DWP_ROW_TAILS(PAIR(SH) PAIR(SH) PAIR(SH) PAIR(SH), ONE(SH));      \
-    else if (np & 1)                                                         \
+    else if (np == 5)                                                        \
+      UTVM_DWP_ROW_TAILS(PAIR(SH) PAIR(SH) PAIR(SH) PAIR(SH) PAIR(SH), ONE(SH)); \
+    else if (np == 6)                                                        \
+      UTVM_DWP_ROW_TAILS(PAIR(SH) PAIR(SH) PAIR(SH) PAIR(SH) PAIR(SH) PAIR(SH), ONE(SH)); \
+    else if (np % 4 == 1)                                                    \
       UTVM_DWP_ROW_TAILS(PAIR(SH) UTVM_DWP_LOOP(PAIR(SH)), ONE(SH));         \
+    else if (np % 4 == 2)                                                    \
+      UTVM_DWP_ROW_TAILS(PAIR(SH) PAIR(SH) UTVM_DWP_LOOP(PAIR(SH)), ONE(SH)); \
+    else if (np % 4 == 3)                                                    \
+      UTVM_DWP_ROW_TAILS(PAIR(SH) PAIR(SH) PAIR(SH) UTVM_DWP_LOOP(PAIR(SH)), ONE(SH)); \
     else                                                                     \
       UTVM_DWP_ROW_TAILS(UTVM_DWP_LOOP(PAIR(SH)), ONE(SH));                  \
   } while (0)
 
-/* small planes: every row written out (nb rows of np <= 2 steps), no loop */
-#define UTVM_DWP_ROW_STEP "add %[p], %[p], %[pstep]\n\tadd %[y], %[y], %[ystep]\n\t"
+/* small planes: every row written out (nb rows of np <= 2 steps), no loop, the outputs at
+ * offsets from y */
+#define UTVM_DWP_FIX ".set .Lutvm_dwp_fix, 1\n\t.set .Lutvm_dwp_yo, 0\n\t"
 #define UTVM_DWP_UNROLLED(ROW)                                                                        \
   do {                                                                                                \
     if (nb == 1)                                                                                      \
-      __asm__ volatile(ROW OPERANDS);                                                                 \
+      __asm__ volatile(UTVM_DWP_FIX ROW OPERANDS);                                                    \
     else if (nb == 2)                                                                                 \
-      __asm__ volatile(ROW UTVM_DWP_ROW_STEP ROW OPERANDS);                                           \
+      __asm__ volatile(UTVM_DWP_FIX ROW UTVM_DWP_ROW_STEP ROW OPERANDS);                              \
     else if (nb == 3)                                                                                 \
-      __asm__ volatile(ROW UTVM_DWP_ROW_STEP ROW UTVM_DWP_ROW_STEP ROW OPERANDS);                      \
+      __asm__ volatile(UTVM_DWP_FIX ROW UTVM_DWP_ROW_STEP ROW UTVM_DWP_ROW_STEP ROW OPERANDS);         \
     else                                                                                              \
-      __asm__ volatile(ROW UTVM_DWP_ROW_STEP ROW UTVM_DWP_ROW_STEP ROW UTVM_DWP_ROW_STEP ROW OPERANDS); \
+      __asm__ volatile(UTVM_DWP_FIX ROW UTVM_DWP_ROW_STEP ROW UTVM_DWP_ROW_STEP ROW UTVM_DWP_ROW_STEP   \
+                       ROW OPERANDS);                                                                 \
   } while (0)
-#define UTVM_DWP_UNROLLED_ROWS(PAIR, ONE, SH)                         \
+/* an odd width: the last outputs of rows 2k and 2k + 1 as one vertical pair (V), of a last odd
+ * row alone (ONE); the output offset passes over the last output of row 2k (SKIP) */
+#define UTVM_DWP_SKIP ".set .Lutvm_dwp_yo, .Lutvm_dwp_yo+%c[c1]\n\t"
+#define UTVM_DWP_UNROLLED_V(PAIRS, ONE, V)                                                              \
+  do {                                                                                                \
+    if (nb == 1)                                                                                      \
+      __asm__ volatile(UTVM_DWP_FIX PAIRS ONE OPERANDS);                                              \
+    else if (nb == 2)                                                                                 \
+      __asm__ volatile(UTVM_DWP_FIX PAIRS UTVM_DWP_SKIP UTVM_DWP_ROW_STEP PAIRS V OPERANDS);           \
+    else if (nb == 3)                                                                                 \
+      __asm__ volatile(UTVM_DWP_FIX PAIRS UTVM_DWP_SKIP UTVM_DWP_ROW_STEP PAIRS V UTVM_DWP_ROW_STEP PAIRS \
+                           ONE OPERANDS);                                                             \
+    else                                                                                              \
+      __asm__ volatile(UTVM_DWP_FIX PAIRS UTVM_DWP_SKIP UTVM_DWP_ROW_STEP PAIRS V UTVM_DWP_ROW_STEP     \
+                           PAIRS UTVM_DWP_SKIP UTVM_DWP_ROW_STEP PAIRS V OPERANDS);                   \
+  } while (0)
+#define UTVM_DWP_UNROLLED_ROWS(PAIR, ONE, V, SH)                      \
   do {                                                              \
     if (np == 0)                                                    \
-      UTVM_DWP_UNROLLED(ONE(SH));                                   \
+      UTVM_DWP_UNROLLED_V("", ONE(SH), V(SH));                      \
     else if (np == 1 && (ow & 1))                                   \
-      UTVM_DWP_UNROLLED(PAIR(SH) ONE(SH));                          \
+      UTVM_DWP_UNROLLED_V(PAIR(SH), ONE(SH), V(SH));                \
     else if (np == 1)                                               \
       UTVM_DWP_UNROLLED(PAIR(SH));                                  \
     else if (ow & 1)                                                \
-      UTVM_DWP_UNROLLED(PAIR(SH) PAIR(SH) ONE(SH));                 \
+      UTVM_DWP_UNROLLED_V(PAIR(SH) PAIR(SH), ONE(SH), V(SH));       \
     else                                                            \
       UTVM_DWP_UNROLLED(PAIR(SH) PAIR(SH));                         \
   } while (0)
 
 /* sh: the layer's right shift as an immediate (1..31: SMMLA), or 0: the channel's own (SMMLAR, k.e);
  * q: (bias, bias, m, r, e) of the channel (e < 0: the layer's shift); k: the loop's constants
- * (steps, ny) set by the caller; unrolled: nb is the layer's constant row count (one band) */
-UTVM_DWP_AI void utvm_dwp3_asm(const int16_t* p, int8_t* y, const int32_t* wv, const int32_t* q, utvm_dwp_loop_t* kp,
-                               int32_t nb, int32_t unrolled, int32_t ow, int32_t sw, int32_t rb, int32_t psh,
-                               int32_t yrs, int32_t ycs, int32_t sh) {
+ * (steps, ny) set by the caller; unrolled: nb is the layer's constant row count (one band).
+ * *pp, *yp: the plane and the output, given back unchanged (recovered from where the assembly
+ * leaves them, so that the caller keeps them in registers rather than on the stack) */
+UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* wv, const int32_t* q,
+                               utvm_dwp_loop_t* kp, int32_t nb, int32_t unrolled, int32_t ow, int32_t sw, int32_t rb,
+                               int32_t psh, int32_t yrs, int32_t ycs, int32_t sh) {
+  const int16_t* p = *pp;
+  int8_t* y = *yp;
   int32_t a0, a1, w0 = wv[0], w1 = wv[1], w2 = wv[2], w3 = wv[3], w4 = wv[4], w5 = wv[5];
   const int32_t np = ow / 2, pstep = psh - 4 * sw * np, ystep = yrs - ow * ycs;
   const int32_t small = unrolled && nb <= 4 && np <= 2 && nb * (np * 27 + (ow & 1) * 15) <= 170 && pstep < 4096 &&
-                        ystep < 4096 && ystep > -4096;
-  kp->bb[0] = q[0];
-  kp->bb[1] = q[1];
-  kp->mr[0] = q[2];
-  kp->mr[1] = q[3];
+                        ystep < 4096 && ystep > -4096 && (nb - 1) * yrs + ow * ycs < 4096 && psh <= 1020;
+  /* only what the loop reads, by LDRD/STRD: the bias pair for stride 1 (stride 2 holds it in a
+   * register), (m, r), e for the channel's own shift */
+  if (sw == 1)
+    __asm__ volatile("ldrd ip, lr, [%[q]]\n\tstrd ip, lr, %[bb]\n\t" : [bb] "=m"(kp->bb) : [q] "r"(q), "m"(*q),
+                     "m"(q[1]) : "ip", "lr");
+  __asm__ volatile("ldrd ip, lr, [%[q], #8]\n\tstrd ip, lr, %[mr]\n\t" : [mr] "=m"(kp->mr) : [q] "r"(q), "m"(q[2]),
+                   "m"(q[3]) : "ip", "lr");
   if (sh == 0) kp->e = q[4];
   if (!small) kp->rows = nb;
-#define UTVM_DWP_EXTRA , [pstep] "i"(pstep), [ystep] "i"(ystep)
+#define UTVM_DWP_EXTRA , [pstep] "i"(pstep), [ystep] "i"(ystep), [psh] "i"(psh), [yrs] "i"(yrs)
 /* the rows unrolled or looped, the layer's shift or the channel's */
-#define UTVM_DWP_STRIDE(PAIR, TAIL)                            \
+#define UTVM_DWP_STRIDE(PAIR, TAIL, V)                         \
   do {                                                         \
     if (small && sh > 0)                                       \
-      UTVM_DWP_UNROLLED_ROWS(PAIR, TAIL, UTVM_DWP_SH_IMM);     \
+      UTVM_DWP_UNROLLED_ROWS(PAIR, TAIL, V, UTVM_DWP_SH_IMM);  \
     else if (small)                                            \
-      UTVM_DWP_UNROLLED_ROWS(PAIR, TAIL, UTVM_DWP_SH_REG);     \
+      UTVM_DWP_UNROLLED_ROWS(PAIR, TAIL, V, UTVM_DWP_SH_REG);  \
     else if (sh > 0)                                           \
       UTVM_DWP_ROWS(PAIR, TAIL, UTVM_DWP_SH_IMM);              \
     else                                                       \
@@ -1363,15 +1546,19 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t* p, int8_t* y, const int32_t* wv, c
     w1 = utvm_dwp_pkhtb(wv[3], wv[1]);
     w3 = wv[4];
     w4 = wv[5];
-    UTVM_DWP_STRIDE(UTVM_DWP_S2_PAIR, UTVM_DWP_S2_TAIL);
+    UTVM_DWP_STRIDE(UTVM_DWP_S2_PAIR, UTVM_DWP_S2_TAIL, UTVM_DWP_S2_VPAIR);
   }
 #undef OPERANDS
 #define OPERANDS UTVM_DWP_S1_OPERANDS
-  if (sw == 1) UTVM_DWP_STRIDE(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL);
+  if (sw == 1) UTVM_DWP_STRIDE(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL, UTVM_DWP_S1_VPAIR);
 #undef OPERANDS
 #undef UTVM_DWP_STRIDE
 #undef UTVM_DWP_EXTRA
   (void)w5;
+  /* the assembly moved p by psh bytes a row (unrolled: the last row by its steps only) and y by
+   * yrs a row (unrolled: not at all) */
+  *pp = (const int16_t*)(uintptr_t)((uintptr_t)p - (uint32_t)(small ? (nb - 1) * psh + 4 * sw * np : nb * psh));
+  *yp = (int8_t*)(uintptr_t)((uintptr_t)y - (uint32_t)(small ? 0 : nb * yrs));
 }
 #endif
 
@@ -1489,7 +1676,7 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
   utvm_dwp_loop_t k;
   k.steps[0] = 8 * rs * sh - 4 * sw * (ow / 2);
   k.steps[1] = yrs - ow * ycs;
-  k.ny = (ow / 4) * 4 * ycs;
+  k.ny = (ow / 8) * 8 * ycs; /* the rows of more than six steps loop over four at a time */
 #endif
   (void)shift; /* the assembly's immediate; the C form reads each channel's e */
   /* the pairs of padding only, once */
@@ -1510,7 +1697,28 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
       if (band < oh)
         for (r = 0; r < nr; ++r)
           if (r < r0 || r >= r1) utvm_dwp_fill(sc + 4 * rs * r, rs, gc, 1, 0, rs, zx);
-      for (r = r0; r < r1; ++r, px += xrs, dst += 4 * rs) {
+#ifdef UTVM_DWP_ASM
+      {
+        /* the pieces of utvm_dwp_row4: a first pair (zero point, x_0), steps of four columns, a
+         * pair of two, a last pair (x_w-1, zero point) */
+        const int32_t lodd = left & 1, k1 = (left + w) / 2 - left / 2 - lodd, steps = k1 / 2, two = k1 & 1;
+        const int32_t tail = (left + w) & 1, pairs = lodd + 2 * steps + two + tail, dadv = 8 * rs - 4 * pairs;
+        /* px moves by its post-indexed loads (xcs < 256), else only by the loop of steps */
+        const int32_t moved = xcs < 256 ? lodd + 4 * steps + 2 * two : (steps > 1 ? lodd + 4 * steps : 0);
+        const int32_t xend = xrs - xcs * moved;
+        if (gc == 4 && xcs < 1024 && 3 * rs <= 506 && xend < 4096 && xend > -4096 && dadv >= 0 &&
+            dadv < 4096) {
+          if (r1 > r0)
+            utvm_dwp_rows4(dst, rs, px, r1 - r0, xcs, left, zw, lodd, steps, two, tail, xend, dadv);
+          r = r1; /* done */
+        } else {
+          r = r0;
+        }
+      }
+#else
+      r = r0;
+#endif
+      for (; r < r1; ++r, px += xrs, dst += 4 * rs) {
         if (gc == 4) {
           utvm_dwp_row4(dst, rs, px, w, xcs, left, zw);
         } else {
@@ -1520,26 +1728,27 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
               dst[g * rs + c] = (int16_t)(c < left || c >= left + w ? zx : px[(c - left) * xcs + g]);
         }
       }
-      for (gi = 0; gi < gc; ++gi)
-        for (mm = 0; mm < mult; ++mm) {
-          const int32_t o = (g0 + gi) * mult + mm;
-          const int16_t* pl = sc + gi * rs;
-          const int32_t* qo = q + 5 * o;
-          int8_t* yo = y + i0 * yrs + o;
+      {
+        /* output channel o = (g0 + gi) mult + mm: its plane, q, weights and outputs */
+        const int16_t* pl = sc;
+        const int32_t* qo = q + 5 * g0 * mult;
+        const int32_t* wo = wt + g0 * mult * nw;
+        int8_t* yo = y + i0 * yrs + g0 * mult;
+        for (gi = 0; gi < gc; ++gi, pl += rs)
+          for (mm = 0; mm < mult; ++mm, qo += 5, wo += nw, ++yo) {
 #ifdef UTVM_DWP_ASM
-          if (kh == 3 && kw == 3 && sw <= 2 && (flags & UTVM_DWP_ROUND_NEG) == 0 && lo == -128 && hi == 127 &&
-              16 * rs * dh <= 1020 && 8 * rs * sh <= 4095 && ycs <= 2047) {
-            if (shift > 0 && ((flags & UTVM_DWP_MIXED) == 0 || qo[4] < 0))
-              utvm_dwp3_asm(pl, yo, wt + o * nw, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs,
-                            shift);
-            else
-              utvm_dwp3_asm(pl, yo, wt + o * nw, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs,
-                            0);
-            continue;
-          }
+            if (kh == 3 && kw == 3 && sw <= 2 && (flags & UTVM_DWP_ROUND_NEG) == 0 && lo == -128 && hi == 127 &&
+                16 * rs * dh <= 1020 && 8 * rs * sh <= 4095 && ycs <= 2047) {
+              if (shift > 0 && ((flags & UTVM_DWP_MIXED) == 0 || qo[4] < 0))
+                utvm_dwp3_asm(&pl, &yo, wo, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs, shift);
+              else
+                utvm_dwp3_asm(&pl, &yo, wo, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs, 0);
+              continue;
+            }
 #endif
-          utvm_dwp_chan_c(yo, pl, wt + o * nw, qo, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi);
-        }
+            utvm_dwp_chan_c(yo, pl, wo, qo, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi);
+          }
+      }
     }
   }
   return 0;
