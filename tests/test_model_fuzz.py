@@ -25,7 +25,7 @@ FUZZ = ROOT / "tests" / "fuzz"
 #: so that the fuzz and sanitizer tests stay within 10 minutes of CI; longer campaigns are
 #: ``tests/fuzz/model_fuzz.py --budget SECONDS``
 CI_SEEDS = 40
-SLOW_SEEDS = 60
+SLOW_SEEDS = 30
 
 
 def load_fuzz() -> ModuleType:
