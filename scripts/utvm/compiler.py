@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .emit.aot import EmittedSources, emit
 from .emit.compat_v018 import COMPAT_TVM_018
@@ -18,11 +18,14 @@ from .external import OffloadOptions, create_modules
 from .importer import c_identifier, load_model
 from .importer.limits import MAX_POOL_BYTES, mib
 from .ir import Graph, Operator
-from .lower.lowering import Lowered, lower_graph
+from .lower.lowering import KernelCall, Lowered, lower_graph
 from .package.mlf import called_functions, external_layout, metadata, write_mlf, write_tar
 from .package.staticlib import build_static_lib
 from .plan.memory import MemoryPlan, plan_memory, step_heights
 from .plan.patches import PatchPlan, choose_patches
+
+if TYPE_CHECKING:
+    from .ops.base import OpDef
 
 
 @dataclass
@@ -203,29 +206,41 @@ def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = 
         raise internal(graph.name, exc) from exc
 
 
+def _configure(lowered: Lowered, pick: Callable[[int, KernelCall, Operator, OpDef], dict[str, Any] | None]) -> list[Operator]:
+    """Give each operator without a tuned configuration the one ``pick(step, call, op, opdef)``
+    returns (None: keep the default); the operators that got one (the graph must be lowered and
+    planned again)."""
+    from .ops import get
+
+    changed = []
+    for step, call in enumerate(lowered.calls):
+        op = lowered.graph.ops[call.op_index]
+        opdef = get(op.kind)
+        if opdef is None or op.attrs.get("config"):
+            continue
+        config = pick(step, call, op, opdef)
+        if config is not None:
+            op.attrs["config"] = config
+            changed.append(op)
+    return changed
+
+
 def _fit_scratch(lowered: Lowered, plan: MemoryPlan, cpu: str | None) -> bool:
     """Give a configuration with less scratch (``OpDef.fit_scratch``) to each operator without a
     tuned configuration whose kernel's scratch raises the pool above what the other steps need;
     True when some operator got one (the graph must be lowered and planned again)."""
     from .lower.target import Target
-    from .ops import get
 
     symbols = [c.symbol for c in lowered.calls]
     heights, need = step_heights(plan, symbols), step_heights(plan, symbols, own=True)
-    changed = False
-    for step, call in enumerate(lowered.calls):
-        op = lowered.graph.ops[call.op_index]
-        opdef = get(op.kind)
-        if opdef is None or opdef.fit_scratch is None or op.attrs.get("config"):
-            continue
+
+    def pick(step: int, call: KernelCall, op: Operator, opdef: OpDef) -> dict[str, Any] | None:
         others = max([need[s] for s in need if s != step] + [heights[step]])
-        if need[step] <= others:
-            continue
-        config = opdef.fit_scratch(lowered.graph, op, Target.for_cpu(cpu), others - heights[step])
-        if config is not None:
-            op.attrs["config"] = config
-            changed = True
-    return changed
+        if opdef.fit_scratch is None or need[step] <= others:
+            return None
+        return opdef.fit_scratch(lowered.graph, op, Target.for_cpu(cpu), others - heights[step])
+
+    return bool(_configure(lowered, pick))
 
 
 #: --memory-mode min: the most extra MACs the patches may cost unless min:PCT says otherwise
@@ -259,22 +274,16 @@ def _order_rows(lowered: Lowered, plan: MemoryPlan, cpu: str | None, slack: floa
     tuned configuration, whose kernel writes them out of order (it cannot run shifted); the
     operators that got one."""
     from .lower.target import Target
-    from .ops import get
 
     need = step_heights(plan, [c.symbol for c in lowered.calls], own=True)
     peak = max(need.values(), default=0)
-    changed = []
-    for step, call in enumerate(lowered.calls):
-        op = lowered.graph.ops[call.op_index]
-        opdef = get(op.kind)
-        if (not call.rows_out_of_order or need[step] < peak or opdef is None
-                or opdef.rows_in_order_config is None or op.attrs.get("config")):
-            continue
-        config = opdef.rows_in_order_config(lowered.graph, op, Target.for_cpu(cpu), slack)
-        if config is not None:
-            op.attrs["config"] = config
-            changed.append(op)
-    return changed
+
+    def pick(step: int, call: KernelCall, op: Operator, opdef: OpDef) -> dict[str, Any] | None:
+        if not call.rows_out_of_order or need[step] < peak or opdef.rows_in_order_config is None:
+            return None
+        return opdef.rows_in_order_config(lowered.graph, op, Target.for_cpu(cpu), slack)
+
+    return _configure(lowered, pick)
 
 
 def _compile_lowered(graph: Graph, out_dir: Path, options: CompileOptions, progress: Progress, start: float,
