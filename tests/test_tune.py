@@ -111,6 +111,25 @@ def test_every_configuration_is_bit_exact_with_tflite_micro(small_model: Path, t
         assert report.outputs_match_reference, config
 
 
+def test_the_executors_fixed_cost_is_measured_beside_the_kernels(small_model: Path, tmp_path: Path) -> None:
+    """The null model (the operator's function replaced by an empty one) costs nearly the same for
+    two operators of different sizes (the larger one's scratch adds two calls that set it), and
+    less than each; the operator's own instructions are the rest, and grow with its work."""
+    _toolchain()
+    from utvm.tune.measure import measure
+
+    graph = load_model(small_model)
+    fcs = [op for op in graph.ops if op.kind == "fully_connected"]
+    small, large = (measure(graph, op, [{}], "mps2/an386", "cortex-m4", tmp_path / f"k{k}")[0]
+                    for k, op in enumerate(fcs))
+    assert small.fixed is not None and large.fixed is not None
+    assert small.fixed <= large.fixed <= small.fixed + 16, (small.fixed, large.fixed)
+    assert 20 < small.fixed < small.instructions, (small.fixed, small.instructions)
+    assert small.own == small.instructions - small.fixed and large.own == large.instructions - large.fixed
+    # 16 x 8 against 96 x 3 MACs: the larger layer costs more of its own
+    assert large.own > small.own, (small.own, large.own)
+
+
 def _tune(model: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "utvm", "tune", str(model), "--board", "mps2/an386",
                            "--trials", "8", "-o", str(out), *extra], capture_output=True, text=True, env=ENV)

@@ -3,7 +3,12 @@
 into one firmware that runs each on the same random inputs, and read back: instructions
 (QEMU's exact count; a short kernel runs back to back until the count spans TARGET_TICKS counter
 ticks, so the counter's tick does not round it) and the output bytes (which must equal the
-default's)."""
+default's).
+
+The same firmware runs the default configuration's model once more with its operator's function
+replaced by an empty one (the "null" model): what the executor spends around any operator (run
+entry, I/O checks, binding the tensors, the call) whatever the kernel. A candidate's instructions
+minus that fixed cost are the operator's own: its packed function and its kernel."""
 
 from __future__ import annotations
 
@@ -38,6 +43,15 @@ class Candidate:
     error: str = ""
     instructions: int | None = None
     output: bytes | None = None
+    #: instructions the executor spends around the operator (the null model), measured beside it
+    fixed: int | None = None
+
+    @property
+    def own(self) -> int | None:
+        """Instructions of the operator itself (its packed function and kernel)."""
+        if self.instructions is None or self.fixed is None:
+            return None
+        return max(self.instructions - self.fixed, 0)
 
 
 def one_op_graph(graph: Graph, op: Operator, config: Config, name: str) -> Graph:
@@ -83,13 +97,33 @@ def compile_candidates(graph: Graph, op: Operator, configs: list[Config], cpu: s
     return cands
 
 
-def _harness(path: Path, cands: list[Candidate], inputs: list[np.ndarray], out_size: int) -> Path:
+#: the null model's name and the empty function its operator calls instead of its kernel
+NULL_NAME = "tune_null"
+NULL_OP = "utvm_tune_null_op"
+
+
+def _null_model(mlf: Path) -> tuple[list[Path], dict[str, str]]:
+    """The null model's sources to leave out (its kernels) and the defines that point its
+    executor's calls at the empty ``NULL_OP``."""
+    src = mlf / "codegen" / "host" / "src"
+    executor = src / f"{NULL_NAME}_lib1.c"
+    symbols = sorted(set(re.findall(rf"__tvm_ffi_tvmgen_{NULL_NAME}_\w+", executor.read_text())))
+    return [src / f"{NULL_NAME}_lib0.c"], {s: NULL_OP for s in symbols}
+
+
+def _harness(path: Path, cands: list[Candidate], inputs: list[np.ndarray], out_size: int,
+             null: bool = False) -> Path:
     """C that runs every candidate model once on the same inputs and prints its instruction
-    count (counter ticks) and output bytes."""
+    count (counter ticks) and output bytes; with ``null`` the null model as index -1."""
     lines = ["#include <stdio.h>", "#include <string.h>", "#include <stdint.h>",
              '#include "utvm/model.h"', '#include "utvm/platform.h"', ""]
     for c in cands:
         lines.append(f"extern const utvm_model_t tvmgen_tune_c{c.index}_model;")
+    if null:
+        lines += [f"extern const utvm_model_t tvmgen_{NULL_NAME}_model;",
+                  f"__attribute__((noinline)) int32_t {NULL_OP}(void* self, void* args, int32_t n, void* result);",
+                  f"__attribute__((noinline)) int32_t {NULL_OP}(void* self, void* args, int32_t n, void* result) {{",
+                  "  (void)self;", "  (void)args;", "  (void)n;", "  (void)result;", "  return 0;", "}"]
     for i, arr in enumerate(inputs):
         data = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
         lines.append(f"static const uint8_t in_data{i}[{max(data.size, 1)}] = {{{', '.join(map(str, data))}}};")
@@ -113,18 +147,21 @@ def _harness(path: Path, cands: list[Candidate], inputs: list[np.ndarray], out_s
               "}", "", "int main(void) {"]
     for c in cands:
         lines.append(f"  run(&tvmgen_tune_c{c.index}_model, {c.index});")
+    if null:
+        lines.append(f"  run(&tvmgen_{NULL_NAME}_model, -1);")
     lines += ["  return 0;", "}", ""]
     path.write_text("\n".join(lines))
     return path
 
 
-_LINE = re.compile(r"^TUNE (\d+) (-?\d+) (\d+) (\d+) ([0-9a-f]*)$", re.M)
+_LINE = re.compile(r"^TUNE (-?\d+) (-?\d+) (\d+) (\d+) ([0-9a-f]*)$", re.M)
 
 
 def run_candidates(cands: list[Candidate], board_name: str, inputs: list[np.ndarray], out_size: int,
-                   work: Path) -> None:
-    """Link the compiled candidates into one firmware for an emulated board, run it once, and
-    fill in each candidate's instructions and output."""
+                   work: Path, null: Path | None = None) -> None:
+    """Link the compiled candidates (and the ``null`` model's MLF, if given) into one firmware
+    for an emulated board, run it once, and fill in each candidate's instructions, output and
+    the executor's fixed cost."""
     from ..run import qemu
     from ..run.boards import get_board
     from ..run.host import mlf_sources
@@ -133,20 +170,32 @@ def run_candidates(cands: list[Candidate], board_name: str, inputs: list[np.ndar
     if not built:
         return
     board = get_board(board_name)
-    sources, includes = mlf_sources([c.mlf for c in built], "baremetal")  # type: ignore[misc]
-    harness = _harness(work / "tune_main.c", built, inputs, out_size)
-    elf = qemu.build_firmware(board, [*sources, harness], includes, {}, work / "fw", jobs=2)
+    mlfs = [c.mlf for c in built] + ([null] if null else [])
+    sources, includes = mlf_sources(mlfs, "baremetal")  # type: ignore[arg-type]
+    defines: dict[str, str] = {}
+    if null:
+        left_out, defines = _null_model(null)
+        sources = [s for s in sources if s not in left_out]
+    harness = _harness(work / "tune_main.c", built, inputs, out_size, null=null is not None)
+    elf = qemu.build_firmware(board, [*sources, harness], includes, defines, work / "fw", jobs=2)
     result = qemu.run_firmware(board, elf, timeout_s=600)
     if result.fault:
         raise UtvmError(f"the tuning firmware crashed on {board_name}: {result.fault}")
     by_index = {c.index: c for c in built}
+    fixed = None
     for m in _LINE.finditer(result.stdout):
+        count = round(board.ticks_to_instructions(int(m.group(3))) / int(m.group(4)))
+        if int(m.group(1)) < 0:
+            fixed = count
+            continue
         c = by_index[int(m.group(1))]
         if int(m.group(2)) != 0:
             c.error = f"the kernel returned status {m.group(2)}"
             continue
-        c.instructions = round(board.ticks_to_instructions(int(m.group(3))) / int(m.group(4)))
+        c.instructions = count
         c.output = bytes.fromhex(m.group(5))
+    for c in built:
+        c.fixed = fixed
     for c in built:
         if c.instructions is None and not c.error:
             c.error = "no measurement (the firmware stopped early)"
@@ -166,6 +215,8 @@ def measure(graph: Graph, op: Operator, configs: list[Config], board: str, cpu: 
     """Compile and measure every configuration of ``op`` on an emulated ``board``."""
     work.mkdir(parents=True, exist_ok=True)
     cands = compile_candidates(graph, op, configs, cpu, work, jobs)
+    null, _, error = _compile((one_op_graph(graph, op, configs[0] if configs else {}, NULL_NAME), cpu, work / "null"))
     inputs = kernel_inputs(graph, op, seed)
-    run_candidates(cands, board, inputs, graph.tensors[op.outputs[0]].nbytes, work)
+    run_candidates(cands, board, inputs, graph.tensors[op.outputs[0]].nbytes, work,
+                   null=Path(null) if null and not error else None)
     return cands
