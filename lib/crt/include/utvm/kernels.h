@@ -1326,15 +1326,67 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
   "ldrd ip, lr, [%[p]" R "\n\t"                  \
   "smlad %[a0], ip, " W0 ", " ACC0 "\n\t"        \
   "smlab" SEL " %[a0], lr, " W1 ", %[a0]\n\t"
-#define UTVM_DWP_S2_PAIR(SH)                                                                      \
-  UTVM_DWP_S2_ROW("], #8", "]", "%[w0]", "%[w1]", "b", "%[b]", "%[b]")                            \
+/* the bias in register b, or (_M) read from bb into the accumulators */
+#define UTVM_DWP_S2_PAIR(SH) UTVM_DWP_S2_PAIR_(SH, "", "%[b]", "%[b]")
+#define UTVM_DWP_S2_PAIR_M(SH) UTVM_DWP_S2_PAIR_(SH, "ldrd %[a0], %[a1], %[bb]\n\t", "%[a0]", "%[a1]")
+#define UTVM_DWP_S2_TAIL(SH) UTVM_DWP_S2_TAIL_(SH, "", "%[b]")
+#define UTVM_DWP_S2_TAIL_M(SH) UTVM_DWP_S2_TAIL_(SH, "ldr %[a0], %[bb]\n\t", "%[a0]")
+#define UTVM_DWP_S2_PAIR_(SH, INIT, ACC0, ACC1)                                                   \
+  INIT UTVM_DWP_S2_ROW("], #8", "]", "%[w0]", "%[w1]", "b", ACC0, ACC1)                           \
   UTVM_DWP_S2_ROW(", #%c[r1]-8]", ", #%c[r1]]", "%[w2]", "%[w1]", "t", "%[a0]", "%[a1]")          \
   UTVM_DWP_S2_ROW(", #2*%c[r1]-8]", ", #2*%c[r1]]", "%[w3]", "%[w4]", "t", "%[a0]", "%[a1]")      \
   UTVM_DWP_RQ2(SH)
-#define UTVM_DWP_S2_TAIL(SH)                                                                      \
-  UTVM_DWP_S2_ONE("]", "%[w0]", "%[w1]", "b", "%[b]")                                             \
+#define UTVM_DWP_S2_TAIL_(SH, INIT, ACC0)                                                         \
+  INIT UTVM_DWP_S2_ONE("]", "%[w0]", "%[w1]", "b", ACC0)                                          \
   UTVM_DWP_S2_ONE(", #%c[r1]]", "%[w2]", "%[w1]", "t", "%[a0]")                                   \
   UTVM_DWP_S2_ONE(", #2*%c[r1]]", "%[w3]", "%[w4]", "t", "%[a0]") UTVM_DWP_RQ1(SH)
+
+/* stride 2, four outputs per step (a0..a3): A0, A1 into ip, lr, then A2, A3, then A4 into ip;
+ * 3 loads and 8 multiplies per kernel row instead of 4 and 8, one (m, r) load for four outputs */
+#define UTVM_DWP_S2_QROW(R, R8, R16, W0, W1, SEL)  \
+  "ldrd ip, lr, [%[p]" R "\n\t"                  \
+  "smlad %[a0], ip, " W0 ", %[a0]\n\t"           \
+  "smlad %[a1], lr, " W0 ", %[a1]\n\t"           \
+  "smlab" SEL " %[a0], lr, " W1 ", %[a0]\n\t"    \
+  "ldrd ip, lr, [%[p]" R8 "\n\t"                 \
+  "smlab" SEL " %[a1], ip, " W1 ", %[a1]\n\t"    \
+  "smlad %[a2], ip, " W0 ", %[a2]\n\t"           \
+  "smlad %[a3], lr, " W0 ", %[a3]\n\t"           \
+  "smlab" SEL " %[a2], lr, " W1 ", %[a2]\n\t"    \
+  "ldr ip, [%[p]" R16 "\n\t"                     \
+  "smlab" SEL " %[a3], ip, " W1 ", %[a3]\n\t"
+#define UTVM_DWP_SH_IMM4(A, B, C, D) UTVM_DWP_SH_IMM2(A, B) UTVM_DWP_SH_IMM2(C, D)
+#define UTVM_DWP_SH_REG4(A, B, C, D) \
+  UTVM_DWP_SH_REG2(A, B) "ldrd ip, lr, %[mr]\n\t" UTVM_DWP_SH_REG2(C, D)
+/* the four stores: at offsets from y (unrolled), else post-indexed (c1 <= 255) or at offsets
+ * with one advance */
+#define UTVM_DWP_RQ4(SH)                                        \
+  "ldrd ip, lr, %[mr]\n\t"                                      \
+  SH##4("%[a0]", "%[a1]", "%[a2]", "%[a3]")                     \
+  ".if .Lutvm_dwp_fix\n\t"                                      \
+  UTVM_DWP_STRB_AT("%[a0]", ".Lutvm_dwp_yo")                     \
+  UTVM_DWP_STRB_AT("%[a1]", ".Lutvm_dwp_yo+%c[c1]")              \
+  UTVM_DWP_STRB_AT("%[a2]", ".Lutvm_dwp_yo+2*%c[c1]")            \
+  UTVM_DWP_STRB_AT("%[a3]", ".Lutvm_dwp_yo+3*%c[c1]")            \
+  ".set .Lutvm_dwp_yo, .Lutvm_dwp_yo+4*%c[c1]\n\t"              \
+  ".elseif 4*%c[c1] > 255 && %c[c1] <= 255\n\t"                 \
+  "strb %[a0], [%[y]], #%c[c1]\n\t"                             \
+  "strb %[a1], [%[y]], #%c[c1]\n\t"                             \
+  "strb %[a2], [%[y]], #%c[c1]\n\t"                             \
+  "strb %[a3], [%[y]], #%c[c1]\n\t"                             \
+  ".else\n\t"                                                   \
+  "strb %[a1], [%[y], %[c1]]\n\t"                               \
+  "strb %[a2], [%[y], #2*%c[c1]]\n\t"                           \
+  "strb %[a3], [%[y], #3*%c[c1]]\n\t"                           \
+  UTVM_DWP_STORE_ADVANCE("%[a0]", "4*%c[c1]")                    \
+  ".endif\n\t"
+#define UTVM_DWP_S2_QUAD(SH)                                                                          \
+  "ldrd %[a0], %[a1], %[bb]\n\t"                                                                      \
+  "ldrd %[a2], %[a3], %[bb]\n\t"                                                                      \
+  UTVM_DWP_S2_QROW("], #16", ", #-8]", "]", "%[w0]", "%[w1]", "b")                                      \
+  UTVM_DWP_S2_QROW(", #%c[r1]-16]", ", #%c[r1]-8]", ", #%c[r1]]", "%[w2]", "%[w1]", "t")                 \
+  UTVM_DWP_S2_QROW(", #2*%c[r1]-16]", ", #2*%c[r1]-8]", ", #2*%c[r1]]", "%[w3]", "%[w4]", "t")           \
+  UTVM_DWP_RQ4(SH)
 
 /* unrolled planes of an odd width: the last outputs of two rows as one pair (a0: the row
  * above, psh bytes before p; a1: this row at p), stored at offsets from y; the words of the row
@@ -1378,11 +1430,12 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
 
 /* the steps of a row: unrolled (written out, so that the compiler knows the asm's size), or a
  * loop of two steps */
-#define UTVM_DWP_LOOP(PAIR)                      \
+#define UTVM_DWP_LOOP(PAIR) UTVM_DWP_LOOP8(PAIR PAIR PAIR PAIR)
+#define UTVM_DWP_LOOP8(BODY)                     \
   "ldr ip, %[ny]\n\t"                            \
   "add ip, %[y], ip\n\t"                         \
   "str ip, %[yend]\n\t"                          \
-  "1:\n\t" PAIR PAIR PAIR PAIR                   \
+  "1:\n\t" BODY                                  \
   "ldr ip, %[yend]\n\t"                          \
   "cmp %[y], ip\n\t"                             \
   "bne 1b\n\t"
@@ -1392,6 +1445,7 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
   "add %[p], %[p], %[pstep]\n\t"                                                   \
   ".if %c[ystep] != 0 && .Lutvm_dwp_fix\n\t"                                      \
   ".set .Lutvm_dwp_yo, .Lutvm_dwp_yo+%c[ystep]\n\t"                                \
+  UTVM_DWP_REBASE                                                                  \
   ".elseif %c[ystep] != 0\n\t"                                                     \
   "add %[y], %[y], %[ystep]\n\t"                                                   \
   ".endif\n\t"                                                                     \
@@ -1399,6 +1453,21 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
   "ldrd ip, lr, %[steps]\n\t"                                                      \
   "add %[p], %[p], ip\n\t"                                                         \
   "add %[y], %[y], lr\n\t"                                                         \
+  ".endif\n\t"
+/* unrolled rows whose outputs would pass 12 bits of offset (medium planes only: the offsets
+ * of small ones fit) move y to the next row's first output; y goes back at the end */
+#define UTVM_DWP_REBASE                                                          \
+  ".if .Lutvm_dwp_yo+%c[yspan] > 4095\n\t"                                     \
+  "addw %[y], %[y], #.Lutvm_dwp_yo\n\t"                                         \
+  ".set .Lutvm_dwp_ymv, .Lutvm_dwp_ymv+.Lutvm_dwp_yo\n\t"                       \
+  ".set .Lutvm_dwp_yo, 0\n\t"                                                  \
+  ".endif\n\t"
+#define UTVM_DWP_YBACK                                                           \
+  ".if .Lutvm_dwp_ymv > 0 && .Lutvm_dwp_ymv < 4096\n\t"                        \
+  "subw %[y], %[y], #.Lutvm_dwp_ymv\n\t"                                        \
+  ".elseif .Lutvm_dwp_ymv > 0\n\t"                                             \
+  "movw ip, #.Lutvm_dwp_ymv\n\t"                                                \
+  "sub %[y], %[y], ip\n\t"                                                     \
   ".endif\n\t"
 #define UTVM_DWP_ROW_END                         \
   UTVM_DWP_ROW_STEP                              \
@@ -1415,6 +1484,9 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
 #define UTVM_DWP_S1_OPERANDS                                                                         \
   UTVM_DWP_OUTS : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4), [w5] "r"(w5), \
                   UTVM_DWP_INS : "cc", "memory", "ip", "lr"
+#define UTVM_DWP_S2Q_OPERANDS                                                                        \
+  UTVM_DWP_OUTS, [a2] "=&r"(a2), [a3] "=&r"(a3) : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3),        \
+                  [w4] "r"(w4), UTVM_DWP_INS : "cc", "memory", "ip", "lr"
 #define UTVM_DWP_S2_OPERANDS                                                                         \
   UTVM_DWP_OUTS : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4), [b] "r"(q[0]),   \
                                   UTVM_DWP_INS : "cc", "memory", "ip", "lr"
@@ -1460,9 +1532,35 @@ typedef struct {
       UTVM_DWP_ROW_TAILS(UTVM_DWP_LOOP(PAIR(SH)), ONE(SH));                  \
   } while (0)
 
+/* stride 2 with four outputs per step (Q): np / 2 steps of four and a pair, unrolled up to
+ * twelve outputs, else eight per loop iteration */
+#define UTVM_DWP_ROWS_Q(PAIR, QUAD, ONE, SH)                                         \
+  do {                                                                             \
+    if (np == 1)                                                                   \
+      UTVM_DWP_ROW_TAILS(PAIR(SH), ONE(SH));                                       \
+    else if (np == 2)                                                              \
+      UTVM_DWP_ROW_TAILS(QUAD(SH), ONE(SH));                                       \
+    else if (np == 3)                                                              \
+      UTVM_DWP_ROW_TAILS(QUAD(SH) PAIR(SH), ONE(SH));                              \
+    else if (np == 4)                                                              \
+      UTVM_DWP_ROW_TAILS(QUAD(SH) QUAD(SH), ONE(SH));                              \
+    else if (np == 5)                                                              \
+      UTVM_DWP_ROW_TAILS(QUAD(SH) QUAD(SH) PAIR(SH), ONE(SH));                     \
+    else if (np == 6)                                                              \
+      UTVM_DWP_ROW_TAILS(QUAD(SH) QUAD(SH) QUAD(SH), ONE(SH));                     \
+    else if (np % 4 == 1)                                                          \
+      UTVM_DWP_ROW_TAILS(PAIR(SH) UTVM_DWP_LOOP8(QUAD(SH) QUAD(SH)), ONE(SH));     \
+    else if (np % 4 == 2)                                                          \
+      UTVM_DWP_ROW_TAILS(QUAD(SH) UTVM_DWP_LOOP8(QUAD(SH) QUAD(SH)), ONE(SH));     \
+    else if (np % 4 == 3)                                                          \
+      UTVM_DWP_ROW_TAILS(QUAD(SH) PAIR(SH) UTVM_DWP_LOOP8(QUAD(SH) QUAD(SH)), ONE(SH)); \
+    else                                                                           \
+      UTVM_DWP_ROW_TAILS(UTVM_DWP_LOOP8(QUAD(SH) QUAD(SH)), ONE(SH));              \
+  } while (0)
+
 /* small planes: every row written out (nb rows of np <= 2 steps), no loop, the outputs at
  * offsets from y */
-#define UTVM_DWP_FIX ".set .Lutvm_dwp_fix, 1\n\t.set .Lutvm_dwp_yo, 0\n\t"
+#define UTVM_DWP_FIX ".set .Lutvm_dwp_fix, 1\n\t.set .Lutvm_dwp_yo, 0\n\t.set .Lutvm_dwp_ymv, 0\n\t"
 #define UTVM_DWP_UNROLLED(ROW)                                                                        \
   do {                                                                                                \
     if (nb == 1)                                                                                      \
@@ -1505,6 +1603,57 @@ typedef struct {
       UTVM_DWP_UNROLLED(PAIR(SH) PAIR(SH));                         \
   } while (0)
 
+/* medium planes (one band of up to eight rows of two to four steps): every row written out
+ * as the looped rows run it, no row loop, the outputs at offsets from y */
+#define UTVM_DWP_R2(ROW) ROW UTVM_DWP_ROW_STEP ROW
+#define UTVM_DWP_R4(ROW) UTVM_DWP_R2(ROW) UTVM_DWP_ROW_STEP UTVM_DWP_R2(ROW)
+#define UTVM_DWP_UNROLLED8(ROW)                                                                                \
+  do {                                                                                                         \
+    if (nb == 1)                                                                                               \
+      __asm__ volatile(UTVM_DWP_FIX ROW UTVM_DWP_YBACK OPERANDS);                                                             \
+    else if (nb == 2)                                                                                          \
+      __asm__ volatile(UTVM_DWP_FIX UTVM_DWP_R2(ROW) UTVM_DWP_YBACK OPERANDS);                                                \
+    else if (nb == 3)                                                                                          \
+      __asm__ volatile(UTVM_DWP_FIX UTVM_DWP_R2(ROW) UTVM_DWP_ROW_STEP ROW UTVM_DWP_YBACK OPERANDS);                          \
+    else if (nb == 4)                                                                                          \
+      __asm__ volatile(UTVM_DWP_FIX UTVM_DWP_R4(ROW) UTVM_DWP_YBACK OPERANDS);                                                \
+    else if (nb == 5)                                                                                          \
+      __asm__ volatile(UTVM_DWP_FIX UTVM_DWP_R4(ROW) UTVM_DWP_ROW_STEP ROW UTVM_DWP_YBACK OPERANDS);                          \
+    else if (nb == 6)                                                                                          \
+      __asm__ volatile(UTVM_DWP_FIX UTVM_DWP_R4(ROW) UTVM_DWP_ROW_STEP UTVM_DWP_R2(ROW) UTVM_DWP_YBACK OPERANDS);             \
+    else if (nb == 7)                                                                                          \
+      __asm__ volatile(UTVM_DWP_FIX UTVM_DWP_R4(ROW) UTVM_DWP_ROW_STEP UTVM_DWP_R2(ROW) UTVM_DWP_ROW_STEP ROW  \
+                           UTVM_DWP_YBACK OPERANDS);                                                                          \
+    else                                                                                                       \
+      __asm__ volatile(UTVM_DWP_FIX UTVM_DWP_R4(ROW) UTVM_DWP_ROW_STEP UTVM_DWP_R4(ROW) UTVM_DWP_YBACK OPERANDS);             \
+  } while (0)
+#define UTVM_DWP_MEDIUM_TAILS(STEPS, ONE) \
+  do {                                    \
+    if (ow & 1)                           \
+      UTVM_DWP_UNROLLED8(STEPS ONE);      \
+    else                                  \
+      UTVM_DWP_UNROLLED8(STEPS);          \
+  } while (0)
+/* stride 1: np pairs; stride 2: steps of four and a pair (Q) */
+#define UTVM_DWP_MEDIUM(PAIR, ONE, SH)                                    \
+  do {                                                                    \
+    if (np == 2)                                                          \
+      UTVM_DWP_MEDIUM_TAILS(PAIR(SH) PAIR(SH), ONE(SH));                  \
+    else if (np == 3)                                                     \
+      UTVM_DWP_MEDIUM_TAILS(PAIR(SH) PAIR(SH) PAIR(SH), ONE(SH));         \
+    else                                                                  \
+      UTVM_DWP_MEDIUM_TAILS(PAIR(SH) PAIR(SH) PAIR(SH) PAIR(SH), ONE(SH)); \
+  } while (0)
+#define UTVM_DWP_MEDIUM_Q(PAIR, QUAD, ONE, SH)                  \
+  do {                                                          \
+    if (np == 2)                                                \
+      UTVM_DWP_MEDIUM_TAILS(QUAD(SH), ONE(SH));                 \
+    else if (np == 3)                                           \
+      UTVM_DWP_MEDIUM_TAILS(QUAD(SH) PAIR(SH), ONE(SH));        \
+    else                                                        \
+      UTVM_DWP_MEDIUM_TAILS(QUAD(SH) QUAD(SH), ONE(SH));        \
+  } while (0)
+
 /* sh: the layer's right shift as an immediate (1..31: SMMLA), or 0: the channel's own (SMMLAR, k.e);
  * q: (bias, bias, m, r, e) of the channel (e < 0: the layer's shift); k: the loop's constants
  * (steps, ny) set by the caller; unrolled: nb is the layer's constant row count (one band).
@@ -1515,20 +1664,26 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* w
                                int32_t psh, int32_t yrs, int32_t ycs, int32_t sh) {
   const int16_t* p = *pp;
   int8_t* y = *yp;
-  int32_t a0, a1, w0 = wv[0], w1 = wv[1], w2 = wv[2], w3 = wv[3], w4 = wv[4], w5 = wv[5];
+  int32_t a0, a1, a2, a3, w0 = wv[0], w1 = wv[1], w2 = wv[2], w3 = wv[3], w4 = wv[4], w5 = wv[5];
   const int32_t np = ow / 2, pstep = psh - 4 * sw * np, ystep = yrs - ow * ycs;
   const int32_t small = unrolled && nb <= 4 && np <= 2 && nb * (np * 27 + (ow & 1) * 15) <= 170 && pstep < 4096 &&
                         ystep < 4096 && ystep > -4096 && (nb - 1) * yrs + ow * ycs < 4096 && psh <= 1020;
+  /* one band of up to eight rows of two to four steps, within about 480 instructions */
+  const int32_t medium = unrolled && !small && nb <= 8 && np >= 2 && np <= 4 &&
+                         nb * (sw == 1 ? np * 24 : (np / 2) * 48 + (np & 1) * 25) + nb * (ow & 1) * 14 <= 480 &&
+                         pstep < 4096 && ystep < 4096 && ystep > -4096 && ow * ycs < 4096;
+  const int32_t fixed = small || medium;
   /* only what the loop reads, by LDRD/STRD: the bias pair for stride 1 (stride 2 holds it in a
    * register), (m, r), e for the channel's own shift */
-  if (sw == 1)
+  if (sw == 1 || !small)
     __asm__ volatile("ldrd ip, lr, [%[q]]\n\tstrd ip, lr, %[bb]\n\t" : [bb] "=m"(kp->bb) : [q] "r"(q), "m"(*q),
                      "m"(q[1]) : "ip", "lr");
   __asm__ volatile("ldrd ip, lr, [%[q], #8]\n\tstrd ip, lr, %[mr]\n\t" : [mr] "=m"(kp->mr) : [q] "r"(q), "m"(q[2]),
                    "m"(q[3]) : "ip", "lr");
   if (sh == 0) kp->e = q[4];
-  if (!small) kp->rows = nb;
-#define UTVM_DWP_EXTRA , [pstep] "i"(pstep), [ystep] "i"(ystep), [psh] "i"(psh), [yrs] "i"(yrs)
+  if (!fixed) kp->rows = nb;
+#define UTVM_DWP_EXTRA \
+  , [pstep] "i"(pstep), [ystep] "i"(ystep), [psh] "i"(psh), [yrs] "i"(yrs), [yspan] "i"(ow * ycs)
 /* the rows unrolled or looped, the layer's shift or the channel's */
 #define UTVM_DWP_STRIDE(PAIR, TAIL, V)                         \
   do {                                                         \
@@ -1541,24 +1696,38 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* w
     else                                                       \
       UTVM_DWP_ROWS(PAIR, TAIL, UTVM_DWP_SH_REG);              \
   } while (0)
-#define OPERANDS UTVM_DWP_S2_OPERANDS
   if (sw == 2) {
     w1 = utvm_dwp_pkhtb(wv[3], wv[1]);
     w3 = wv[4];
     w4 = wv[5];
-    UTVM_DWP_STRIDE(UTVM_DWP_S2_PAIR, UTVM_DWP_S2_TAIL, UTVM_DWP_S2_VPAIR);
   }
+#define OPERANDS UTVM_DWP_S2Q_OPERANDS
+  if (sw == 2 && medium && sh > 0)
+    UTVM_DWP_MEDIUM_Q(UTVM_DWP_S2_PAIR_M, UTVM_DWP_S2_QUAD, UTVM_DWP_S2_TAIL_M, UTVM_DWP_SH_IMM);
+  else if (sw == 2 && medium)
+    UTVM_DWP_MEDIUM_Q(UTVM_DWP_S2_PAIR_M, UTVM_DWP_S2_QUAD, UTVM_DWP_S2_TAIL_M, UTVM_DWP_SH_REG);
+  else if (sw == 2 && !small && sh > 0)
+    UTVM_DWP_ROWS_Q(UTVM_DWP_S2_PAIR_M, UTVM_DWP_S2_QUAD, UTVM_DWP_S2_TAIL_M, UTVM_DWP_SH_IMM);
+  else if (sw == 2 && !small)
+    UTVM_DWP_ROWS_Q(UTVM_DWP_S2_PAIR_M, UTVM_DWP_S2_QUAD, UTVM_DWP_S2_TAIL_M, UTVM_DWP_SH_REG);
+#undef OPERANDS
+#define OPERANDS UTVM_DWP_S2_OPERANDS
+  if (sw == 2 && small) UTVM_DWP_STRIDE(UTVM_DWP_S2_PAIR, UTVM_DWP_S2_TAIL, UTVM_DWP_S2_VPAIR);
 #undef OPERANDS
 #define OPERANDS UTVM_DWP_S1_OPERANDS
-  if (sw == 1) UTVM_DWP_STRIDE(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL, UTVM_DWP_S1_VPAIR);
+  if (sw == 1 && medium && sh > 0)
+    UTVM_DWP_MEDIUM(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL, UTVM_DWP_SH_IMM);
+  else if (sw == 1 && medium)
+    UTVM_DWP_MEDIUM(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL, UTVM_DWP_SH_REG);
+  else if (sw == 1) UTVM_DWP_STRIDE(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL, UTVM_DWP_S1_VPAIR);
 #undef OPERANDS
 #undef UTVM_DWP_STRIDE
 #undef UTVM_DWP_EXTRA
   (void)w5;
   /* the assembly moved p by psh bytes a row (unrolled: the last row by its steps only) and y by
    * yrs a row (unrolled: not at all) */
-  *pp = (const int16_t*)(uintptr_t)((uintptr_t)p - (uint32_t)(small ? (nb - 1) * psh + 4 * sw * np : nb * psh));
-  *yp = (int8_t*)(uintptr_t)((uintptr_t)y - (uint32_t)(small ? 0 : nb * yrs));
+  *pp = (const int16_t*)(uintptr_t)((uintptr_t)p - (uint32_t)(fixed ? (nb - 1) * psh + 4 * sw * np : nb * psh));
+  *yp = (int8_t*)(uintptr_t)((uintptr_t)y - (uint32_t)(fixed ? 0 : nb * yrs));
 }
 #endif
 
