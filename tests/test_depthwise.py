@@ -146,6 +146,23 @@ FIXED = [
          last=600.0),
     dict(shape=(3, 3, 8), kernel=(3, 3), stride=(1, 1), same=True, mult=1, act="RELU", zy=-128, per_channel=True,
          last=600.0),
+    # stride 2 with the data from a block on (blocks of two pair words of the four planes): a
+    # step of four columns, a pair of two and a last pair; eleven steps (looped); the C
+    # multiply-accumulate (negative ties) and the C conversion (words 256 bytes apart) on blocks;
+    # rows of ten pairs and an odd one (steps of four outputs: np % 4 == 2 before the loop)
+    dict(shape=(7, 7, 4), kernel=(3, 3), stride=(2, 2), same=False, act="RELU", zy=-128),
+    dict(shape=(13, 45, 4), kernel=(3, 3), stride=(2, 2), dilation=(1, 1), same=False, act="RELU", zy=-128),
+    dict(shape=(8, 10, 8), kernel=(3, 3), stride=(2, 2), same=False, act="NONE"),
+    dict(shape=(4, 6, 260), kernel=(3, 3), stride=(2, 2), same=False, act="RELU", zy=-128),
+    dict(shape=(5, 42, 4), kernel=(3, 3), stride=(2, 2), same=True, act="RELU", zy=-128),
+    # one band written out (medium planes): stride 2 of an odd width, planar and on blocks, with
+    # channels of their own shift; outputs past 12 bits of offset (y moves on), stride 1 and 2
+    dict(shape=(10, 9, 8), kernel=(3, 3), stride=(2, 2), same=True, act="RELU", zy=-128),
+    dict(shape=(11, 11, 8), kernel=(3, 3), stride=(2, 2), same=False, act="RELU", zy=-128),
+    dict(shape=(7, 20, 8), kernel=(3, 3), stride=(2, 2), same=False, act="RELU", zy=-128, per_channel=True,
+         last=600.0),
+    dict(shape=(12, 12, 136), kernel=(3, 3), stride=(2, 2), same=True, act="RELU", zy=-128),
+    dict(shape=(6, 6, 120), kernel=(3, 3), stride=(1, 1), same=True, act="RELU", zy=-128),
 ]
 N_RANDOM = 40
 

@@ -408,8 +408,10 @@ class DwpGeometry:
 
     @property
     def rs(self) -> int:
-        """int16 values per plane row: the padded width and one more, even."""
-        return ((self.ow - 1) * self.sw + self.kw + 2) // 2 * 2
+        """int16 values per plane row: the padded width and one more, even (stride 2: a multiple of
+        four, for the blocks of two pair words of utvm_dwp_s8)."""
+        unit = 4 if self.sw == 2 else 2
+        return -(-((self.ow - 1) * self.sw + self.kw + 1) // unit) * unit
 
     @property
     def row_words(self) -> int:

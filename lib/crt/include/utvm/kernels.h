@@ -1010,6 +1010,12 @@ UTVM_DWP_AI int32_t utvm_dwp_ld(const int16_t* p) {
 
 UTVM_DWP_AI void utvm_dwp_st(int16_t* p, int32_t v) { __builtin_memcpy(p, &v, 4); }
 
+/* column c of a plane row pr: planar, or blk (stride 2): blocks of two pair words of each of
+ * the four planes (16 int16 a block, plane g at 4 g, see utvm_dwp_s8) */
+UTVM_DWP_AI const int16_t* utvm_dwp_col(const int16_t* pr, int32_t blk, int32_t c) {
+  return blk ? pr + 16 * (c >> 2) + (c & 3) : pr + c;
+}
+
 #if defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32
 #define UTVM_DWP_SMLAD(a, b, c) __smlad((a), (b), (c))
 #define UTVM_DWP_SMLABT(a, b, c) __smlabt((a), (b), (c))
@@ -1222,6 +1228,67 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
       : "cc", "memory", "ip", "lr");
 }
 
+/* stride 2 (blk): nr input rows converted into blocks of two pair words of the four planes
+ * (pairs k, k + 1 of plane g at 32 (k / 2) + 8 g bytes of the row), one STM of eight words per
+ * step of four columns (17 instructions for 16 values; r0-r6, r8 in ascending order, r7 left to
+ * a frame pointer); a pair of two columns and a last pair (x_w-1, zero point) as four words 8
+ * bytes apart; px moves by post-indexed loads (xcs < 256), then both move on by immediates */
+#define UTVM_DWP_B_STEP                          \
+  "ldr r0, [%[px]], %[c]\n\t"                    \
+  "ldr r6, [%[px]], %[c]\n\t"                    \
+  "ldr r1, [%[px]], %[c]\n\t"                    \
+  "ldr r8, [%[px]], %[c]\n\t"                    \
+  "pkhbt r2, r0, r6, lsl #16\n\t"                \
+  "pkhtb r6, r6, r0, asr #16\n\t"                \
+  "pkhbt r3, r1, r8, lsl #16\n\t"                \
+  "pkhtb r8, r8, r1, asr #16\n\t"                \
+  "sxtb16 r0, r2\n\t"                            \
+  "sxtb16 r1, r3\n\t"                            \
+  "sxtb16 r2, r2, ror #8\n\t"                    \
+  "sxtb16 r3, r3, ror #8\n\t"                    \
+  "sxtb16 r4, r6\n\t"                            \
+  "sxtb16 r5, r8\n\t"                            \
+  "sxtb16 r6, r6, ror #8\n\t"                    \
+  "sxtb16 r8, r8, ror #8\n\t"                    \
+  "stmia %[d]!, {r0-r6, r8}\n\t"
+#define UTVM_DWP_B_PAIR(LD0, LD1)                \
+  LD0 LD1                                        \
+  "pkhbt r2, r0, r1, lsl #16\n\t"                \
+  "pkhtb r1, r1, r0, asr #16\n\t"                \
+  "sxtb16 r0, r2\n\t"                            \
+  "sxtb16 r2, r2, ror #8\n\t"                    \
+  "sxtb16 r3, r1\n\t"                            \
+  "sxtb16 r1, r1, ror #8\n\t"                    \
+  "str r0, [%[d]], #4\n\t"                       \
+  "str r2, [%[d], #4]\n\t"                       \
+  "str r3, [%[d], #12]\n\t"                      \
+  "str r1, [%[d], #20]\n\t"
+UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, int32_t xcs, int32_t zw,
+                                 int32_t steps, int32_t two, int32_t tail, int32_t xend, int32_t dadv) {
+  int32_t n, rows = nr, z = zw;
+  const int8_t* px = xrow;
+  int16_t* d = dst;
+  __asm__ volatile(
+      "0:\n\t"
+      ".if %c[steps] <= 4\n\t"
+      ".rept %c[steps]\n\t" UTVM_DWP_B_STEP ".endr\n\t"
+      ".else\n\t"
+      ".if %c[steps] & 1\n\t" UTVM_DWP_B_STEP ".endif\n\t"
+      "movw %[n], #%c[steps]/2\n\t"
+      "1:\n\t" UTVM_DWP_B_STEP UTVM_DWP_B_STEP "subs %[n], %[n], #1\n\tbne 1b\n\t"
+      ".endif\n\t"
+      ".if %c[two]\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]], %[c]\n\t", "ldr r1, [%[px]], %[c]\n\t") ".endif\n\t"
+      ".if %c[tail]\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]]\n\t", "ldr r1, %[z]\n\t") ".endif\n\t"
+      ".if %c[xend] != 0\n\tadd %[px], %[px], #%c[xend]\n\t.endif\n\t"
+      ".if %c[dadv] != 0\n\tadd %[d], %[d], #%c[dadv]\n\t.endif\n\t"
+      "subs %[rows], %[rows], #1\n\t"
+      "bne 0b\n\t"
+      : [n] "=&r"(n), [px] "+r"(px), [d] "+r"(d), [rows] "+r"(rows)
+      : [c] "i"(xcs), [z] "m"(z), [steps] "i"(steps), [two] "i"(two), [tail] "i"(tail), [xend] "i"(xend),
+        [dadv] "i"(dadv)
+      : "cc", "memory", "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r8");
+}
+
 /* 3x3 windows: all nb output rows of one channel, two outputs per step (a last odd one alone),
  * the steps of a row unrolled up to six, else four per loop iteration. ip and lr
  * hold the input pair words; on the stack (utvm_dwp_loop_t): bb = (bias, bias), mr = (m, r), e,
@@ -1332,9 +1399,9 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
 #define UTVM_DWP_S2_TAIL(SH) UTVM_DWP_S2_TAIL_(SH, "", "%[b]")
 #define UTVM_DWP_S2_TAIL_M(SH) UTVM_DWP_S2_TAIL_(SH, "ldr %[a0], %[bb]\n\t", "%[a0]")
 #define UTVM_DWP_S2_PAIR_(SH, INIT, ACC0, ACC1)                                                   \
-  INIT UTVM_DWP_S2_ROW("], #8", "]", "%[w0]", "%[w1]", "b", ACC0, ACC1)                           \
-  UTVM_DWP_S2_ROW(", #%c[r1]-8]", ", #%c[r1]]", "%[w2]", "%[w1]", "t", "%[a0]", "%[a1]")          \
-  UTVM_DWP_S2_ROW(", #2*%c[r1]-8]", ", #2*%c[r1]]", "%[w3]", "%[w4]", "t", "%[a0]", "%[a1]")      \
+  INIT UTVM_DWP_S2_ROW("], %[pa]", "]", "%[w0]", "%[w1]", "b", ACC0, ACC1)                        \
+  UTVM_DWP_S2_ROW(", #%c[r1]-%c[pa]]", ", #%c[r1]]", "%[w2]", "%[w1]", "t", "%[a0]", "%[a1]")     \
+  UTVM_DWP_S2_ROW(", #2*%c[r1]-%c[pa]]", ", #2*%c[r1]]", "%[w3]", "%[w4]", "t", "%[a0]", "%[a1]") \
   UTVM_DWP_RQ2(SH)
 #define UTVM_DWP_S2_TAIL_(SH, INIT, ACC0)                                                         \
   INIT UTVM_DWP_S2_ONE("]", "%[w0]", "%[w1]", "b", ACC0)                                          \
@@ -1383,9 +1450,9 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
 #define UTVM_DWP_S2_QUAD(SH)                                                                          \
   "ldrd %[a0], %[a1], %[bb]\n\t"                                                                      \
   "ldrd %[a2], %[a3], %[bb]\n\t"                                                                      \
-  UTVM_DWP_S2_QROW("], #16", ", #-8]", "]", "%[w0]", "%[w1]", "b")                                      \
-  UTVM_DWP_S2_QROW(", #%c[r1]-16]", ", #%c[r1]-8]", ", #%c[r1]]", "%[w2]", "%[w1]", "t")                 \
-  UTVM_DWP_S2_QROW(", #2*%c[r1]-16]", ", #2*%c[r1]-8]", ", #2*%c[r1]]", "%[w3]", "%[w4]", "t")           \
+  UTVM_DWP_S2_QROW("], #2*%c[pa]", ", #-%c[pa]]", "]", "%[w0]", "%[w1]", "b")                          \
+  UTVM_DWP_S2_QROW(", #%c[r1]-2*%c[pa]]", ", #%c[r1]-%c[pa]]", ", #%c[r1]]", "%[w2]", "%[w1]", "t")       \
+  UTVM_DWP_S2_QROW(", #2*%c[r1]-2*%c[pa]]", ", #2*%c[r1]-%c[pa]]", ", #2*%c[r1]]", "%[w3]", "%[w4]", "t") \
   UTVM_DWP_RQ4(SH)
 
 /* unrolled planes of an odd width: the last outputs of two rows as one pair (a0: the row
@@ -1661,11 +1728,13 @@ typedef struct {
  * leaves them, so that the caller keeps them in registers rather than on the stack) */
 UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* wv, const int32_t* q,
                                utvm_dwp_loop_t* kp, int32_t nb, int32_t unrolled, int32_t ow, int32_t sw, int32_t rb,
-                               int32_t psh, int32_t yrs, int32_t ycs, int32_t sh) {
+                               int32_t psh, int32_t yrs, int32_t ycs, int32_t sh, int32_t blk) {
   const int16_t* p = *pp;
   int8_t* y = *yp;
   int32_t a0, a1, a2, a3, w0 = wv[0], w1 = wv[1], w2 = wv[2], w3 = wv[3], w4 = wv[4], w5 = wv[5];
-  const int32_t np = ow / 2, pstep = psh - 4 * sw * np, ystep = yrs - ow * ycs;
+  /* pa: bytes from one stride-2 pair word to the next but one (blk: the next block) */
+  const int32_t pa = blk ? 32 : 8, pst = sw == 1 ? 4 : pa;
+  const int32_t np = ow / 2, pstep = psh - pst * np, ystep = yrs - ow * ycs;
   const int32_t small = unrolled && nb <= 4 && np <= 2 && nb * (np * 27 + (ow & 1) * 15) <= 170 && pstep < 4096 &&
                         ystep < 4096 && ystep > -4096 && (nb - 1) * yrs + ow * ycs < 4096 && psh <= 1020;
   /* one band of up to eight rows of two to four steps, within about 480 instructions */
@@ -1683,7 +1752,7 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* w
   if (sh == 0) kp->e = q[4];
   if (!fixed) kp->rows = nb;
 #define UTVM_DWP_EXTRA \
-  , [pstep] "i"(pstep), [ystep] "i"(ystep), [psh] "i"(psh), [yrs] "i"(yrs), [yspan] "i"(ow * ycs)
+  , [pstep] "i"(pstep), [ystep] "i"(ystep), [psh] "i"(psh), [yrs] "i"(yrs), [yspan] "i"(ow * ycs), [pa] "i"(pa)
 /* the rows unrolled or looped, the layer's shift or the channel's */
 #define UTVM_DWP_STRIDE(PAIR, TAIL, V)                         \
   do {                                                         \
@@ -1726,7 +1795,7 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* w
   (void)w5;
   /* the assembly moved p by psh bytes a row (unrolled: the last row by its steps only) and y by
    * yrs a row (unrolled: not at all) */
-  *pp = (const int16_t*)(uintptr_t)((uintptr_t)p - (uint32_t)(fixed ? (nb - 1) * psh + 4 * sw * np : nb * psh));
+  *pp = (const int16_t*)(uintptr_t)((uintptr_t)p - (uint32_t)(fixed ? (nb - 1) * psh + pst * np : nb * psh));
   *yp = (int8_t*)(uintptr_t)((uintptr_t)y - (uint32_t)(fixed ? 0 : nb * yrs));
 }
 #endif
@@ -1736,10 +1805,19 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* w
  * of the padded row, with a first pair (zero point, x_0) when left is odd and a last pair
  * (x_w-1, zero point) when left + w is odd; the pairs of padding only are written once */
 UTVM_DWP_AI void utvm_dwp_row4(int16_t* dst, int32_t ps, const int8_t* xrow, int32_t w, int32_t xcs, int32_t left,
-                               int32_t zw) {
+                               int32_t zw, int32_t blk) {
   int32_t k = left / 2, k1 = (left + w) / 2;
   const int8_t* px = xrow;
   int16_t* d = dst + 2 * k;
+  if (blk) { /* pair k of plane g at 16 (k / 2) + 2 (k % 2) + 4 g */
+    for (; k < (left + w + 1) / 2; ++k) {
+      const int32_t c = 2 * k - left; /* the input column of the pair's first value */
+      const int32_t xa = c < 0 ? zw : utvm_ldw_s8((int8_t*)xrow + c * xcs);
+      const int32_t xb = c + 1 >= w ? zw : utvm_ldw_s8((int8_t*)xrow + (c + 1) * xcs);
+      utvm_dwp_pairs(dst + 16 * (k >> 1) + 2 * (k & 1), 4, xa, xb);
+    }
+    return;
+  }
 #ifdef UTVM_DWP_ASM
   if (xcs < 1024 && 3 * ps <= 506) {
     int32_t steps = (k1 - k - (left & 1)) / 2;
@@ -1760,22 +1838,23 @@ UTVM_DWP_AI void utvm_dwp_row4(int16_t* dst, int32_t ps, const int8_t* xrow, int
   if ((left + w) & 1) utvm_dwp_pairs(d, ps, utvm_ldw_s8((int8_t*)px), zw);
 }
 
-/* columns [c0, c1) of nr rows of the gc planes set to the zero point */
-UTVM_DWP_AI void utvm_dwp_fill(int16_t* sc, int32_t rs, int32_t gc, int32_t nr, int32_t c0, int32_t c1, int32_t zx) {
+/* columns [c0, c1) (even) of nr rows of the gc planes set to the zero point */
+UTVM_DWP_AI void utvm_dwp_fill(int16_t* sc, int32_t rs, int32_t blk, int32_t gc, int32_t nr, int32_t c0, int32_t c1,
+                               int32_t zx) {
   int32_t zz = (int32_t)(((uint32_t)zx & 0xFFFFu) * 0x10001u);
-  int32_t r, g;
+  int32_t r, g, c;
   for (r = 0; r < nr; ++r)
     for (g = 0; g < gc; ++g) {
-      int16_t* p = sc + (4 * r + g) * rs + c0;
-      int16_t* end = sc + (4 * r + g) * rs + c1;
-      for (; p < end; p += 2) utvm_dwp_st(p, zz);
+      int16_t* pr = sc + 4 * r * rs + (blk ? 4 * g : g * rs);
+      for (c = c0; c < c1; c += 2) utvm_dwp_st((int16_t*)(uintptr_t)utvm_dwp_col(pr, blk, c), zz);
     }
 }
 
 /* the outputs of one channel over nb output rows in plain C (any window, strides) */
 UTVM_DWP_AI void utvm_dwp_chan_c(int8_t* yo, const int16_t* pl, const int32_t* wv, const int32_t* q, int32_t nb,
                                  int32_t ow, int32_t yrs, int32_t ycs, int32_t kh, int32_t kw, int32_t sh,
-                                 int32_t sw, int32_t dh, int32_t rs, int32_t flags, int32_t lo, int32_t hi) {
+                                 int32_t sw, int32_t dh, int32_t rs, int32_t flags, int32_t lo, int32_t hi,
+                                 int32_t blk) {
   const int32_t b2 = q[0], m = q[2], r0 = q[3], e = q[4], mh = kw / 2, odd = kw & 1;
   const int32_t rw = sw == 1 ? (kw > 1 ? kw - 1 : 1) : (kw + 1) / 2; /* words per kernel row */
   const int32_t sg = sw == 1 ? (kw > 1 ? 2 * mh - 1 : 0) : mh;       /* the word of the last odd tap */
@@ -1798,13 +1877,14 @@ UTVM_DWP_AI void utvm_dwp_chan_c(int8_t* yo, const int16_t* pl, const int32_t* w
             if (odd) a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(p + 2 * mh), wr[sg], a0);
             if (!odd) a1 = UTVM_DWP_SMLABT(utvm_dwp_ld(p + 2 * mh), wr[mh - 1], a1);
           } else {
+            const int16_t* pr = row + r * rstep;
             UTVM_DWP_UNROLL for (k = 0; k < mh; ++k) {
-              a0 = UTVM_DWP_SMLAD(utvm_dwp_ld(p + 2 * k), wr[k], a0);
-              a1 = UTVM_DWP_SMLAD(utvm_dwp_ld(p + 2 * k + 2), wr[k], a1);
+              a0 = UTVM_DWP_SMLAD(utvm_dwp_ld(utvm_dwp_col(pr, blk, 2 * j + 2 * k)), wr[k], a0);
+              a1 = UTVM_DWP_SMLAD(utvm_dwp_ld(utvm_dwp_col(pr, blk, 2 * j + 2 * k + 2)), wr[k], a1);
             }
             if (odd) {
-              a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(p + 2 * mh), wr[sg], a0);
-              a1 = UTVM_DWP_SMLABT(utvm_dwp_ld(p + 2 * mh + 2), wr[sg], a1);
+              a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(utvm_dwp_col(pr, blk, 2 * j + 2 * mh)), wr[sg], a0);
+              a1 = UTVM_DWP_SMLABT(utvm_dwp_ld(utvm_dwp_col(pr, blk, 2 * j + 2 * mh + 2)), wr[sg], a1);
             }
           }
         }
@@ -1815,10 +1895,11 @@ UTVM_DWP_AI void utvm_dwp_chan_c(int8_t* yo, const int16_t* pl, const int32_t* w
     for (; j < ow; ++j) {
       int32_t a0 = b2;
       UTVM_DWP_UNROLL for (r = 0; r < kh; ++r) {
-        const int16_t* p = row + r * rstep + j * sw;
+        const int16_t* pr = row + r * rstep;
         const int32_t* wr = wv + r * rw;
-        UTVM_DWP_UNROLL for (k = 0; k < mh; ++k) a0 = UTVM_DWP_SMLAD(utvm_dwp_ld(p + 2 * k), wr[k], a0);
-        if (odd) a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(p + 2 * mh), wr[sg], a0);
+        UTVM_DWP_UNROLL for (k = 0; k < mh; ++k)
+          a0 = UTVM_DWP_SMLAD(utvm_dwp_ld(utvm_dwp_col(pr, blk, j * sw + 2 * k)), wr[k], a0);
+        if (odd) a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(utvm_dwp_col(pr, blk, j * sw + 2 * mh)), wr[sg], a0);
       }
       yr[j * ycs] = (int8_t)utvm_dwp_rq(a0, m, r0, e, flags, lo, hi);
     }
@@ -1840,20 +1921,22 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
   const int32_t rw = sw == 1 ? (kw > 1 ? kw - 1 : 1) : (kw + 1) / 2, nw = kh * rw;
   const int32_t zw = (int32_t)(((uint32_t)zx & 0xFFu) * 0x01010101u);
   const int32_t dataend = ((left + w + 1) / 2) * 2; /* first column of the padding-only pairs */
+  /* stride 2: the planes in blocks (see utvm_dwp_col) where the data starts at a block */
+  const int32_t blk = sw == 2 && (left & 3) == 0 && (rs & 3) == 0;
   int32_t g0, i0, r, gi, mm;
 #ifdef UTVM_DWP_ASM
   utvm_dwp_loop_t k;
-  k.steps[0] = 8 * rs * sh - 4 * sw * (ow / 2);
+  k.steps[0] = 8 * rs * sh - (sw == 1 ? 4 : blk ? 32 : 4 * sw) * (ow / 2);
   k.steps[1] = yrs - ow * ycs;
   k.ny = (ow / 8) * 8 * ycs; /* the rows of more than six steps loop over four at a time */
 #endif
   (void)shift; /* the assembly's immediate; the C form reads each channel's e */
   /* the pairs of padding only, once */
-  utvm_dwp_fill(sc, rs, 4, rows, 0, (left / 2) * 2, zx);
-  utvm_dwp_fill(sc, rs, 4, rows, dataend, rs, zx);
+  utvm_dwp_fill(sc, rs, blk, 4, rows, 0, (left / 2) * 2, zx);
+  utvm_dwp_fill(sc, rs, blk, 4, rows, dataend, rs, zx);
   if (band >= oh) { /* the rows of padding, once */
     for (r = 0; r < rows; ++r)
-      if (r < top || r - top >= h) utvm_dwp_fill(sc + 4 * rs * r, rs, 4, 1, 0, rs, zx);
+      if (r < top || r - top >= h) utvm_dwp_fill(sc + 4 * rs * r, rs, blk, 4, 1, 0, rs, zx);
   }
   for (g0 = 0; g0 < cin; g0 += 4) {
     const int32_t gc = cin - g0 < 4 ? cin - g0 : 4;
@@ -1865,9 +1948,18 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
       int16_t* dst = sc + 4 * rs * r0;
       if (band < oh)
         for (r = 0; r < nr; ++r)
-          if (r < r0 || r >= r1) utvm_dwp_fill(sc + 4 * rs * r, rs, gc, 1, 0, rs, zx);
+          if (r < r0 || r >= r1) utvm_dwp_fill(sc + 4 * rs * r, rs, blk, gc, 1, 0, rs, zx);
 #ifdef UTVM_DWP_ASM
-      {
+      if (blk) {
+        const int32_t k1 = (left + w) / 2 - left / 2, steps = k1 / 2, two = k1 & 1, tail = (left + w) & 1;
+        const int32_t xend = xrs - xcs * (4 * steps + 2 * two), dadv = 8 * rs - (32 * steps + 4 * two + 4 * tail);
+        if (gc == 4 && xcs < 256 && xend < 4096 && xend > -4096 && dadv >= 0 && dadv < 4096) {
+          if (r1 > r0) utvm_dwp_rows4b(dst + 16 * (left / 4), px, r1 - r0, xcs, zw, steps, two, tail, xend, dadv);
+          r = r1; /* done */
+        } else {
+          r = r0;
+        }
+      } else {
         /* the pieces of utvm_dwp_row4: a first pair (zero point, x_0), steps of four columns, a
          * pair of two, a last pair (x_w-1, zero point) */
         const int32_t lodd = left & 1, k1 = (left + w) / 2 - left / 2 - lodd, steps = k1 / 2, two = k1 & 1;
@@ -1889,12 +1981,12 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
 #endif
       for (; r < r1; ++r, px += xrs, dst += 4 * rs) {
         if (gc == 4) {
-          utvm_dwp_row4(dst, rs, px, w, xcs, left, zw);
+          utvm_dwp_row4(dst, rs, px, w, xcs, left, zw, blk);
         } else {
           int32_t g, c;
           for (g = 0; g < gc; ++g)
             for (c = (left / 2) * 2; c < dataend; ++c)
-              dst[g * rs + c] = (int16_t)(c < left || c >= left + w ? zx : px[(c - left) * xcs + g]);
+              *(int16_t*)(uintptr_t)utvm_dwp_col(dst + (blk ? 4 * g : g * rs), blk, c) = (int16_t)(c < left || c >= left + w ? zx : px[(c - left) * xcs + g]);
         }
       }
       {
@@ -1903,19 +1995,20 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
         const int32_t* qo = q + 5 * g0 * mult;
         const int32_t* wo = wt + g0 * mult * nw;
         int8_t* yo = y + i0 * yrs + g0 * mult;
-        for (gi = 0; gi < gc; ++gi, pl += rs)
+        for (gi = 0; gi < gc; ++gi, pl += blk ? 4 : rs)
           for (mm = 0; mm < mult; ++mm, qo += 5, wo += nw, ++yo) {
 #ifdef UTVM_DWP_ASM
             if (kh == 3 && kw == 3 && sw <= 2 && (flags & UTVM_DWP_ROUND_NEG) == 0 && lo == -128 && hi == 127 &&
                 16 * rs * dh <= 1020 && 8 * rs * sh <= 4095 && ycs <= 2047) {
               if (shift > 0 && ((flags & UTVM_DWP_MIXED) == 0 || qo[4] < 0))
-                utvm_dwp3_asm(&pl, &yo, wo, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs, shift);
+                utvm_dwp3_asm(&pl, &yo, wo, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs, shift,
+                              blk);
               else
-                utvm_dwp3_asm(&pl, &yo, wo, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs, 0);
+                utvm_dwp3_asm(&pl, &yo, wo, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs, 0, blk);
               continue;
             }
 #endif
-            utvm_dwp_chan_c(yo, pl, wo, qo, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi);
+            utvm_dwp_chan_c(yo, pl, wo, qo, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi, blk);
           }
       }
     }
