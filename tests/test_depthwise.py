@@ -163,6 +163,9 @@ FIXED = [
          last=600.0),
     dict(shape=(12, 12, 136), kernel=(3, 3), stride=(2, 2), same=True, act="RELU", zy=-128),
     dict(shape=(6, 6, 120), kernel=(3, 3), stride=(1, 1), same=True, act="RELU", zy=-128),
+    # stride 2 rows of 8 and 12 pairs written out, of 13 and 14 looped (eight outputs an iteration)
+    *[dict(shape=(5, w, 4), kernel=(3, 3), stride=(2, 2), dilation=(1, 1), same=True, act="RELU", zy=-128)
+      for w in (33, 48, 52, 56)],
 ]
 N_RANDOM = 40
 

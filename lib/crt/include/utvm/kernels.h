@@ -978,7 +978,8 @@ static inline int32_t utvm_dot_s8(int32_t acc, int8_t* a, int8_t* b, int32_t n) 
  *   output j takes E_k . A_k and, kw odd, the low half of A_mh times the high half of O_mh;
  *   output j + 1 the high half of A_0 times the low half of E_0, O_k . A_k, and, kw even, the
  *   low half of A_mh times the high half of E_mh-1 (kw = 1: one word (w_0, w_0));
- * - stride 2 or more: E_k for k < mh, then, kw odd, T = (0, w_kw-1).
+ * - stride 2 or more: E_k for k < mh, then, kw odd, T = (w_kw-1 of the kernel row before (0 in
+ *   the first), w_kw-1) (the high half read; T of row 1 is the (w02, w12) of the 3x3 assembly).
  * With DSP, 3x3 windows (stride 1 or 2) run an assembly loop over the rows of a channel, two
  * outputs per step (24 instructions for 18 multiply-accumulates and their requantization with
  * the layer's shift; rows of up to six steps and small planes unrolled, longer rows four steps
@@ -1230,27 +1231,27 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
 
 /* stride 2 (blk): nr input rows converted into blocks of two pair words of the four planes
  * (pairs k, k + 1 of plane g at 32 (k / 2) + 8 g bytes of the row), one STM of eight words per
- * step of four columns (17 instructions for 16 values; r0-r6, r8 in ascending order, r7 left to
- * a frame pointer); a pair of two columns and a last pair (x_w-1, zero point) as four words 8
+ * step of four columns (17 instructions for 16 values; r0-r5, ip, lr in ascending order, r7 left
+ * to a frame pointer; the steps of a row written out, up to 16); a pair of two columns and a last pair (x_w-1, zero point) as four words 8
  * bytes apart; px moves by post-indexed loads (xcs < 256), then both move on by immediates */
 #define UTVM_DWP_B_STEP                          \
   "ldr r0, [%[px]], %[c]\n\t"                    \
-  "ldr r6, [%[px]], %[c]\n\t"                    \
+  "ldr ip, [%[px]], %[c]\n\t"                    \
   "ldr r1, [%[px]], %[c]\n\t"                    \
-  "ldr r8, [%[px]], %[c]\n\t"                    \
-  "pkhbt r2, r0, r6, lsl #16\n\t"                \
-  "pkhtb r6, r6, r0, asr #16\n\t"                \
-  "pkhbt r3, r1, r8, lsl #16\n\t"                \
-  "pkhtb r8, r8, r1, asr #16\n\t"                \
+  "ldr lr, [%[px]], %[c]\n\t"                    \
+  "pkhbt r2, r0, ip, lsl #16\n\t"                \
+  "pkhtb ip, ip, r0, asr #16\n\t"                \
+  "pkhbt r3, r1, lr, lsl #16\n\t"                \
+  "pkhtb lr, lr, r1, asr #16\n\t"                \
   "sxtb16 r0, r2\n\t"                            \
   "sxtb16 r1, r3\n\t"                            \
   "sxtb16 r2, r2, ror #8\n\t"                    \
   "sxtb16 r3, r3, ror #8\n\t"                    \
-  "sxtb16 r4, r6\n\t"                            \
-  "sxtb16 r5, r8\n\t"                            \
-  "sxtb16 r6, r6, ror #8\n\t"                    \
-  "sxtb16 r8, r8, ror #8\n\t"                    \
-  "stmia %[d]!, {r0-r6, r8}\n\t"
+  "sxtb16 r4, ip\n\t"                            \
+  "sxtb16 r5, lr\n\t"                            \
+  "sxtb16 ip, ip, ror #8\n\t"                    \
+  "sxtb16 lr, lr, ror #8\n\t"                    \
+  "stmia %[d]!, {r0-r5, ip, lr}\n\t"
 #define UTVM_DWP_B_PAIR(LD0, LD1)                \
   LD0 LD1                                        \
   "pkhbt r2, r0, r1, lsl #16\n\t"                \
@@ -1265,28 +1266,22 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
   "str r1, [%[d], #20]\n\t"
 UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, int32_t xcs, int32_t zw,
                                  int32_t steps, int32_t two, int32_t tail, int32_t xend, int32_t dadv) {
-  int32_t n, rows = nr, z = zw;
+  int32_t rows = nr;
   const int8_t* px = xrow;
   int16_t* d = dst;
   __asm__ volatile(
       "0:\n\t"
-      ".if %c[steps] <= 4\n\t"
       ".rept %c[steps]\n\t" UTVM_DWP_B_STEP ".endr\n\t"
-      ".else\n\t"
-      ".if %c[steps] & 1\n\t" UTVM_DWP_B_STEP ".endif\n\t"
-      "movw %[n], #%c[steps]/2\n\t"
-      "1:\n\t" UTVM_DWP_B_STEP UTVM_DWP_B_STEP "subs %[n], %[n], #1\n\tbne 1b\n\t"
-      ".endif\n\t"
       ".if %c[two]\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]], %[c]\n\t", "ldr r1, [%[px]], %[c]\n\t") ".endif\n\t"
-      ".if %c[tail]\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]]\n\t", "ldr r1, %[z]\n\t") ".endif\n\t"
+      ".if %c[tail]\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]]\n\t", "mov r1, %[z]\n\t") ".endif\n\t"
       ".if %c[xend] != 0\n\tadd %[px], %[px], #%c[xend]\n\t.endif\n\t"
       ".if %c[dadv] != 0\n\tadd %[d], %[d], #%c[dadv]\n\t.endif\n\t"
       "subs %[rows], %[rows], #1\n\t"
       "bne 0b\n\t"
-      : [n] "=&r"(n), [px] "+r"(px), [d] "+r"(d), [rows] "+r"(rows)
-      : [c] "i"(xcs), [z] "m"(z), [steps] "i"(steps), [two] "i"(two), [tail] "i"(tail), [xend] "i"(xend),
+      : [px] "+r"(px), [d] "+r"(d), [rows] "+r"(rows)
+      : [c] "i"(xcs), [z] "i"(zw), [steps] "i"(steps), [two] "i"(two), [tail] "i"(tail), [xend] "i"(xend),
         [dadv] "i"(dadv)
-      : "cc", "memory", "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r8");
+      : "cc", "memory", "r0", "r1", "r2", "r3", "r4", "r5", "ip", "lr");
 }
 
 /* 3x3 windows: all nb output rows of one channel, two outputs per step (a last odd one alone),
@@ -1600,7 +1595,8 @@ typedef struct {
   } while (0)
 
 /* stride 2 with four outputs per step (Q): np / 2 steps of four and a pair, unrolled up to
- * twelve outputs, else eight per loop iteration */
+ * 24 outputs (Q3: twelve), else eight per loop iteration */
+#define UTVM_DWP_Q3(QUAD, SH) QUAD(SH) QUAD(SH) QUAD(SH)
 #define UTVM_DWP_ROWS_Q(PAIR, QUAD, ONE, SH)                                         \
   do {                                                                             \
     if (np == 1)                                                                   \
@@ -1614,7 +1610,19 @@ typedef struct {
     else if (np == 5)                                                              \
       UTVM_DWP_ROW_TAILS(QUAD(SH) QUAD(SH) PAIR(SH), ONE(SH));                     \
     else if (np == 6)                                                              \
-      UTVM_DWP_ROW_TAILS(QUAD(SH) QUAD(SH) QUAD(SH), ONE(SH));                     \
+      UTVM_DWP_ROW_TAILS(UTVM_DWP_Q3(QUAD, SH), ONE(SH));                          \
+    else if (np == 7)                                                              \
+      UTVM_DWP_ROW_TAILS(UTVM_DWP_Q3(QUAD, SH) PAIR(SH), ONE(SH));                 \
+    else if (np == 8)                                                              \
+      UTVM_DWP_ROW_TAILS(UTVM_DWP_Q3(QUAD, SH) QUAD(SH), ONE(SH));                 \
+    else if (np == 9)                                                              \
+      UTVM_DWP_ROW_TAILS(UTVM_DWP_Q3(QUAD, SH) QUAD(SH) PAIR(SH), ONE(SH));        \
+    else if (np == 10)                                                             \
+      UTVM_DWP_ROW_TAILS(UTVM_DWP_Q3(QUAD, SH) QUAD(SH) QUAD(SH), ONE(SH));        \
+    else if (np == 11)                                                             \
+      UTVM_DWP_ROW_TAILS(UTVM_DWP_Q3(QUAD, SH) QUAD(SH) QUAD(SH) PAIR(SH), ONE(SH)); \
+    else if (np == 12)                                                             \
+      UTVM_DWP_ROW_TAILS(UTVM_DWP_Q3(QUAD, SH) UTVM_DWP_Q3(QUAD, SH), ONE(SH));    \
     else if (np % 4 == 1)                                                          \
       UTVM_DWP_ROW_TAILS(PAIR(SH) UTVM_DWP_LOOP8(QUAD(SH) QUAD(SH)), ONE(SH));     \
     else if (np % 4 == 2)                                                          \
@@ -1766,7 +1774,7 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* w
       UTVM_DWP_ROWS(PAIR, TAIL, UTVM_DWP_SH_REG);              \
   } while (0)
   if (sw == 2) {
-    w1 = utvm_dwp_pkhtb(wv[3], wv[1]);
+    w1 = wv[3];
     w3 = wv[4];
     w4 = wv[5];
   }
@@ -1838,16 +1846,27 @@ UTVM_DWP_AI void utvm_dwp_row4(int16_t* dst, int32_t ps, const int8_t* xrow, int
   if ((left + w) & 1) utvm_dwp_pairs(d, ps, utvm_ldw_s8((int8_t*)px), zw);
 }
 
-/* columns [c0, c1) (even) of nr rows of the gc planes set to the zero point */
+/* columns [c0, c1) (even) of nr rows of the gc planes set to the zero point; blk (c1 a multiple
+ * of four): those of all four planes, a run of whole blocks after the second pairs of the first */
 UTVM_DWP_AI void utvm_dwp_fill(int16_t* sc, int32_t rs, int32_t blk, int32_t gc, int32_t nr, int32_t c0, int32_t c1,
                                int32_t zx) {
   int32_t zz = (int32_t)(((uint32_t)zx & 0xFFFFu) * 0x10001u);
   int32_t r, g, c;
-  for (r = 0; r < nr; ++r)
-    for (g = 0; g < gc; ++g) {
-      int16_t* pr = sc + 4 * r * rs + (blk ? 4 * g : g * rs);
-      for (c = c0; c < c1; c += 2) utvm_dwp_st((int16_t*)(uintptr_t)utvm_dwp_col(pr, blk, c), zz);
+  for (r = 0; r < nr; ++r) {
+    int16_t* row = sc + 4 * r * rs;
+    if (blk) {
+      int16_t* pe = row + 16 * (c1 >> 2);
+      int16_t* pb = row + 16 * (c0 >> 2);
+      if (c0 & 2) {
+        for (g = 0; g < 4; ++g) utvm_dwp_st(pb + 4 * g + 2, zz);
+        pb += 16;
+      }
+      for (; pb < pe; pb += 2) utvm_dwp_st(pb, zz);
+      continue;
     }
+    for (g = 0; g < gc; ++g)
+      for (c = c0; c < c1; c += 2) utvm_dwp_st(row + g * rs + c, zz);
+  }
 }
 
 /* the outputs of one channel over nb output rows in plain C (any window, strides) */
@@ -1953,7 +1972,7 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
       if (blk) {
         const int32_t k1 = (left + w) / 2 - left / 2, steps = k1 / 2, two = k1 & 1, tail = (left + w) & 1;
         const int32_t xend = xrs - xcs * (4 * steps + 2 * two), dadv = 8 * rs - (32 * steps + 4 * two + 4 * tail);
-        if (gc == 4 && xcs < 256 && xend < 4096 && xend > -4096 && dadv >= 0 && dadv < 4096) {
+        if (gc == 4 && xcs < 256 && steps <= 16 && xend < 4096 && xend > -4096 && dadv >= 0 && dadv < 4096) {
           if (r1 > r0) utvm_dwp_rows4b(dst + 16 * (left / 4), px, r1 - r0, xcs, zw, steps, two, tail, xend, dadv);
           r = r1; /* done */
         } else {
