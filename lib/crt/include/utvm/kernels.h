@@ -1750,8 +1750,9 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* w
                          nb * (sw == 1 ? np * 24 : (np / 2) * 48 + (np & 1) * 25) + nb * (ow & 1) * 14 <= 480 &&
                          pstep < 4096 && ystep < 4096 && ystep > -4096 && ow * ycs < 4096;
   const int32_t fixed = small || medium;
-  /* only what the loop reads, by LDRD/STRD: the bias pair for stride 1 (stride 2 holds it in a
-   * register), (m, r), e for the channel's own shift */
+  /* only what the loop reads, by LDRD/STRD: the bias pair for stride 1 and the steps of four
+   * (stride 2 otherwise holds it in a register), (m, r), e for the channel's own shift (GCC finds
+   * no register for q's address in some functions when the loops read q itself) */
   if (sw == 1 || !small)
     __asm__ volatile("ldrd ip, lr, [%[q]]\n\tstrd ip, lr, %[bb]\n\t" : [bb] "=m"(kp->bb) : [q] "r"(q), "m"(*q),
                      "m"(q[1]) : "ip", "lr");
@@ -1861,7 +1862,8 @@ UTVM_DWP_AI void utvm_dwp_fill(int16_t* sc, int32_t rs, int32_t blk, int32_t gc,
         for (g = 0; g < 4; ++g) utvm_dwp_st(pb + 4 * g + 2, zz);
         pb += 16;
       }
-      for (; pb < pe; pb += 2) utvm_dwp_st(pb, zz);
+      for (; pb < pe; pb += 16) /* a block a loop iteration */
+        UTVM_DWP_UNROLL for (c = 0; c < 16; c += 2) utvm_dwp_st(pb + c, zz);
       continue;
     }
     for (g = 0; g < gc; ++g)
