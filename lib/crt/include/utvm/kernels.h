@@ -985,12 +985,15 @@ static inline int32_t utvm_dot_s8(int32_t acc, int8_t* a, int8_t* b, int32_t n) 
  * the layer's shift; rows of up to six steps and small planes unrolled, longer rows four steps
  * per loop iteration), when the clamp is the int8 range and no negative tie needs rounding; the
  * rest is plain C. The rows of a band are converted in one assembly loop (utvm_dwp_rows4).
+ * Stride 2: four outputs per step (utvm_dwp3_asm), and where the data starts at a block (left %
+ * 4 == 0, rs % 4 == 0) the planes in blocks of two pair words of the four planes (utvm_dwp_col,
+ * converted by utvm_dwp_rows4b with one STM a step of four columns).
  *
  * The geometry is given in strides so that a caller can swap rows and columns (a narrow,
  * tall image runs along its columns): input row r, column c of channel k at
  * x + r xrs + c xcs + k, output row i, column j of channel o at y + i yrs + j ycs + o.
  * The scratch holds 4 * ((band - 1) * sh + (kh - 1) * dh + 1) * rs int16 (rs even, at least
- * (ow - 1) * sw + kw + 1).
+ * (ow - 1) * sw + kw + 1; stride 2 with blocks: a multiple of four).
  */
 #define UTVM_DWP_ROUND_NEG 1
 #define UTVM_DWP_MIXED 2
