@@ -1453,6 +1453,31 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
   UTVM_DWP_S2_QROW(", #2*%c[r1]-2*%c[pa]]", ", #2*%c[r1]-%c[pa]]", ", #2*%c[r1]]", "%[w3]", "%[w4]", "t") \
   UTVM_DWP_RQ4(SH)
 
+/* stride 2, small planes of an odd width: the last three outputs of a row as one step (a0..a2;
+ * A0, A1 then A2, A3 into ip, lr: 2 loads and 6 multiplies per kernel row), the bias in b;
+ * p moves by pa as after a pair; the outputs at offsets from y (unrolled planes only) */
+#define UTVM_DWP_S2_TROW(R, RA, W0, W1, SEL, ACC0, ACC1, ACC2) \
+  "ldrd ip, lr, [%[p]" R "\n\t"                  \
+  "smlad %[a0], ip, " W0 ", " ACC0 "\n\t"        \
+  "smlad %[a1], lr, " W0 ", " ACC1 "\n\t"        \
+  "smlab" SEL " %[a0], lr, " W1 ", %[a0]\n\t"    \
+  "ldrd ip, lr, [%[p]" RA "\n\t"                 \
+  "smlab" SEL " %[a1], ip, " W1 ", %[a1]\n\t"    \
+  "smlad %[a2], ip, " W0 ", " ACC2 "\n\t"        \
+  "smlab" SEL " %[a2], lr, " W1 ", %[a2]\n\t"
+#define UTVM_DWP_SH_IMM3(A, B, C) UTVM_DWP_SH_IMM2(A, B) UTVM_DWP_SH_IMM(C)
+#define UTVM_DWP_SH_REG3(A, B, C) UTVM_DWP_SH_REG2(A, B) "ldrd ip, lr, %[mr]\n\t" UTVM_DWP_SH_REG(C)
+#define UTVM_DWP_S2_TRIPLE(SH)                                                                         \
+  UTVM_DWP_S2_TROW("], %[pa]", "]", "%[w0]", "%[w1]", "b", "%[b]", "%[b]", "%[b]")                      \
+  UTVM_DWP_S2_TROW(", #%c[r1]-%c[pa]]", ", #%c[r1]]", "%[w2]", "%[w1]", "t", "%[a0]", "%[a1]", "%[a2]")  \
+  UTVM_DWP_S2_TROW(", #2*%c[r1]-%c[pa]]", ", #2*%c[r1]]", "%[w3]", "%[w4]", "t", "%[a0]", "%[a1]",       \
+                   "%[a2]")                                                                            \
+  "ldrd ip, lr, %[mr]\n\t" SH##3("%[a0]", "%[a1]", "%[a2]")                                           \
+  UTVM_DWP_STRB_AT("%[a0]", ".Lutvm_dwp_yo")                                                          \
+  UTVM_DWP_STRB_AT("%[a1]", ".Lutvm_dwp_yo+%c[c1]")                                                   \
+  UTVM_DWP_STRB_AT("%[a2]", ".Lutvm_dwp_yo+2*%c[c1]")                                                 \
+  ".set .Lutvm_dwp_yo, .Lutvm_dwp_yo+3*%c[c1]\n\t"
+
 /* unrolled planes of an odd width: the last outputs of two rows as one pair (a0: the row
  * above, psh bytes before p; a1: this row at p), stored at offsets from y; the words of the row
  * above through ip where the offset does not fit LDRD's (only in code that does not run) */
@@ -1552,6 +1577,9 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
 #define UTVM_DWP_S2Q_OPERANDS                                                                        \
   UTVM_DWP_OUTS, [a2] "=&r"(a2), [a3] "=&r"(a3) : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3),        \
                   [w4] "r"(w4), UTVM_DWP_INS : "cc", "memory", "ip", "lr"
+#define UTVM_DWP_S2T_OPERANDS                                                                        \
+  UTVM_DWP_OUTS, [a2] "=&r"(a2) : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4),           \
+                  [b] "r"(q[0]), UTVM_DWP_INS : "cc", "memory", "ip", "lr"
 #define UTVM_DWP_S2_OPERANDS                                                                         \
   UTVM_DWP_OUTS : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4), [b] "r"(q[0]),   \
                                   UTVM_DWP_INS : "cc", "memory", "ip", "lr"
@@ -1792,8 +1820,23 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* w
   else if (sw == 2 && !small)
     UTVM_DWP_ROWS_Q(UTVM_DWP_S2_PAIR_M, UTVM_DWP_S2_QUAD, UTVM_DWP_S2_TAIL_M, UTVM_DWP_SH_REG);
 #undef OPERANDS
+#define OPERANDS UTVM_DWP_S2T_OPERANDS
+#define UTVM_DWP_TRIPLES(SH)                                            \
+  do {                                                                  \
+    if (np == 1)                                                        \
+      UTVM_DWP_UNROLLED(UTVM_DWP_S2_TRIPLE(SH));                        \
+    else                                                                \
+      UTVM_DWP_UNROLLED(UTVM_DWP_S2_PAIR(SH) UTVM_DWP_S2_TRIPLE(SH));   \
+  } while (0)
+  if (sw == 2 && small && (ow & 1) && np >= 1 && sh > 0)
+    UTVM_DWP_TRIPLES(UTVM_DWP_SH_IMM);
+  else if (sw == 2 && small && (ow & 1) && np >= 1)
+    UTVM_DWP_TRIPLES(UTVM_DWP_SH_REG);
+#undef UTVM_DWP_TRIPLES
+#undef OPERANDS
 #define OPERANDS UTVM_DWP_S2_OPERANDS
-  if (sw == 2 && small) UTVM_DWP_STRIDE(UTVM_DWP_S2_PAIR, UTVM_DWP_S2_TAIL, UTVM_DWP_S2_VPAIR);
+  if (sw == 2 && small && !((ow & 1) && np >= 1))
+    UTVM_DWP_STRIDE(UTVM_DWP_S2_PAIR, UTVM_DWP_S2_TAIL, UTVM_DWP_S2_VPAIR);
 #undef OPERANDS
 #define OPERANDS UTVM_DWP_S1_OPERANDS
   if (sw == 1 && medium && sh > 0)
