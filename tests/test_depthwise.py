@@ -432,7 +432,7 @@ def test_model_layers_instructions_per_mac(name: str, models_dir: Path, tmp_path
     """Every DEPTHWISE_CONV_2D of KWS and VWW, measured alone on the Cortex-M4: at most 2
     instructions per MAC (issue 12) for outputs of 6 x 6 or more, stride 1 or 2 (stride 1 at
     most 1.65 from 6 x 6 on, 1.55 from 12 x 12 on: 1.50-1.60 after the planes of one band written
-    out); VWW's 3 x 3 outputs stay below 2.0 (stride 1) and 2.45 (stride 2: 2.42; dsp_dw4 took
+    out); VWW's 3 x 3 outputs stay below 2.0 (stride 1) and 2.35 (stride 2: 2.33; dsp_dw4 took
     3.9 to 4.4 on them)."""
     path = models_dir / f"{name}.tflite"
     if not path.is_file():
@@ -443,7 +443,7 @@ def test_model_layers_instructions_per_mac(name: str, models_dir: Path, tmp_path
         side = min(graph.tensors[op.outputs[0]].shape[1:3])
         if op.attrs["strides"] == (1, 1):
             return 1.55 if side >= 12 else 1.65 if side >= 6 else 2.0
-        return 2.0 if side >= 6 else 2.45
+        return 2.0 if side >= 6 else 2.35
 
     limits = {op.source: limit(op) for op in graph.ops if op.kind == "depthwise_conv2d"}
     costs = dw_layer_costs(path, tmp_path)
