@@ -270,13 +270,41 @@ def test_matches_tflite_micro_on_cortex_m4(model: tuple[Path, DwCases], tmp_path
     assert_kernels_warning_free(tmp_path, "mps2/an386")
 
 
+def _asm_cases(seed: int, n: int) -> DwCases:
+    """n seeded random 3x3 layers the assembly runs (RELU from the output zero point -128), stride
+    1 or 2, of any size up to 14 x 40 x 20, SAME or VALID, some with channels of their own shift:
+    the steps of four and three, the planes in blocks and planar, written out, small and looped."""
+    rng = np.random.default_rng(seed)
+    cases = DwCases()
+    for k in range(n):
+        stride = int(rng.choice([1, 2], p=[0.3, 0.7]))
+        h, w = int(rng.integers(3, 15)), int(rng.integers(3, 41))
+        fixed = dict(shape=(h, w, int(rng.integers(1, 21))), kernel=(3, 3), stride=(stride, stride),
+                     dilation=(1, 1), same=bool(rng.random() < 0.6), act="RELU", zy=-128, mult=1, batch=1,
+                     per_channel=True, last=float(rng.choice([1.0, 600.0], p=[0.7, 0.3])))
+        cases.layer(seed * 1000 + k, **fixed)
+    return cases
+
+
+@pytest.mark.parametrize("board", ["host", pytest.param("mps2/an386", marks=needs_qemu)])
+def test_assembly_paths_match_tflite_micro(board: str, tmp_path: Path) -> None:
+    """Random layers of the assembly's shapes (_asm_cases) identical to TFLite Micro."""
+    from op_check import check_model, side_by_side
+
+    cases = _asm_cases(7, 40)
+    path = tmp_path / "asm.tflite"
+    path.write_bytes(side_by_side(cases.cases))
+    check_model(path, tmp_path, board, cases.inputs)
+
+
 FLAG_SETS = [["-O2", "-fno-omit-frame-pointer"], ["-Os", "-fno-omit-frame-pointer"], ["-O3"], ["-Og"], ["-O1"], ["-O0"],
              ["-O2", "-fPIC"], ["-O2", "-mcpu=cortex-m7"], ["-O2", "-mcpu=cortex-m33"]]
 
 
 def test_kernels_compile_with_other_options(tmp_path: Path) -> None:
     """The assembly loops keep within the registers a frame pointer or a PIC register leave (at
-    most ten operands besides ip and lr): the generated C of the fixed layers compiles
+    most eleven operands besides ip and lr; the conversion of planes in blocks: three besides
+    eight named registers): the generated C of the fixed layers compiles
     warning-free for Cortex-M4 (M7, M33) at every optimization level, with a frame pointer and
     position-independent."""
     import shutil
