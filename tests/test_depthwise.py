@@ -30,6 +30,7 @@ from test_boards import _toolchain_problem
 from tflite_builder import ModelBuilder
 from utvm.compiler import CompileOptions, compile_model
 from utvm.importer import load_model
+from utvm.ir import Operator
 from utvm.lower import fixedpoint as fp
 from utvm.lower.requant import effective_scales
 from utvm.lower.target import Target
@@ -146,6 +147,31 @@ FIXED = [
          last=600.0),
     dict(shape=(3, 3, 8), kernel=(3, 3), stride=(1, 1), same=True, mult=1, act="RELU", zy=-128, per_channel=True,
          last=600.0),
+    # stride 2 with the data from a block on (blocks of two pair words of the four planes): a
+    # step of four columns, a pair of two and a last pair; eleven steps (looped); the C
+    # multiply-accumulate (negative ties) and the C conversion (words 256 bytes apart) on blocks;
+    # rows of ten pairs and an odd one (steps of four outputs: np % 4 == 2 before the loop)
+    dict(shape=(7, 7, 4), kernel=(3, 3), stride=(2, 2), same=False, act="RELU", zy=-128),
+    dict(shape=(13, 45, 4), kernel=(3, 3), stride=(2, 2), dilation=(1, 1), same=False, act="RELU", zy=-128),
+    dict(shape=(8, 10, 8), kernel=(3, 3), stride=(2, 2), same=False, act="NONE"),
+    dict(shape=(4, 6, 260), kernel=(3, 3), stride=(2, 2), same=False, act="RELU", zy=-128),
+    dict(shape=(5, 42, 4), kernel=(3, 3), stride=(2, 2), same=True, act="RELU", zy=-128),
+    # one band written out (medium planes): stride 2 of an odd width, planar and on blocks, with
+    # channels of their own shift; outputs past 12 bits of offset (y moves on), stride 1 and 2
+    dict(shape=(10, 9, 8), kernel=(3, 3), stride=(2, 2), same=True, act="RELU", zy=-128),
+    dict(shape=(11, 11, 8), kernel=(3, 3), stride=(2, 2), same=False, act="RELU", zy=-128),
+    dict(shape=(7, 20, 8), kernel=(3, 3), stride=(2, 2), same=False, act="RELU", zy=-128, per_channel=True,
+         last=600.0),
+    dict(shape=(12, 12, 136), kernel=(3, 3), stride=(2, 2), same=True, act="RELU", zy=-128),
+    dict(shape=(6, 6, 120), kernel=(3, 3), stride=(1, 1), same=True, act="RELU", zy=-128),
+    # small planes of stride 2 and an odd width: the last three outputs of a row as one step (a
+    # pair before it; channels of their own shift)
+    dict(shape=(4, 10, 8), kernel=(3, 3), stride=(2, 2), dilation=(1, 1), same=True, act="RELU", zy=-128),
+    dict(shape=(6, 6, 8), kernel=(3, 3), stride=(2, 2), dilation=(1, 1), same=True, act="RELU", zy=-128,
+         per_channel=True, last=600.0),
+    # stride 2 rows of 8 and 12 pairs written out, of 13 and 14 looped (eight outputs an iteration)
+    *[dict(shape=(5, w, 4), kernel=(3, 3), stride=(2, 2), dilation=(1, 1), same=True, act="RELU", zy=-128)
+      for w in (33, 48, 52, 56)],
 ]
 N_RANDOM = 40
 
@@ -244,13 +270,41 @@ def test_matches_tflite_micro_on_cortex_m4(model: tuple[Path, DwCases], tmp_path
     assert_kernels_warning_free(tmp_path, "mps2/an386")
 
 
+def _asm_cases(seed: int, n: int) -> DwCases:
+    """n seeded random 3x3 layers the assembly runs (RELU from the output zero point -128), stride
+    1 or 2, of any size up to 14 x 40 x 20, SAME or VALID, some with channels of their own shift:
+    the steps of four and three, the planes in blocks and planar, written out, small and looped."""
+    rng = np.random.default_rng(seed)
+    cases = DwCases()
+    for k in range(n):
+        stride = int(rng.choice([1, 2], p=[0.3, 0.7]))
+        h, w = int(rng.integers(3, 15)), int(rng.integers(3, 41))
+        fixed = dict(shape=(h, w, int(rng.integers(1, 21))), kernel=(3, 3), stride=(stride, stride),
+                     dilation=(1, 1), same=bool(rng.random() < 0.6), act="RELU", zy=-128, mult=1, batch=1,
+                     per_channel=True, last=float(rng.choice([1.0, 600.0], p=[0.7, 0.3])))
+        cases.layer(seed * 1000 + k, **fixed)
+    return cases
+
+
+@pytest.mark.parametrize("board", ["host", pytest.param("mps2/an386", marks=needs_qemu)])
+def test_assembly_paths_match_tflite_micro(board: str, tmp_path: Path) -> None:
+    """Random layers of the assembly's shapes (_asm_cases) identical to TFLite Micro."""
+    from op_check import check_model, side_by_side
+
+    cases = _asm_cases(7, 40)
+    path = tmp_path / "asm.tflite"
+    path.write_bytes(side_by_side(cases.cases))
+    check_model(path, tmp_path, board, cases.inputs)
+
+
 FLAG_SETS = [["-O2", "-fno-omit-frame-pointer"], ["-Os", "-fno-omit-frame-pointer"], ["-O3"], ["-Og"], ["-O1"], ["-O0"],
              ["-O2", "-fPIC"], ["-O2", "-mcpu=cortex-m7"], ["-O2", "-mcpu=cortex-m33"]]
 
 
 def test_kernels_compile_with_other_options(tmp_path: Path) -> None:
     """The assembly loops keep within the registers a frame pointer or a PIC register leave (at
-    most ten operands besides ip and lr): the generated C of the fixed layers compiles
+    most eleven operands besides ip and lr; the conversion of planes in blocks: three besides
+    eight named registers): the generated C of the fixed layers compiles
     warning-free for Cortex-M4 (M7, M33) at every optimization level, with a frame pointer and
     position-independent."""
     import shutil
@@ -276,10 +330,13 @@ def test_kernels_compile_with_other_options(tmp_path: Path) -> None:
 @pytest.mark.parametrize("board", ["host", pytest.param("mps2/an386", marks=needs_qemu)])
 def test_every_configuration_is_bit_exact(board: str, tmp_path: Path) -> None:
     """Each orientation and band of a few layers (through a tuning log): identical to TFLite
-    Micro, on the host and with the assembly loops on the Cortex-M4."""
+    Micro, on the host and with the assembly loops on the Cortex-M4 (a stride-2 plane of width 5
+    written out, a pair and a step of three, in its one-band configuration)."""
     from op_check import check_model, side_by_side
 
-    cases = _cases([FIXED[0], FIXED[2], FIXED[6], FIXED[11], FIXED[-1]], range(0))
+    mixed = next(f for f in FIXED if f["shape"] == (3, 3, 8) and f.get("last"))
+    odd_s2 = next(f for f in FIXED if f["shape"] == (4, 10, 8))
+    cases = _cases([FIXED[0], FIXED[2], FIXED[6], FIXED[11], mixed, odd_s2], range(0))
     path = tmp_path / "cfg.tflite"
     path.write_bytes(side_by_side(cases.cases))
     graph = load_model(path)
@@ -401,14 +458,22 @@ def dw_layer_costs(path: Path, work: Path) -> list[tuple[str, float]]:
 @pytest.mark.parametrize("name", ["kws_ref_model", "vww_96_int8"])
 def test_model_layers_instructions_per_mac(name: str, models_dir: Path, tmp_path: Path) -> None:
     """Every DEPTHWISE_CONV_2D of KWS and VWW, measured alone on the Cortex-M4: at most 2
-    instructions per MAC (issue 12) for stride 1 and outputs of 6 x 6 or more; the stride-2
-    layers and VWW's 3 x 3 one stay below 2.7 (dsp_dw4 took 3.9 to 4.4 on them)."""
+    instructions per MAC (issue 12) for outputs of 6 x 6 or more, stride 1 or 2 (stride 1 at
+    most 1.65 from 6 x 6 on, 1.55 from 12 x 12 on: 1.50-1.60 after the planes of one band written
+    out); VWW's 3 x 3 outputs stay below 2.0 (stride 1) and 2.35 (stride 2: 2.33; dsp_dw4 took
+    3.9 to 4.4 on them)."""
     path = models_dir / f"{name}.tflite"
     if not path.is_file():
         pytest.skip(f"{path} is missing")
     graph = load_model(path)
-    limits = {op.source: 2.0 if op.attrs["strides"] == (1, 1) and min(graph.tensors[op.outputs[0]].shape[1:3]) >= 6
-              else 2.7 for op in graph.ops if op.kind == "depthwise_conv2d"}
+
+    def limit(op: Operator) -> float:
+        side = min(graph.tensors[op.outputs[0]].shape[1:3])
+        if op.attrs["strides"] == (1, 1):
+            return 1.55 if side >= 12 else 1.65 if side >= 6 else 2.0
+        return 2.0 if side >= 6 else 2.35
+
+    limits = {op.source: limit(op) for op in graph.ops if op.kind == "depthwise_conv2d"}
     costs = dw_layer_costs(path, tmp_path)
     assert len(costs) == len(limits)
     for label, cost in costs:

@@ -408,8 +408,10 @@ class DwpGeometry:
 
     @property
     def rs(self) -> int:
-        """int16 values per plane row: the padded width and one more, even."""
-        return ((self.ow - 1) * self.sw + self.kw + 2) // 2 * 2
+        """int16 values per plane row: the padded width and one more, even (stride 2: a multiple of
+        four, for the blocks of two pair words of utvm_dwp_s8)."""
+        unit = 4 if self.sw == 2 else 2
+        return -(-((self.ow - 1) * self.sw + self.kw + 1) // unit) * unit
 
     @property
     def row_words(self) -> int:
@@ -530,8 +532,8 @@ def _dwp_weights(w: np.ndarray, geo: DwpGeometry) -> np.ndarray:
         halves = [(t[..., 2 * k], t[..., 2 * k + 1]) for k in range(mh)]
         if geo.sw == 1:
             halves += [(t[..., 2 * k - 1], t[..., 2 * k]) for k in range(1, mh + odd)]
-        elif odd:
-            halves.append((zero, t[..., 2 * mh]))
+        elif odd:  # T of row r: (the last tap of row r - 1, its own): the 3x3 assembly's (w02, w12) is T of row 1
+            halves.append((np.concatenate([zero[:, :1], t[:, :-1, 2 * mh]], axis=1), t[..., 2 * mh]))
     lo = np.stack([a for a, _ in halves], axis=-1) & 0xFFFF
     hi = np.stack([b for _, b in halves], axis=-1) & 0xFFFF
     return (lo | (hi << 16)).astype(np.uint32).view(np.int32).reshape(-1)

@@ -978,18 +978,22 @@ static inline int32_t utvm_dot_s8(int32_t acc, int8_t* a, int8_t* b, int32_t n) 
  *   output j takes E_k . A_k and, kw odd, the low half of A_mh times the high half of O_mh;
  *   output j + 1 the high half of A_0 times the low half of E_0, O_k . A_k, and, kw even, the
  *   low half of A_mh times the high half of E_mh-1 (kw = 1: one word (w_0, w_0));
- * - stride 2 or more: E_k for k < mh, then, kw odd, T = (0, w_kw-1).
+ * - stride 2 or more: E_k for k < mh, then, kw odd, T = (w_kw-1 of the kernel row before (0 in
+ *   the first), w_kw-1) (the high half read; T of row 1 is the (w02, w12) of the 3x3 assembly).
  * With DSP, 3x3 windows (stride 1 or 2) run an assembly loop over the rows of a channel, two
  * outputs per step (24 instructions for 18 multiply-accumulates and their requantization with
  * the layer's shift; rows of up to six steps and small planes unrolled, longer rows four steps
  * per loop iteration), when the clamp is the int8 range and no negative tie needs rounding; the
  * rest is plain C. The rows of a band are converted in one assembly loop (utvm_dwp_rows4).
+ * Stride 2: four outputs per step (utvm_dwp3_asm), and where the data starts at a block (left %
+ * 4 == 0, rs % 4 == 0) the planes in blocks of two pair words of the four planes (utvm_dwp_col,
+ * converted by utvm_dwp_rows4b with one STM a step of four columns).
  *
  * The geometry is given in strides so that a caller can swap rows and columns (a narrow,
  * tall image runs along its columns): input row r, column c of channel k at
  * x + r xrs + c xcs + k, output row i, column j of channel o at y + i yrs + j ycs + o.
  * The scratch holds 4 * ((band - 1) * sh + (kh - 1) * dh + 1) * rs int16 (rs even, at least
- * (ow - 1) * sw + kw + 1).
+ * (ow - 1) * sw + kw + 1; stride 2 with blocks: a multiple of four).
  */
 #define UTVM_DWP_ROUND_NEG 1
 #define UTVM_DWP_MIXED 2
@@ -1009,6 +1013,12 @@ UTVM_DWP_AI int32_t utvm_dwp_ld(const int16_t* p) {
 }
 
 UTVM_DWP_AI void utvm_dwp_st(int16_t* p, int32_t v) { __builtin_memcpy(p, &v, 4); }
+
+/* column c of a plane row pr: planar, or blk (stride 2): blocks of two pair words of each of
+ * the four planes (16 int16 a block, plane g at 4 g, see utvm_dwp_s8) */
+UTVM_DWP_AI const int16_t* utvm_dwp_col(const int16_t* pr, int32_t blk, int32_t c) {
+  return blk ? pr + 16 * (c >> 2) + (c & 3) : pr + c;
+}
 
 #if defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32
 #define UTVM_DWP_SMLAD(a, b, c) __smlad((a), (b), (c))
@@ -1222,6 +1232,61 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
       : "cc", "memory", "ip", "lr");
 }
 
+/* stride 2 (blk): nr input rows converted into blocks of two pair words of the four planes
+ * (pairs k, k + 1 of plane g at 32 (k / 2) + 8 g bytes of the row), one STM of eight words per
+ * step of four columns (17 instructions for 16 values; r0-r5, ip, lr in ascending order, r7 left
+ * to a frame pointer; the steps of a row written out, up to 16); a pair of two columns and a last pair (x_w-1, zero point) as four words 8
+ * bytes apart; px moves by post-indexed loads (xcs < 256), then both move on by immediates */
+#define UTVM_DWP_B_STEP                          \
+  "ldr r0, [%[px]], %[c]\n\t"                    \
+  "ldr ip, [%[px]], %[c]\n\t"                    \
+  "ldr r1, [%[px]], %[c]\n\t"                    \
+  "ldr lr, [%[px]], %[c]\n\t"                    \
+  "pkhbt r2, r0, ip, lsl #16\n\t"                \
+  "pkhtb ip, ip, r0, asr #16\n\t"                \
+  "pkhbt r3, r1, lr, lsl #16\n\t"                \
+  "pkhtb lr, lr, r1, asr #16\n\t"                \
+  "sxtb16 r0, r2\n\t"                            \
+  "sxtb16 r1, r3\n\t"                            \
+  "sxtb16 r2, r2, ror #8\n\t"                    \
+  "sxtb16 r3, r3, ror #8\n\t"                    \
+  "sxtb16 r4, ip\n\t"                            \
+  "sxtb16 r5, lr\n\t"                            \
+  "sxtb16 ip, ip, ror #8\n\t"                    \
+  "sxtb16 lr, lr, ror #8\n\t"                    \
+  "stmia %[d]!, {r0-r5, ip, lr}\n\t"
+#define UTVM_DWP_B_PAIR(LD0, LD1)                \
+  LD0 LD1                                        \
+  "pkhbt r2, r0, r1, lsl #16\n\t"                \
+  "pkhtb r1, r1, r0, asr #16\n\t"                \
+  "sxtb16 r0, r2\n\t"                            \
+  "sxtb16 r2, r2, ror #8\n\t"                    \
+  "sxtb16 r3, r1\n\t"                            \
+  "sxtb16 r1, r1, ror #8\n\t"                    \
+  "str r0, [%[d]], #4\n\t"                       \
+  "str r2, [%[d], #4]\n\t"                       \
+  "str r3, [%[d], #12]\n\t"                      \
+  "str r1, [%[d], #20]\n\t"
+UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, int32_t xcs, int32_t zw,
+                                 int32_t steps, int32_t two, int32_t tail, int32_t xend, int32_t dadv) {
+  int32_t rows = nr;
+  const int8_t* px = xrow;
+  int16_t* d = dst;
+  __asm__ volatile(
+      "0:\n\t"
+      ".rept %c[steps]\n\t" UTVM_DWP_B_STEP ".endr\n\t"
+      ".if %c[two]\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]], %[c]\n\t", "ldr r1, [%[px]], %[c]\n\t") ".endif\n\t"
+      ".if %c[tail]\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]]\n\t", "mov r1, %[z]\n\t") ".endif\n\t"
+      ".if %c[xend] != 0\n\tadd %[px], %[px], #%c[xend]\n\t.endif\n\t"
+      ".if %c[dadv] != 0\n\tadd %[d], %[d], #%c[dadv]\n\t.endif\n\t"
+      "subs %[rows], %[rows], #1\n\t"
+      "bne 0b\n\t"
+      : [px] "+r"(px), [d] "+r"(d), [rows] "+r"(rows)
+      : [c] "i"(xcs), [z] "i"(zw), [steps] "i"(steps), [two] "i"(two), [tail] "i"(tail), [xend] "i"(xend),
+        [dadv] "i"(dadv)
+      : "cc", "memory", "r0", "r1", "r2", "r3", "r4", "r5", "ip", "lr");
+}
+
 /* 3x3 windows: all nb output rows of one channel, two outputs per step (a last odd one alone),
  * the steps of a row unrolled up to six, else four per loop iteration. ip and lr
  * hold the input pair words; on the stack (utvm_dwp_loop_t): bb = (bias, bias), mr = (m, r), e,
@@ -1326,15 +1391,92 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
   "ldrd ip, lr, [%[p]" R "\n\t"                  \
   "smlad %[a0], ip, " W0 ", " ACC0 "\n\t"        \
   "smlab" SEL " %[a0], lr, " W1 ", %[a0]\n\t"
-#define UTVM_DWP_S2_PAIR(SH)                                                                      \
-  UTVM_DWP_S2_ROW("], #8", "]", "%[w0]", "%[w1]", "b", "%[b]", "%[b]")                            \
-  UTVM_DWP_S2_ROW(", #%c[r1]-8]", ", #%c[r1]]", "%[w2]", "%[w1]", "t", "%[a0]", "%[a1]")          \
-  UTVM_DWP_S2_ROW(", #2*%c[r1]-8]", ", #2*%c[r1]]", "%[w3]", "%[w4]", "t", "%[a0]", "%[a1]")      \
+/* the bias in register b, or (_M) read from bb into the accumulators */
+#define UTVM_DWP_S2_PAIR(SH) UTVM_DWP_S2_PAIR_(SH, "", "%[b]", "%[b]")
+#define UTVM_DWP_S2_PAIR_M(SH) UTVM_DWP_S2_PAIR_(SH, "ldrd %[a0], %[a1], %[bb]\n\t", "%[a0]", "%[a1]")
+#define UTVM_DWP_S2_TAIL(SH) UTVM_DWP_S2_TAIL_(SH, "", "%[b]")
+#define UTVM_DWP_S2_TAIL_M(SH) UTVM_DWP_S2_TAIL_(SH, "ldr %[a0], %[bb]\n\t", "%[a0]")
+#define UTVM_DWP_S2_PAIR_(SH, INIT, ACC0, ACC1)                                                   \
+  INIT UTVM_DWP_S2_ROW("], %[pa]", "]", "%[w0]", "%[w1]", "b", ACC0, ACC1)                        \
+  UTVM_DWP_S2_ROW(", #%c[r1]-%c[pa]]", ", #%c[r1]]", "%[w2]", "%[w1]", "t", "%[a0]", "%[a1]")     \
+  UTVM_DWP_S2_ROW(", #2*%c[r1]-%c[pa]]", ", #2*%c[r1]]", "%[w3]", "%[w4]", "t", "%[a0]", "%[a1]") \
   UTVM_DWP_RQ2(SH)
-#define UTVM_DWP_S2_TAIL(SH)                                                                      \
-  UTVM_DWP_S2_ONE("]", "%[w0]", "%[w1]", "b", "%[b]")                                             \
+#define UTVM_DWP_S2_TAIL_(SH, INIT, ACC0)                                                         \
+  INIT UTVM_DWP_S2_ONE("]", "%[w0]", "%[w1]", "b", ACC0)                                          \
   UTVM_DWP_S2_ONE(", #%c[r1]]", "%[w2]", "%[w1]", "t", "%[a0]")                                   \
   UTVM_DWP_S2_ONE(", #2*%c[r1]]", "%[w3]", "%[w4]", "t", "%[a0]") UTVM_DWP_RQ1(SH)
+
+/* stride 2, four outputs per step (a0..a3): A0, A1 into ip, lr, then A2, A3, then A4 into ip;
+ * 3 loads and 8 multiplies per kernel row instead of 4 and 8, one (m, r) load for four outputs */
+#define UTVM_DWP_S2_QROW(R, R8, R16, W0, W1, SEL)  \
+  "ldrd ip, lr, [%[p]" R "\n\t"                  \
+  "smlad %[a0], ip, " W0 ", %[a0]\n\t"           \
+  "smlad %[a1], lr, " W0 ", %[a1]\n\t"           \
+  "smlab" SEL " %[a0], lr, " W1 ", %[a0]\n\t"    \
+  "ldrd ip, lr, [%[p]" R8 "\n\t"                 \
+  "smlab" SEL " %[a1], ip, " W1 ", %[a1]\n\t"    \
+  "smlad %[a2], ip, " W0 ", %[a2]\n\t"           \
+  "smlad %[a3], lr, " W0 ", %[a3]\n\t"           \
+  "smlab" SEL " %[a2], lr, " W1 ", %[a2]\n\t"    \
+  "ldr ip, [%[p]" R16 "\n\t"                     \
+  "smlab" SEL " %[a3], ip, " W1 ", %[a3]\n\t"
+#define UTVM_DWP_SH_IMM4(A, B, C, D) UTVM_DWP_SH_IMM2(A, B) UTVM_DWP_SH_IMM2(C, D)
+#define UTVM_DWP_SH_REG4(A, B, C, D) \
+  UTVM_DWP_SH_REG2(A, B) "ldrd ip, lr, %[mr]\n\t" UTVM_DWP_SH_REG2(C, D)
+/* the four stores: at offsets from y (unrolled), else post-indexed (c1 <= 255) or at offsets
+ * with one advance */
+#define UTVM_DWP_RQ4(SH)                                        \
+  "ldrd ip, lr, %[mr]\n\t"                                      \
+  SH##4("%[a0]", "%[a1]", "%[a2]", "%[a3]")                     \
+  ".if .Lutvm_dwp_fix\n\t"                                      \
+  UTVM_DWP_STRB_AT("%[a0]", ".Lutvm_dwp_yo")                     \
+  UTVM_DWP_STRB_AT("%[a1]", ".Lutvm_dwp_yo+%c[c1]")              \
+  UTVM_DWP_STRB_AT("%[a2]", ".Lutvm_dwp_yo+2*%c[c1]")            \
+  UTVM_DWP_STRB_AT("%[a3]", ".Lutvm_dwp_yo+3*%c[c1]")            \
+  ".set .Lutvm_dwp_yo, .Lutvm_dwp_yo+4*%c[c1]\n\t"              \
+  ".elseif 4*%c[c1] > 255 && %c[c1] <= 255\n\t"                 \
+  "strb %[a0], [%[y]], #%c[c1]\n\t"                             \
+  "strb %[a1], [%[y]], #%c[c1]\n\t"                             \
+  "strb %[a2], [%[y]], #%c[c1]\n\t"                             \
+  "strb %[a3], [%[y]], #%c[c1]\n\t"                             \
+  ".else\n\t"                                                   \
+  "strb %[a1], [%[y], %[c1]]\n\t"                               \
+  "strb %[a2], [%[y], #2*%c[c1]]\n\t"                           \
+  "strb %[a3], [%[y], #3*%c[c1]]\n\t"                           \
+  UTVM_DWP_STORE_ADVANCE("%[a0]", "4*%c[c1]")                    \
+  ".endif\n\t"
+#define UTVM_DWP_S2_QUAD(SH)                                                                          \
+  "ldrd %[a0], %[a1], %[bb]\n\t"                                                                      \
+  "ldrd %[a2], %[a3], %[bb]\n\t"                                                                      \
+  UTVM_DWP_S2_QROW("], #2*%c[pa]", ", #-%c[pa]]", "]", "%[w0]", "%[w1]", "b")                          \
+  UTVM_DWP_S2_QROW(", #%c[r1]-2*%c[pa]]", ", #%c[r1]-%c[pa]]", ", #%c[r1]]", "%[w2]", "%[w1]", "t")       \
+  UTVM_DWP_S2_QROW(", #2*%c[r1]-2*%c[pa]]", ", #2*%c[r1]-%c[pa]]", ", #2*%c[r1]]", "%[w3]", "%[w4]", "t") \
+  UTVM_DWP_RQ4(SH)
+
+/* stride 2, small planes of an odd width: the last three outputs of a row as one step (a0..a2;
+ * A0, A1 then A2, A3 into ip, lr: 2 loads and 6 multiplies per kernel row), the bias in b;
+ * p moves by pa as after a pair; the outputs at offsets from y (unrolled planes only) */
+#define UTVM_DWP_S2_TROW(R, RA, W0, W1, SEL, ACC0, ACC1, ACC2) \
+  "ldrd ip, lr, [%[p]" R "\n\t"                  \
+  "smlad %[a0], ip, " W0 ", " ACC0 "\n\t"        \
+  "smlad %[a1], lr, " W0 ", " ACC1 "\n\t"        \
+  "smlab" SEL " %[a0], lr, " W1 ", %[a0]\n\t"    \
+  "ldrd ip, lr, [%[p]" RA "\n\t"                 \
+  "smlab" SEL " %[a1], ip, " W1 ", %[a1]\n\t"    \
+  "smlad %[a2], ip, " W0 ", " ACC2 "\n\t"        \
+  "smlab" SEL " %[a2], lr, " W1 ", %[a2]\n\t"
+#define UTVM_DWP_SH_IMM3(A, B, C) UTVM_DWP_SH_IMM2(A, B) UTVM_DWP_SH_IMM(C)
+#define UTVM_DWP_SH_REG3(A, B, C) UTVM_DWP_SH_REG2(A, B) "ldrd ip, lr, %[mr]\n\t" UTVM_DWP_SH_REG(C)
+#define UTVM_DWP_S2_TRIPLE(SH)                                                                         \
+  UTVM_DWP_S2_TROW("], %[pa]", "]", "%[w0]", "%[w1]", "b", "%[b]", "%[b]", "%[b]")                      \
+  UTVM_DWP_S2_TROW(", #%c[r1]-%c[pa]]", ", #%c[r1]]", "%[w2]", "%[w1]", "t", "%[a0]", "%[a1]", "%[a2]")  \
+  UTVM_DWP_S2_TROW(", #2*%c[r1]-%c[pa]]", ", #2*%c[r1]]", "%[w3]", "%[w4]", "t", "%[a0]", "%[a1]",       \
+                   "%[a2]")                                                                            \
+  "ldrd ip, lr, %[mr]\n\t" SH##3("%[a0]", "%[a1]", "%[a2]")                                           \
+  UTVM_DWP_STRB_AT("%[a0]", ".Lutvm_dwp_yo")                                                          \
+  UTVM_DWP_STRB_AT("%[a1]", ".Lutvm_dwp_yo+%c[c1]")                                                   \
+  UTVM_DWP_STRB_AT("%[a2]", ".Lutvm_dwp_yo+2*%c[c1]")                                                 \
+  ".set .Lutvm_dwp_yo, .Lutvm_dwp_yo+3*%c[c1]\n\t"
 
 /* unrolled planes of an odd width: the last outputs of two rows as one pair (a0: the row
  * above, psh bytes before p; a1: this row at p), stored at offsets from y; the words of the row
@@ -1378,11 +1520,12 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
 
 /* the steps of a row: unrolled (written out, so that the compiler knows the asm's size), or a
  * loop of two steps */
-#define UTVM_DWP_LOOP(PAIR)                      \
+#define UTVM_DWP_LOOP(PAIR) UTVM_DWP_LOOP8(PAIR PAIR PAIR PAIR)
+#define UTVM_DWP_LOOP8(BODY)                     \
   "ldr ip, %[ny]\n\t"                            \
   "add ip, %[y], ip\n\t"                         \
   "str ip, %[yend]\n\t"                          \
-  "1:\n\t" PAIR PAIR PAIR PAIR                   \
+  "1:\n\t" BODY                                  \
   "ldr ip, %[yend]\n\t"                          \
   "cmp %[y], ip\n\t"                             \
   "bne 1b\n\t"
@@ -1392,6 +1535,7 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
   "add %[p], %[p], %[pstep]\n\t"                                                   \
   ".if %c[ystep] != 0 && .Lutvm_dwp_fix\n\t"                                      \
   ".set .Lutvm_dwp_yo, .Lutvm_dwp_yo+%c[ystep]\n\t"                                \
+  UTVM_DWP_REBASE                                                                  \
   ".elseif %c[ystep] != 0\n\t"                                                     \
   "add %[y], %[y], %[ystep]\n\t"                                                   \
   ".endif\n\t"                                                                     \
@@ -1399,6 +1543,21 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
   "ldrd ip, lr, %[steps]\n\t"                                                      \
   "add %[p], %[p], ip\n\t"                                                         \
   "add %[y], %[y], lr\n\t"                                                         \
+  ".endif\n\t"
+/* unrolled rows whose outputs would pass 12 bits of offset (medium planes only: the offsets
+ * of small ones fit) move y to the next row's first output; y goes back at the end */
+#define UTVM_DWP_REBASE                                                          \
+  ".if .Lutvm_dwp_yo+%c[yspan] > 4095\n\t"                                     \
+  "addw %[y], %[y], #.Lutvm_dwp_yo\n\t"                                         \
+  ".set .Lutvm_dwp_ymv, .Lutvm_dwp_ymv+.Lutvm_dwp_yo\n\t"                       \
+  ".set .Lutvm_dwp_yo, 0\n\t"                                                  \
+  ".endif\n\t"
+#define UTVM_DWP_YBACK                                                           \
+  ".if .Lutvm_dwp_ymv > 0 && .Lutvm_dwp_ymv < 4096\n\t"                        \
+  "subw %[y], %[y], #.Lutvm_dwp_ymv\n\t"                                        \
+  ".elseif .Lutvm_dwp_ymv > 0\n\t"                                             \
+  "movw ip, #.Lutvm_dwp_ymv\n\t"                                                \
+  "sub %[y], %[y], ip\n\t"                                                     \
   ".endif\n\t"
 #define UTVM_DWP_ROW_END                         \
   UTVM_DWP_ROW_STEP                              \
@@ -1415,6 +1574,12 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
 #define UTVM_DWP_S1_OPERANDS                                                                         \
   UTVM_DWP_OUTS : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4), [w5] "r"(w5), \
                   UTVM_DWP_INS : "cc", "memory", "ip", "lr"
+#define UTVM_DWP_S2Q_OPERANDS                                                                        \
+  UTVM_DWP_OUTS, [a2] "=&r"(a2), [a3] "=&r"(a3) : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3),        \
+                  [w4] "r"(w4), UTVM_DWP_INS : "cc", "memory", "ip", "lr"
+#define UTVM_DWP_S2T_OPERANDS                                                                        \
+  UTVM_DWP_OUTS, [a2] "=&r"(a2) : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4),           \
+                  [b] "r"(q[0]), UTVM_DWP_INS : "cc", "memory", "ip", "lr"
 #define UTVM_DWP_S2_OPERANDS                                                                         \
   UTVM_DWP_OUTS : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4), [b] "r"(q[0]),   \
                                   UTVM_DWP_INS : "cc", "memory", "ip", "lr"
@@ -1460,9 +1625,48 @@ typedef struct {
       UTVM_DWP_ROW_TAILS(UTVM_DWP_LOOP(PAIR(SH)), ONE(SH));                  \
   } while (0)
 
+/* stride 2 with four outputs per step (Q): np / 2 steps of four and a pair, unrolled up to
+ * 24 outputs (Q3: twelve), else eight per loop iteration */
+#define UTVM_DWP_Q3(QUAD, SH) QUAD(SH) QUAD(SH) QUAD(SH)
+#define UTVM_DWP_ROWS_Q(PAIR, QUAD, ONE, SH)                                         \
+  do {                                                                             \
+    if (np == 1)                                                                   \
+      UTVM_DWP_ROW_TAILS(PAIR(SH), ONE(SH));                                       \
+    else if (np == 2)                                                              \
+      UTVM_DWP_ROW_TAILS(QUAD(SH), ONE(SH));                                       \
+    else if (np == 3)                                                              \
+      UTVM_DWP_ROW_TAILS(QUAD(SH) PAIR(SH), ONE(SH));                              \
+    else if (np == 4)                                                              \
+      UTVM_DWP_ROW_TAILS(QUAD(SH) QUAD(SH), ONE(SH));                              \
+    else if (np == 5)                                                              \
+      UTVM_DWP_ROW_TAILS(QUAD(SH) QUAD(SH) PAIR(SH), ONE(SH));                     \
+    else if (np == 6)                                                              \
+      UTVM_DWP_ROW_TAILS(UTVM_DWP_Q3(QUAD, SH), ONE(SH));                          \
+    else if (np == 7)                                                              \
+      UTVM_DWP_ROW_TAILS(UTVM_DWP_Q3(QUAD, SH) PAIR(SH), ONE(SH));                 \
+    else if (np == 8)                                                              \
+      UTVM_DWP_ROW_TAILS(UTVM_DWP_Q3(QUAD, SH) QUAD(SH), ONE(SH));                 \
+    else if (np == 9)                                                              \
+      UTVM_DWP_ROW_TAILS(UTVM_DWP_Q3(QUAD, SH) QUAD(SH) PAIR(SH), ONE(SH));        \
+    else if (np == 10)                                                             \
+      UTVM_DWP_ROW_TAILS(UTVM_DWP_Q3(QUAD, SH) QUAD(SH) QUAD(SH), ONE(SH));        \
+    else if (np == 11)                                                             \
+      UTVM_DWP_ROW_TAILS(UTVM_DWP_Q3(QUAD, SH) QUAD(SH) QUAD(SH) PAIR(SH), ONE(SH)); \
+    else if (np == 12)                                                             \
+      UTVM_DWP_ROW_TAILS(UTVM_DWP_Q3(QUAD, SH) UTVM_DWP_Q3(QUAD, SH), ONE(SH));    \
+    else if (np % 4 == 1)                                                          \
+      UTVM_DWP_ROW_TAILS(PAIR(SH) UTVM_DWP_LOOP8(QUAD(SH) QUAD(SH)), ONE(SH));     \
+    else if (np % 4 == 2)                                                          \
+      UTVM_DWP_ROW_TAILS(QUAD(SH) UTVM_DWP_LOOP8(QUAD(SH) QUAD(SH)), ONE(SH));     \
+    else if (np % 4 == 3)                                                          \
+      UTVM_DWP_ROW_TAILS(QUAD(SH) PAIR(SH) UTVM_DWP_LOOP8(QUAD(SH) QUAD(SH)), ONE(SH)); \
+    else                                                                           \
+      UTVM_DWP_ROW_TAILS(UTVM_DWP_LOOP8(QUAD(SH) QUAD(SH)), ONE(SH));              \
+  } while (0)
+
 /* small planes: every row written out (nb rows of np <= 2 steps), no loop, the outputs at
  * offsets from y */
-#define UTVM_DWP_FIX ".set .Lutvm_dwp_fix, 1\n\t.set .Lutvm_dwp_yo, 0\n\t"
+#define UTVM_DWP_FIX ".set .Lutvm_dwp_fix, 1\n\t.set .Lutvm_dwp_yo, 0\n\t.set .Lutvm_dwp_ymv, 0\n\t"
 #define UTVM_DWP_UNROLLED(ROW)                                                                        \
   do {                                                                                                \
     if (nb == 1)                                                                                      \
@@ -1505,6 +1709,57 @@ typedef struct {
       UTVM_DWP_UNROLLED(PAIR(SH) PAIR(SH));                         \
   } while (0)
 
+/* medium planes (one band of up to eight rows of two to four steps): every row written out
+ * as the looped rows run it, no row loop, the outputs at offsets from y */
+#define UTVM_DWP_R2(ROW) ROW UTVM_DWP_ROW_STEP ROW
+#define UTVM_DWP_R4(ROW) UTVM_DWP_R2(ROW) UTVM_DWP_ROW_STEP UTVM_DWP_R2(ROW)
+#define UTVM_DWP_UNROLLED8(ROW)                                                                                \
+  do {                                                                                                         \
+    if (nb == 1)                                                                                               \
+      __asm__ volatile(UTVM_DWP_FIX ROW UTVM_DWP_YBACK OPERANDS);                                                             \
+    else if (nb == 2)                                                                                          \
+      __asm__ volatile(UTVM_DWP_FIX UTVM_DWP_R2(ROW) UTVM_DWP_YBACK OPERANDS);                                                \
+    else if (nb == 3)                                                                                          \
+      __asm__ volatile(UTVM_DWP_FIX UTVM_DWP_R2(ROW) UTVM_DWP_ROW_STEP ROW UTVM_DWP_YBACK OPERANDS);                          \
+    else if (nb == 4)                                                                                          \
+      __asm__ volatile(UTVM_DWP_FIX UTVM_DWP_R4(ROW) UTVM_DWP_YBACK OPERANDS);                                                \
+    else if (nb == 5)                                                                                          \
+      __asm__ volatile(UTVM_DWP_FIX UTVM_DWP_R4(ROW) UTVM_DWP_ROW_STEP ROW UTVM_DWP_YBACK OPERANDS);                          \
+    else if (nb == 6)                                                                                          \
+      __asm__ volatile(UTVM_DWP_FIX UTVM_DWP_R4(ROW) UTVM_DWP_ROW_STEP UTVM_DWP_R2(ROW) UTVM_DWP_YBACK OPERANDS);             \
+    else if (nb == 7)                                                                                          \
+      __asm__ volatile(UTVM_DWP_FIX UTVM_DWP_R4(ROW) UTVM_DWP_ROW_STEP UTVM_DWP_R2(ROW) UTVM_DWP_ROW_STEP ROW  \
+                           UTVM_DWP_YBACK OPERANDS);                                                                          \
+    else                                                                                                       \
+      __asm__ volatile(UTVM_DWP_FIX UTVM_DWP_R4(ROW) UTVM_DWP_ROW_STEP UTVM_DWP_R4(ROW) UTVM_DWP_YBACK OPERANDS);             \
+  } while (0)
+#define UTVM_DWP_MEDIUM_TAILS(STEPS, ONE) \
+  do {                                    \
+    if (ow & 1)                           \
+      UTVM_DWP_UNROLLED8(STEPS ONE);      \
+    else                                  \
+      UTVM_DWP_UNROLLED8(STEPS);          \
+  } while (0)
+/* stride 1: np pairs; stride 2: steps of four and a pair (Q) */
+#define UTVM_DWP_MEDIUM(PAIR, ONE, SH)                                    \
+  do {                                                                    \
+    if (np == 2)                                                          \
+      UTVM_DWP_MEDIUM_TAILS(PAIR(SH) PAIR(SH), ONE(SH));                  \
+    else if (np == 3)                                                     \
+      UTVM_DWP_MEDIUM_TAILS(PAIR(SH) PAIR(SH) PAIR(SH), ONE(SH));         \
+    else                                                                  \
+      UTVM_DWP_MEDIUM_TAILS(PAIR(SH) PAIR(SH) PAIR(SH) PAIR(SH), ONE(SH)); \
+  } while (0)
+#define UTVM_DWP_MEDIUM_Q(PAIR, QUAD, ONE, SH)                  \
+  do {                                                          \
+    if (np == 2)                                                \
+      UTVM_DWP_MEDIUM_TAILS(QUAD(SH), ONE(SH));                 \
+    else if (np == 3)                                           \
+      UTVM_DWP_MEDIUM_TAILS(QUAD(SH) PAIR(SH), ONE(SH));        \
+    else                                                        \
+      UTVM_DWP_MEDIUM_TAILS(QUAD(SH) QUAD(SH), ONE(SH));        \
+  } while (0)
+
 /* sh: the layer's right shift as an immediate (1..31: SMMLA), or 0: the channel's own (SMMLAR, k.e);
  * q: (bias, bias, m, r, e) of the channel (e < 0: the layer's shift); k: the loop's constants
  * (steps, ny) set by the caller; unrolled: nb is the layer's constant row count (one band).
@@ -1512,23 +1767,32 @@ typedef struct {
  * leaves them, so that the caller keeps them in registers rather than on the stack) */
 UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* wv, const int32_t* q,
                                utvm_dwp_loop_t* kp, int32_t nb, int32_t unrolled, int32_t ow, int32_t sw, int32_t rb,
-                               int32_t psh, int32_t yrs, int32_t ycs, int32_t sh) {
+                               int32_t psh, int32_t yrs, int32_t ycs, int32_t sh, int32_t blk) {
   const int16_t* p = *pp;
   int8_t* y = *yp;
-  int32_t a0, a1, w0 = wv[0], w1 = wv[1], w2 = wv[2], w3 = wv[3], w4 = wv[4], w5 = wv[5];
-  const int32_t np = ow / 2, pstep = psh - 4 * sw * np, ystep = yrs - ow * ycs;
+  int32_t a0, a1, a2, a3, w0 = wv[0], w1 = wv[1], w2 = wv[2], w3 = wv[3], w4 = wv[4], w5 = wv[5];
+  /* pa: bytes from one stride-2 pair word to the next but one (blk: the next block) */
+  const int32_t pa = blk ? 32 : 8, pst = sw == 1 ? 4 : pa;
+  const int32_t np = ow / 2, pstep = psh - pst * np, ystep = yrs - ow * ycs;
   const int32_t small = unrolled && nb <= 4 && np <= 2 && nb * (np * 27 + (ow & 1) * 15) <= 170 && pstep < 4096 &&
                         ystep < 4096 && ystep > -4096 && (nb - 1) * yrs + ow * ycs < 4096 && psh <= 1020;
-  /* only what the loop reads, by LDRD/STRD: the bias pair for stride 1 (stride 2 holds it in a
-   * register), (m, r), e for the channel's own shift */
-  if (sw == 1)
+  /* one band of up to eight rows of two to four steps, within about 480 instructions */
+  const int32_t medium = unrolled && !small && nb <= 8 && np >= 2 && np <= 4 &&
+                         nb * (sw == 1 ? np * 24 : (np / 2) * 48 + (np & 1) * 25) + nb * (ow & 1) * 14 <= 480 &&
+                         pstep < 4096 && ystep < 4096 && ystep > -4096 && ow * ycs < 4096;
+  const int32_t fixed = small || medium;
+  /* only what the loop reads, by LDRD/STRD: the bias pair for stride 1 and the steps of four
+   * (stride 2 otherwise holds it in a register), (m, r), e for the channel's own shift (GCC finds
+   * no register for q's address in some functions when the loops read q itself) */
+  if (sw == 1 || !small)
     __asm__ volatile("ldrd ip, lr, [%[q]]\n\tstrd ip, lr, %[bb]\n\t" : [bb] "=m"(kp->bb) : [q] "r"(q), "m"(*q),
                      "m"(q[1]) : "ip", "lr");
   __asm__ volatile("ldrd ip, lr, [%[q], #8]\n\tstrd ip, lr, %[mr]\n\t" : [mr] "=m"(kp->mr) : [q] "r"(q), "m"(q[2]),
                    "m"(q[3]) : "ip", "lr");
   if (sh == 0) kp->e = q[4];
-  if (!small) kp->rows = nb;
-#define UTVM_DWP_EXTRA , [pstep] "i"(pstep), [ystep] "i"(ystep), [psh] "i"(psh), [yrs] "i"(yrs)
+  if (!fixed) kp->rows = nb;
+#define UTVM_DWP_EXTRA \
+  , [pstep] "i"(pstep), [ystep] "i"(ystep), [psh] "i"(psh), [yrs] "i"(yrs), [yspan] "i"(ow * ycs), [pa] "i"(pa)
 /* the rows unrolled or looped, the layer's shift or the channel's */
 #define UTVM_DWP_STRIDE(PAIR, TAIL, V)                         \
   do {                                                         \
@@ -1541,24 +1805,53 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* w
     else                                                       \
       UTVM_DWP_ROWS(PAIR, TAIL, UTVM_DWP_SH_REG);              \
   } while (0)
-#define OPERANDS UTVM_DWP_S2_OPERANDS
   if (sw == 2) {
-    w1 = utvm_dwp_pkhtb(wv[3], wv[1]);
+    w1 = wv[3];
     w3 = wv[4];
     w4 = wv[5];
-    UTVM_DWP_STRIDE(UTVM_DWP_S2_PAIR, UTVM_DWP_S2_TAIL, UTVM_DWP_S2_VPAIR);
   }
+#define OPERANDS UTVM_DWP_S2Q_OPERANDS
+  if (sw == 2 && medium && sh > 0)
+    UTVM_DWP_MEDIUM_Q(UTVM_DWP_S2_PAIR_M, UTVM_DWP_S2_QUAD, UTVM_DWP_S2_TAIL_M, UTVM_DWP_SH_IMM);
+  else if (sw == 2 && medium)
+    UTVM_DWP_MEDIUM_Q(UTVM_DWP_S2_PAIR_M, UTVM_DWP_S2_QUAD, UTVM_DWP_S2_TAIL_M, UTVM_DWP_SH_REG);
+  else if (sw == 2 && !small && sh > 0)
+    UTVM_DWP_ROWS_Q(UTVM_DWP_S2_PAIR_M, UTVM_DWP_S2_QUAD, UTVM_DWP_S2_TAIL_M, UTVM_DWP_SH_IMM);
+  else if (sw == 2 && !small)
+    UTVM_DWP_ROWS_Q(UTVM_DWP_S2_PAIR_M, UTVM_DWP_S2_QUAD, UTVM_DWP_S2_TAIL_M, UTVM_DWP_SH_REG);
+#undef OPERANDS
+#define OPERANDS UTVM_DWP_S2T_OPERANDS
+#define UTVM_DWP_TRIPLES(SH)                                            \
+  do {                                                                  \
+    if (np == 1)                                                        \
+      UTVM_DWP_UNROLLED(UTVM_DWP_S2_TRIPLE(SH));                        \
+    else                                                                \
+      UTVM_DWP_UNROLLED(UTVM_DWP_S2_PAIR(SH) UTVM_DWP_S2_TRIPLE(SH));   \
+  } while (0)
+  if (sw == 2 && small && (ow & 1) && np >= 1 && sh > 0)
+    UTVM_DWP_TRIPLES(UTVM_DWP_SH_IMM);
+  else if (sw == 2 && small && (ow & 1) && np >= 1)
+    UTVM_DWP_TRIPLES(UTVM_DWP_SH_REG);
+#undef UTVM_DWP_TRIPLES
+#undef OPERANDS
+#define OPERANDS UTVM_DWP_S2_OPERANDS
+  if (sw == 2 && small && !((ow & 1) && np >= 1))
+    UTVM_DWP_STRIDE(UTVM_DWP_S2_PAIR, UTVM_DWP_S2_TAIL, UTVM_DWP_S2_VPAIR);
 #undef OPERANDS
 #define OPERANDS UTVM_DWP_S1_OPERANDS
-  if (sw == 1) UTVM_DWP_STRIDE(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL, UTVM_DWP_S1_VPAIR);
+  if (sw == 1 && medium && sh > 0)
+    UTVM_DWP_MEDIUM(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL, UTVM_DWP_SH_IMM);
+  else if (sw == 1 && medium)
+    UTVM_DWP_MEDIUM(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL, UTVM_DWP_SH_REG);
+  else if (sw == 1) UTVM_DWP_STRIDE(UTVM_DWP_S1_PAIR, UTVM_DWP_S1_TAIL, UTVM_DWP_S1_VPAIR);
 #undef OPERANDS
 #undef UTVM_DWP_STRIDE
 #undef UTVM_DWP_EXTRA
   (void)w5;
   /* the assembly moved p by psh bytes a row (unrolled: the last row by its steps only) and y by
    * yrs a row (unrolled: not at all) */
-  *pp = (const int16_t*)(uintptr_t)((uintptr_t)p - (uint32_t)(small ? (nb - 1) * psh + 4 * sw * np : nb * psh));
-  *yp = (int8_t*)(uintptr_t)((uintptr_t)y - (uint32_t)(small ? 0 : nb * yrs));
+  *pp = (const int16_t*)(uintptr_t)((uintptr_t)p - (uint32_t)(fixed ? (nb - 1) * psh + pst * np : nb * psh));
+  *yp = (int8_t*)(uintptr_t)((uintptr_t)y - (uint32_t)(fixed ? 0 : nb * yrs));
 }
 #endif
 
@@ -1567,10 +1860,19 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* w
  * of the padded row, with a first pair (zero point, x_0) when left is odd and a last pair
  * (x_w-1, zero point) when left + w is odd; the pairs of padding only are written once */
 UTVM_DWP_AI void utvm_dwp_row4(int16_t* dst, int32_t ps, const int8_t* xrow, int32_t w, int32_t xcs, int32_t left,
-                               int32_t zw) {
+                               int32_t zw, int32_t blk) {
   int32_t k = left / 2, k1 = (left + w) / 2;
   const int8_t* px = xrow;
   int16_t* d = dst + 2 * k;
+  if (blk) { /* pair k of plane g at 16 (k / 2) + 2 (k % 2) + 4 g */
+    for (; k < (left + w + 1) / 2; ++k) {
+      const int32_t c = 2 * k - left; /* the input column of the pair's first value */
+      const int32_t xa = c < 0 ? zw : utvm_ldw_s8((int8_t*)xrow + c * xcs);
+      const int32_t xb = c + 1 >= w ? zw : utvm_ldw_s8((int8_t*)xrow + (c + 1) * xcs);
+      utvm_dwp_pairs(dst + 16 * (k >> 1) + 2 * (k & 1), 4, xa, xb);
+    }
+    return;
+  }
 #ifdef UTVM_DWP_ASM
   if (xcs < 1024 && 3 * ps <= 506) {
     int32_t steps = (k1 - k - (left & 1)) / 2;
@@ -1591,22 +1893,35 @@ UTVM_DWP_AI void utvm_dwp_row4(int16_t* dst, int32_t ps, const int8_t* xrow, int
   if ((left + w) & 1) utvm_dwp_pairs(d, ps, utvm_ldw_s8((int8_t*)px), zw);
 }
 
-/* columns [c0, c1) of nr rows of the gc planes set to the zero point */
-UTVM_DWP_AI void utvm_dwp_fill(int16_t* sc, int32_t rs, int32_t gc, int32_t nr, int32_t c0, int32_t c1, int32_t zx) {
+/* columns [c0, c1) (even) of nr rows of the gc planes set to the zero point; blk (c1 a multiple
+ * of four): those of all four planes, a run of whole blocks after the second pairs of the first */
+UTVM_DWP_AI void utvm_dwp_fill(int16_t* sc, int32_t rs, int32_t blk, int32_t gc, int32_t nr, int32_t c0, int32_t c1,
+                               int32_t zx) {
   int32_t zz = (int32_t)(((uint32_t)zx & 0xFFFFu) * 0x10001u);
-  int32_t r, g;
-  for (r = 0; r < nr; ++r)
-    for (g = 0; g < gc; ++g) {
-      int16_t* p = sc + (4 * r + g) * rs + c0;
-      int16_t* end = sc + (4 * r + g) * rs + c1;
-      for (; p < end; p += 2) utvm_dwp_st(p, zz);
+  int32_t r, g, c;
+  for (r = 0; r < nr; ++r) {
+    int16_t* row = sc + 4 * r * rs;
+    if (blk) {
+      int16_t* pe = row + 16 * (c1 >> 2);
+      int16_t* pb = row + 16 * (c0 >> 2);
+      if (c0 & 2) {
+        for (g = 0; g < 4; ++g) utvm_dwp_st(pb + 4 * g + 2, zz);
+        pb += 16;
+      }
+      for (; pb < pe; pb += 16) /* a block a loop iteration */
+        UTVM_DWP_UNROLL for (c = 0; c < 16; c += 2) utvm_dwp_st(pb + c, zz);
+      continue;
     }
+    for (g = 0; g < gc; ++g)
+      for (c = c0; c < c1; c += 2) utvm_dwp_st(row + g * rs + c, zz);
+  }
 }
 
 /* the outputs of one channel over nb output rows in plain C (any window, strides) */
 UTVM_DWP_AI void utvm_dwp_chan_c(int8_t* yo, const int16_t* pl, const int32_t* wv, const int32_t* q, int32_t nb,
                                  int32_t ow, int32_t yrs, int32_t ycs, int32_t kh, int32_t kw, int32_t sh,
-                                 int32_t sw, int32_t dh, int32_t rs, int32_t flags, int32_t lo, int32_t hi) {
+                                 int32_t sw, int32_t dh, int32_t rs, int32_t flags, int32_t lo, int32_t hi,
+                                 int32_t blk) {
   const int32_t b2 = q[0], m = q[2], r0 = q[3], e = q[4], mh = kw / 2, odd = kw & 1;
   const int32_t rw = sw == 1 ? (kw > 1 ? kw - 1 : 1) : (kw + 1) / 2; /* words per kernel row */
   const int32_t sg = sw == 1 ? (kw > 1 ? 2 * mh - 1 : 0) : mh;       /* the word of the last odd tap */
@@ -1629,13 +1944,14 @@ UTVM_DWP_AI void utvm_dwp_chan_c(int8_t* yo, const int16_t* pl, const int32_t* w
             if (odd) a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(p + 2 * mh), wr[sg], a0);
             if (!odd) a1 = UTVM_DWP_SMLABT(utvm_dwp_ld(p + 2 * mh), wr[mh - 1], a1);
           } else {
+            const int16_t* pr = row + r * rstep;
             UTVM_DWP_UNROLL for (k = 0; k < mh; ++k) {
-              a0 = UTVM_DWP_SMLAD(utvm_dwp_ld(p + 2 * k), wr[k], a0);
-              a1 = UTVM_DWP_SMLAD(utvm_dwp_ld(p + 2 * k + 2), wr[k], a1);
+              a0 = UTVM_DWP_SMLAD(utvm_dwp_ld(utvm_dwp_col(pr, blk, 2 * j + 2 * k)), wr[k], a0);
+              a1 = UTVM_DWP_SMLAD(utvm_dwp_ld(utvm_dwp_col(pr, blk, 2 * j + 2 * k + 2)), wr[k], a1);
             }
             if (odd) {
-              a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(p + 2 * mh), wr[sg], a0);
-              a1 = UTVM_DWP_SMLABT(utvm_dwp_ld(p + 2 * mh + 2), wr[sg], a1);
+              a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(utvm_dwp_col(pr, blk, 2 * j + 2 * mh)), wr[sg], a0);
+              a1 = UTVM_DWP_SMLABT(utvm_dwp_ld(utvm_dwp_col(pr, blk, 2 * j + 2 * mh + 2)), wr[sg], a1);
             }
           }
         }
@@ -1646,10 +1962,11 @@ UTVM_DWP_AI void utvm_dwp_chan_c(int8_t* yo, const int16_t* pl, const int32_t* w
     for (; j < ow; ++j) {
       int32_t a0 = b2;
       UTVM_DWP_UNROLL for (r = 0; r < kh; ++r) {
-        const int16_t* p = row + r * rstep + j * sw;
+        const int16_t* pr = row + r * rstep;
         const int32_t* wr = wv + r * rw;
-        UTVM_DWP_UNROLL for (k = 0; k < mh; ++k) a0 = UTVM_DWP_SMLAD(utvm_dwp_ld(p + 2 * k), wr[k], a0);
-        if (odd) a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(p + 2 * mh), wr[sg], a0);
+        UTVM_DWP_UNROLL for (k = 0; k < mh; ++k)
+          a0 = UTVM_DWP_SMLAD(utvm_dwp_ld(utvm_dwp_col(pr, blk, j * sw + 2 * k)), wr[k], a0);
+        if (odd) a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(utvm_dwp_col(pr, blk, j * sw + 2 * mh)), wr[sg], a0);
       }
       yr[j * ycs] = (int8_t)utvm_dwp_rq(a0, m, r0, e, flags, lo, hi);
     }
@@ -1671,20 +1988,22 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
   const int32_t rw = sw == 1 ? (kw > 1 ? kw - 1 : 1) : (kw + 1) / 2, nw = kh * rw;
   const int32_t zw = (int32_t)(((uint32_t)zx & 0xFFu) * 0x01010101u);
   const int32_t dataend = ((left + w + 1) / 2) * 2; /* first column of the padding-only pairs */
+  /* stride 2: the planes in blocks (see utvm_dwp_col) where the data starts at a block */
+  const int32_t blk = sw == 2 && (left & 3) == 0 && (rs & 3) == 0;
   int32_t g0, i0, r, gi, mm;
 #ifdef UTVM_DWP_ASM
   utvm_dwp_loop_t k;
-  k.steps[0] = 8 * rs * sh - 4 * sw * (ow / 2);
+  k.steps[0] = 8 * rs * sh - (sw == 1 ? 4 : blk ? 32 : 4 * sw) * (ow / 2);
   k.steps[1] = yrs - ow * ycs;
   k.ny = (ow / 8) * 8 * ycs; /* the rows of more than six steps loop over four at a time */
 #endif
   (void)shift; /* the assembly's immediate; the C form reads each channel's e */
   /* the pairs of padding only, once */
-  utvm_dwp_fill(sc, rs, 4, rows, 0, (left / 2) * 2, zx);
-  utvm_dwp_fill(sc, rs, 4, rows, dataend, rs, zx);
+  utvm_dwp_fill(sc, rs, blk, 4, rows, 0, (left / 2) * 2, zx);
+  utvm_dwp_fill(sc, rs, blk, 4, rows, dataend, rs, zx);
   if (band >= oh) { /* the rows of padding, once */
     for (r = 0; r < rows; ++r)
-      if (r < top || r - top >= h) utvm_dwp_fill(sc + 4 * rs * r, rs, 4, 1, 0, rs, zx);
+      if (r < top || r - top >= h) utvm_dwp_fill(sc + 4 * rs * r, rs, blk, 4, 1, 0, rs, zx);
   }
   for (g0 = 0; g0 < cin; g0 += 4) {
     const int32_t gc = cin - g0 < 4 ? cin - g0 : 4;
@@ -1696,9 +2015,18 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
       int16_t* dst = sc + 4 * rs * r0;
       if (band < oh)
         for (r = 0; r < nr; ++r)
-          if (r < r0 || r >= r1) utvm_dwp_fill(sc + 4 * rs * r, rs, gc, 1, 0, rs, zx);
+          if (r < r0 || r >= r1) utvm_dwp_fill(sc + 4 * rs * r, rs, blk, gc, 1, 0, rs, zx);
 #ifdef UTVM_DWP_ASM
-      {
+      if (blk) {
+        const int32_t k1 = (left + w) / 2 - left / 2, steps = k1 / 2, two = k1 & 1, tail = (left + w) & 1;
+        const int32_t xend = xrs - xcs * (4 * steps + 2 * two), dadv = 8 * rs - (32 * steps + 4 * two + 4 * tail);
+        if (gc == 4 && xcs < 256 && steps <= 16 && xend < 4096 && xend > -4096 && dadv >= 0 && dadv < 4096) {
+          if (r1 > r0) utvm_dwp_rows4b(dst + 16 * (left / 4), px, r1 - r0, xcs, zw, steps, two, tail, xend, dadv);
+          r = r1; /* done */
+        } else {
+          r = r0;
+        }
+      } else {
         /* the pieces of utvm_dwp_row4: a first pair (zero point, x_0), steps of four columns, a
          * pair of two, a last pair (x_w-1, zero point) */
         const int32_t lodd = left & 1, k1 = (left + w) / 2 - left / 2 - lodd, steps = k1 / 2, two = k1 & 1;
@@ -1720,12 +2048,12 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
 #endif
       for (; r < r1; ++r, px += xrs, dst += 4 * rs) {
         if (gc == 4) {
-          utvm_dwp_row4(dst, rs, px, w, xcs, left, zw);
+          utvm_dwp_row4(dst, rs, px, w, xcs, left, zw, blk);
         } else {
           int32_t g, c;
           for (g = 0; g < gc; ++g)
             for (c = (left / 2) * 2; c < dataend; ++c)
-              dst[g * rs + c] = (int16_t)(c < left || c >= left + w ? zx : px[(c - left) * xcs + g]);
+              *(int16_t*)(uintptr_t)utvm_dwp_col(dst + (blk ? 4 * g : g * rs), blk, c) = (int16_t)(c < left || c >= left + w ? zx : px[(c - left) * xcs + g]);
         }
       }
       {
@@ -1734,19 +2062,20 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
         const int32_t* qo = q + 5 * g0 * mult;
         const int32_t* wo = wt + g0 * mult * nw;
         int8_t* yo = y + i0 * yrs + g0 * mult;
-        for (gi = 0; gi < gc; ++gi, pl += rs)
+        for (gi = 0; gi < gc; ++gi, pl += blk ? 4 : rs)
           for (mm = 0; mm < mult; ++mm, qo += 5, wo += nw, ++yo) {
 #ifdef UTVM_DWP_ASM
             if (kh == 3 && kw == 3 && sw <= 2 && (flags & UTVM_DWP_ROUND_NEG) == 0 && lo == -128 && hi == 127 &&
                 16 * rs * dh <= 1020 && 8 * rs * sh <= 4095 && ycs <= 2047) {
               if (shift > 0 && ((flags & UTVM_DWP_MIXED) == 0 || qo[4] < 0))
-                utvm_dwp3_asm(&pl, &yo, wo, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs, shift);
+                utvm_dwp3_asm(&pl, &yo, wo, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs, shift,
+                              blk);
               else
-                utvm_dwp3_asm(&pl, &yo, wo, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs, 0);
+                utvm_dwp3_asm(&pl, &yo, wo, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs, 0, blk);
               continue;
             }
 #endif
-            utvm_dwp_chan_c(yo, pl, wo, qo, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi);
+            utvm_dwp_chan_c(yo, pl, wo, qo, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi, blk);
           }
       }
     }
