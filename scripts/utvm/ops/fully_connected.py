@@ -9,6 +9,9 @@ computes it), reference_ops::FullyConnected for float32.
 
 Kernel variants, first that applies:
 - helium: Cortex-M52/M55/M85, utvm_mve_fc4_s8;
+- dsp_tiny: Cortex-M4/M7/M33, int8 layers of at most 1024 multiply-accumulates per row whose row
+  of inputs fits in registers as int16 pairs (depth <= 16) and whose requantization has dsp_gemm's
+  short exact form: one naked assembly function generated for the layer (lower/tiny.py);
 - dsp_gemm: Cortex-M4/M7/M33, int8 with symmetric weights whose requantization has the short
   exact form: kernels_dsp.h with the batch rows as pixels of a 1 x 1 convolution; knob
   ``weights`` as conv2d's dsp_gemm;
@@ -34,8 +37,9 @@ from tvm import te, tirx
 from ..importer.limits import short_list
 from ..ir import Graph, Operator
 from ..lower import helium as mve
-from ..lower import mac16
-from ..lower.dsp import Geometry, gemm_kernel
+from ..lower import mac16, tiny
+from ..lower.dsp import Geometry, gemm_kernel, int8_layer
+from ..lower.helium import call, extern
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, acc_bound, activation_range_int8, bias_requant, effective_scales, float_clamp, imm
 from ..lower.schedules import (
@@ -285,6 +289,32 @@ def _gemm_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, 
     return gemm_knobs(g, op, _geometry(g, op))
 
 
+def _tiny(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """A small int8 layer on a DSP CPU: one naked assembly function generated for it
+    (lower/tiny.py), the rows' pairs in registers, the weights and constants read by LDM."""
+    x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
+    units, depth = w.shape
+    batch = x.size // depth
+    if not (target.dsp and w.quant is not None and tiny.applies(depth, units, batch)):
+        return None
+    found = int8_layer(g, op, bool(w.quant.per_channel))
+    if found is None:
+        return None
+    _, wmat, rq, _, zy, lo, hi = found
+    layer = tiny.TinyFc(batch, depth, units, tuple(int(e) for e in rq.rights), lo, hi)
+    name = tiny.function_name("\n".join(layer.assembly()))
+    data = tiny.stream(wmat, rq, zy, lo)
+    args = [KernelArg(te.placeholder((batch, depth), "int8", name="x"), tensor=x.name),
+            KernelArg(te.placeholder((data.size,), I32, name="w"), constant=data, role="w")]
+
+    def body(ins, outs):  # type: ignore[no-untyped-def]
+        return call(name, outs[0].access_ptr("w"), ins[0].access_ptr("r"), ins[1].access_ptr("r"))
+
+    kdef = extern(g.tensors[op.outputs[0]], args, body)
+    kdef.source = tiny.source(layer, name)
+    return kdef
+
+
 def _mac4_applies(g: Graph, op: Operator, target: Target) -> bool:
     """int8 on a DSP CPU, symmetric weights, depth % 4 == 0, units % 4 == 0."""
     x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
@@ -466,6 +496,7 @@ OPS = (
                        "also QDQ Gemm groups; transA=0, alpha=1, symmetric int8 B, int8 output")),
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
+            Variant("dsp_tiny", _tiny, "Cortex-M4/M7/M33"),
             Variant("dsp_gemm", _gemm, "Cortex-M4/M7/M33", knobs=_gemm_knobs),
             Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("helium_int16", mac16.on_helium(_mac16), "Cortex-M52/M55/M85", types=("int16",)),

@@ -1,0 +1,199 @@
+"""Tiny int8 fully connected layers on DSP CPUs: straight-line code generated per layer.
+
+A layer with few multiply-accumulates (the ``dsp_tiny`` variant of ``ops/fully_connected.py``)
+spends more instructions on a general kernel's setup than on its products. Here everything is
+known at compile time, so the layer becomes one naked assembly function emitted into the
+model's C source (``KernelDef.source``), called with three pointers (output, input, stream):
+
+- a batch row of K inputs is widened once into P registers of int16 pairs: per whole quad of
+  four inputs (one LDR) the pairs (x0, x2), (x1, x3) (two SXTB16), the last one to three
+  inputs read by LDRSB (x0 alone; (x0, x1) by PKHBT; (x0, x1) and x2);
+- per output channel the stream holds 2 * (bias - zx * sum(w)), the P weight words in the
+  pairs' order (doubled int16, so that the accumulator is twice TFLite's), the multiplier m and
+  the constant c = 2**(e-1) + (zy - base) * 2**e (base: the lower clamp when there is one, else
+  0); the words are read in order by LDM into whatever registers are free (ascending), several
+  channels per LDM when registers allow;
+- per output: one SMLAD per pair (the first one accumulates onto the bias), SMMLAR, ADD of the
+  accumulator's sign, SSAT (or USAT and the clamp) with the channel's right shift e as an
+  immediate, STRB: the requantization of ``lower/dsp.py`` (derivation in kernels_dsp.h), exact
+  under the same conditions (:func:`utvm.lower.dsp.gemm_requant`).
+
+Without the DSP extension in Thumb-2 (host builds) the same function calls
+utvm_dsp_tiny_fc of kernels_dsp.h, plain C over the same stream.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from .dsp import GemmRequant
+
+#: registers the code may use besides r0 (output) and r2 (stream); r1 (input) too after the last
+#: row is widened (r7 too: a naked function saves it like the others, frame pointer or not)
+POOL = ("r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr")
+#: at least this many registers for the words of a channel (accumulator, m, c and one weight)
+MIN_FREE = 4
+#: layers of at most this many multiply-accumulates per batch row
+MAX_MACS = 1024
+
+
+def pair_words(depth: int) -> int:
+    """Input pairs (registers) of a row of ``depth`` inputs."""
+    return 2 * (depth // 4) + (0, 1, 1, 2)[depth % 4]
+
+
+def free_registers(depth: int, batch: int) -> int:
+    """Registers left for the stream's words once a row's pairs are in registers."""
+    return len(POOL) - pair_words(depth) + (1 if batch == 1 else 0)
+
+
+def applies(depth: int, units: int, batch: int) -> bool:
+    """The row's pairs and a channel's words fit in registers, and the layer is small."""
+    return depth * units <= MAX_MACS and free_registers(depth, batch) >= MIN_FREE
+
+
+def _pairs(row: np.ndarray) -> list[tuple[int, int]]:
+    """The (low, high) int16 halves that a row's pair registers hold, by input index (-1: none)."""
+    depth = row.size
+    out = []
+    for q in range(depth // 4):
+        out += [(4 * q, 4 * q + 2), (4 * q + 1, 4 * q + 3)]
+    t = 4 * (depth // 4)
+    out += {0: [], 1: [(t, -1)], 2: [(t, t + 1)], 3: [(t, t + 1), (t + 2, -1)]}[depth % 4]
+    return out
+
+
+def stream(w: np.ndarray, rq: GemmRequant, zy: int, lo: int) -> np.ndarray:
+    """The int32 stream of weights ``w`` (units x depth): per channel 2 * folded bias, the
+    doubled weight pairs, m, c."""
+    units, depth = w.shape
+    base = lo if lo > -128 else 0
+    words = []
+    for o in range(units):
+        pairs = [(2 * int(w[o, a]) if a >= 0 else 0, 2 * int(w[o, b]) if b >= 0 else 0)
+                 for a, b in _pairs(w[o])]
+        e = int(rq.rights[o])
+        c = (1 << (e - 1)) + (zy - base) * (1 << e)
+        words += [2 * int(rq.folded[o])] + [(lo16 & 0xFFFF) | ((hi16 & 0xFFFF) << 16) for lo16, hi16 in pairs]
+        words += [int(rq.mults[o]), c]
+    return np.array(words, np.int64).astype(np.uint32).view(np.int32) if words else np.zeros(0, np.int32)
+
+
+@dataclass(frozen=True)
+class TinyFc:
+    """One layer: ``batch`` rows of ``depth`` inputs, ``units`` outputs each, right shifts
+    ``rights`` per channel, activation clamp [lo, hi]."""
+
+    batch: int
+    depth: int
+    units: int
+    rights: tuple[int, ...]
+    lo: int
+    hi: int
+
+    def _widen(self, regs: list[str], row: int, tmp: str) -> list[str]:
+        """Load row ``row``'s inputs (r1 points at the first row) as pairs into ``regs`` (``tmp``: a
+        free register)."""
+        base = row * self.depth
+        code = []
+        for q in range(self.depth // 4):
+            even, odd = regs[2 * q], regs[2 * q + 1]
+            code += [f"ldr {even}, [r1, #{base + 4 * q}]", f"sxtb16 {odd}, {even}, ror #8", f"sxtb16 {even}, {even}"]
+        t, rest = base + 4 * (self.depth // 4), regs[2 * (self.depth // 4):]
+        if self.depth % 4 >= 2:
+            code += [f"ldrsb {rest[0]}, [r1, #{t}]", f"ldrsb {tmp}, [r1, #{t + 1}]",
+                     f"pkhbt {rest[0]}, {rest[0]}, {tmp}, lsl #16"]
+        if self.depth % 4 in (1, 3):
+            code.append(f"ldrsb {rest[-1]}, [r1, #{t + self.depth % 4 - 1}]")
+        return code
+
+    def _clamp(self, v: str, e: int) -> list[str]:
+        """v: the requantized value before the right shift e (the base subtracted): shift,
+        clamp to [lo, hi], the base added back."""
+        lo, hi = self.lo, self.hi
+        if lo == -128:
+            return [f"ssat {v}, #8, {v}, asr #{e}"] + ([] if hi == 127 else
+                                                        [f"cmp {v}, #{hi}", "it gt", f"movgt {v}, #{hi}"])
+        span = hi - lo
+        bits = max(1, span.bit_length())
+        code = [f"usat {v}, #{bits}, {v}, asr #{e}"]
+        if span != (1 << bits) - 1:
+            code += [f"cmp {v}, #{span}", "it gt", f"movgt {v}, #{span}"]
+        if lo:
+            code.append(f"add {v}, {v}, #{lo}" if lo > 0 else f"sub {v}, {v}, #{-lo}")
+        return code
+
+    def _row(self, row: int, pairs: list[str], free: list[str]) -> list[str]:
+        """The outputs of one row: the stream's words by LDM into the free registers."""
+        p = len(pairs)
+        words = [(o, i) for o in range(self.units) for i in range(p + 3)]  # i: 0 bias, 1..p pairs, p+1 m, p+2 c
+        code: list[str] = []
+        live: dict[str, str] = {}  # role -> register (acc, m)
+        pos = 0
+        while pos < len(words):
+            regs = [r for r in free if r not in live.values()]
+            chunk = words[pos: pos + len(regs)]
+            regs = sorted(regs[: len(chunk)], key=_number)
+            code.append(f"ldr {regs[0]}, [r2], #4" if len(regs) == 1 else f"ldm r2!, {{{', '.join(regs)}}}")
+            for (o, i), reg in zip(chunk, regs, strict=True):
+                if i == 0:
+                    live["acc"] = reg
+                elif i <= p:
+                    acc = live["acc"]
+                    code.append(f"smlad {acc}, {pairs[i - 1]}, {reg}, {acc}")
+                elif i == p + 1:
+                    live["m"] = reg
+                else:
+                    acc, m = live.pop("acc"), live.pop("m")
+                    code += [f"smmlar {reg}, {acc}, {m}, {reg}", f"add {reg}, {reg}, {acc}, asr #31"]
+                    code += self._clamp(reg, self.rights[o])
+                    code.append(f"strb {reg}, [r0, #{row * self.units + o}]")
+            pos += len(chunk)
+        return code
+
+    def assembly(self) -> list[str]:
+        p = pair_words(self.depth)
+        pairs = sorted(POOL[:p], key=_number)
+        code = ["push {r4, r5, r6, r7, r8, r9, r10, r11, lr}"]
+        size = 4 * self.units * (p + 3)
+        for row in range(self.batch):
+            last = row == self.batch - 1
+            free = sorted([r for r in POOL if r not in pairs] + (["r1"] if last else []), key=_number)
+            if row:
+                code += _rewind(size)
+            code += self._widen(pairs, row, free[-1]) + self._row(row, pairs, free)
+        return code + ["pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}"]
+
+
+def _rewind(size: int) -> list[str]:
+    """r2 back to the stream's start."""
+    if size < 4096:
+        return [f"subw r2, r2, #{size}"]
+    return [f"movw r3, #{size & 0xFFFF}", f"movt r3, #{size >> 16}", "sub r2, r2, r3"]
+
+
+def _number(reg: str) -> int:
+    return {"ip": 12, "lr": 14}.get(reg, 0) or int(reg[1:])
+
+
+def source(layer: TinyFc, name: str) -> str:
+    """The C definition of the layer's function ``name``(y, x, stream)."""
+    body = "\n".join(f'      "{line}\\n"' for line in layer.assembly())
+    return (f"#ifdef UTVM_DSP_ASM\n"
+            f"__attribute__((naked, noinline)) static int32_t {name}(UTVM_DSP_UNUSED void* y, "
+            f"UTVM_DSP_UNUSED void* x, UTVM_DSP_UNUSED void* w) {{\n"
+            f"  __asm__ volatile(\n{body});\n}}\n"
+            f"#else\n"
+            f"static int32_t {name}(void* y, void* x, void* w) {{\n"
+            f"  utvm_dsp_tiny_fc((int8_t*)y, (const int8_t*)x, (const int32_t*)w, {layer.batch}, {layer.depth}, "
+            f"{layer.units}, {layer.lo}, {layer.hi});\n"
+            f"  return 0;\n}}\n"
+            f"#endif\n")
+
+
+def function_name(text: str) -> str:
+    """A name unique to the code (two models with the same layer define the same static function)."""
+    return "utvm_dsp_tiny_" + hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -1,0 +1,81 @@
+"""Tiny int8 FULLY_CONNECTED layers (the dsp_tiny variant, lower/tiny.py): seeded random shapes
+(depth 1..40, units 1..24, batch 1..3), activations NONE/RELU/RELU6/RELU_N1_TO_1, per-tensor and
+per-channel weights, random zero points and output scales, side by side in one model, bit-exact
+with TFLite Micro on the host (the plain-C utvm_dsp_tiny_fc) and on the Cortex-M4 (the generated
+assembly). Layers that do not fit (depth > 16, many products) take the other variants."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from op_check import Cases, check_model, side_by_side
+from test_boards import _toolchain_problem
+from test_op_conv_fc import fc_case
+from utvm.compiler import CompileOptions, compile_model
+from utvm.importer import load_model
+from utvm.lower import tiny
+
+N_CASES = 48
+ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
+
+
+def shape(rng: np.random.Generator) -> tuple[int, int, int]:
+    """depth, units, batch of a case: mostly layers the variant takes."""
+    depth = int(rng.integers(1, 17)) if rng.random() < 0.75 else int(rng.integers(1, 41))
+    return depth, int(rng.integers(1, 25)), int(rng.integers(1, 4)) if rng.random() < 0.35 else 1
+
+
+def activation(rng: np.random.Generator) -> str:
+    return str(rng.choice(ACTIVATIONS, p=[0.4, 0.3, 0.2, 0.1]))
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Cases]:
+    cases = Cases()
+    for seed in range(N_CASES):
+        fc_case(cases, 1000 + seed, shape, activation)
+    path = tmp_path_factory.mktemp("tiny_fc") / "tiny_fc.tflite"
+    path.write_bytes(side_by_side(cases.cases, "tiny int8 fc"))
+    return path, cases
+
+
+def test_dsp_tiny_takes_the_layers_that_fit(model: tuple[Path, Cases], tmp_path: Path) -> None:
+    result = compile_model(model[0], tmp_path / "mlf", CompileOptions(cpu="cortex-m4"))
+    graph = load_model(model[0])
+    taken = 0
+    for call in result.lowered.calls:
+        op = graph.ops[call.op_index]
+        units, depth = graph.tensors[op.inputs[1]].shape
+        batch = graph.tensors[op.inputs[0]].size // depth
+        assert (call.variant == "dsp_tiny") == tiny.applies(depth, units, batch), (depth, units, batch)
+        taken += call.variant == "dsp_tiny"
+    assert taken >= N_CASES // 2
+    # one generated function per distinct layer code, in the kernels' source
+    assert result.lowered.c_source.count("__attribute__((naked, noinline)) static int32_t utvm_dsp_tiny_") >= 2
+
+
+def test_no_tiny_kernel_without_the_dsp_extension(model: tuple[Path, Cases], tmp_path: Path) -> None:
+    for cpu in ("cortex-m3", "cortex-m55"):
+        result = compile_model(model[0], tmp_path / cpu, CompileOptions(cpu=cpu))
+        assert "dsp_tiny" not in {call.variant for call in result.lowered.calls}
+
+
+def test_register_budget() -> None:
+    """A row's pairs plus a channel's words fit the eleven registers; rows of 17 inputs do not."""
+    assert tiny.pair_words(16) == 8 and tiny.pair_words(15) == 8 and tiny.pair_words(13) == 7
+    assert tiny.applies(16, 64, 1) and not tiny.applies(16, 65, 1) and not tiny.applies(16, 4, 2)
+    assert tiny.applies(14, 4, 3) and not tiny.applies(17, 4, 1)
+
+
+def test_matches_tflite_micro_on_host(model: tuple[Path, Cases], tmp_path: Path) -> None:
+    path, cases = model
+    check_model(path, tmp_path, "host", cases.inputs)
+
+
+@pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+def test_matches_tflite_micro_on_cortex_m4(model: tuple[Path, Cases], tmp_path: Path) -> None:
+    path, cases = model
+    check_model(path, tmp_path, "mps2/an386", cases.inputs)
