@@ -1,8 +1,10 @@
-"""Tiny int8 FULLY_CONNECTED layers (the dsp_tiny variant, lower/tiny.py): seeded random shapes
-(depth 1..40, units 1..24, batch 1..3), activations NONE/RELU/RELU6/RELU_N1_TO_1, per-tensor and
-per-channel weights, random zero points and output scales, side by side in one model, bit-exact
-with TFLite Micro on the host (the plain-C utvm_dsp_tiny_fc) and on the Cortex-M4 (the generated
-assembly). Layers that do not fit (depth > 16, many products) take the other variants."""
+"""Tiny int8 FULLY_CONNECTED layers (the dsp_tiny and helium_tiny variants, lower/tiny.py): seeded
+random shapes (depth 1..40, units 1..24, batch 1..3), activations NONE/RELU/RELU6/RELU_N1_TO_1,
+per-tensor and per-channel weights, random zero points and output scales, side by side in one
+model, bit-exact with TFLite Micro on the host (the plain-C utvm_dsp_tiny_fc, and
+utvm_mve_tiny_fc of the layers compiled for the Cortex-M55), on the Cortex-M4 and on the
+Cortex-M55 (the generated assembly). Layers that do not fit (depth > 16, many products) take the
+other variants."""
 
 from __future__ import annotations
 
@@ -57,10 +59,19 @@ def test_dsp_tiny_takes_the_layers_that_fit(model: tuple[Path, Cases], tmp_path:
     assert result.lowered.c_source.count("__attribute__((naked, noinline)) static int32_t utvm_dsp_tiny_") >= 2
 
 
+def test_helium_tiny_takes_the_layers_that_fit(model: tuple[Path, Cases], tmp_path: Path) -> None:
+    result = compile_model(model[0], tmp_path / "mlf", CompileOptions(cpu="cortex-m55"))
+    graph = load_model(model[0])
+    for call in result.lowered.calls:
+        op = graph.ops[call.op_index]
+        units, depth = graph.tensors[op.inputs[1]].shape
+        assert (call.variant == "helium_tiny") == tiny.mve_applies(depth, units), (depth, units)
+    assert "static int32_t utvm_mve_tiny_" in result.lowered.c_source
+
+
 def test_no_tiny_kernel_without_the_dsp_extension(model: tuple[Path, Cases], tmp_path: Path) -> None:
-    for cpu in ("cortex-m3", "cortex-m55"):
-        result = compile_model(model[0], tmp_path / cpu, CompileOptions(cpu=cpu))
-        assert "dsp_tiny" not in {call.variant for call in result.lowered.calls}
+    result = compile_model(model[0], tmp_path / "m3", CompileOptions(cpu="cortex-m3"))
+    assert not {"dsp_tiny", "helium_tiny"} & {call.variant for call in result.lowered.calls}
 
 
 def test_register_budget() -> None:
@@ -75,7 +86,20 @@ def test_matches_tflite_micro_on_host(model: tuple[Path, Cases], tmp_path: Path)
     check_model(path, tmp_path, "host", cases.inputs)
 
 
-@pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
-def test_matches_tflite_micro_on_cortex_m4(model: tuple[Path, Cases], tmp_path: Path) -> None:
+def test_helium_fallback_matches_tflite_micro_on_host(model: tuple[Path, Cases], tmp_path: Path) -> None:
+    from utvm.run.runner import run_compiled
+
     path, cases = model
-    check_model(path, tmp_path, "mps2/an386", cases.inputs)
+    inputs = []
+    for k, arr in enumerate(cases.inputs):
+        np.save(tmp_path / f"in{k}.npy", arr)
+        inputs.append(tmp_path / f"in{k}.npy")
+    result = compile_model(path, tmp_path / "mlf", CompileOptions(cpu="cortex-m55"))
+    assert run_compiled(path, result, "host", tmp_path, inputs).outputs_match_reference
+
+
+@pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+@pytest.mark.parametrize("board", ["mps2/an386", "mps3/an547"])
+def test_matches_tflite_micro_on_board(model: tuple[Path, Cases], tmp_path: Path, board: str) -> None:
+    path, cases = model
+    check_model(path, tmp_path, board, cases.inputs)

@@ -179,21 +179,122 @@ def _number(reg: str) -> int:
     return {"ip": 12, "lr": 14}.get(reg, 0) or int(reg[1:])
 
 
-def source(layer: TinyFc, name: str) -> str:
-    """The C definition of the layer's function ``name``(y, x, stream)."""
-    body = "\n".join(f'      "{line}\\n"' for line in layer.assembly())
-    return (f"#ifdef UTVM_DSP_ASM\n"
-            f"__attribute__((naked, noinline)) static int32_t {name}(UTVM_DSP_UNUSED void* y, "
-            f"UTVM_DSP_UNUSED void* x, UTVM_DSP_UNUSED void* w) {{\n"
+def source(lines: list[str], name: str, guard: str, fallback: str) -> str:
+    """The C definition of a layer's function ``name``(y, x, stream): the naked assembly ``lines``
+    where ``guard`` is defined, else a call ``fallback`` of the plain-C kernel."""
+    body = "\n".join(f'      "{line}\\n"' for line in lines)
+    unused = "__attribute__((unused))"
+    return (f"#ifdef {guard}\n"
+            f"__attribute__((naked, noinline)) static int32_t {name}({unused} void* y, {unused} void* x, "
+            f"{unused} void* w) {{\n"
             f"  __asm__ volatile(\n{body});\n}}\n"
             f"#else\n"
             f"static int32_t {name}(void* y, void* x, void* w) {{\n"
-            f"  utvm_dsp_tiny_fc((int8_t*)y, (const int8_t*)x, (const int32_t*)w, {layer.batch}, {layer.depth}, "
-            f"{layer.units}, {layer.lo}, {layer.hi});\n"
+            f"  {fallback};\n"
             f"  return 0;\n}}\n"
             f"#endif\n")
 
 
-def function_name(text: str) -> str:
+def dsp_source(layer: TinyFc, name: str) -> str:
+    return source(layer.assembly(), name, "UTVM_DSP_ASM",
+                  f"utvm_dsp_tiny_fc((int8_t*)y, (const int8_t*)x, (const int32_t*)w, {layer.batch}, {layer.depth}, "
+                  f"{layer.units}, {layer.lo}, {layer.hi})")
+
+
+# ---------------------------------------------------------------------------------------------
+# Helium (Cortex-M55): per group of four channels one VMLADAVA per channel onto its bias, the
+# four sums moved into a vector and requantized together
+
+#: the largest depth: one 16-byte vector of inputs per row
+MVE_DEPTH = 16
+#: per group of four channels: biases, multipliers and shifts (int32 words)
+MVE_GROUP_WORDS = 12
+
+
+def mve_applies(depth: int, units: int) -> bool:
+    return depth <= MVE_DEPTH and depth * units <= MAX_MACS
+
+
+def mve_stream(w: np.ndarray, rq: GemmRequant) -> np.ndarray:
+    """Per group of four channels: the four folded biases, per channel of the group its 16-byte
+    weight vector, the four multipliers, the four shifts (-e); the last group padded with its
+    last channel's constants (and without the weights of the missing channels)."""
+    units, depth = w.shape
+    out = []
+    for g in range(0, units, 4):
+        chans = list(range(g, min(g + 4, units)))
+        pad = chans + [chans[-1]] * (4 - len(chans))
+        vecs = np.zeros((len(chans), 16), np.int8)
+        vecs[:, :depth] = w[chans]
+        out += [np.array([rq.folded[c] for c in pad], np.int64).astype(np.int32).view(np.uint8),
+                vecs.view(np.uint8).reshape(-1),
+                np.array([rq.mults[c] for c in pad], np.int64).astype(np.int32).view(np.uint8),
+                np.array([-rq.rights[c] for c in pad], np.int64).astype(np.int32).view(np.uint8)]
+    return np.concatenate(out).view(np.int32)
+
+
+def _mov_imm(reg: str, v: int) -> str:
+    return f"mov {reg}, #{v}" if v >= 0 else f"mvn {reg}, #{-v - 1}"
+
+
+@dataclass(frozen=True)
+class TinyMve:
+    """One layer on Helium: ``batch`` rows of ``depth`` (<= 16) inputs, ``units`` outputs, output
+    zero point ``zy``, clamp [lo, hi]."""
+
+    batch: int
+    depth: int
+    units: int
+    zy: int
+    lo: int
+    hi: int
+
+    @property
+    def clamped(self) -> bool:
+        return self.lo > -128 or self.hi < 127
+
+    def _group(self, n: int) -> list[str]:
+        """The n (<= 4) channels of a group: r2 at its biases, q0 the row, the outputs at r0."""
+        accs = ("r4", "r6", "r8", "r10")
+        code = ["ldm r2!, {r4, r6, r8, r10}"]
+        for u in range(n):
+            code += ["vldrb.8 q1, [r2], #16", f"vmladava.s8 {accs[u]}, q0, q1"]
+        code += [f"vmov.32 q2[{u}], {accs[u]}" for u in range(n)]
+        code += ["vldrw.32 q3, [r2], #16", "vqrdmulh.s32 q2, q2, q3", "vshr.s32 q3, q2, #31", "vadd.i32 q2, q2, q3",
+                 "vldrw.32 q3, [r2], #16", "vrshl.s32 q2, q2, q3", "vadd.i32 q2, q2, r12"]
+        if self.clamped:
+            code += ["vmax.s32 q2, q2, q4", "vmin.s32 q2, q2, q5"]
+        else:  # saturate to int16, then to int8 in the low byte of each lane
+            code += ["vqmovnb.s32 q2, q2", "vqmovnb.s16 q2, q2"]
+        if n == 4:
+            return code + ["vstrb.32 q2, [r0], #4"]
+        return code + [f"mov r3, #{n}", "vctp.32 r3", "vpst", "vstrbt.32 q2, [r0]", f"adds r0, r0, #{n}"]
+
+    def assembly(self) -> list[str]:
+        code = ["push {r4, r6, r8, r10, lr}", _mov_imm("r12", self.zy)]
+        if self.clamped:
+            code += ["vpush {d8-d11}", _mov_imm("r3", self.lo), "vdup.32 q4, r3", _mov_imm("r3", self.hi),
+                     "vdup.32 q5, r3"]
+        groups = [min(4, self.units - g) for g in range(0, self.units, 4)]
+        size = sum(16 * (3 + n) for n in groups)
+        for row in range(self.batch):
+            if row:
+                code += _rewind(size)
+            if self.depth == MVE_DEPTH:
+                code.append(f"vldrb.8 q0, [r1, #{row * self.depth}]")
+            else:
+                code += [f"mov r3, #{self.depth}", "vctp.8 r3", "vpst", f"vldrbt.8 q0, [r1, #{row * self.depth}]"]
+            for n in groups:
+                code += self._group(n)
+        return code + (["vpop {d8-d11}"] if self.clamped else []) + ["pop {r4, r6, r8, r10, pc}"]
+
+
+def mve_source(layer: TinyMve, name: str) -> str:
+    return source(layer.assembly(), name, "UTVM_MVE_VECTOR",
+                  f"utvm_mve_tiny_fc((int8_t*)y, (const int8_t*)x, (const int32_t*)w, {layer.batch}, {layer.depth}, "
+                  f"{layer.units}, {layer.zy}, {layer.lo}, {layer.hi})")
+
+
+def function_name(prefix: str, lines: list[str]) -> str:
     """A name unique to the code (two models with the same layer define the same static function)."""
-    return "utvm_dsp_tiny_" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    return f"{prefix}_tiny_" + hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
