@@ -207,8 +207,9 @@ def dsp_source(layer: TinyFc, name: str) -> str:
 
 #: the largest depth: one 16-byte vector of inputs per row
 MVE_DEPTH = 16
-#: per group of four channels: biases, multipliers and shifts (int32 words)
-MVE_GROUP_WORDS = 12
+#: depths up to this: the four channels of a group in the lanes of one accumulator vector (per
+#: input VLDRB.S32 of their weights, VMLA by the input; kernels_mve.h UTVM_MVE_TINY_LANES)
+MVE_LANES = 5
 
 
 def mve_applies(depth: int, units: int) -> bool:
@@ -216,21 +217,30 @@ def mve_applies(depth: int, units: int) -> bool:
 
 
 def mve_stream(w: np.ndarray, rq: GemmRequant) -> np.ndarray:
-    """Per group of four channels: the four folded biases, per channel of the group its 16-byte
-    weight vector, the four multipliers, the four shifts (-e); the last group padded with its
-    last channel's constants (and without the weights of the missing channels)."""
+    """Per group of four channels: the four folded biases, the weights (per channel of the group
+    its 16-byte vector; depths up to MVE_LANES: per input the four channels' weights, zeros for
+    missing channels), the four multipliers, the four shifts (-e); the constants of the last
+    group padded with its last channel's."""
     units, depth = w.shape
     out = []
     for g in range(0, units, 4):
         chans = list(range(g, min(g + 4, units)))
         pad = chans + [chans[-1]] * (4 - len(chans))
-        vecs = np.zeros((len(chans), 16), np.int8)
-        vecs[:, :depth] = w[chans]
+        if depth <= MVE_LANES:
+            vecs = np.zeros((depth, 4), np.int8)
+            vecs[:, :len(chans)] = w[chans].T
+        else:
+            vecs = np.zeros((len(chans), 16), np.int8)
+            vecs[:, :depth] = w[chans]
         out += [np.array([rq.folded[c] for c in pad], np.int64).astype(np.int32).view(np.uint8),
                 vecs.view(np.uint8).reshape(-1),
                 np.array([rq.mults[c] for c in pad], np.int64).astype(np.int32).view(np.uint8),
                 np.array([-rq.rights[c] for c in pad], np.int64).astype(np.int32).view(np.uint8)]
     return np.concatenate(out).view(np.int32)
+
+
+#: registers of a row's inputs (depths up to MVE_LANES)
+XREGS = ("r4", "r5", "r6", "r7", "r8")
 
 
 def _mov_imm(reg: str, v: int) -> str:
@@ -253,14 +263,27 @@ class TinyMve:
     def clamped(self) -> bool:
         return self.lo > -128 or self.hi < 127
 
-    def _group(self, n: int) -> list[str]:
-        """The n (<= 4) channels of a group: r2 at its biases, q0 the row, the outputs at r0."""
+    @property
+    def lanes(self) -> bool:
+        return self.depth <= MVE_LANES
+
+    def _sums(self, n: int) -> list[str]:
+        """q2: the n (<= 4) channels' sums with their biases (r2 at the group's biases, the row in
+        q0, or its inputs in XREGS)."""
+        if self.lanes:
+            code = ["vldrw.32 q2, [r2], #16"]
+            for j in range(self.depth):
+                code += ["vldrb.s32 q1, [r2], #4", f"vmla.s32 q2, q1, {XREGS[j]}"]
+            return code
         accs = ("r4", "r6", "r8", "r10")
         code = ["ldm r2!, {r4, r6, r8, r10}"]
         for u in range(n):
             code += ["vldrb.8 q1, [r2], #16", f"vmladava.s8 {accs[u]}, q0, q1"]
-        code += [f"vmov.32 q2[{u}], {accs[u]}" for u in range(n)]
-        code += ["vldrw.32 q3, [r2], #16", "vqrdmulh.s32 q2, q2, q3", "vshr.s32 q3, q2, #31", "vadd.i32 q2, q2, q3",
+        return code + ["stm sp, {r4, r6, r8, r10}", "vldrw.32 q2, [sp]"]  # the sums into a vector
+
+    def _group(self, n: int) -> list[str]:
+        """The n (<= 4) channels of a group, stored at r0."""
+        code = self._sums(n) + ["vldrw.32 q3, [r2], #16", "vqrdmulh.s32 q2, q2, q3", "vshr.s32 q3, q2, #31", "vadd.i32 q2, q2, q3",
                  "vldrw.32 q3, [r2], #16", "vrshl.s32 q2, q2, q3", "vadd.i32 q2, q2, r12"]
         if self.clamped:
             code += ["vmax.s32 q2, q2, q4", "vmin.s32 q2, q2, q5"]
@@ -270,23 +293,32 @@ class TinyMve:
             return code + ["vstrb.32 q2, [r0], #4"]
         return code + [f"mov r3, #{n}", "vctp.32 r3", "vpst", "vstrbt.32 q2, [r0]", f"adds r0, r0, #{n}"]
 
+    def _row(self, row: int) -> list[str]:
+        """Load row ``row``'s inputs: bytes into XREGS, or a vector (q0, zeros past the depth)."""
+        at = row * self.depth
+        if self.lanes:
+            return [f"ldrsb {XREGS[j]}, [r1, #{at + j}]" for j in range(self.depth)]
+        if self.depth == MVE_DEPTH:
+            return [f"vldrb.8 q0, [r1, #{at}]"]
+        return [f"mov r3, #{self.depth}", "vctp.8 r3", "vpst", f"vldrbt.8 q0, [r1, #{at}]"]
+
     def assembly(self) -> list[str]:
-        code = ["push {r4, r6, r8, r10, lr}", _mov_imm("r12", self.zy)]
+        code = ["push {r4, r5, r6, r7, r8, r9, r10, r11, lr}", _mov_imm("r12", self.zy)]
+        end = ["pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}"]
         if self.clamped:
             code += ["vpush {d8-d11}", _mov_imm("r3", self.lo), "vdup.32 q4, r3", _mov_imm("r3", self.hi),
                      "vdup.32 q5, r3"]
+            end.insert(0, "vpop {d8-d11}")
+        if not self.lanes:  # four words where the sums pass into a vector (the stack 8-byte aligned)
+            code.append("sub sp, sp, #20")
+            end.insert(0, "add sp, sp, #20")
         groups = [min(4, self.units - g) for g in range(0, self.units, 4)]
-        size = sum(16 * (3 + n) for n in groups)
+        size = sum(48 + (4 * self.depth if self.lanes else 16 * n) for n in groups)
         for row in range(self.batch):
-            if row:
-                code += _rewind(size)
-            if self.depth == MVE_DEPTH:
-                code.append(f"vldrb.8 q0, [r1, #{row * self.depth}]")
-            else:
-                code += [f"mov r3, #{self.depth}", "vctp.8 r3", "vpst", f"vldrbt.8 q0, [r1, #{row * self.depth}]"]
+            code += (_rewind(size) if row else []) + self._row(row)
             for n in groups:
                 code += self._group(n)
-        return code + (["vpop {d8-d11}"] if self.clamped else []) + ["pop {r4, r6, r8, r10, pc}"]
+        return code + end
 
 
 def mve_source(layer: TinyMve, name: str) -> str:
