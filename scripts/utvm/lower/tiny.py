@@ -18,8 +18,14 @@ model's C source (``KernelDef.source``), called with three pointers (output, inp
   immediate, STRB: the requantization of ``lower/dsp.py`` (derivation in kernels_dsp.h), exact
   under the same conditions (:func:`utvm.lower.dsp.gemm_requant`).
 
-Without the DSP extension in Thumb-2 (host builds) the same function calls
-utvm_dsp_tiny_fc of kernels_dsp.h, plain C over the same stream.
+On Helium (``helium_tiny``, :class:`TinyMve`) the channels go by groups of four: depths up to
+MVE_LANES in the lanes of one accumulator vector (VLDRB.S32 of the four weights of an input, VMLA
+by the input byte), deeper rows one VMLADAVA per channel of a predicated vector load of the row;
+then one vector requantization per group (VQRDMULH, sign fix-up, VRSHL, zero point, saturation).
+
+Without the DSP extension in Thumb-2 or MVE (host builds) the same function calls
+utvm_dsp_tiny_fc of kernels_dsp.h (utvm_mve_tiny_fc of kernels_mve.h), plain C over the same
+stream.
 """
 
 from __future__ import annotations
