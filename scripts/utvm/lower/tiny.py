@@ -222,13 +222,18 @@ def mve_applies(depth: int, units: int) -> bool:
     return depth <= MVE_DEPTH and depth * units <= MAX_MACS
 
 
-def mve_stream(w: np.ndarray, rq: GemmRequant) -> np.ndarray:
+def mve_stream(w: np.ndarray, rq: GemmRequant, per_tensor: bool) -> np.ndarray:
     """Per group of four channels: the four folded biases, the weights (per channel of the group
     its 16-byte vector; depths up to MVE_LANES: per input the four channels' weights, zeros for
     missing channels), the four multipliers, the four shifts (-e); the constants of the last
-    group padded with its last channel's."""
+    group padded with its last channel's. ``per_tensor``: the multiplier and the shift once, first,
+    none in the groups."""
     units, depth = w.shape
-    out = []
+
+    def words(values: list[int]) -> np.ndarray:
+        return np.array(values, np.int64).astype(np.int32).view(np.uint8)
+
+    out = [words([int(rq.mults[0]), -int(rq.rights[0])])] if per_tensor else []
     for g in range(0, units, 4):
         chans = list(range(g, min(g + 4, units)))
         pad = chans + [chans[-1]] * (4 - len(chans))
@@ -238,10 +243,9 @@ def mve_stream(w: np.ndarray, rq: GemmRequant) -> np.ndarray:
         else:
             vecs = np.zeros((len(chans), 16), np.int8)
             vecs[:, :depth] = w[chans]
-        out += [np.array([rq.folded[c] for c in pad], np.int64).astype(np.int32).view(np.uint8),
-                vecs.view(np.uint8).reshape(-1),
-                np.array([rq.mults[c] for c in pad], np.int64).astype(np.int32).view(np.uint8),
-                np.array([-rq.rights[c] for c in pad], np.int64).astype(np.int32).view(np.uint8)]
+        out += [words([rq.folded[c] for c in pad]), vecs.view(np.uint8).reshape(-1)]
+        if not per_tensor:
+            out += [words([rq.mults[c] for c in pad]), words([-rq.rights[c] for c in pad])]
     return np.concatenate(out).view(np.int32)
 
 
@@ -264,6 +268,8 @@ class TinyMve:
     zy: int
     lo: int
     hi: int
+    #: one multiplier and shift for all channels (first in the stream)
+    per_tensor: bool = False
 
     @property
     def clamped(self) -> bool:
@@ -273,24 +279,28 @@ class TinyMve:
     def lanes(self) -> bool:
         return self.depth <= MVE_LANES
 
-    def _sums(self, n: int) -> list[str]:
-        """q2: the n (<= 4) channels' sums with their biases (r2 at the group's biases, the row in
+    def _sums(self, n: int, q: str) -> list[str]:
+        """q: the n (<= 4) channels' sums with their biases (r2 at the group's biases, the row in
         q0, or its inputs in XREGS)."""
         if self.lanes:
-            code = ["vldrw.32 q2, [r2], #16"]
+            code = [f"vldrw.32 {q}, [r2], #16"]
             for j in range(self.depth):
-                code += ["vldrb.s32 q1, [r2], #4", f"vmla.s32 q2, q1, {XREGS[j]}"]
+                code += ["vldrb.s32 q1, [r2], #4", f"vmla.s32 {q}, q1, {XREGS[j]}"]
             return code
         accs = ("r4", "r6", "r8", "r10")
         code = ["ldm r2!, {r4, r6, r8, r10}"]
         for u in range(n):
             code += ["vldrb.8 q1, [r2], #16", f"vmladava.s8 {accs[u]}, q0, q1"]
-        return code + ["stm sp, {r4, r6, r8, r10}", "vldrw.32 q2, [sp]"]  # the sums into a vector
+        return code + ["stm sp, {r4, r6, r8, r10}", f"vldrw.32 {q}, [sp]"]  # the sums into a vector
 
     def _group(self, n: int) -> list[str]:
-        """The n (<= 4) channels of a group, stored at r0."""
-        code = self._sums(n) + ["vldrw.32 q3, [r2], #16", "vqrdmulh.s32 q2, q2, q3", "vshr.s32 q3, q2, #31", "vadd.i32 q2, q2, q3",
-                 "vldrw.32 q3, [r2], #16", "vrshl.s32 q2, q2, q3", "vadd.i32 q2, q2, r12"]
+        """The n (<= 4) channels of a group, stored at r0 (the result in q2)."""
+        if self.per_tensor:  # the multiplier (r9) onto the sign, the rounding shift by r11
+            code = self._sums(n, "q3") + ["vshr.s32 q2, q3, #31", "vqrdmlah.s32 q2, q3, r9", "vrshl.s32 q2, r11"]
+        else:
+            code = self._sums(n, "q2") + ["vldrw.32 q3, [r2], #16", "vqrdmulh.s32 q2, q2, q3", "vshr.s32 q3, q2, #31",
+                     "vadd.i32 q2, q2, q3", "vldrw.32 q3, [r2], #16", "vrshl.s32 q2, q2, q3"]
+        code.append("vadd.i32 q2, q2, r12")
         if self.clamped:
             code += ["vmax.s32 q2, q2, q4", "vmin.s32 q2, q2, q5"]
         else:  # saturate to int16, then to int8 in the low byte of each lane
@@ -315,11 +325,13 @@ class TinyMve:
             code += ["vpush {d8-d11}", _mov_imm("r3", self.lo), "vdup.32 q4, r3", _mov_imm("r3", self.hi),
                      "vdup.32 q5, r3"]
             end.insert(0, "vpop {d8-d11}")
+        if self.per_tensor:
+            code.append("ldrd r9, r11, [r2], #8")
         if not self.lanes:  # four words where the sums pass into a vector (the stack 8-byte aligned)
             code.append("sub sp, sp, #20")
             end.insert(0, "add sp, sp, #20")
         groups = [min(4, self.units - g) for g in range(0, self.units, 4)]
-        size = sum(48 + (4 * self.depth if self.lanes else 16 * n) for n in groups)
+        size = sum((16 if self.per_tensor else 48) + (4 * self.depth if self.lanes else 16 * n) for n in groups)
         for row in range(self.batch):
             code += (_rewind(size) if row else []) + self._row(row)
             for n in groups:
@@ -330,7 +342,7 @@ class TinyMve:
 def mve_source(layer: TinyMve, name: str) -> str:
     return source(layer.assembly(), name, "UTVM_MVE_VECTOR",
                   f"utvm_mve_tiny_fc((int8_t*)y, (const int8_t*)x, (const int32_t*)w, {layer.batch}, {layer.depth}, "
-                  f"{layer.units}, {layer.zy}, {layer.lo}, {layer.hi})")
+                  f"{layer.units}, {layer.zy}, {layer.lo}, {layer.hi}, {int(layer.per_tensor)})")
 
 
 def function_name(prefix: str, lines: list[str]) -> str:

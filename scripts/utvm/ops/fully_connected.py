@@ -41,7 +41,7 @@ from ..importer.limits import short_list
 from ..ir import Graph, Operator
 from ..lower import helium as mve
 from ..lower import mac16, tiny
-from ..lower.dsp import Geometry, Int8Layer, gemm_kernel, int8_layer
+from ..lower.dsp import Geometry, Int8Layer, gemm_kernel, int8_layer, per_tensor
 from ..lower.helium import call, extern
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, acc_bound, activation_range_int8, bias_requant, effective_scales, float_clamp, imm
@@ -335,9 +335,10 @@ def _helium_tiny(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     """A small int8 layer (depth <= 16) on Helium: one naked assembly function generated for it
     (lower/tiny.py), per group of four channels four VMLADAVA and one vector requantization."""
     def build(batch: int, found: Int8Layer) -> tuple[np.ndarray, str, str]:
-        layer = tiny.TinyMve(batch, *found.wmat.shape[::-1], found.zy, found.lo, found.hi)
+        uniform = per_tensor(found.rq)
+        layer = tiny.TinyMve(batch, *found.wmat.shape[::-1], found.zy, found.lo, found.hi, uniform)
         name = tiny.function_name("utvm_mve", layer.assembly())
-        return tiny.mve_stream(found.wmat, found.rq), name, tiny.mve_source(layer, name)
+        return tiny.mve_stream(found.wmat, found.rq, uniform), name, tiny.mve_source(layer, name)
 
     depth, units, _ = _fc_shape(g, op)
     return _tiny_kernel(g, op, target.helium and tiny.mve_applies(depth, units), build)
