@@ -103,3 +103,18 @@ def test_helium_fallback_matches_tflite_micro_on_host(model: tuple[Path, Cases],
 def test_matches_tflite_micro_on_board(model: tuple[Path, Cases], tmp_path: Path, board: str) -> None:
     path, cases = model
     check_model(path, tmp_path, board, cases.inputs)
+
+
+@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m55"])
+def test_fallbacks_are_sanitizer_clean(model: tuple[Path, Cases], tmp_path: Path, cpu: str) -> None:
+    """utvm_dsp_tiny_fc / utvm_mve_tiny_fc under ASan+UBSan on extreme and random inputs."""
+    from sanitizer_build import build_and_run
+    from test_sanitizers import _sanitizers_work
+
+    why = _sanitizers_work(tmp_path)
+    if why:
+        pytest.skip(why)
+    result = compile_model(model[0], tmp_path / "mlf", CompileOptions(cpu=cpu, constants_target="host"))
+    assert {"dsp_tiny", "helium_tiny"} & {c.variant for c in result.lowered.calls}
+    run = build_and_run(result.mlf_dir, result.graph.name, randoms=1, workdir=tmp_path)
+    assert run.problem == "", run.output[-3000:]
