@@ -75,10 +75,12 @@ def test_no_tiny_kernel_without_the_dsp_extension(model: tuple[Path, Cases], tmp
 
 
 def test_register_budget() -> None:
-    """A row's pairs plus a channel's words fit the eleven registers; rows of 17 inputs do not."""
+    """A row's pairs plus a channel's words fit the eleven registers up to 16 inputs (one row),
+    deeper rows (up to 40 inputs) go through the stack; at most 1,024 products per row."""
     assert tiny.pair_words(16) == 8 and tiny.pair_words(15) == 8 and tiny.pair_words(13) == 7
-    assert tiny.applies(16, 64, 1) and not tiny.applies(16, 65, 1) and not tiny.applies(16, 4, 2)
-    assert tiny.applies(14, 4, 3) and not tiny.applies(17, 4, 1)
+    assert tiny.resident(16, 1) and not tiny.resident(16, 2) and tiny.resident(14, 3) and not tiny.resident(17, 1)
+    assert tiny.applies(16, 64, 1) and not tiny.applies(16, 65, 1) and tiny.applies(16, 4, 2)
+    assert tiny.applies(40, 25, 3) and not tiny.applies(41, 4, 1) and not tiny.applies(40, 26, 1)
 
 
 def test_matches_tflite_micro_on_host(model: tuple[Path, Cases], tmp_path: Path) -> None:

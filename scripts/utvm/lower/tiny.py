@@ -59,9 +59,18 @@ def free_registers(depth: int, batch: int) -> int:
     return len(POOL) - pair_words(depth) + (1 if batch == 1 else 0)
 
 
+#: the deepest rows (widened onto the stack when their pairs do not fit in registers)
+MAX_DEPTH = 40
+
+
+def resident(depth: int, batch: int) -> bool:
+    """The row's pairs stay in registers, with enough left for a channel's words."""
+    return free_registers(depth, batch) >= MIN_FREE
+
+
 def applies(depth: int, units: int, batch: int) -> bool:
-    """The row's pairs and a channel's words fit in registers, and the layer is small."""
-    return depth * units <= MAX_MACS and free_registers(depth, batch) >= MIN_FREE
+    """A small layer whose rows are short (in registers, or up to MAX_DEPTH on the stack)."""
+    return depth * units <= MAX_MACS and (resident(depth, batch) or depth <= MAX_DEPTH)
 
 
 def _pairs(row: np.ndarray) -> list[tuple[int, int]]:
@@ -106,18 +115,7 @@ class TinyFc:
     def _widen(self, regs: list[str], row: int, tmp: str) -> list[str]:
         """Load row ``row``'s inputs (r1 points at the first row) as pairs into ``regs`` (``tmp``: a
         free register)."""
-        base = row * self.depth
-        code = []
-        for q in range(self.depth // 4):
-            even, odd = regs[2 * q], regs[2 * q + 1]
-            code += [f"ldr {even}, [r1, #{base + 4 * q}]", f"sxtb16 {odd}, {even}, ror #8", f"sxtb16 {even}, {even}"]
-        t, rest = base + 4 * (self.depth // 4), regs[2 * (self.depth // 4):]
-        if self.depth % 4 >= 2:
-            code += [f"ldrsb {rest[0]}, [r1, #{t}]", f"ldrsb {tmp}, [r1, #{t + 1}]",
-                     f"pkhbt {rest[0]}, {rest[0]}, {tmp}, lsl #16"]
-        if self.depth % 4 in (1, 3):
-            code.append(f"ldrsb {rest[-1]}, [r1, #{t + self.depth % 4 - 1}]")
-        return code
+        return self._widen_pairs(row, list(range(len(regs))), regs, tmp)
 
     def _clamp(self, v: str, e: int) -> list[str]:
         """v: the requantized value before the right shift e (the base subtracted): shift,
@@ -163,18 +161,85 @@ class TinyFc:
             pos += len(chunk)
         return code
 
+    def _output(self, row: int, o: int, p: int, free: list[str]) -> list[str]:
+        """Output o of a row whose p pairs are on the stack (at sp): per chunk the pairs by LDM
+        from the stack and the weights by LDM from the stream, then m and c."""
+        size = (len(free) - 1) // 2
+        acc, xs, ws = free[0], free[1:1 + size], free[1 + size:1 + 2 * size]
+        code = ["mov r3, sp"]
+        for start in range(0, p, size):
+            n = min(size, p - start)
+            code += [_load("r3", xs[:n]), _load("r2", ([acc] if start == 0 else []) + ws[:n])]
+            code += [f"smlad {acc}, {x}, {w}, {acc}" for x, w in zip(xs[:n], ws[:n], strict=True)]
+        m, c = xs[0], xs[1]
+        code += [_load("r2", [m, c]), f"smmlar {c}, {acc}, {m}, {c}", f"add {c}, {c}, {acc}, asr #31"]
+        return code + self._clamp(c, self.rights[o]) + [f"strb {c}, [r0, #{row * self.units + o}]"]
+
+    def _spill(self, row: int, regs: list[str]) -> list[str]:
+        """Row ``row``'s pairs widened onto the stack (r3 at sp), at most len(regs) - 2 at a time."""
+        code = ["mov r3, sp"]
+        quads, rest = self.depth // 4, self.depth % 4
+        groups = [[2 * q, 2 * q + 1] for q in range(quads)] + ([list(range(2 * quads, pair_words(self.depth)))]
+                                                                 if rest else [])
+        chunk: list[int] = []
+        for group in [*groups, []]:
+            if chunk and (not group or len(chunk) + len(group) > len(regs) - 2):
+                code += self._widen_pairs(row, chunk, regs[:len(chunk)], regs[-1]) + [_store("r3", regs[:len(chunk)])]
+                chunk = []
+            chunk += group
+        return code
+
+    def _widen_pairs(self, row: int, indices: list[int], regs: list[str], tmp: str) -> list[str]:
+        """The pairs ``indices`` (whole quads, or the last one to three inputs) into ``regs``."""
+        base, code = row * self.depth, []
+        quads = self.depth // 4
+        for k in range(0, len(indices), 2):
+            j = indices[k]
+            if j < 2 * quads:
+                even, odd = regs[k], regs[k + 1]
+                code += [f"ldr {even}, [r1, #{base + 2 * j}]", f"sxtb16 {odd}, {even}, ror #8",
+                         f"sxtb16 {even}, {even}"]
+        if indices and indices[-1] >= 2 * quads:  # the last one to three inputs
+            t, tail = base + 4 * quads, regs[indices.index(2 * quads):]
+            if self.depth % 4 >= 2:
+                code += [f"ldrsb {tail[0]}, [r1, #{t}]", f"ldrsb {tmp}, [r1, #{t + 1}]",
+                         f"pkhbt {tail[0]}, {tail[0]}, {tmp}, lsl #16"]
+            if self.depth % 4 in (1, 3):
+                code.append(f"ldrsb {tail[-1]}, [r1, #{t + self.depth % 4 - 1}]")
+        return code
+
     def assembly(self) -> list[str]:
         p = pair_words(self.depth)
-        pairs = sorted(POOL[:p], key=_number)
         code = ["push {r4, r5, r6, r7, r8, r9, r10, r11, lr}"]
+        end = ["pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}"]
         size = 4 * self.units * (p + 3)
+        stacked = not resident(self.depth, self.batch)
+        if stacked:
+            frame = -(-4 * p // 8) * 8
+            code.append(f"sub sp, sp, #{frame}")
+            end.insert(0, f"add sp, sp, #{frame}")
         for row in range(self.batch):
             last = row == self.batch - 1
+            code += _rewind(size) if row else []
+            if stacked:
+                regs = [r for r in POOL if r != "r3"]
+                free = sorted(regs + (["r1"] if last else []), key=_number)
+                code += self._spill(row, regs)
+                for o in range(self.units):
+                    code += self._output(row, o, p, free)
+                continue
+            pairs = sorted(POOL[:p], key=_number)
             free = sorted([r for r in POOL if r not in pairs] + (["r1"] if last else []), key=_number)
-            if row:
-                code += _rewind(size)
             code += self._widen(pairs, row, free[-1]) + self._row(row, pairs, free)
-        return code + ["pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}"]
+        return code + end
+
+
+def _load(base: str, regs: list[str]) -> str:
+    return f"ldr {regs[0]}, [{base}], #4" if len(regs) == 1 else f"ldm {base}!, {{{', '.join(regs)}}}"
+
+
+def _store(base: str, regs: list[str]) -> str:
+    return f"str {regs[0]}, [{base}], #4" if len(regs) == 1 else f"stm {base}!, {{{', '.join(regs)}}}"
 
 
 def _rewind(size: int) -> list[str]:

@@ -12,9 +12,10 @@ Kernel variants, first that applies:
   row with dsp_gemm's short exact requantization: one naked assembly function generated for the
   layer (lower/tiny.py), per group of four units four VMLADAVA and one vector requantization;
 - helium: Cortex-M52/M55/M85, utvm_mve_fc4_s8;
-- dsp_tiny: Cortex-M4/M7/M33, int8 layers of at most 1024 multiply-accumulates per row whose row
-  of inputs fits in registers as int16 pairs (depth <= 16) and whose requantization has dsp_gemm's
-  short exact form: one naked assembly function generated for the layer (lower/tiny.py);
+- dsp_tiny: Cortex-M4/M7/M33, int8 layers of at most 1024 multiply-accumulates per row and depth
+  <= 40 whose requantization has dsp_gemm's short exact form: one naked assembly function generated
+  for the layer (lower/tiny.py), the row's int16 pairs in registers (depth <= 16, one row) or on
+  the stack;
 - dsp_gemm: Cortex-M4/M7/M33, int8 with symmetric weights whose requantization has the short
   exact form: kernels_dsp.h with the batch rows as pixels of a 1 x 1 convolution; knob
   ``weights`` as conv2d's dsp_gemm;
