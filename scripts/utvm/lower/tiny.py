@@ -280,7 +280,9 @@ def dsp_source(layer: TinyFc, name: str) -> str:
 # four sums moved into a vector and requantized together
 
 #: the largest depth: one 16-byte vector of inputs per row
-MVE_DEPTH = 16
+MVE_DEPTH = 32
+#: the vector registers of a row's steps of 16 inputs (q6 saved and restored: callee-saved)
+XVECS = ("q0", "q6")
 #: depths up to this: the four channels of a group in the lanes of one accumulator vector (per
 #: input VLDRB.S32 of their weights, VMLA by the input; kernels_mve.h UTVM_MVE_TINY_LANES)
 MVE_LANES = 5
@@ -309,7 +311,7 @@ def mve_stream(w: np.ndarray, rq: GemmRequant, per_tensor: bool) -> np.ndarray:
             vecs = np.zeros((depth, 4), np.int8)
             vecs[:, :len(chans)] = w[chans].T
         else:
-            vecs = np.zeros((len(chans), 16), np.int8)
+            vecs = np.zeros((len(chans), -(-depth // 16) * 16), np.int8)
             vecs[:, :depth] = w[chans]
         out += [words([rq.folded[c] for c in pad]), vecs.view(np.uint8).reshape(-1)]
         if not per_tensor:
@@ -327,7 +329,7 @@ def _mov_imm(reg: str, v: int) -> str:
 
 @dataclass(frozen=True)
 class TinyMve:
-    """One layer on Helium: ``batch`` rows of ``depth`` (<= 16) inputs, ``units`` outputs, output
+    """One layer on Helium: ``batch`` rows of ``depth`` (<= MVE_DEPTH) inputs, ``units`` outputs, output
     zero point ``zy``, clamp [lo, hi]."""
 
     batch: int
@@ -347,6 +349,11 @@ class TinyMve:
     def lanes(self) -> bool:
         return self.depth <= MVE_LANES
 
+    @property
+    def steps(self) -> int:
+        """Vectors of 16 inputs per row."""
+        return -(-self.depth // 16)
+
     def _sums(self, n: int, q: str) -> list[str]:
         """q: the n (<= 4) channels' sums with their biases (r2 at the group's biases, the row in
         q0, or its inputs in XREGS)."""
@@ -358,7 +365,8 @@ class TinyMve:
         accs = ("r4", "r6", "r8", "r10")
         code = ["ldm r2!, {r4, r6, r8, r10}"]
         for u in range(n):
-            code += ["vldrb.8 q1, [r2], #16", f"vmladava.s8 {accs[u]}, q0, q1"]
+            for x in XVECS[:self.steps]:
+                code += ["vldrb.8 q1, [r2], #16", f"vmladava.s8 {accs[u]}, {x}, q1"]
         return code + ["stm sp, {r4, r6, r8, r10}", f"vldrw.32 {q}, [sp]"]  # the sums into a vector
 
     def _group(self, n: int) -> list[str]:
@@ -378,13 +386,17 @@ class TinyMve:
         return code + [f"mov r3, #{n}", "vctp.32 r3", "vpst", "vstrbt.32 q2, [r0]", f"adds r0, r0, #{n}"]
 
     def _row(self, row: int) -> list[str]:
-        """Load row ``row``'s inputs: bytes into XREGS, or a vector (q0, zeros past the depth)."""
+        """Load row ``row``'s inputs: bytes into XREGS, or vectors (XVECS, zeros past the depth)."""
         at = row * self.depth
         if self.lanes:
             return [f"ldrsb {XREGS[j]}, [r1, #{at + j}]" for j in range(self.depth)]
-        if self.depth == MVE_DEPTH:
-            return [f"vldrb.8 q0, [r1, #{at}]"]
-        return [f"mov r3, #{self.depth}", "vctp.8 r3", "vpst", f"vldrbt.8 q0, [r1, #{at}]"]
+        code = [f"add lr, r1, #{at}"] if at else []
+        base = "lr" if at else "r1"
+        for s, x in enumerate(XVECS[:self.steps]):
+            rest = self.depth - 16 * s
+            code += ([f"vldrb.8 {x}, [{base}, #{16 * s}]"] if rest >= 16 else
+                     [f"mov r3, #{rest}", "vctp.8 r3", "vpst", f"vldrbt.8 {x}, [{base}, #{16 * s}]"])
+        return code
 
     def assembly(self) -> list[str]:
         code = ["push {r4, r5, r6, r7, r8, r9, r10, r11, lr}", _mov_imm("r12", self.zy)]
@@ -393,13 +405,17 @@ class TinyMve:
             code += ["vpush {d8-d11}", _mov_imm("r3", self.lo), "vdup.32 q4, r3", _mov_imm("r3", self.hi),
                      "vdup.32 q5, r3"]
             end.insert(0, "vpop {d8-d11}")
+        if self.steps > 1:
+            code.append("vpush {d12-d13}")
+            end.insert(0, "vpop {d12-d13}")
         if self.per_tensor:
             code.append("ldrd r9, r11, [r2], #8")
         if not self.lanes:  # four words where the sums pass into a vector (the stack 8-byte aligned)
             code.append("sub sp, sp, #20")
             end.insert(0, "add sp, sp, #20")
         groups = [min(4, self.units - g) for g in range(0, self.units, 4)]
-        size = sum((16 if self.per_tensor else 48) + (4 * self.depth if self.lanes else 16 * n) for n in groups)
+        size = sum((16 if self.per_tensor else 48) + (4 * self.depth if self.lanes else 16 * n * self.steps)
+                   for n in groups)
         for row in range(self.batch):
             code += (_rewind(size) if row else []) + self._row(row)
             for n in groups:

@@ -8,7 +8,7 @@ or per-channel; the effective scale of per-tensor layers is a float32 product as
 computes it), reference_ops::FullyConnected for float32.
 
 Kernel variants, first that applies:
-- helium_tiny: Cortex-M52/M55/M85, int8 layers of depth <= 16 and at most 1024 multiply-accumulates per
+- helium_tiny: Cortex-M52/M55/M85, int8 layers of depth <= 32 and at most 1024 multiply-accumulates per
   row with dsp_gemm's short exact requantization: one naked assembly function generated for the
   layer (lower/tiny.py), per group of four units four VMLADAVA and one vector requantization;
 - helium: Cortex-M52/M55/M85, utvm_mve_fc4_s8;
@@ -333,7 +333,7 @@ def _dsp_tiny(g: Graph, op: Operator, target: Target) -> KernelDef | None:
 
 
 def _helium_tiny(g: Graph, op: Operator, target: Target) -> KernelDef | None:
-    """A small int8 layer (depth <= 16) on Helium: one naked assembly function generated for it
+    """A small int8 layer (depth <= 32) on Helium: one naked assembly function generated for it
     (lower/tiny.py), per group of four channels four VMLADAVA and one vector requantization."""
     def build(batch: int, found: Int8Layer) -> tuple[np.ndarray, str, str]:
         uniform = per_tensor(found.rq)
