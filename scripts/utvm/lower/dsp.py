@@ -275,9 +275,6 @@ class Int8Layer:
     lo: int
     hi: int
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
-        return iter((self.x, self.wmat, self.rq, self.zx, self.zy, self.lo, self.hi))
-
 
 def int8_layer(g: Graph, op: Operator, in_double: bool) -> Int8Layer | None:
     """The layer's constants, or None when it is not int8 with symmetric constant weights or its
@@ -310,8 +307,8 @@ def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bo
     layer = int8_layer(g, op, in_double)
     if layer is None:
         return None
-    x, wmat, rq, zx, zy, lo, hi = layer
-    plan = gemm_plan(geo, wmat, rq, zy, wide, lo, hi, widen)
+    x, zx, lo, hi = layer.x, layer.zx, layer.lo, layer.hi
+    plan = gemm_plan(geo, layer.wmat, layer.rq, layer.zy, wide, lo, hi, widen)
     args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
             KernelArg(te.placeholder((plan.stream.size,), I32, name="w"), constant=plan.stream, role="w")]
     if plan.scratch:

@@ -33,6 +33,7 @@ Kernel variants, first that applies:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -293,7 +294,8 @@ def _gemm_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, 
     return gemm_knobs(g, op, _geometry(g, op))
 
 
-def _tiny_kernel(g: Graph, op: Operator, fits: bool, build) -> KernelDef | None:  # type: ignore[no-untyped-def]
+def _tiny_kernel(g: Graph, op: Operator, fits: bool,
+                 build: Callable[[int, Int8Layer], tuple[np.ndarray, str, str]]) -> KernelDef | None:
     """A layer's own function (lower/tiny.py): ``build(batch, wmat, layer)`` returns the stream,
     the function's name and its C source; None when the shape does not ``fit`` or the layer is
     not int8 with the short exact requantization."""
