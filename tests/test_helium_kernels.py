@@ -372,8 +372,9 @@ LAYERS: dict[str, tuple[Callable[..., bytes], dict[str, object], str]] = {
     "dw_s2_c32": (conv2d_model, dict(input_shape=(1, 9, 9, 32), depthwise=True, stride=(2, 2), seed=46,
                                      activation="RELU"), "rows"),
     "dw_3x3_map": (conv2d_model, dict(input_shape=(1, 3, 3, 24), depthwise=True, seed=47), "rows"),
-    "fc_depth6_units10": (fully_connected_model, dict(batch=1, in_features=6, out_features=10, per_channel=True,
-                                                      seed=48), "fc"),
+    # 1,080 products: past helium_tiny's limit, so that the run takes utvm_mve_fc4_s8's depth <= 8 form
+    "fc_depth6_units180": (fully_connected_model, dict(batch=1, in_features=6, out_features=180, per_channel=True,
+                                                       seed=48), "fc"),
     "fc_depth100_units7_batch2": (fully_connected_model, dict(batch=2, in_features=100, out_features=7, seed=49,
                                                               activation="RELU"), "fc"),
 }

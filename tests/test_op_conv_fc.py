@@ -10,6 +10,7 @@ mps2/an386 (their assembly). Every output must equal TFLite Micro's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ from test_op_mac import Layer, _activation, _out_size, _per_tensor
 from tflite_builder import ModelBuilder
 from utvm.compiler import CompileOptions, compile_model
 from utvm.importer import load_model
+from utvm.lower import tiny
 from utvm.tune.log import write_log
 from utvm.tune.workload import workload, workload_key
 
@@ -68,19 +70,26 @@ def _per_tensor_4d(L: Layer, shape: tuple[int, ...]) -> int:
     return L.m.add_tensor(f"{L.tag}_w", shape, "int8", data=data, scale=scale, zero_point=0)
 
 
-def fc_case(cases: Cases, seed: int) -> None:
+def fc_case(cases: Cases, seed: int, shape: Callable[[np.random.Generator], tuple[int, int, int]] | None = None,
+            activation: Callable[[np.random.Generator], str] | None = None) -> None:
+    """A random int8 layer; ``shape``: depth, units, batch from the case's generator;
+    ``activation``: the fused activation."""
     def build(m: ModelBuilder) -> tuple[list[int], list[int]]:
         rng = np.random.default_rng(seed)
         L = Layer(m, rng, f"fc_{seed}", "int8")
-        depth = int(rng.choice([4, 8, 10, 12, 16, 27, 64, 120, 256]))
-        units = int(rng.choice([1, 2, 3, 4, 8, 10, 12, 16, 64]))
-        batch = int(rng.integers(1, 4)) if seed % 3 == 0 else 1
+        if shape is None:
+            depth = int(rng.choice([4, 8, 10, 12, 16, 27, 64, 120, 256]))
+            units = int(rng.choice([1, 2, 3, 4, 8, 10, 12, 16, 64]))
+            batch = int(rng.integers(1, 4)) if seed % 3 == 0 else 1
+        else:
+            depth, units, batch = shape(rng)
         ins: list[int] = []
         x = L.input((batch, depth), ins, cases.inputs)
         w = L.weights((units, depth), 0) if seed % 2 else _per_tensor(L, (units, depth))
         inputs = [x, w] + ([L.bias(units, None)] if rng.random() < 0.8 else [])
         y = L.output((batch, units), depth)
-        m.add_operator("FULLY_CONNECTED", inputs, [y], {"fused_activation_function": _activation(rng, "int8")})
+        act = activation(rng) if activation else _activation(rng, "int8")
+        m.add_operator("FULLY_CONNECTED", inputs, [y], {"fused_activation_function": act})
         return ins, [y]
 
     cases.cases.append(build)
@@ -111,10 +120,18 @@ def _wide_log(path: Path, model: Path, cpu: str | None) -> Path:
 
 
 def test_dsp_gemm_takes_the_int8_layers(model: tuple[Path, Cases], tmp_path: Path) -> None:
-    """Untuned, and with the log: every layer runs dsp_gemm, with the log's int16 weights."""
+    """Untuned, every layer runs dsp_gemm but the small FC layers (dsp_tiny); with the log every
+    layer runs dsp_gemm with the log's int16 weights."""
     result = compile_model(model[0], tmp_path / "mlf", CompileOptions(cpu="cortex-m4"))
+    graph = load_model(model[0])
     variants = [call.variant for call in result.lowered.calls]
-    assert len(variants) == N_CONV + N_FC and set(variants) == {"dsp_gemm"}
+    assert len(variants) == N_CONV + N_FC
+    for call in result.lowered.calls:
+        op = graph.ops[call.op_index]
+        w = graph.tensors[op.inputs[1]]
+        fits = op.kind == "fully_connected" and tiny.applies(w.shape[1], w.shape[0], graph.tensors[op.inputs[0]].size
+                                                             // w.shape[1])
+        assert call.variant == ("dsp_tiny" if fits else "dsp_gemm")
     log = _wide_log(tmp_path / "log.json", model[0], "cortex-m4")
     tuned = compile_model(model[0], tmp_path / "tuned", CompileOptions(cpu="cortex-m4", tuning_log=log))
     configs = [tuned.graph.ops[call.op_index].attrs.get("config") for call in tuned.lowered.calls]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from tvm import te
 
-from ..ir import Graph, Operator
+from ..ir import Graph, Operator, Tensor
 from .helium import call, extern
 from .kerneldef import KernelArg, KernelDef
 from .requant import I32, activation_range_int8, effective_scales, requant_constants
@@ -262,11 +262,23 @@ def gemm_plan(geo: Geometry, wmat: np.ndarray, rq: GemmRequant, zy: int, wide: b
                     kernel_name(mode, geo.kq, lo, hi))
 
 
-def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bool,
-                widen: bool = False) -> KernelDef | None:
-    """The kernels_dsp.h kernel of an int8 conv2d / fully_connected layer (``wide``: int16
-    weights in the stream; ``widen``: see gemm_plan), or None when it does not apply (not int8
-    with symmetric constant weights, or a requantization outside the short exact form)."""
+@dataclass
+class Int8Layer:
+    """What the DSP kernels of an int8 layer need: its input, the weights as a (cout x window)
+    matrix, the requantization constants (short exact form), zero points and activation clamp."""
+
+    x: Tensor
+    wmat: np.ndarray
+    rq: GemmRequant
+    zx: int
+    zy: int
+    lo: int
+    hi: int
+
+
+def int8_layer(g: Graph, op: Operator, in_double: bool) -> Int8Layer | None:
+    """The layer's constants, or None when it is not int8 with symmetric constant weights or its
+    requantization is outside the short exact form (:func:`gemm_requant`)."""
     x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
     b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] else None
     if x.dtype != "int8" or w.dtype != "int8" or y.dtype != "int8" or w.data is None:
@@ -275,16 +287,28 @@ def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bo
         return None
     if b is not None and b.data is None:
         return None
-    wmat = w.data.reshape(geo.cout, -1).astype(np.int64)
+    wmat = w.data.reshape(w.shape[0], -1).astype(np.int64)
     _, zx = x.quant.scalar()
     ys, zy = y.quant.scalar()
-    bias = b.data.astype(np.int64).reshape(-1) if b is not None else np.zeros(geo.cout, np.int64)
+    bias = b.data.astype(np.int64).reshape(-1) if b is not None else np.zeros(wmat.shape[0], np.int64)
     rq = gemm_requant(bias - zx * wmat.sum(axis=1), effective_scales(x, w, y, in_double),
                       np.abs(wmat).sum(axis=1), bias)
     if rq is None:
         return None
     lo, hi = activation_range_int8(op.attrs.get("activation", "none"), ys, zy)
-    plan = gemm_plan(geo, wmat, rq, zy, wide, lo, hi, widen)
+    return Int8Layer(x, wmat, rq, int(zx), int(zy), lo, hi)
+
+
+def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bool,
+                widen: bool = False) -> KernelDef | None:
+    """The kernels_dsp.h kernel of an int8 conv2d / fully_connected layer (``wide``: int16
+    weights in the stream; ``widen``: see gemm_plan), or None when it does not apply (not int8
+    with symmetric constant weights, or a requantization outside the short exact form)."""
+    layer = int8_layer(g, op, in_double)
+    if layer is None:
+        return None
+    x, zx, lo, hi = layer.x, layer.zx, layer.lo, layer.hi
+    plan = gemm_plan(geo, layer.wmat, layer.rq, layer.zy, wide, lo, hi, widen)
     args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
             KernelArg(te.placeholder((plan.stream.size,), I32, name="w"), constant=plan.stream, role="w")]
     if plan.scratch:
@@ -296,4 +320,4 @@ def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bo
         return call(plan.entry, outs[0].access_ptr("w"), ins[0].access_ptr("r"), ins[1].access_ptr("r"),
                     scratch.access_ptr("w"), *plan.call_args(geo, zx, lo, hi))
 
-    return extern(y, args, body)
+    return extern(g.tensors[op.outputs[0]], args, body)

@@ -36,3 +36,6 @@ class KernelDef:
     #: this configuration writes output rows out of order although its variant declares
     #: ``Variant.rows_in_order`` (the planner then does not run it shifted)
     rows_out_of_order: bool = False
+    #: C definitions the kernel calls (static functions generated for this layer, e.g.
+    #: ``lower/tiny.py``), placed in the kernels' source before TVM's prototypes of them
+    source: str = ""

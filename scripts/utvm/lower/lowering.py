@@ -66,6 +66,7 @@ def lower_graph(graph: Graph, prefix: str, cpu: str | None = None,
 
     target = Target.for_cpu(cpu)
     funcs: dict[str, tvm.tirx.PrimFunc] = {}
+    sources: dict[str, None] = {}  # KernelDef.source texts, in order, each once
     calls: list[KernelCall] = []
     aliases: dict[str, str] = {}
     tensors = dict(graph.tensors)
@@ -106,6 +107,7 @@ def lower_graph(graph: Graph, prefix: str, cpu: str | None = None,
             if placed is not None and kdef.output_tensor == placed.tensor:
                 func = _into_view(func, placed, views)
             funcs[symbol] = func.with_attr("global_symbol", symbol)
+            sources[kdef.source] = None
             calls.append(KernelCall(symbol, index, f"{op.kind}_{index}", arg_names, variant=variant,
                                     inplace=kdef.inplace, rows_out_of_order=kdef.rows_out_of_order))
         except UtvmError:
@@ -124,7 +126,7 @@ def lower_graph(graph: Graph, prefix: str, cpu: str | None = None,
     try:
         with tvm.transform.PassContext(opt_level=3, config={"tirx.disable_assert": True}):
             lib = tvm.compile(mod, target=tvm.target.Target("c"), tir_pipeline=PIPELINE_NAME)
-        source = finish_source(lib.mod.inspect_source())
+        source = finish_source(lib.mod.inspect_source(), "".join(sources))
     except UtvmError:
         raise
     except Exception as exc:
@@ -240,8 +242,9 @@ def _bind_arg(tensors: dict[str, Tensor], arg: KernelArg | ExternalArg, symbol: 
 _ENTRY_RE = re.compile(r"\n// CodegenC: NOTE: Auto-generated entry function.*\Z", re.S)
 
 
-def finish_source(src: str) -> str:
-    """Make TVM's C output fit a firmware with several models in it.
+def finish_source(src: str, definitions: str = "") -> str:
+    """Make TVM's C output fit a firmware with several models in it, with ``definitions``
+    (KernelDef.source) after the helpers' includes.
 
     TVM appends an entry function ``__tvm_ffi_main`` and a ``__tvm_ffi__library_ctx``
     global to every module: both would clash between two models, and neither is used by the
@@ -253,7 +256,8 @@ def finish_source(src: str) -> str:
         extra = "".join(f'#include "utvm/{header}"\n' for prefix, header in (("mve", "kernels_mve.h"),
                                                                                ("dsp", "kernels_dsp.h"))
                         if re.search(rf"\butvm_{prefix}_\w+\(", src))
-        src = src.replace("#include <math.h>\n", '#include <math.h>\n#include "utvm/kernels.h"\n' + extra, 1)
+        src = src.replace("#include <math.h>\n", '#include <math.h>\n#include "utvm/kernels.h"\n' + extra
+                          + definitions, 1)
     return _warning_clean(src)
 
 

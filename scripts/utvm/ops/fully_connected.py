@@ -8,7 +8,14 @@ or per-channel; the effective scale of per-tensor layers is a float32 product as
 computes it), reference_ops::FullyConnected for float32.
 
 Kernel variants, first that applies:
+- helium_tiny: Cortex-M52/M55/M85, int8 layers of depth <= 32 and at most 1024 multiply-accumulates per
+  row with dsp_gemm's short exact requantization: one naked assembly function generated for the
+  layer (lower/tiny.py), per group of four units four VMLADAVA and one vector requantization;
 - helium: Cortex-M52/M55/M85, utvm_mve_fc4_s8;
+- dsp_tiny: Cortex-M4/M7/M33, int8 layers of at most 1024 multiply-accumulates per row and depth
+  <= 40 whose requantization has dsp_gemm's short exact form: one naked assembly function generated
+  for the layer (lower/tiny.py), the row's int16 pairs in registers (depth <= 16, one row) or on
+  the stack;
 - dsp_gemm: Cortex-M4/M7/M33, int8 with symmetric weights whose requantization has the short
   exact form: kernels_dsp.h with the batch rows as pixels of a 1 x 1 convolution; knob
   ``weights`` as conv2d's dsp_gemm;
@@ -26,6 +33,7 @@ Kernel variants, first that applies:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -34,8 +42,9 @@ from tvm import te, tirx
 from ..importer.limits import short_list
 from ..ir import Graph, Operator
 from ..lower import helium as mve
-from ..lower import mac16
-from ..lower.dsp import Geometry, gemm_kernel
+from ..lower import mac16, tiny
+from ..lower.dsp import Geometry, Int8Layer, gemm_kernel, int8_layer, per_tensor
+from ..lower.helium import call, extern
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, acc_bound, activation_range_int8, bias_requant, effective_scales, float_clamp, imm
 from ..lower.schedules import (
@@ -285,6 +294,59 @@ def _gemm_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, 
     return gemm_knobs(g, op, _geometry(g, op))
 
 
+def _tiny_kernel(g: Graph, op: Operator, fits: bool,
+                 build: Callable[[int, Int8Layer], tuple[np.ndarray, str, str]]) -> KernelDef | None:
+    """A layer's own function (lower/tiny.py): ``build(batch, wmat, layer)`` returns the stream,
+    the function's name and its C source; None when the shape does not ``fit`` or the layer is
+    not int8 with the short exact requantization."""
+    x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
+    if not fits or w.quant is None:
+        return None
+    found = int8_layer(g, op, bool(w.quant.per_channel))
+    if found is None:
+        return None
+    data, name, source = build(x.size // w.shape[1], found)
+    args = [KernelArg(te.placeholder((x.size // w.shape[1], w.shape[1]), "int8", name="x"), tensor=x.name),
+            KernelArg(te.placeholder((data.size,), I32, name="w"), constant=data, role="w")]
+
+    def body(ins, outs):  # type: ignore[no-untyped-def]
+        return call(name, outs[0].access_ptr("w"), ins[0].access_ptr("r"), ins[1].access_ptr("r"))
+
+    kdef = extern(g.tensors[op.outputs[0]], args, body)
+    kdef.source = source
+    return kdef
+
+
+def _fc_shape(g: Graph, op: Operator) -> tuple[int, int, int]:
+    """depth, units, batch rows."""
+    units, depth = g.tensors[op.inputs[1]].shape
+    return depth, units, g.tensors[op.inputs[0]].size // depth
+
+
+def _dsp_tiny(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """A small int8 layer on a DSP CPU: one naked assembly function generated for it
+    (lower/tiny.py), the rows' pairs in registers, the weights and constants read by LDM."""
+    def build(batch: int, found: Int8Layer) -> tuple[np.ndarray, str, str]:
+        layer = tiny.TinyFc(batch, *found.wmat.shape[::-1], tuple(int(e) for e in found.rq.rights), found.lo, found.hi)
+        name = tiny.function_name("utvm_dsp", layer.assembly())
+        return tiny.stream(found.wmat, found.rq, found.zy, found.lo), name, tiny.dsp_source(layer, name)
+
+    return _tiny_kernel(g, op, target.dsp and tiny.applies(*_fc_shape(g, op)), build)
+
+
+def _helium_tiny(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """A small int8 layer (depth <= 32) on Helium: one naked assembly function generated for it
+    (lower/tiny.py), per group of four channels four VMLADAVA and one vector requantization."""
+    def build(batch: int, found: Int8Layer) -> tuple[np.ndarray, str, str]:
+        uniform = per_tensor(found.rq)
+        layer = tiny.TinyMve(batch, *found.wmat.shape[::-1], found.zy, found.lo, found.hi, uniform)
+        name = tiny.function_name("utvm_mve", layer.assembly())
+        return tiny.mve_stream(found.wmat, found.rq, uniform), name, tiny.mve_source(layer, name)
+
+    depth, units, _ = _fc_shape(g, op)
+    return _tiny_kernel(g, op, target.helium and tiny.mve_applies(depth, units), build)
+
+
 def _mac4_applies(g: Graph, op: Operator, target: Target) -> bool:
     """int8 on a DSP CPU, symmetric weights, depth % 4 == 0, units % 4 == 0."""
     x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
@@ -465,7 +527,9 @@ OPS = (
               SourceOp("com.microsoft.QGemm", from_onnx_qgemm, ("int8",),
                        "also QDQ Gemm groups; transA=0, alpha=1, symmetric int8 B, int8 output")),
         variants=(
+            Variant("helium_tiny", _helium_tiny, "Cortex-M52/M55/M85"),
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
+            Variant("dsp_tiny", _dsp_tiny, "Cortex-M4/M7/M33"),
             Variant("dsp_gemm", _gemm, "Cortex-M4/M7/M33", knobs=_gemm_knobs),
             Variant("dsp_mac4", _mac4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("helium_int16", mac16.on_helium(_mac16), "Cortex-M52/M55/M85", types=("int16",)),

@@ -2219,4 +2219,34 @@ __attribute__((always_inline)) static inline int32_t utvm_mve_fc4_s8(void* out, 
   return 0;
 }
 
+/* plain C of the per-layer Helium functions of utvm/lower/tiny.py (tiny fully connected layers,
+ * depth <= 16): per group of four output channels the stream holds the four folded biases, the
+ * weights, the four multipliers and the four shifts (TFLite's, <= -1; the last group padded with
+ * its last channel's). The weights: per channel of the group its vectors of 16 bytes (zeros past
+ * the depth); depths up to UTVM_MVE_TINY_LANES: per input the four channels' weights (a word, zeros
+ * for missing channels). per_tensor: one multiplier and shift, the stream's first two words, none
+ * in the groups. */
+#define UTVM_MVE_TINY_LANES 5
+static inline void utvm_mve_tiny_fc(int8_t* y, const int8_t* x, const int32_t* stream, int32_t batch, int32_t depth,
+                                    int32_t units, int32_t zy, int32_t lo, int32_t hi, int32_t per_tensor) {
+  int32_t lanes = depth <= UTVM_MVE_TINY_LANES;
+  for (int32_t b = 0; b < batch; b++) {
+    const int8_t* row = x + b * depth;
+    const int32_t* s = per_tensor ? stream + 2 : stream;
+    for (int32_t g = 0; g * 4 < units; g++) {
+      int32_t n = units - 4 * g < 4 ? units - 4 * g : 4;
+      int32_t steps = (depth + 15) / 16, words = lanes ? depth : 4 * n * steps;
+      const int8_t* w = (const int8_t*)(const void*)(s + 4);
+      for (int32_t u = 0; u < n; u++) {
+        int32_t acc = s[u];
+        for (int32_t j = 0; j < depth; j++) acc += row[j] * w[lanes ? 4 * j + u : 16 * steps * u + j];
+        int32_t v = per_tensor ? utvm_mve_mbqm(acc, stream[0], stream[1])
+                               : utvm_mve_mbqm(acc, s[4 + words + u], s[8 + words + u]);
+        y[b * units + 4 * g + u] = utvm_mve_clamp_s8(v + zy, lo, hi);
+      }
+      s += 4 + words + (per_tensor ? 0 : 8);
+    }
+  }
+}
+
 #endif /* UTVM_KERNELS_MVE_H_ */

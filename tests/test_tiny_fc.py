@@ -1,0 +1,122 @@
+"""Tiny int8 FULLY_CONNECTED layers (the dsp_tiny and helium_tiny variants, lower/tiny.py): seeded
+random shapes (depth 1..40, units 1..24, batch 1..3), activations NONE/RELU/RELU6/RELU_N1_TO_1,
+per-tensor and per-channel weights, random zero points and output scales, side by side in one
+model, bit-exact with TFLite Micro on the host (the plain-C utvm_dsp_tiny_fc, and
+utvm_mve_tiny_fc of the layers compiled for the Cortex-M55), on the Cortex-M4 and on the
+Cortex-M55 (the generated assembly). Layers that do not fit (depth > 16, many products) take the
+other variants."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from op_check import Cases, check_model, side_by_side
+from test_boards import _toolchain_problem
+from test_op_conv_fc import fc_case
+from utvm.compiler import CompileOptions, compile_model
+from utvm.importer import load_model
+from utvm.lower import tiny
+
+N_CASES = 48
+ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
+
+
+def shape(rng: np.random.Generator) -> tuple[int, int, int]:
+    """depth, units, batch of a case: mostly layers the variant takes."""
+    depth = int(rng.integers(1, 17)) if rng.random() < 0.75 else int(rng.integers(1, 41))
+    return depth, int(rng.integers(1, 25)), int(rng.integers(1, 4)) if rng.random() < 0.35 else 1
+
+
+def activation(rng: np.random.Generator) -> str:
+    return str(rng.choice(ACTIVATIONS, p=[0.4, 0.3, 0.2, 0.1]))
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Cases]:
+    cases = Cases()
+    for seed in range(N_CASES):
+        fc_case(cases, 1000 + seed, shape, activation)
+    path = tmp_path_factory.mktemp("tiny_fc") / "tiny_fc.tflite"
+    path.write_bytes(side_by_side(cases.cases, "tiny int8 fc"))
+    return path, cases
+
+
+def test_dsp_tiny_takes_the_layers_that_fit(model: tuple[Path, Cases], tmp_path: Path) -> None:
+    result = compile_model(model[0], tmp_path / "mlf", CompileOptions(cpu="cortex-m4"))
+    graph = load_model(model[0])
+    taken = 0
+    for call in result.lowered.calls:
+        op = graph.ops[call.op_index]
+        units, depth = graph.tensors[op.inputs[1]].shape
+        batch = graph.tensors[op.inputs[0]].size // depth
+        assert (call.variant == "dsp_tiny") == tiny.applies(depth, units, batch), (depth, units, batch)
+        taken += call.variant == "dsp_tiny"
+    assert taken >= N_CASES // 2
+    # one generated function per distinct layer code, in the kernels' source
+    assert result.lowered.c_source.count("__attribute__((naked, noinline)) static int32_t utvm_dsp_tiny_") >= 2
+
+
+def test_helium_tiny_takes_the_layers_that_fit(model: tuple[Path, Cases], tmp_path: Path) -> None:
+    result = compile_model(model[0], tmp_path / "mlf", CompileOptions(cpu="cortex-m55"))
+    graph = load_model(model[0])
+    for call in result.lowered.calls:
+        op = graph.ops[call.op_index]
+        units, depth = graph.tensors[op.inputs[1]].shape
+        assert (call.variant == "helium_tiny") == tiny.mve_applies(depth, units), (depth, units)
+    assert "static int32_t utvm_mve_tiny_" in result.lowered.c_source
+
+
+def test_no_tiny_kernel_without_the_dsp_extension(model: tuple[Path, Cases], tmp_path: Path) -> None:
+    result = compile_model(model[0], tmp_path / "m3", CompileOptions(cpu="cortex-m3"))
+    assert not {"dsp_tiny", "helium_tiny"} & {call.variant for call in result.lowered.calls}
+
+
+def test_register_budget() -> None:
+    """A row's pairs plus a channel's words fit the eleven registers up to 16 inputs (one row),
+    deeper rows (up to 40 inputs) go through the stack; at most 1,024 products per row."""
+    assert tiny.pair_words(16) == 8 and tiny.pair_words(15) == 8 and tiny.pair_words(13) == 7
+    assert tiny.resident(16, 1) and not tiny.resident(16, 2) and tiny.resident(14, 3) and not tiny.resident(17, 1)
+    assert tiny.applies(16, 64, 1) and not tiny.applies(16, 65, 1) and tiny.applies(16, 4, 2)
+    assert tiny.applies(40, 25, 3) and not tiny.applies(41, 4, 1) and not tiny.applies(40, 26, 1)
+
+
+def test_matches_tflite_micro_on_host(model: tuple[Path, Cases], tmp_path: Path) -> None:
+    path, cases = model
+    check_model(path, tmp_path, "host", cases.inputs)
+
+
+def test_helium_fallback_matches_tflite_micro_on_host(model: tuple[Path, Cases], tmp_path: Path) -> None:
+    from utvm.run.runner import run_compiled
+
+    path, cases = model
+    inputs = []
+    for k, arr in enumerate(cases.inputs):
+        np.save(tmp_path / f"in{k}.npy", arr)
+        inputs.append(tmp_path / f"in{k}.npy")
+    result = compile_model(path, tmp_path / "mlf", CompileOptions(cpu="cortex-m55"))
+    assert run_compiled(path, result, "host", tmp_path, inputs).outputs_match_reference
+
+
+@pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+@pytest.mark.parametrize("board", ["mps2/an386", "mps3/an547"])
+def test_matches_tflite_micro_on_board(model: tuple[Path, Cases], tmp_path: Path, board: str) -> None:
+    path, cases = model
+    check_model(path, tmp_path, board, cases.inputs)
+
+
+@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m55"])
+def test_fallbacks_are_sanitizer_clean(model: tuple[Path, Cases], tmp_path: Path, cpu: str) -> None:
+    """utvm_dsp_tiny_fc / utvm_mve_tiny_fc under ASan+UBSan on extreme and random inputs."""
+    from sanitizer_build import build_and_run
+    from test_sanitizers import _sanitizers_work
+
+    why = _sanitizers_work(tmp_path)
+    if why:
+        pytest.skip(why)
+    result = compile_model(model[0], tmp_path / "mlf", CompileOptions(cpu=cpu, constants_target="host"))
+    assert {"dsp_tiny", "helium_tiny"} & {c.variant for c in result.lowered.calls}
+    run = build_and_run(result.mlf_dir, result.graph.name, randoms=1, workdir=tmp_path)
+    assert run.problem == "", run.output[-3000:]
