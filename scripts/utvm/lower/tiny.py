@@ -42,11 +42,14 @@ from .dsp import GemmRequant
 POOL = ("r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr")
 #: at least this many registers for the words of a channel (accumulator, m, c and one weight)
 MIN_FREE = 4
-#: layers of at most this many multiply-accumulates per batch row. The code is unrolled per row
-#: and output (the shifts are immediates): about 4.5 bytes of code per product on the Cortex-M4
-#: (1,024 products of depth 8: 4.6 KB), and the stream holds int16 pairs and three words per
-#: channel; the price of the fewest instructions, so the layers stay small
-MAX_MACS = 1024
+#: DSP layers of at most this many multiply-accumulates per batch row. The code is unrolled per
+#: row and output (the shifts are immediates): about 4.5 bytes of code per product on the
+#: Cortex-M4 (1,024 products of depth 8 would be 4.6 KB, for 280 instructions fewer than
+#: dsp_gemm's), so only the layers where a general kernel's setup outweighs the products
+MAX_MACS = 256
+#: Helium layers: their code depends on the shape, zero point and clamp only (identical layers
+#: share one function), so larger ones pay off
+MVE_MAX_MACS = 1024
 
 
 def pair_words(depth: int) -> int:
@@ -289,7 +292,7 @@ MVE_LANES = 5
 
 
 def mve_applies(depth: int, units: int) -> bool:
-    return depth <= MVE_DEPTH and depth * units <= MAX_MACS
+    return depth <= MVE_DEPTH and depth * units <= MVE_MAX_MACS
 
 
 def mve_stream(w: np.ndarray, rq: GemmRequant, per_tensor: bool) -> np.ndarray:
