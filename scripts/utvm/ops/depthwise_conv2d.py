@@ -658,14 +658,20 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     x, w, y = lay.x, lay.w, lay.y
     _, h, wd, c = x.shape
     _, oh, ow, cout = y.shape
-    if (op.attrs.get("depth_multiplier", 1) != 1 or cout != c or c % 4 or len(w.shape) != 4
-            or tuple(w.shape) != (1, 3, 3, c)):
+    if op.attrs.get("depth_multiplier", 1) != 1 or cout != c or len(w.shape) != 4 or tuple(w.shape) != (1, 3, 3, c):
         return None
     sh, sw = op.attrs["strides"]
     top, left, _, _ = op.attrs["padding"]
-    if c % 8 == 0 and op.attrs["dilation"] == (1, 1) and max(oh, ow) >= 2:
+    names = _helium_plans(g, op, lay)
+    if not names:
+        return None
+    name = knob(op, "plan", "") or names[0]
+    name = name if name in names else names[0]
+    if name == "tiny":
+        return _dwt(lay, op)
+    if name != "row":
         plans = {p.name: p for p in mve.dwg_plans((oh, ow), c, (sh, sw))}
-        plan = plans.get(knob(op, "plan", ""), next(iter(plans.values())))
+        plan = plans[name]
         records = mve.dwg_records(lay.wdata, plan.vertical, lay.params)
         right = int(np.all(lay.params[2] <= -1))
         args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
@@ -739,15 +745,73 @@ def _dwg_out_of_order(plan: mve.DwgPlan, oh: int, c: int) -> bool:
     return plan.vertical or (plan.lines > 1 and (plan.cb < c or oh % plan.lines != 0))
 
 
+def _dwt_layout(lay: mve.Layer, op: Operator) -> mve.DwtLayout | None:
+    """utvm_mve_dwt_s8's constant for a tiny map (no dilation), None elsewhere."""
+    if op.attrs["dilation"] != (1, 1):
+        return None
+    return mve.dwt_layout(lay.wdata, tuple(lay.x.shape[1:3]), tuple(lay.y.shape[1:3]), op.attrs["strides"],
+                          op.attrs["padding"][:2], lay.zx, lay.params)
+
+
+def _dwt(lay: mve.Layer, op: Operator) -> KernelDef:
+    """utvm_mve_dwt_s8: every output pixel of a tiny map its own case (see kernels_mve.h)."""
+    tiny = _dwt_layout(lay, op)
+    assert tiny is not None
+    x, y = lay.x, lay.y
+    _, h, wd, c = x.shape
+    _, oh, ow, _ = y.shape
+    sh, sw = op.attrs["strides"]
+    top, left, _, _ = op.attrs["padding"]
+    right = int(np.all(lay.params[2] <= -1))
+    args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
+            KernelArg(te.placeholder(tiny.data.shape, "int8", name="w"), constant=tiny.data, role="w"),
+            KernelArg(te.placeholder((tiny.scratch,), "int8", name="planes"), role="planes", scratch=True)]
+
+    def body(ins, outs):  # type: ignore[no-untyped-def]
+        xb, wb, planes = ins
+        return mve.call("utvm_mve_dwt_s8", outs[0].access_ptr("w"), xb.access_ptr("r"), h, wd, c, oh, ow, sh, sw, top,
+                        left, wb.access_ptr("r"), lay.zy, lay.lo, lay.hi, right, tiny.rcls, tiny.ccls, tiny.ncc,
+                        tiny.ns, planes.access_ptr("w"))
+
+    kdef = mve.extern(y, args, body)
+    # one block of 16 channels: all of the input is copied before the first output is written
+    kdef.rows_out_of_order = c > 16
+    return kdef
+
+
+#: utvm_mve_dwt_s8 is the default where its estimate is below this share of the best
+#: utvm_mve_dwg_s8 plan's (the estimates count different things; measured on VWW's layers)
+DWT_PREFERRED = 1.0
+
+
+def _helium_plans(g: Graph, op: Operator, lay: mve.Layer) -> list[str]:
+    """The kernels (and plans) of a Helium 3x3 depthwise layer, the default first: "tiny"
+    (utvm_mve_dwt_s8), the utvm_mve_dwg_s8 plans (8n channels, no dilation, output lines of at
+    least 2 pixels) from the least estimated cost, else "row" (utvm_mve_dw3x3_row_s8, 4n
+    channels)."""
+    y = lay.y
+    c = y.shape[-1]
+    tiny = _dwt_layout(lay, op)
+    dwg = (mve.dwg_plans(y.shape[1:3], c, op.attrs["strides"])
+           if c % 8 == 0 and op.attrs["dilation"] == (1, 1) and max(y.shape[1:3]) >= 2 else [])
+    names = [p.name for p in dwg] or (["row"] if c % 4 == 0 else [])
+    if tiny is None:
+        return names
+    if dwg and tiny.cost >= DWT_PREFERRED * dwg[0].cost:
+        return [*names, "tiny"]
+    return ["tiny", *names]
+
+
 def _helium_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
-    """utvm_mve_dwg_s8's plan (orientation, lines per pass, channels per tile): the default the
-    least estimated cost, then the next three estimates."""
-    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
-    c = x.shape[-1]
-    if c % 8 or op.attrs["dilation"] != (1, 1) or max(y.shape[1:3]) < 2 or y.shape[-1] != c:
+    """The kernel and plan (utvm_mve_dwt_s8; utvm_mve_dwg_s8's orientation, lines per pass and
+    channels per tile): the default (see _helium_plans), then the next three."""
+    lay = mve.layer(g, op, (0, 1, 2))
+    if lay is None or lay.y.shape[-1] != lay.x.shape[-1]:
         return {}
-    plans = mve.dwg_plans(y.shape[1:3], c, op.attrs["strides"])
-    return {"plan": ("", *(p.name for p in plans[1:4]))}
+    names = _helium_plans(g, op, lay)
+    if "tiny" in names[4:]:
+        names = [*names[:3], "tiny"]
+    return {"plan": ("", *names[1:4])} if len(names) > 1 else {}
 
 
 OPS = (
