@@ -40,6 +40,7 @@ from utvm.lower import fixedpoint as fp
 from utvm.lower import helium as mve
 from utvm.lower.target import Target
 from utvm.ops import variant
+from utvm.ops.depthwise_conv2d import helium_plans
 from utvm.run import qemu
 from utvm.run.boards import get_board
 from utvm.run.runner import run_model
@@ -412,7 +413,8 @@ def test_vector_code_compiles_with_other_flags(tmp_path: Path, flags: list[str])
 # whole layers against TFLite Micro
 # ---------------------------------------------------------------------------------------------
 
-#: (model builder, its arguments, the helper and its read mode: conv42's band / sub, dwg's orientation)
+#: (model builder, its arguments, the helper and its read mode: conv42's band / sub, dwg's orientation
+#: or utvm_mve_dwt_s8)
 LAYERS: dict[str, tuple[Callable[..., bytes], dict[str, object], str]] = {
     "rgb_s2_band_rows": (conv2d_model, dict(input_shape=(1, 13, 14, 3), out_channels=8, stride=(2, 2), seed=40,
                                             activation="RELU"), "band1"),
@@ -429,7 +431,15 @@ LAYERS: dict[str, tuple[Callable[..., bytes], dict[str, object], str]] = {
     "dw_tall_columns": (conv2d_model, dict(input_shape=(1, 13, 3, 16), depthwise=True, seed=45), "cols"),
     "dw_s2_c32": (conv2d_model, dict(input_shape=(1, 9, 9, 32), depthwise=True, stride=(2, 2), seed=46,
                                      activation="RELU"), "rows"),
-    "dw_3x3_map": (conv2d_model, dict(input_shape=(1, 3, 3, 24), depthwise=True, seed=47), "rows"),
+    "dw_3x3_map": (conv2d_model, dict(input_shape=(1, 3, 3, 24), depthwise=True, seed=47), "tiny"),
+    "dw_tiny_s2_c128": (conv2d_model, dict(input_shape=(1, 6, 6, 128), depthwise=True, stride=(2, 2), seed=52,
+                                           activation="RELU6"), "tiny"),
+    "dw_tiny_3x3_c256": (conv2d_model, dict(input_shape=(1, 3, 3, 256), depthwise=True, seed=53), "tiny"),
+    "dw_tiny_5x5_c20_valid": (conv2d_model, dict(input_shape=(1, 5, 5, 20), depthwise=True, padding="VALID",
+                                                 per_channel=False, seed=54, activation="RELU"), "tiny"),
+    "dw_tiny_4x5_c36_s2": (conv2d_model, dict(input_shape=(1, 4, 5, 36), depthwise=True, stride=(2, 1), seed=55),
+                           "tiny"),
+    "dw_tiny_1x1_c8": (conv2d_model, dict(input_shape=(1, 1, 1, 8), depthwise=True, seed=56), "tiny"),
     "fc_depth6_units10": (fully_connected_model, dict(batch=1, in_features=6, out_features=10, per_channel=True,
                                                       seed=48), "fc"),
     "fc_depth100_units7_batch2": (fully_connected_model, dict(batch=2, in_features=100, out_features=7, seed=49,
@@ -448,7 +458,8 @@ def _read_mode(path: Path) -> str:
         return "fc"
     y = g.tensors[op.outputs[0]]
     if op.kind == "depthwise_conv2d":
-        return "cols" if mve.best_dwg_plan(y.shape[1:3], y.shape[-1], op.attrs["strides"]).vertical else "rows"
+        plan = helium_plans(g, op)[0]
+        return plan if plan == "tiny" else plan[:4]
     w = g.tensors[op.inputs[1]]
     plan = mve.conv42_plan(y.shape[1:3], w.shape[1:3], w.shape[3], op.attrs["strides"], op.attrs["dilation"],
                            op.attrs["padding"])

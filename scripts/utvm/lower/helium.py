@@ -272,11 +272,6 @@ def dwg_plans(out_hw: tuple[int, int], c: int, strides: tuple[int, int]) -> list
     return sorted((p for p in plans if p is not None), key=lambda p: p.cost)
 
 
-def best_dwg_plan(out_hw: tuple[int, int], c: int, strides: tuple[int, int]) -> DwgPlan:
-    """The plan of least estimated cost (:func:`dwg_plans`)."""
-    return dwg_plans(out_hw, c, strides)[0]
-
-
 def dwg_records(wdata: np.ndarray, vertical: bool, params: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
     """The per-channel records of utvm_mve_dwg_s8: 6 zero bytes, the 3x3 weights along-major
     (along tap * 3 + across tap), 7 zero bytes, the shift, a zero byte, the folded bias and the

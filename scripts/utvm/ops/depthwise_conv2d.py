@@ -802,13 +802,19 @@ def _helium_plans(g: Graph, op: Operator, lay: mve.Layer) -> list[str]:
     return ["tiny", *names]
 
 
+def helium_plans(g: Graph, op: Operator) -> list[str]:
+    """The Helium kernels and plans of a 3x3 depthwise layer, the default first (see
+    _helium_plans); none where the Helium kernels cannot take its quantization."""
+    lay = mve.layer(g, op, (0, 1, 2))
+    if lay is None or lay.y.shape[-1] != lay.x.shape[-1]:
+        return []
+    return _helium_plans(g, op, lay)
+
+
 def _helium_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
     """The kernel and plan (utvm_mve_dwt_s8; utvm_mve_dwg_s8's orientation, lines per pass and
     channels per tile): the default (see _helium_plans), then the next three."""
-    lay = mve.layer(g, op, (0, 1, 2))
-    if lay is None or lay.y.shape[-1] != lay.x.shape[-1]:
-        return {}
-    names = _helium_plans(g, op, lay)
+    names = helium_plans(g, op)
     if "tiny" in names[4:]:
         names = [*names[:3], "tiny"]
     return {"plan": ("", *names[1:4])} if len(names) > 1 else {}
