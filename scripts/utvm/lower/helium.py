@@ -383,8 +383,7 @@ DWT_MAX_PIXELS, DWT_MAX_WIDTH = 36, 6
 class DwtLayout:
     """The constant of utvm_mve_dwt_s8 (per group of 4 channels: filters, biases per class,
     multipliers, shifts) and its arguments: the row and column classes (4 bits per output row /
-    column), the number of column classes and of classes; the scratch (planes) and an estimate
-    of its instructions."""
+    column), the number of column classes and of classes; the scratch (planes)."""
 
     data: np.ndarray
     rcls: int
@@ -392,7 +391,6 @@ class DwtLayout:
     ncc: int
     ns: int
     scratch: int
-    cost: float
 
 
 def _dwt_spans(n_out: int, stride: int, pad: int, n_in: int) -> tuple[list[int], list[tuple[int, int]]] | None:
@@ -461,7 +459,5 @@ def dwt_layout(wdata: np.ndarray, in_hw: tuple[int, int], out_hw: tuple[int, int
         .reshape(groups, -1),
         np.ascontiguousarray(words.reshape(2, groups, 4).transpose(1, 0, 2)).astype(np.int32).view(np.int8)
         .reshape(groups, -1)], axis=1)
-    npix = oh * ow
-    cost = -(-c // 16) * (h * w * (4 if 15 * h * w <= 255 else 6) + 10) + groups * (npix * 24 + 12)
     return DwtLayout(np.ascontiguousarray(data.reshape(-1)), _nibbles(rows[0]), _nibbles(cols[0]), len(cols[1]), ns,
-                     16 * h * w + 16, float(cost))
+                     16 * h * w + 16)

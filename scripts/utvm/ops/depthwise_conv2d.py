@@ -6,9 +6,11 @@ int8, reference_ops::DepthwiseConv for float32); output channel o reads input ch
 o // depth_multiplier.
 
 Kernel variants, first that applies:
-- helium: 3x3 windows, multiplier 1, channels % 4 == 0 on Cortex-M52/M55/M85 (utvm_mve_dwg_s8 for
-  channels % 8 == 0 without dilation, else utvm_mve_dw3x3_row_s8); knob ``plan`` (dwg: lines along
-  output rows or columns, lines per pass, channels per tile; default the least estimated cost);
+- helium: 3x3 windows, multiplier 1 on Cortex-M52/M55/M85: utvm_mve_dwt_s8 on tiny maps (at most
+  36 input pixels, 6 columns; any channel count: every output pixel its own case, padding taps
+  skipped), utvm_mve_dwg_s8 for channels % 8 == 0 without dilation, else utvm_mve_dw3x3_row_s8
+  (channels % 4 == 0); knob ``plan`` ("tiny", or dwg's lines along output rows or columns, lines
+  per pass, channels per tile; default the least estimated cost, see _helium_plans);
 - dsp_dwp: int8 on DSP CPUs (Cortex-M4/M7/M33), any multiplier, channel count, window and
   stride, dilation along one axis at most, requantization constants that fit (see
   _dwp_constants): the input converted four channels at a time into planar int16 rows in
@@ -726,9 +728,12 @@ def shift_margin(g: Graph, op: Operator) -> int | None:
 
 def _helium_rows_in_order(g: Graph, op: Operator, target: Target, slack: float | None) -> dict[str, Any] | None:
     """The cheapest utvm_mve_dwg_s8 plan that writes rows in order (see _helium), if its
-    estimated cost is within ``slack`` times the default plan's."""
+    estimated cost is within ``slack`` times the default plan's (none within any slack of
+    utvm_mve_dwt_s8's: 2-3 times its instructions on tiny maps)."""
     y = g.tensors[op.outputs[0]]
     oh, ow, c = y.shape[1], y.shape[2], y.shape[3]
+    if slack is not None and helium_plans(g, op)[:1] == ["tiny"]:
+        return None
     plans = mve.dwg_plans((oh, ow), c, op.attrs["strides"])
     for plan in plans:
         if not _dwg_out_of_order(plan, oh, c):
@@ -779,27 +784,18 @@ def _dwt(lay: mve.Layer, op: Operator) -> KernelDef:
     return kdef
 
 
-#: utvm_mve_dwt_s8 is the default where its estimate is below this share of the best
-#: utvm_mve_dwg_s8 plan's (the estimates count different things; measured on VWW's layers)
-DWT_PREFERRED = 1.0
-
-
 def _helium_plans(g: Graph, op: Operator, lay: mve.Layer) -> list[str]:
     """The kernels (and plans) of a Helium 3x3 depthwise layer, the default first: "tiny"
-    (utvm_mve_dwt_s8), the utvm_mve_dwg_s8 plans (8n channels, no dilation, output lines of at
-    least 2 pixels) from the least estimated cost, else "row" (utvm_mve_dw3x3_row_s8, 4n
-    channels)."""
+    (utvm_mve_dwt_s8, wherever it applies: measured below utvm_mve_dwg_s8 on every tiny map
+    tried, 1x1 to 6x6 inputs, 8 to 256 channels, strides 1 and 2), the utvm_mve_dwg_s8 plans (8n
+    channels, no dilation, output lines of at least 2 pixels) from the least estimated cost, else
+    "row" (utvm_mve_dw3x3_row_s8, 4n channels)."""
     y = lay.y
     c = y.shape[-1]
-    tiny = _dwt_layout(lay, op)
     dwg = (mve.dwg_plans(y.shape[1:3], c, op.attrs["strides"])
            if c % 8 == 0 and op.attrs["dilation"] == (1, 1) and max(y.shape[1:3]) >= 2 else [])
     names = [p.name for p in dwg] or (["row"] if c % 4 == 0 else [])
-    if tiny is None:
-        return names
-    if dwg and tiny.cost >= DWT_PREFERRED * dwg[0].cost:
-        return [*names, "tiny"]
-    return ["tiny", *names]
+    return names if _dwt_layout(lay, op) is None else ["tiny", *names]
 
 
 def helium_plans(g: Graph, op: Operator) -> list[str]:
@@ -815,8 +811,6 @@ def _helium_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any
     """The kernel and plan (utvm_mve_dwt_s8; utvm_mve_dwg_s8's orientation, lines per pass and
     channels per tile): the default (see _helium_plans), then the next three."""
     names = helium_plans(g, op)
-    if "tiny" in names[4:]:
-        names = [*names[:3], "tiny"]
     return {"plan": ("", *names[1:4])} if len(names) > 1 else {}
 
 

@@ -25,6 +25,8 @@
  *   pruned channels (weights all zero) from a constant template.
  * - utvm_mve_dwg_s8: 3x3 depthwise (multiplier 1, 8n channels): one VMLADAV per output on a
  *   gather (8-bit offsets into a tile of the input) shared by 2 or 3 output pixels.
+ * - utvm_mve_dwt_s8: 3x3 depthwise on tiny maps (any channel count): every output pixel its own
+ *   case (its taps inside the input only), 4 channels per vector of dot products.
  * - utvm_mve_fc4_s8: fully connected layers, 4 units per input load.
  * - utvm_mve_dw3x3_row_s8: 3x3 depthwise with 4n channels or dilation, one output row: four
  *   pixels x four channels per step, read in place (a tap in the padding adds the zero point
