@@ -1749,61 +1749,143 @@ __attribute__((always_inline)) static inline void utvm_mve_dwt_pixel_c(int8_t* o
 }
 
 #ifdef __OPTIMIZE__
-/* The same in one asm statement (every shift a right shift; pl and grp point 64 and mid bytes
- * into the planes and the group's constants: B, F, R the immediate offsets of the first plane's
- * tap, the class's first filter and its biases from them; the multipliers at -mid + 80 * ns) */
-#define UTVM_MVE_DWT_MAC(K, E)                                                                     \
-  "vldrb.8 %q[d], [%[pl], #(%c[b] + " #K " * %c[hw])]\n\t"                                            \
-  "vldrw.32 %q[f], [%[grp], #(%c[fo] + " #K " * 16)]\n\t"                                            \
-  "vmladav.s8 " E ", %q[d], %q[f]\n\t"
-#define UTVM_MVE_DWT_ASM(LANES)                                                                    \
-  __asm__ volatile(UTVM_MVE_DWT_MAC(0, "%[e0]") UTVM_MVE_DWT_MAC(1, "%[e1]") UTVM_MVE_DWT_MAC(2, "%[e2]")       \
-                   UTVM_MVE_DWT_MAC(3, "%[e3]") LANES                                                \
-                   "vldrw.32 %q[d], [%[grp], #%c[ro]]\n\t"                                            \
-                   "vadd.i32 %q[v], %q[v], %q[d]\n\t"                                                \
-                   "vshr.s32 %q[d], %q[v], #31\n\t"                                                  \
-                   "vqrdmulh.s32 %q[v], %q[v], %q[m]\n\t"                                            \
-                   "vadd.i32 %q[v], %q[v], %q[d]\n\t"                                                \
-                   "vrshl.s32 %q[v], %q[v], %q[sh]\n\t"                                              \
-                   "vadd.i32 %q[v], %q[v], %[zy]\n\t"                                                \
-                   "vmax.s32 %q[v], %q[v], %q[lo]\n\t"                                               \
-                   "vmin.s32 %q[v], %q[v], %q[hi]\n\t"                                               \
-                   "vstrb.32 %q[v], [%[o]]"                                                         \
-                   : [e0] "=&Te"(e0), [e1] "=&Te"(e1), [e2] "=&Te"(e2), [e3] "=&Te"(e3), [d] "=&w"(d),      \
-                     [f] "=&w"(f), [v] "=&w"(v)                                                       \
-                   : [pl] "r"(pl), [grp] "r"(grp), [o] "l"(o), [b] "i"(b - 64), [hw] "i"(hw),               \
-                     [fo] "i"(slot * 64 - mid), [ro] "i"(ns * 64 + slot * 16 - mid), [m] "w"(m), [sh] "w"(sh), \
-                     [zy] "r"(zy), [lo] "w"(lo), [hi] "w"(hi)                                          \
+/* The same in asm statements (every shift a right shift; pl and grp point 64 and mid bytes into
+ * the planes and the group's constants: B, F, R the immediate offsets of the first plane's tap,
+ * the class's first filter and its biases from them). UTVM_MVE_DWT_PIXEL: the filters loaded
+ * (LD: vldrw) or kept in registers from the pixel before (LD empty; FK: their operands); the
+ * clamp to [lo, hi], or (SAT) the saturation to int8 */
+#define UTVM_MVE_DWT_MAC(K, E, LD, F)                                                              \
+  "vldrb.8 %q[d], [%[pl], #(%c[b] + " #K " * %c[hw])]\n\t" LD                                     \
+  "vmladav.s8 " E ", %q[d], " F "\n\t"
+#define UTVM_MVE_DWT_LD(K) "vldrw.32 %q[f], [%[grp], #(%c[fo] + " #K " * 16)]\n\t"
+#define UTVM_MVE_DWT_CLAMP "vmax.s32 %q[v], %q[v], %q[lo]\n\tvmin.s32 %q[v], %q[v], %q[hi]\n\t"
+#define UTVM_MVE_DWT_SAT "vqmovnb.s32 %q[v], %q[v]\n\tvqmovnb.s16 %q[v], %q[v]\n\t"
+#define UTVM_MVE_DWT_PIXEL(LANES, L0, L1, L2, L3, F0, F1, F2, F3, CLAMP, FOUT, ...)                   \
+  __asm__ volatile(UTVM_MVE_DWT_MAC(0, "%[e0]", L0, F0) UTVM_MVE_DWT_MAC(1, "%[e1]", L1, F1)       \
+                   UTVM_MVE_DWT_MAC(2, "%[e2]", L2, F2) UTVM_MVE_DWT_MAC(3, "%[e3]", L3, F3) LANES  \
+                   "vldrw.32 %q[d], [%[grp], #%c[ro]]\n\t"                                        \
+                   "vadd.i32 %q[v], %q[v], %q[d]\n\t"                                             \
+                   "vshr.s32 %q[d], %q[v], #31\n\t"                                               \
+                   "vqrdmulh.s32 %q[v], %q[v], %q[m]\n\t"                                         \
+                   "vadd.i32 %q[v], %q[v], %q[d]\n\t"                                             \
+                   "vrshl.s32 %q[v], %q[v], %q[sh]\n\t"                                           \
+                   "vadd.i32 %q[v], %q[v], %[zy]\n\t" CLAMP                                        \
+                   "vstrb.32 %q[v], [%[o]]"                                                       \
+                   : [e0] "=&Te"(e0), [e1] "=&Te"(e1), [e2] "=&Te"(e2), [e3] "=&Te"(e3), [d] "=&w"(d), \
+                     [v] "=&w"(v) FOUT                                                             \
+                   : [pl] "r"(pl), [grp] "r"(grp), [o] "l"(o), [b] "i"(b - 64), [hw] "i"(hw),           \
+                     [ro] "i"(ns * 64 + slot * 16 - mid), [m] "w"(m), [sh] "w"(sh), [zy] "r"(zy),       \
+                     __VA_ARGS__                                                                     \
                    : "memory")
+#define UTVM_MVE_DWT_LANES_0 UTVM_MVE_LANES4("%q[v]", "%[e0]", "%[e1]", "%[e2]", "%[e3]")
+#define UTVM_MVE_DWT_LANES_1 UTVM_MVE_LANES4("%q[v]", "%[e2]", "%[e3]", "%[e0]", "%[e1]")
+#define UTVM_MVE_DWT_LANES(SW) UTVM_MVE_DWT_LANES_##SW
+/* loading its filters, clamping to [lo, hi] (sat: saturating to int8) */
 __attribute__((always_inline)) static inline void utvm_mve_dwt_pixel_asm(int8_t* o, const int8_t* pl, int32_t hw,
                                                                          int32_t b, const int8_t* grp, int32_t mid,
                                                                          int32_t ns, int32_t slot, int32x4_t m,
                                                                          int32x4_t sh, int32_t zy, int32x4_t lo,
-                                                                         int32x4_t hi, int32_t swapped) {
+                                                                         int32x4_t hi, int32_t sat, int32_t swapped) {
   int32_t e0, e1, e2, e3;
   int8x16_t d, f;
   int32x4_t v;
-  if (swapped) {
-    UTVM_MVE_DWT_ASM(UTVM_MVE_LANES4("%q[v]", "%[e2]", "%[e3]", "%[e0]", "%[e1]"));
+#define UTVM_MVE_DWT_LOADING(SW, CLAMP, ...)                                                       \
+  UTVM_MVE_DWT_PIXEL(UTVM_MVE_DWT_LANES(SW), UTVM_MVE_DWT_LD(0), UTVM_MVE_DWT_LD(1), UTVM_MVE_DWT_LD(2),       \
+                     UTVM_MVE_DWT_LD(3), "%q[f]", "%q[f]", "%q[f]", "%q[f]", CLAMP, UTVM_MVE_DWT_F,        \
+                     [fo] "i"(slot * 64 - mid), __VA_ARGS__)
+#define UTVM_MVE_DWT_F , [f] "=&w"(f)
+  if (sat && swapped) {
+    UTVM_MVE_DWT_LOADING(1, UTVM_MVE_DWT_SAT, "m"(*grp));
+  } else if (sat) {
+    UTVM_MVE_DWT_LOADING(0, UTVM_MVE_DWT_SAT, "m"(*grp));
+  } else if (swapped) {
+    UTVM_MVE_DWT_LOADING(1, UTVM_MVE_DWT_CLAMP, [lo] "w"(lo), [hi] "w"(hi));
   } else {
-    UTVM_MVE_DWT_ASM(UTVM_MVE_LANES4("%q[v]", "%[e0]", "%[e1]", "%[e2]", "%[e3]"));
+    UTVM_MVE_DWT_LOADING(0, UTVM_MVE_DWT_CLAMP, [lo] "w"(lo), [hi] "w"(hi));
   }
+#undef UTVM_MVE_DWT_LOADING
   (void)e0, (void)e1, (void)e2, (void)e3, (void)d, (void)f, (void)v;
 }
-#undef UTVM_MVE_DWT_ASM
+#undef UTVM_MVE_DWT_F
+
+/* a class's 4 filters into registers */
+__attribute__((always_inline)) static inline void utvm_mve_dwt_filters(const int8_t* grp, int32_t fo, int8x16_t* f) {
+  __asm__("vldrw.32 %q[f0], [%[grp], #%c[fo]]\n\tvldrw.32 %q[f1], [%[grp], #(%c[fo] + 16)]\n\t"
+          "vldrw.32 %q[f2], [%[grp], #(%c[fo] + 32)]\n\tvldrw.32 %q[f3], [%[grp], #(%c[fo] + 48)]"
+          : [f0] "=&w"(f[0]), [f1] "=&w"(f[1]), [f2] "=&w"(f[2]), [f3] "=&w"(f[3])
+          : [grp] "r"(grp), [fo] "i"(fo), "m"(*(const int8_t(*)[64])(const void*)(grp + fo)));
+}
+
+/* with the class's filters in registers, saturating to int8 */
+__attribute__((always_inline)) static inline void utvm_mve_dwt_pixel_sat(int8_t* o, const int8_t* pl, int32_t hw,
+                                                                         int32_t b, const int8_t* grp, int32_t mid,
+                                                                         int32_t ns, int32_t slot, int32x4_t m,
+                                                                         int32x4_t sh, int32_t zy,
+                                                                         const int8x16_t* f, int32_t swapped) {
+  int32_t e0, e1, e2, e3;
+  int8x16_t d;
+  int32x4_t v;
+#define UTVM_MVE_DWT_KEPT(SW)                                                                      \
+  UTVM_MVE_DWT_PIXEL(UTVM_MVE_DWT_LANES(SW), "", "", "", "", "%q[f0]", "%q[f1]", "%q[f2]", "%q[f3]",          \
+                     UTVM_MVE_DWT_SAT, , [f0] "w"(f[0]), [f1] "w"(f[1]), [f2] "w"(f[2]), [f3] "w"(f[3]))
+  if (swapped) {
+    UTVM_MVE_DWT_KEPT(1);
+  } else {
+    UTVM_MVE_DWT_KEPT(0);
+  }
+#undef UTVM_MVE_DWT_KEPT
+  (void)e0, (void)e1, (void)e2, (void)e3, (void)d, (void)v;
+}
+#undef UTVM_MVE_DWT_PIXEL
+#undef UTVM_MVE_DWT_LANES
+#undef UTVM_MVE_DWT_LANES_0
+#undef UTVM_MVE_DWT_LANES_1
+#undef UTVM_MVE_DWT_SAT
+#undef UTVM_MVE_DWT_CLAMP
+#undef UTVM_MVE_DWT_LD
 #undef UTVM_MVE_DWT_MAC
 #endif
 
-/* the output pixels of channels [ch, ch + 4) (of which n < 4 may exist: the rest not stored) */
+/* the output pixels of channels [ch, ch + 4) (of which n < 4 may exist: the rest not stored);
+ * sat: the clamp is int8's range */
 __attribute__((always_inline)) static inline void utvm_mve_dwt_group(
     int8_t* out, const int8_t* pl, const int8_t* grp, int32_t w, int32_t c, int32_t oh, int32_t ow, int32_t sh,
     int32_t sw, int32_t top, int32_t left, int32_t rcls, int32_t ccls, int32_t ncc, int32_t ns, int32_t hw,
-    int32_t right, int32_t n, int32_t zy, int32x4_t lo, int32x4_t hi, int32_t swapped) {
+    int32_t right, int32_t n, int32_t zy, int32x4_t lo, int32x4_t hi, int32_t sat, int32_t swapped) {
 #ifdef __OPTIMIZE__
   /* the group's constants from mid bytes in: every offset within VLDRW's reach */
   int32_t mid = (utvm_mve_dwt_group_bytes(ns) / 2) & ~15;
   const int32_t* words = (const int32_t*)(const void*)(grp + ns * 80);
   int32x4_t m = vldrwq_s32(words), shv = vldrwq_s32(words + 4);
+#endif
+#ifdef __OPTIMIZE__
+  if (UTVM_MVE_CONSTANT(hw) && UTVM_MVE_CONSTANT(ns) && UTVM_MVE_CONSTANT(sat) && sat && right && n == 4) {
+    /* the pixels class by class, the filters of a class of several pixels loaded once */
+#pragma GCC unroll 16
+    for (int32_t k = 0; k < ns; ++k) {
+      int32_t count = 0;
+#pragma GCC unroll 64
+      for (int32_t p = 0; p < oh * ow; ++p) count += utvm_mve_dwt_slot(p / ow, p % ow, rcls, ccls, ncc) == k;
+      int32_t keep = count > 1 && UTVM_MVE_CONSTANT(k);
+      int8x16_t f[4] = {vdupq_n_s8(0), vdupq_n_s8(0), vdupq_n_s8(0), vdupq_n_s8(0)};
+      if (keep) utvm_mve_dwt_filters(grp + mid, k * 64 - mid, f);
+#pragma GCC unroll 64
+      for (int32_t p = 0; p < oh * ow; ++p) {
+        int32_t b = utvm_mve_dwt_base(p, w, ow, sh, sw, top, left);
+        if (utvm_mve_dwt_slot(p / ow, p % ow, rcls, ccls, ncc) != k) continue;
+        if (!(UTVM_MVE_CONSTANT(b) && UTVM_MVE_CONSTANT(k))) { /* loops not unrolled */
+          utvm_mve_dwt_pixel_c(out + p * c, pl, hw, b, grp, ns, k, right, zy, lo, hi, 0xffff, swapped);
+        } else if (keep) {
+          utvm_mve_dwt_pixel_sat(out + p * c, pl + 64, hw, b, grp + mid, mid, ns, k, m, shv, zy, f, swapped);
+        } else {
+          utvm_mve_dwt_pixel_asm(out + p * c, pl + 64, hw, b, grp + mid, mid, ns, k, m, shv, zy, lo, hi, 1, swapped);
+        }
+      }
+    }
+    return;
+  }
+#else
+  (void)sat;
 #endif
 #pragma GCC unroll 64
   for (int32_t p = 0; p < oh * ow; ++p) {
@@ -1813,7 +1895,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwt_group(
 #ifdef __OPTIMIZE__
     if (UTVM_MVE_CONSTANT(b) && UTVM_MVE_CONSTANT(slot) && UTVM_MVE_CONSTANT(hw) && UTVM_MVE_CONSTANT(ns) &&
         right && n == 4) {
-      utvm_mve_dwt_pixel_asm(o, pl + 64, hw, b, grp + mid, mid, ns, slot, m, shv, zy, lo, hi, swapped);
+      utvm_mve_dwt_pixel_asm(o, pl + 64, hw, b, grp + mid, mid, ns, slot, m, shv, zy, lo, hi, 0, swapped);
       continue;
     }
 #endif
@@ -1832,7 +1914,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwt_run(
     utvm_mve_dwt_planes(tile, x + cb0, hw, c, n);
     for (int32_t j = 0; j < n; j += 4, wt += gb) {
       utvm_mve_dwt_group(out + cb0 + j, tile + j * hw, wt, w, c, oh, ow, sh, sw, top, left, rcls, ccls, ncc, ns, hw,
-                         right, n - j < 4 ? n - j : 4, zy, vlo, vhi, swapped);
+                         right, n - j < 4 ? n - j : 4, zy, vlo, vhi, lo == -128 && hi == 127, swapped);
     }
   }
 }
