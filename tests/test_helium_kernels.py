@@ -321,7 +321,7 @@ def _dwt_call(i: int, c: Case) -> tuple[list[str], str]:
     assert lay is not None
     decls, geo, right = _dw_decls(i, c, lay.data, lay.scratch)
     return decls, (f"utvm_mve_dwt_s8(y{i}, (void*)x{i}, {geo}, (void*)w{i}, {c['zy']}, {c['lo']}, {c['hi']}, "
-                   f"{right}, {lay.rcls}, {lay.ccls}, {lay.ncc}, {lay.ns}, s{i})")
+                   f"{right}, {lay.rcls}, {lay.ccls}, {lay.ncc}, {lay.ns}, {c['zx']}, {int(lay.pad)}, s{i})")
 
 
 def _dwt_program(cases: list[Case]) -> str:

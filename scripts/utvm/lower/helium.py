@@ -391,6 +391,7 @@ class DwtLayout:
     ncc: int
     ns: int
     scratch: int
+    pad: bool  # planes padded with the zero point: one class
 
 
 def _dwt_spans(n_out: int, stride: int, pad: int, n_in: int) -> tuple[list[int], list[tuple[int, int]]] | None:
@@ -428,10 +429,12 @@ def dwt_layout(wdata: np.ndarray, in_hw: tuple[int, int], out_hw: tuple[int, int
     (h, w), (oh, ow) = in_hw, out_hw
     if h * w > DWT_MAX_PIXELS or w > DWT_MAX_WIDTH or oh > 7 or ow > 7:
         return None
-    rows = _dwt_spans(oh, strides[0], pads[0], h)
-    cols = _dwt_spans(ow, strides[1], pads[1], w)
+    pad = _dwt_padded(in_hw, out_hw, strides, pads)
+    rows = ([0] * oh, [(0, 3)]) if pad else _dwt_spans(oh, strides[0], pads[0], h)
+    cols = ([0] * ow, [(0, 3)]) if pad else _dwt_spans(ow, strides[1], pads[1], w)
     if rows is None or cols is None or len(rows[1]) * len(cols[1]) > DWT_MAX_CLASSES:
         return None
+    pitch = w + 1 if pad else w
     folded, mults, shifts = params
     c = wdata.shape[-1]
     cp = -(-c // 4) * 4
@@ -442,7 +445,7 @@ def dwt_layout(wdata: np.ndarray, in_hw: tuple[int, int], out_hw: tuple[int, int
         for c0, c1 in cols[1]:
             vec = np.zeros((16, cp), np.int64)
             for dy in range(r0, r1):
-                vec[(dy - r0) * w: (dy - r0) * w + c1 - c0] = taps[dy, c0:c1]
+                vec[(dy - r0) * pitch: (dy - r0) * pitch + c1 - c0] = taps[dy, c0:c1]
             filters.append(vec)
             # the zero point was folded over all 9 taps: add back the taps outside the input
             outside = taps.sum(axis=(0, 1)) - taps[r0:r1, c0:c1].sum(axis=(0, 1))
@@ -459,5 +462,17 @@ def dwt_layout(wdata: np.ndarray, in_hw: tuple[int, int], out_hw: tuple[int, int
         .reshape(groups, -1),
         np.ascontiguousarray(words.reshape(2, groups, 4).transpose(1, 0, 2)).astype(np.int32).view(np.int8)
         .reshape(groups, -1)], axis=1)
+    stride = (h + 2) * (w + 1) + 1 if pad else h * w
     return DwtLayout(np.ascontiguousarray(data.reshape(-1)), _nibbles(rows[0]), _nibbles(cols[0]), len(cols[1]), ns,
-                     16 * h * w + 16)
+                     16 * stride + 16, pad)
+
+
+def _dwt_padded(in_hw: tuple[int, int], out_hw: tuple[int, int], strides: tuple[int, int],
+                pads: tuple[int, int]) -> bool:
+    """utvm_mve_dwt_s8 takes planes padded with the zero point (one class, no filters per border):
+    every window within one position of the input on each side, rows of at most 5 values (the
+    window's 3 rows of w + 1 in 16 lanes) and at least 2 (its 3 columns apart), planes of at most 36
+    bytes."""
+    (h, w), (oh, ow) = in_hw, out_hw
+    return (2 <= w <= 5 and (h + 2) * (w + 1) + 1 <= DWT_MAX_PIXELS and max(pads) <= 1
+            and (oh - 1) * strides[0] - pads[0] + 2 <= h and (ow - 1) * strides[1] - pads[1] + 2 <= w)

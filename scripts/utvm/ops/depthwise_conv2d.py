@@ -776,7 +776,7 @@ def _dwt(lay: mve.Layer, op: Operator) -> KernelDef:
         xb, wb, planes = ins
         return mve.call("utvm_mve_dwt_s8", outs[0].access_ptr("w"), xb.access_ptr("r"), h, wd, c, oh, ow, sh, sw, top,
                         left, wb.access_ptr("r"), lay.zy, lay.lo, lay.hi, right, tiny.rcls, tiny.ccls, tiny.ncc,
-                        tiny.ns, planes.access_ptr("w"))
+                        tiny.ns, lay.zx, int(tiny.pad), planes.access_ptr("w"))
 
     kdef = mve.extern(y, args, body)
     # one block of 16 channels: all of the input is copied before the first output is written

@@ -1666,22 +1666,31 @@ static inline int32_t utvm_mve_dwt_slot(int32_t i, int32_t j, int32_t rcls, int3
 /* the first input row (or column) inside the input of a window starting at v0 */
 static inline int32_t utvm_mve_dwt_first(int32_t v0) { return v0 < 0 ? 0 : v0; }
 
-/* the offset of output pixel p's first valid tap in its plane */
+/* the offset of output pixel p's first valid tap in its plane (pad: padded planes, its first
+ * tap) */
 static inline int32_t utvm_mve_dwt_base(int32_t p, int32_t w, int32_t ow, int32_t sh, int32_t sw, int32_t top,
-                                        int32_t left) {
+                                        int32_t left, int32_t pad) {
+  if (pad) return w + 2 + ((p / ow) * sh - top) * (w + 1) + (p % ow) * sw - left;
   return utvm_mve_dwt_first((p / ow) * sh - top) * w + utvm_mve_dwt_first((p % ow) * sw - left);
 }
 
+/* the bytes of a channel's plane: h x w, or (pad) with a row of the zero point above and below
+ * and a column shared by the ends of neighbouring rows, (h + 2) x (w + 1) + 1 */
+static inline int32_t utvm_mve_dwt_stride(int32_t h, int32_t w, int32_t pad) {
+  return pad ? (h + 2) * (w + 1) + 1 : h * w;
+}
+
 #ifdef UTVM_MVE_VECTOR
-/* channels [cb0, cb0 + n) as planes: tile + j * S + p = x[p * c + cb0 + j] */
-__attribute__((always_inline)) static inline void utvm_mve_dwt_planes(int8_t* tile, const int8_t* x, int32_t hw,
-                                                                      int32_t c, int32_t n) {
+/* np pixels of channels [cb0, cb0 + n) into planes hw bytes apart:
+ * tile + j * hw + p = x[p * c + cb0 + j] */
+__attribute__((always_inline)) static inline void utvm_mve_dwt_planes(int8_t* tile, const int8_t* x, int32_t np,
+                                                                      int32_t hw, int32_t c, int32_t n) {
   uint8x16_t lane = vidupq_n_u8(0, 1);
 #ifdef __OPTIMIZE__
   if (n == 16 && 15 * hw <= 255) { /* a pixel's 16 channels by one load and one scatter */
     uint8x16_t off = vmulq_n_u8(lane, (uint8_t)hw);
     int8x16_t v;
-    register int32_t count __asm__("lr") = hw;
+    register int32_t count __asm__("lr") = np;
     __asm__ volatile("dls lr, lr\n1:\n\tvldrb.8 %q[v], [%[x]]\n\tadd %[x], %[x], %[c]\n\t"
                      "vstrb.8 %q[v], [%[t], %q[off]]\n\tadds %[t], %[t], #1\n\tle lr, 1b"
                      : [v] "=&w"(v), [x] "+r"(x), [t] "+r"(tile), [n] "+r"(count)
@@ -1690,7 +1699,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwt_planes(int8_t* ti
     (void)v, (void)count;
     return;
   }
-  if (n == 16 && c <= 248 && hw % 2 == 0 && 7 * hw + 1 <= 255) {
+  if (n == 16 && np == hw && c <= 248 && hw % 2 == 0 && 7 * hw + 1 <= 255) {
     /* two pixels' 8 channels by one gather (offsets j, c + j) and one scatter (j * S, j * S + 1),
      * twice (channels 8..15: 8 bytes further in x, 8 * S in the tile) */
     uint8x16_t hi = vshrq_n_u8(lane, 3), j = vandq_u8(lane, vdupq_n_u8(7));
@@ -1709,14 +1718,29 @@ __attribute__((always_inline)) static inline void utvm_mve_dwt_planes(int8_t* ti
     (void)v, (void)count;
     return;
   }
+  if (n == 16 && 7 * hw <= 255) { /* lanes 0..7 from tile, 8..15 from tile + 8 * S */
+    uint8x16_t off = vmulq_n_u8(vandq_u8(lane, vdupq_n_u8(7)), (uint8_t)hw);
+    int8_t* t1 = tile + 8 * hw;
+    int8x16_t v;
+    register int32_t count __asm__("lr") = np;
+    /* the E slot of a VPT block inverts P0: set again per pixel */
+    __asm__ volatile("dls lr, lr\n1:\n\tvldrb.8 %q[v], [%[x]]\n\tadd %[x], %[x], %[c]\n\tvmsr p0, %[lo8]\n\t"
+                     "vpste\n\tvstrbt.8 %q[v], [%[t0], %q[off]]\n\tvstrbe.8 %q[v], [%[t1], %q[off]]\n\t"
+                     "adds %[t0], %[t0], #1\n\tadds %[t1], %[t1], #1\n\tle lr, 1b"
+                     : [v] "=&w"(v), [x] "+r"(x), [t0] "+r"(tile), [t1] "+r"(t1), [n] "+r"(count)
+                     : [c] "r"(c), [off] "w"(off), [lo8] "r"(0x00ff)
+                     : "memory", "cc");
+    (void)v, (void)count;
+    return;
+  }
 #endif
   mve_pred16_t in = vctp8q((uint32_t)n);
   if (15 * hw <= 255) {
     uint8x16_t off = vmulq_n_u8(lane, (uint8_t)hw);
-    for (int32_t p = 0; p < hw; ++p, x += c) vstrbq_scatter_offset_s8(tile + p, off, vldrbq_z_s8(x, in));
+    for (int32_t p = 0; p < np; ++p, x += c) vstrbq_scatter_offset_s8(tile + p, off, vldrbq_z_s8(x, in));
   } else { /* lanes 0..7 from tile, 8..15 from tile + 8 * S: offsets up to 7 * 36 */
     uint8x16_t off = vmulq_n_u8(vandq_u8(lane, vdupq_n_u8(7)), (uint8_t)hw);
-    for (int32_t p = 0; p < hw; ++p, x += c) {
+    for (int32_t p = 0; p < np; ++p, x += c) {
       int8x16_t v = vldrbq_z_s8(x, in);
       vstrbq_scatter_offset_p_s8(tile + p, off, v, 0x00ff);
       vstrbq_scatter_offset_p_s8(tile + 8 * hw + p, off, v, 0xff00);
@@ -1851,7 +1875,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwt_pixel_sat(int8_t*
 __attribute__((always_inline)) static inline void utvm_mve_dwt_group(
     int8_t* out, const int8_t* pl, const int8_t* grp, int32_t w, int32_t c, int32_t oh, int32_t ow, int32_t sh,
     int32_t sw, int32_t top, int32_t left, int32_t rcls, int32_t ccls, int32_t ncc, int32_t ns, int32_t hw,
-    int32_t right, int32_t n, int32_t zy, int32x4_t lo, int32x4_t hi, int32_t sat, int32_t swapped) {
+    int32_t right, int32_t n, int32_t zy, int32x4_t lo, int32x4_t hi, int32_t sat, int32_t pad, int32_t swapped) {
 #ifdef __OPTIMIZE__
   /* the group's constants from mid bytes in: every offset within VLDRW's reach */
   int32_t mid = (utvm_mve_dwt_group_bytes(ns) / 2) & ~15;
@@ -1871,7 +1895,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwt_group(
       if (keep) utvm_mve_dwt_filters(grp + mid, k * 64 - mid, f);
 #pragma GCC unroll 64
       for (int32_t p = 0; p < oh * ow; ++p) {
-        int32_t b = utvm_mve_dwt_base(p, w, ow, sh, sw, top, left);
+        int32_t b = utvm_mve_dwt_base(p, w, ow, sh, sw, top, left, pad);
         if (utvm_mve_dwt_slot(p / ow, p % ow, rcls, ccls, ncc) != k) continue;
         if (!(UTVM_MVE_CONSTANT(b) && UTVM_MVE_CONSTANT(k))) { /* loops not unrolled */
           utvm_mve_dwt_pixel_c(out + p * c, pl, hw, b, grp, ns, k, right, zy, lo, hi, 0xffff, swapped);
@@ -1889,7 +1913,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwt_group(
 #endif
 #pragma GCC unroll 64
   for (int32_t p = 0; p < oh * ow; ++p) {
-    int32_t b = utvm_mve_dwt_base(p, w, ow, sh, sw, top, left);
+    int32_t b = utvm_mve_dwt_base(p, w, ow, sh, sw, top, left, pad);
     int32_t slot = utvm_mve_dwt_slot(p / ow, p % ow, rcls, ccls, ncc);
     int8_t* o = out + p * c;
 #ifdef __OPTIMIZE__
@@ -1906,48 +1930,62 @@ __attribute__((always_inline)) static inline void utvm_mve_dwt_group(
 __attribute__((always_inline)) static inline void utvm_mve_dwt_run(
     int8_t* out, const int8_t* x, int32_t h, int32_t w, int32_t c, int32_t oh, int32_t ow, int32_t sh, int32_t sw,
     int32_t top, int32_t left, const int8_t* wt, int32_t zy, int32_t lo, int32_t hi, int32_t right, int32_t rcls,
-    int32_t ccls, int32_t ncc, int32_t ns, int8_t* tile, int32_t swapped) {
-  int32_t hw = h * w, gb = utvm_mve_dwt_group_bytes(ns);
+    int32_t ccls, int32_t ncc, int32_t ns, int32_t zx, int32_t pad, int8_t* tile, int32_t swapped) {
+  int32_t hw = utvm_mve_dwt_stride(h, w, pad), gb = utvm_mve_dwt_group_bytes(ns);
   int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi);
+  if (pad) utvm_mve_fill_s8(tile, zx, 16 * hw + 16); /* the padding stays from block to block */
   for (int32_t cb0 = 0; cb0 < c; cb0 += 16) {
     int32_t n = c - cb0 < 16 ? c - cb0 : 16;
-    utvm_mve_dwt_planes(tile, x + cb0, hw, c, n);
+    if (pad) {
+      for (int32_t iy = 0; iy < h; ++iy) {
+        utvm_mve_dwt_planes(tile + w + 2 + iy * (w + 1), x + iy * w * c + cb0, w, hw, c, n);
+      }
+    } else {
+      utvm_mve_dwt_planes(tile, x + cb0, hw, hw, c, n);
+    }
     for (int32_t j = 0; j < n; j += 4, wt += gb) {
       utvm_mve_dwt_group(out + cb0 + j, tile + j * hw, wt, w, c, oh, ow, sh, sw, top, left, rcls, ccls, ncc, ns, hw,
-                         right, n - j < 4 ? n - j : 4, zy, vlo, vhi, lo == -128 && hi == 127, swapped);
+                         right, n - j < 4 ? n - j : 4, zy, vlo, vhi, lo == -128 && hi == 127, pad, swapped);
     }
   }
 }
 #endif
 
 /* Depthwise 3 x 3 convolution (multiplier 1) of a tiny map, the whole layer (see above); wt:
- * the groups' constants; right: every shift a right shift; tile: 16 * h * w + 16 bytes. */
+ * the groups' constants; right: every shift a right shift; pad: planes padded with the zero
+ * point zx (one class: windows within one position of the input on every side, w <= 5); tile:
+ * 16 * utvm_mve_dwt_stride + 16 bytes. */
 __attribute__((always_inline)) static inline void utvm_mve_dwt_impl(
     int8_t* out, const int8_t* x, int32_t h, int32_t w, int32_t c, int32_t oh, int32_t ow, int32_t sh, int32_t sw,
     int32_t top, int32_t left, const int8_t* wt, int32_t zy, int32_t lo, int32_t hi, int32_t right, int32_t rcls,
-    int32_t ccls, int32_t ncc, int32_t ns, int8_t* tile) {
+    int32_t ccls, int32_t ncc, int32_t ns, int32_t zx, int32_t pad, int8_t* tile) {
 #ifdef UTVM_MVE_VECTOR
   /* the lane order of paired VMOVs (QEMU 7.2 puts a, b, c, d in lanes 2, 3, 0, 1) */
   if (vgetq_lane_s32(utvm_mve_lanes4(0, 1, 2, 3), 0) != 0) {
-    utvm_mve_dwt_run(out, x, h, w, c, oh, ow, sh, sw, top, left, wt, zy, lo, hi, right, rcls, ccls, ncc, ns, tile, 1);
+    utvm_mve_dwt_run(out, x, h, w, c, oh, ow, sh, sw, top, left, wt, zy, lo, hi, right, rcls, ccls, ncc, ns, zx, pad,
+                     tile, 1);
   } else {
-    utvm_mve_dwt_run(out, x, h, w, c, oh, ow, sh, sw, top, left, wt, zy, lo, hi, right, rcls, ccls, ncc, ns, tile, 0);
+    utvm_mve_dwt_run(out, x, h, w, c, oh, ow, sh, sw, top, left, wt, zy, lo, hi, right, rcls, ccls, ncc, ns, zx, pad,
+                     tile, 0);
   }
 #else
   int32_t gb = utvm_mve_dwt_group_bytes(ns);
-  (void)h, (void)right, (void)tile;
+  (void)right, (void)tile;
   for (int32_t ch = 0; ch < c; ++ch) {
     const int8_t* grp = wt + (ch / 4) * gb;
     const int32_t* words = (const int32_t*)(const void*)(grp + ns * 64);
     int32_t k = ch % 4;
     for (int32_t p = 0; p < oh * ow; ++p) {
-      int32_t i = p / ow, j = p % ow;
-      int32_t y0 = utvm_mve_dwt_first(i * sh - top), x0 = utvm_mve_dwt_first(j * sw - left);
+      int32_t i = p / ow, j = p % ow, pitch = pad ? w + 1 : w;
+      int32_t y0 = i * sh - top, x0 = j * sw - left;
       int32_t slot = utvm_mve_dwt_slot(i, j, rcls, ccls, ncc);
       const int8_t* f = grp + slot * 64 + k * 16;
       int32_t acc = words[slot * 4 + k];
+      if (!pad) y0 = utvm_mve_dwt_first(y0), x0 = utvm_mve_dwt_first(x0);
       for (int32_t l = 0; l < 16; ++l) {
-        if (f[l]) acc += x[((y0 + l / w) * w + x0 + l % w) * c + ch] * f[l];
+        int32_t iy = y0 + l / pitch, ix = x0 + l % pitch;
+        int32_t in = iy >= 0 && iy < h && ix >= 0 && ix < w;
+        if (f[l]) acc += (in ? x[(iy * w + ix) * c + ch] : zx) * f[l];
       }
       int32_t v = utvm_mve_mbqm(acc, words[ns * 4 + k], words[ns * 4 + 4 + k]);
       out[p * c + ch] = utvm_mve_clamp_s8(v + zy, lo, hi);
@@ -2549,9 +2587,10 @@ __attribute__((always_inline)) static inline int32_t utvm_mve_dwt_s8(void* out, 
                                                                      int32_t sw, int32_t pad_top, int32_t pad_left,
                                                                      void* wt, int32_t zy, int32_t lo, int32_t hi,
                                                                      int32_t right, int32_t rcls, int32_t ccls,
-                                                                     int32_t ncc, int32_t ns, void* tile) {
+                                                                     int32_t ncc, int32_t ns, int32_t zx,
+                                                                     int32_t pad, void* tile) {
   utvm_mve_dwt_impl((int8_t*)out, (const int8_t*)x, h, w, c, oh, ow, sh, sw, pad_top, pad_left, (const int8_t*)wt,
-                    zy, lo, hi, right, rcls, ccls, ncc, ns, (int8_t*)tile);
+                    zy, lo, hi, right, rcls, ccls, ncc, ns, zx, pad, (int8_t*)tile);
   return 0;
 }
 
