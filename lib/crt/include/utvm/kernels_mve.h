@@ -1650,7 +1650,12 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_impl(int8_t* out,
  * when every shift is a right shift, VRSHL) and stored contiguously.
  * The classes: per output row the rows of its window inside the input (first, end), in the
  * order they first occur, likewise per column; class = row class * ncc + column class, the row
- * and column classes 4 bits per output row / column in rcls / ccls.
+ * and column classes 4 bits per output row / column in rcls / ccls. With `pad` the planes hold a
+ * row of the zero point above and below the input and a column of it shared by the ends of
+ * neighbouring rows (rows of w + 1 bytes): every window is whole, one class, the biases folded
+ * over all 9 taps. With int8's whole range as the clamp, the pixels run class by class, the 4
+ * filters of a class of several pixels kept in registers (VQMOVNB saturates instead of
+ * VMAX/VMIN with two vector registers).
  * The constant, per group of 4 channels (the last one zero-padded), ns classes:
  * [class][channel][16] filter bytes, [class][channel] biases, then the 4 multipliers and the 4
  * shifts (int32): (80 * ns + 32) bytes.
