@@ -649,9 +649,11 @@ def _dwp(g: Graph, op: Operator, target: Target) -> KernelDef | None:
 
 
 def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
-    """Helium 3x3 depthwise (multiplier 1): utvm_mve_dwg_s8 (channels a multiple of 8, no
-    dilation: a gather per two or three output pixels and one VMLADAV per output), else
-    utvm_mve_dw3x3_row_s8 (channels a multiple of 4: four pixels x four channels per step)."""
+    """Helium 3x3 depthwise (multiplier 1), by the plan (_helium_plans): utvm_mve_dwt_s8 (tiny
+    maps, any channel count: every output pixel its own case), utvm_mve_dwg_s8 (channels a
+    multiple of 8, no dilation: a gather per two or three output pixels and one VMLADAV per
+    output), else utvm_mve_dw3x3_row_s8 (channels a multiple of 4: four pixels x four channels
+    per step)."""
     if not target.helium:
         return None
     lay = mve.layer(g, op, (0, 1, 2))
