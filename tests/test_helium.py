@@ -100,7 +100,8 @@ CASES = {
     "dw3x3_s2_same": dict(input_shape=(1, 9, 8, 8), depthwise=True, stride=(2, 2), seed=8),
     "dw3x3_valid": dict(input_shape=(1, 6, 6, 12), depthwise=True, padding="VALID", seed=9),
     "dw3x3_narrow": dict(input_shape=(1, 4, 1, 4), depthwise=True, seed=10),
-    "dw3x3_c6": dict(input_shape=(1, 5, 5, 6), depthwise=True, seed=11),  # generic kernel
+    "dw3x3_c6": dict(input_shape=(1, 7, 7, 6), depthwise=True, seed=11),  # generic kernel
+    "dw3x3_c6_tiny": dict(input_shape=(1, 5, 5, 6), depthwise=True, seed=31),  # utvm_mve_dwt_s8: any count
     # depthwise borders read in place (no padded copy): widths 1-5 (single pixels, a group with
     # both borders, a group and a pixel), 6-9 (left and right border groups, an overlapping
     # last group), one input row (both window rows outside), stride 2 on even sizes (SAME
@@ -180,8 +181,28 @@ def test_bit_exact_on_cortex_m55(tmp_path: Path, name: str) -> None:
     assert report.max_abs_diff == 0
 
 
+#: the depthwise cases that utvm_mve_dwt_s8 takes by default, run again without it (the other
+#: Helium depthwise kernels on the same borders)
+TINY_CASES = [n for n, c in CASES.items() if c.get("depthwise") and n != "dw3x3_c6"
+              and int(np.prod(c["input_shape"][1:3])) <= 36 and c["input_shape"][2] <= 6
+              and c["input_shape"][3] % 4 == 0]  # type: ignore[index, call-overload]
+
+
+@pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+@pytest.mark.parametrize("name", TINY_CASES)
+def test_bit_exact_on_cortex_m55_without_tiny(tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from utvm.ops import depthwise_conv2d
+
+    monkeypatch.setattr(depthwise_conv2d, "_dwt_layout", lambda lay, op: None)
+    g = load_model(_model(tmp_path, name, **CASES[name]))
+    assert "tiny" not in depthwise_conv2d.helium_plans(g, g.ops[0])
+    report = run_model(_model(tmp_path, name, **CASES[name]), "mps3/an547", workdir=tmp_path / "work")
+    assert report.outputs_match_reference
+    assert report.max_abs_diff == 0
+
+
 SCRATCH_CASES = ["conv3x3_same_c16", "conv3x3_s2_same", "conv3x3_rows_s2", "conv3x3_c32_col", "pointwise_per_tensor",
-                 "dw3x3_same", "dw3x3_valid", "dw3x3_w9_s2"]
+                 "dw3x3_same", "dw3x3_valid", "dw3x3_w9_s2", "dw3x3_w4_s2", "dw3x3_c6_tiny"]
 
 
 def _conv_constant_bytes(w: np.ndarray, sub: int = 1) -> int:
@@ -214,7 +235,13 @@ def test_constants_compact_and_scratch_planned(tmp_path: Path, name: str) -> Non
     scratch = [a.role for a in kdef.args if a.scratch]
     w = g.tensors[g.ops[0].inputs[1]]
     assert w.data is not None
-    if name.startswith("dw") and cout % 8:  # utvm_mve_dw3x3_row_s8
+    if scratch == ["planes"]:  # utvm_mve_dwt_s8: per 4 channels 80 bytes per border class and 32
+        groups, x = -(-cout // 4), g.tensors[g.ops[0].inputs[0]]
+        classes = (filters[0].nbytes // groups - 32) / 80
+        assert not consts and filters[0].nbytes % groups == 0 and classes in range(1, 10)
+        h, w = x.shape[1:3]  # planes of h x w, or padded with the zero point: (h + 2) x (w + 1) + 1
+        assert kdef.args[-1].placeholder.shape[0] in (16 * h * w + 16, 16 * ((h + 2) * (w + 1) + 1) + 16)
+    elif name.startswith("dw") and cout % 8:  # utvm_mve_dw3x3_row_s8
         assert sum(c.nbytes for c in consts) <= 8 * cout
         assert not filters and not scratch
     elif name.startswith("dw"):  # utvm_mve_dwg_s8: a record of 32 bytes per channel, the tile

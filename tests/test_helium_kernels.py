@@ -40,6 +40,7 @@ from utvm.lower import fixedpoint as fp
 from utvm.lower import helium as mve
 from utvm.lower.target import Target
 from utvm.ops import variant
+from utvm.ops.depthwise_conv2d import helium_plans
 from utvm.run import qemu
 from utvm.run.boards import get_board
 from utvm.run.runner import run_model
@@ -224,19 +225,24 @@ def _dw_cases(seed: int, count: int) -> list[Case]:
         sc = sw if vertical else sh
         cb = 16 if c % 16 == 0 and i % 4 == 0 else 8
         lines = int(rng.integers(1, min(5 if sc == 1 else 3, ow if vertical else oh) + 1)) if cb == 8 else 1
-        bias, mult, shift = _requant(rng, i, c)
-        small = i % 5 == 4
-        x = rng.integers(-3, 4, (h, w, c)) if small else rng.integers(-128, 128, (h, w, c))
-        wt = rng.integers(-3, 4, (3, 3, c)) if small else rng.integers(-127, 128, (3, 3, c))
-        zx = [-128, 127, 0][i % 3] if i < 6 else int(rng.integers(-128, 128))
-        if small:
-            zx = int(rng.integers(-3, 4))
-        zy = int(rng.integers(-128, 128))
-        lo, hi = (-128, 127) if i % 3 else tuple(sorted(int(v) for v in rng.integers(-128, 128, 2)))
         cases.append(dict(h=h, w=w, cin=c, cout=c, kh=3, kw=3, sh=sh, sw=sw, dh=1, dw=1, top=top, left=left, oh=oh,
-                          ow=ow, zx=zx, x=x, wt=wt, bias=bias, mult=mult, shift=shift, zy=zy, lo=lo, hi=hi,
-                          vertical=vertical, lines=lines, cb=cb))
+                          ow=ow, **_dw_values(rng, i, h, w, c), vertical=vertical, lines=lines, cb=cb))
     return cases
+
+
+def _dw_values(rng: np.random.Generator, i: int, h: int, w: int, c: int) -> Case:
+    """The input, 3x3 weights, requantization, zero points and clamp of random depthwise case i
+    (every fifth one small values, the first six extreme input zero points)."""
+    bias, mult, shift = _requant(rng, i, c)
+    small = i % 5 == 4
+    x = rng.integers(-3, 4, (h, w, c)) if small else rng.integers(-128, 128, (h, w, c))
+    wt = rng.integers(-3, 4, (3, 3, c)) if small else rng.integers(-127, 128, (3, 3, c))
+    zx = [-128, 127, 0][i % 3] if i < 6 else int(rng.integers(-128, 128))
+    if small:
+        zx = int(rng.integers(-3, 4))
+    zy = int(rng.integers(-128, 128))
+    lo, hi = (-128, 127) if i % 3 else tuple(sorted(int(v) for v in rng.integers(-128, 128, 2)))
+    return dict(x=x, wt=wt, bias=bias, mult=mult, shift=shift, zx=zx, zy=zy, lo=lo, hi=hi)
 
 
 def _np_dw(c: Case) -> np.ndarray:
@@ -258,16 +264,68 @@ def _dw_call(i: int, c: Case) -> tuple[list[str], str]:
                         int(c["cb"]))  # type: ignore[call-overload]
     assert plan is not None
     rec = mve.dwg_records(wt, vertical, tuple(np.asarray(c[n]) for n in ("bias", "mult", "shift")))  # type: ignore[arg-type]
-    right = int(np.all(np.asarray(c["shift"]) <= -1))
-    decls = [_arr("int8_t", f"x{i}", c["x"]), _arr("int8_t", f"w{i}", rec),  # type: ignore[arg-type]
-             f"static int8_t s{i}[{plan.scratch}] __attribute__((aligned(16)));"]
-    geo = ", ".join(str(c[k]) for k in ("h", "w", "cin", "oh", "ow", "sh", "sw", "top", "left"))
+    decls, geo, right = _dw_decls(i, c, rec, plan.scratch)
     return decls, (f"utvm_mve_dwg_s8(y{i}, (void*)x{i}, {geo}, (void*)w{i}, {c['zx']}, {c['zy']}, {c['lo']}, "
                    f"{c['hi']}, {right}, {int(vertical)}, {nl}, {plan.cb}, s{i})")
 
 
+def _dw_decls(i: int, c: Case, const: np.ndarray, scratch: int) -> tuple[list[str], str, int]:
+    """The declarations of a depthwise case's input, constant and scratch, its geometry
+    arguments and whether every shift is a right shift."""
+    decls = [_arr("int8_t", f"x{i}", c["x"]), _arr("int8_t", f"w{i}", const),  # type: ignore[arg-type]
+             f"static int8_t s{i}[{scratch}] __attribute__((aligned(16)));"]
+    geo = ", ".join(str(c[k]) for k in ("h", "w", "cin", "oh", "ow", "sh", "sw", "top", "left"))
+    return decls, geo, int(np.all(np.asarray(c["shift"]) <= -1))
+
+
 def _dw_program(cases: list[Case]) -> str:
     return _program(cases, _dw_call)
+
+
+# ---------------------------------------------------------------------------------------------
+# utvm_mve_dwt_s8
+# ---------------------------------------------------------------------------------------------
+
+
+def _dwt_cases(seed: int, count: int) -> list[Case]:
+    """Tiny maps (1 x 1 .. 6 x 6 inputs), strides 1 and 2, SAME (paddings 0..1 before, the rest
+    after) and VALID, channel counts whole blocks of 16 and not, the requantization variety."""
+    rng = np.random.default_rng(seed)
+    cases: list[Case] = []
+    while len(cases) < count:
+        i = len(cases)
+        h, w = (int(v) for v in rng.integers(1, 7, 2))
+        sh, sw = (int(v) for v in rng.integers(1, 3, 2))
+        if i % 4 == 3:  # VALID
+            top = left = bottom = right = 0
+        else:  # SAME
+            ph, pw = max((-(-h // sh) - 1) * sh + 3 - h, 0), max((-(-w // sw) - 1) * sw + 3 - w, 0)
+            top, left, bottom, right = ph // 2, pw // 2, ph - ph // 2, pw - pw // 2
+        oh, ow = (h + top + bottom - 3) // sh + 1, (w + left + right - 3) // sw + 1
+        if oh < 1 or ow < 1:
+            continue
+        c = int(rng.choice([1, 3, 8, 16, 20, 24, 32, 40, 64] if i % 10 else [128, 136, 256]))
+        cases.append(dict(h=h, w=w, cin=c, cout=c, kh=3, kw=3, sh=sh, sw=sw, dh=1, dw=1, top=top, left=left, oh=oh,
+                          ow=ow, **_dw_values(rng, i, h, w, c)))
+    return cases
+
+
+def _dwt_call(i: int, c: Case) -> tuple[list[str], str]:
+    wt = c["wt"]
+    assert isinstance(wt, np.ndarray)
+    g = {k: int(c[k]) for k in ("h", "w", "oh", "ow", "sh", "sw", "top", "left", "zx")}  # type: ignore[call-overload]
+    # the kernel's folded biases: TFLite's bias minus zx times all 9 weights; the reference's
+    # acc (taps outside the input are zx) plus bias is the same sum
+    lay = mve.dwt_layout(wt, (g["h"], g["w"]), (g["oh"], g["ow"]), (g["sh"], g["sw"]), (g["top"], g["left"]), g["zx"],
+                         tuple(np.asarray(c[n]) for n in ("bias", "mult", "shift")))  # type: ignore[arg-type]
+    assert lay is not None
+    decls, geo, right = _dw_decls(i, c, lay.data, lay.scratch)
+    return decls, (f"utvm_mve_dwt_s8(y{i}, (void*)x{i}, {geo}, (void*)w{i}, {c['zy']}, {c['lo']}, {c['hi']}, "
+                   f"{right}, {lay.rcls}, {lay.ccls}, {lay.ncc}, {lay.ns}, {c['zx']}, {int(lay.pad)}, s{i})")
+
+
+def _dwt_program(cases: list[Case]) -> str:
+    return _program(cases, _dwt_call)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -315,6 +373,7 @@ HELPERS: dict[str, tuple[Callable[[int, int], list[Case]], Callable[[list[Case]]
                          Callable[[Case], np.ndarray]]] = {
     "conv42": (_conv_cases, _conv_program, _np_conv),
     "dwg": (_dw_cases, _dw_program, _np_dw),
+    "dwt": (_dwt_cases, _dwt_program, _np_dw),
     "fc4": (_fc_cases, _fc_program, _np_conv),
 }
 
@@ -354,7 +413,8 @@ def test_vector_code_compiles_with_other_flags(tmp_path: Path, flags: list[str])
 # whole layers against TFLite Micro
 # ---------------------------------------------------------------------------------------------
 
-#: (model builder, its arguments, the helper and its read mode: conv42's band / sub, dwg's orientation)
+#: (model builder, its arguments, the helper and its read mode: conv42's band / sub, dwg's orientation
+#: or utvm_mve_dwt_s8)
 LAYERS: dict[str, tuple[Callable[..., bytes], dict[str, object], str]] = {
     "rgb_s2_band_rows": (conv2d_model, dict(input_shape=(1, 13, 14, 3), out_channels=8, stride=(2, 2), seed=40,
                                             activation="RELU"), "band1"),
@@ -371,7 +431,15 @@ LAYERS: dict[str, tuple[Callable[..., bytes], dict[str, object], str]] = {
     "dw_tall_columns": (conv2d_model, dict(input_shape=(1, 13, 3, 16), depthwise=True, seed=45), "cols"),
     "dw_s2_c32": (conv2d_model, dict(input_shape=(1, 9, 9, 32), depthwise=True, stride=(2, 2), seed=46,
                                      activation="RELU"), "rows"),
-    "dw_3x3_map": (conv2d_model, dict(input_shape=(1, 3, 3, 24), depthwise=True, seed=47), "rows"),
+    "dw_3x3_map": (conv2d_model, dict(input_shape=(1, 3, 3, 24), depthwise=True, seed=47), "tiny"),
+    "dw_tiny_s2_c128": (conv2d_model, dict(input_shape=(1, 6, 6, 128), depthwise=True, stride=(2, 2), seed=52,
+                                           activation="RELU6"), "tiny"),
+    "dw_tiny_3x3_c256": (conv2d_model, dict(input_shape=(1, 3, 3, 256), depthwise=True, seed=53), "tiny"),
+    "dw_tiny_5x5_c20_valid": (conv2d_model, dict(input_shape=(1, 5, 5, 20), depthwise=True, padding="VALID",
+                                                 per_channel=False, seed=54, activation="RELU"), "tiny"),
+    "dw_tiny_4x5_c36_s2": (conv2d_model, dict(input_shape=(1, 4, 5, 36), depthwise=True, stride=(2, 1), seed=55),
+                           "tiny"),
+    "dw_tiny_1x1_c8": (conv2d_model, dict(input_shape=(1, 1, 1, 8), depthwise=True, seed=56), "tiny"),
     # 1,080 products: past helium_tiny's limit, so that the run takes utvm_mve_fc4_s8's depth <= 8 form
     "fc_depth6_units180": (fully_connected_model, dict(batch=1, in_features=6, out_features=180, per_channel=True,
                                                        seed=48), "fc"),
@@ -391,7 +459,8 @@ def _read_mode(path: Path) -> str:
         return "fc"
     y = g.tensors[op.outputs[0]]
     if op.kind == "depthwise_conv2d":
-        return "cols" if mve.best_dwg_plan(y.shape[1:3], y.shape[-1], op.attrs["strides"]).vertical else "rows"
+        plan = helium_plans(g, op)[0]
+        return plan if plan == "tiny" else plan[:4]
     w = g.tensors[op.inputs[1]]
     plan = mve.conv42_plan(y.shape[1:3], w.shape[1:3], w.shape[3], op.attrs["strides"], op.attrs["dilation"],
                            op.attrs["padding"])

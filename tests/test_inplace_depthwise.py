@@ -31,6 +31,7 @@ SHAPES = [
     (16, 4, 8, 3, 2, "SAME", 1, 1),
     (9, 8, 4, 3, 1, "SAME", 1, 2),
     (10, 6, 3, 5, 2, "SAME", 1, 4),
+    (4, 5, 16, 3, 1, "SAME", 1, 1),  # Helium: utvm_mve_dwt_s8 (one block of 16 channels: rows in order)
 ]
 
 

@@ -272,11 +272,6 @@ def dwg_plans(out_hw: tuple[int, int], c: int, strides: tuple[int, int]) -> list
     return sorted((p for p in plans if p is not None), key=lambda p: p.cost)
 
 
-def best_dwg_plan(out_hw: tuple[int, int], c: int, strides: tuple[int, int]) -> DwgPlan:
-    """The plan of least estimated cost (:func:`dwg_plans`)."""
-    return dwg_plans(out_hw, c, strides)[0]
-
-
 def dwg_records(wdata: np.ndarray, vertical: bool, params: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
     """The per-channel records of utvm_mve_dwg_s8: 6 zero bytes, the 3x3 weights along-major
     (along tap * 3 + across tap), 7 zero bytes, the shift, a zero byte, the folded bias and the
@@ -378,3 +373,106 @@ def fc4_blocks(wdata: np.ndarray, params: tuple[np.ndarray, np.ndarray, np.ndarr
     consts = rq.reshape(3, blocks, 4).transpose(1, 0, 2).astype(np.int32).reshape(blocks, -1).view(np.int8)
     mode = FC_RIGHT if np.all(shifts <= 0) else 0
     return np.ascontiguousarray(np.concatenate([weights, consts], axis=1)).reshape(-1), mode
+
+
+#: utvm_mve_dwt_s8: the largest input map (its planes: 16 x h x w bytes), the widest input row
+DWT_MAX_PIXELS, DWT_MAX_WIDTH = 36, 6
+
+
+@dataclass(frozen=True)
+class DwtLayout:
+    """The constant of utvm_mve_dwt_s8 (per group of 4 channels: filters, biases per class,
+    multipliers, shifts) and its arguments: the row and column classes (4 bits per output row /
+    column), the number of column classes and of classes; the scratch (planes)."""
+
+    data: np.ndarray
+    rcls: int
+    ccls: int
+    ncc: int
+    ns: int
+    scratch: int
+    pad: bool  # planes padded with the zero point: one class
+
+
+def _dwt_spans(n_out: int, stride: int, pad: int, n_in: int) -> tuple[list[int], list[tuple[int, int]]] | None:
+    """Per output row (or column) the index of its span: the taps [first, end) of its window
+    inside the input, the spans in the order they first occur (None when a window has no tap
+    inside)."""
+    spans: list[tuple[int, int]] = []
+    index = []
+    for i in range(n_out):
+        v0 = i * stride - pad
+        span = (max(0, -v0), min(3, n_in - v0))
+        if span[0] >= span[1]:
+            return None
+        if span not in spans:
+            spans.append(span)
+        index.append(spans.index(span))
+    return index, spans
+
+
+def _nibbles(values: list[int]) -> int:
+    """values (each < 16) 4 bits each, the first lowest, as a signed int32."""
+    word = sum(v << (4 * i) for i, v in enumerate(values))
+    return word - (1 << 32) if word >= 1 << 31 else word
+
+
+#: utvm_mve_dwt_s8: the most classes (a group's constants within VLDRW's reach from its middle)
+DWT_MAX_CLASSES = 12
+
+
+def dwt_layout(wdata: np.ndarray, in_hw: tuple[int, int], out_hw: tuple[int, int], strides: tuple[int, int],
+               pads: tuple[int, int], zx: int, params: tuple[np.ndarray, np.ndarray, np.ndarray]) -> DwtLayout | None:
+    """utvm_mve_dwt_s8's constant for 3x3 weights (1, 3, 3, c) (see kernels_mve.h), None when the
+    layer is not tiny (more than DWT_MAX_PIXELS inputs, rows wider than DWT_MAX_WIDTH, more than
+    7 output rows or columns, more than DWT_MAX_CLASSES classes) or a class bias leaves int32."""
+    (h, w), (oh, ow) = in_hw, out_hw
+    if h * w > DWT_MAX_PIXELS or w > DWT_MAX_WIDTH or oh > 7 or ow > 7:
+        return None
+    pad = _dwt_padded(in_hw, out_hw, strides, pads)
+    rows = ([0] * oh, [(0, 3)]) if pad else _dwt_spans(oh, strides[0], pads[0], h)
+    cols = ([0] * ow, [(0, 3)]) if pad else _dwt_spans(ow, strides[1], pads[1], w)
+    if rows is None or cols is None or len(rows[1]) * len(cols[1]) > DWT_MAX_CLASSES:
+        return None
+    pitch = w + 1 if pad else w
+    folded, mults, shifts = params
+    c = wdata.shape[-1]
+    cp = -(-c // 4) * 4
+    taps = np.zeros((3, 3, cp), np.int64)
+    taps[:, :, :c] = wdata.reshape(3, 3, c)
+    filters, biases = [], []
+    for r0, r1 in rows[1]:
+        for c0, c1 in cols[1]:
+            vec = np.zeros((16, cp), np.int64)
+            for dy in range(r0, r1):
+                vec[(dy - r0) * pitch: (dy - r0) * pitch + c1 - c0] = taps[dy, c0:c1]
+            filters.append(vec)
+            # the zero point was folded over all 9 taps: add back the taps outside the input
+            outside = taps.sum(axis=(0, 1)) - taps[r0:r1, c0:c1].sum(axis=(0, 1))
+            biases.append(np.pad(folded, (0, cp - c)) + zx * outside)
+    bias = np.stack(biases)  # class, channel
+    if np.any(bias > fp.INT32_MAX) or np.any(bias < fp.INT32_MIN):
+        return None
+    ns, groups = len(filters), cp // 4
+    words = np.zeros((2, cp), np.int64)
+    words[0, :c], words[1, :c] = mults, shifts
+    data = np.concatenate([
+        np.stack(filters).reshape(ns, 16, groups, 4).transpose(2, 0, 3, 1).reshape(groups, -1).astype(np.int8),
+        np.ascontiguousarray(bias.reshape(ns, groups, 4).transpose(1, 0, 2)).astype(np.int32).view(np.int8)
+        .reshape(groups, -1),
+        np.ascontiguousarray(words.reshape(2, groups, 4).transpose(1, 0, 2)).astype(np.int32).view(np.int8)
+        .reshape(groups, -1)], axis=1)
+    stride = (h + 2) * (w + 1) + 1 if pad else h * w
+    return DwtLayout(np.ascontiguousarray(data.reshape(-1)), _nibbles(rows[0]), _nibbles(cols[0]), len(cols[1]), ns,
+                     16 * stride + 16, pad)
+
+
+def _dwt_padded(in_hw: tuple[int, int], out_hw: tuple[int, int], strides: tuple[int, int],
+                pads: tuple[int, int]) -> bool:
+    """utvm_mve_dwt_s8 takes planes padded with the zero point (one class, no filters per border):
+    every window within one position of the input on each side, rows of at most 5 values (the
+    window's 3 rows of w + 1 in 16 lanes) and at least 2 (its 3 columns apart), planes of at most 36
+    bytes."""
+    (h, w), (oh, ow) = in_hw, out_hw
+    return (2 <= w <= 5 and (h + 2) * (w + 1) + 1 <= DWT_MAX_PIXELS and max(pads) <= 1
+            and (oh - 1) * strides[0] - pads[0] + 2 <= h and (ow - 1) * strides[1] - pads[1] + 2 <= w)

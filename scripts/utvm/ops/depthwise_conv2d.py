@@ -6,9 +6,11 @@ int8, reference_ops::DepthwiseConv for float32); output channel o reads input ch
 o // depth_multiplier.
 
 Kernel variants, first that applies:
-- helium: 3x3 windows, multiplier 1, channels % 4 == 0 on Cortex-M52/M55/M85 (utvm_mve_dwg_s8 for
-  channels % 8 == 0 without dilation, else utvm_mve_dw3x3_row_s8); knob ``plan`` (dwg: lines along
-  output rows or columns, lines per pass, channels per tile; default the least estimated cost);
+- helium: 3x3 windows, multiplier 1 on Cortex-M52/M55/M85: utvm_mve_dwt_s8 on tiny maps (at most
+  36 input pixels, 6 columns; any channel count: every output pixel its own case, padding taps
+  skipped), utvm_mve_dwg_s8 for channels % 8 == 0 without dilation, else utvm_mve_dw3x3_row_s8
+  (channels % 4 == 0); knob ``plan`` ("tiny", or dwg's lines along output rows or columns, lines
+  per pass, channels per tile; default the least estimated cost, see _helium_plans);
 - dsp_dwp: int8 on DSP CPUs (Cortex-M4/M7/M33), any multiplier, channel count, window and
   stride, dilation along one axis at most, requantization constants that fit (see
   _dwp_constants): the input converted four channels at a time into planar int16 rows in
@@ -649,9 +651,11 @@ def _dwp(g: Graph, op: Operator, target: Target) -> KernelDef | None:
 
 
 def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
-    """Helium 3x3 depthwise (multiplier 1): utvm_mve_dwg_s8 (channels a multiple of 8, no
-    dilation: a gather per two or three output pixels and one VMLADAV per output), else
-    utvm_mve_dw3x3_row_s8 (channels a multiple of 4: four pixels x four channels per step)."""
+    """Helium 3x3 depthwise (multiplier 1), by the plan (_helium_plans): utvm_mve_dwt_s8 (tiny
+    maps, any channel count: every output pixel its own case), utvm_mve_dwg_s8 (channels a
+    multiple of 8, no dilation: a gather per two or three output pixels and one VMLADAV per
+    output), else utvm_mve_dw3x3_row_s8 (channels a multiple of 4: four pixels x four channels
+    per step)."""
     if not target.helium:
         return None
     lay = mve.layer(g, op, (0, 1, 2))
@@ -660,14 +664,20 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     x, w, y = lay.x, lay.w, lay.y
     _, h, wd, c = x.shape
     _, oh, ow, cout = y.shape
-    if (op.attrs.get("depth_multiplier", 1) != 1 or cout != c or c % 4 or len(w.shape) != 4
-            or tuple(w.shape) != (1, 3, 3, c)):
+    if op.attrs.get("depth_multiplier", 1) != 1 or cout != c or len(w.shape) != 4 or tuple(w.shape) != (1, 3, 3, c):
         return None
     sh, sw = op.attrs["strides"]
     top, left, _, _ = op.attrs["padding"]
-    if c % 8 == 0 and op.attrs["dilation"] == (1, 1) and max(oh, ow) >= 2:
+    names = _helium_plans(g, op, lay)
+    if not names:
+        return None
+    name = knob(op, "plan", "") or names[0]
+    name = name if name in names else names[0]
+    if name == "tiny":
+        return _dwt(lay, op)
+    if name != "row":
         plans = {p.name: p for p in mve.dwg_plans((oh, ow), c, (sh, sw))}
-        plan = plans.get(knob(op, "plan", ""), next(iter(plans.values())))
+        plan = plans[name]
         records = mve.dwg_records(lay.wdata, plan.vertical, lay.params)
         right = int(np.all(lay.params[2] <= -1))
         args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
@@ -722,9 +732,12 @@ def shift_margin(g: Graph, op: Operator) -> int | None:
 
 def _helium_rows_in_order(g: Graph, op: Operator, target: Target, slack: float | None) -> dict[str, Any] | None:
     """The cheapest utvm_mve_dwg_s8 plan that writes rows in order (see _helium), if its
-    estimated cost is within ``slack`` times the default plan's."""
+    estimated cost is within ``slack`` times the default plan's (none within any slack of
+    utvm_mve_dwt_s8's: 2-3 times its instructions on tiny maps)."""
     y = g.tensors[op.outputs[0]]
     oh, ow, c = y.shape[1], y.shape[2], y.shape[3]
+    if slack is not None and helium_plans(g, op)[:1] == ["tiny"]:
+        return None
     plans = mve.dwg_plans((oh, ow), c, op.attrs["strides"])
     for plan in plans:
         if not _dwg_out_of_order(plan, oh, c):
@@ -741,15 +754,81 @@ def _dwg_out_of_order(plan: mve.DwgPlan, oh: int, c: int) -> bool:
     return plan.vertical or (plan.lines > 1 and (plan.cb < c or oh % plan.lines != 0))
 
 
+def _dwt_layout(lay: mve.Layer, op: Operator) -> mve.DwtLayout | None:
+    """utvm_mve_dwt_s8's constant for a tiny map (no dilation), None elsewhere."""
+    if op.attrs["dilation"] != (1, 1):
+        return None
+    return mve.dwt_layout(lay.wdata, tuple(lay.x.shape[1:3]), tuple(lay.y.shape[1:3]), op.attrs["strides"],
+                          op.attrs["padding"][:2], lay.zx, lay.params)
+
+
+def _dwt(lay: mve.Layer, op: Operator) -> KernelDef:
+    """utvm_mve_dwt_s8: every output pixel of a tiny map its own case (see kernels_mve.h)."""
+    tiny = _dwt_layout(lay, op)
+    assert tiny is not None
+    x, y = lay.x, lay.y
+    _, h, wd, c = x.shape
+    _, oh, ow, _ = y.shape
+    sh, sw = op.attrs["strides"]
+    top, left, _, _ = op.attrs["padding"]
+    right = int(np.all(lay.params[2] <= -1))
+    args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
+            KernelArg(te.placeholder(tiny.data.shape, "int8", name="w"), constant=tiny.data, role="w"),
+            KernelArg(te.placeholder((tiny.scratch,), "int8", name="planes"), role="planes", scratch=True)]
+
+    def body(ins, outs):  # type: ignore[no-untyped-def]
+        xb, wb, planes = ins
+        return mve.call("utvm_mve_dwt_s8", outs[0].access_ptr("w"), xb.access_ptr("r"), h, wd, c, oh, ow, sh, sw, top,
+                        left, wb.access_ptr("r"), lay.zy, lay.lo, lay.hi, right, tiny.rcls, tiny.ccls, tiny.ncc,
+                        tiny.ns, lay.zx, int(tiny.pad), planes.access_ptr("w"))
+
+    kdef = mve.extern(y, args, body)
+    # one block of 16 channels: all of the input is copied before the first output is written
+    kdef.rows_out_of_order = c > 16
+    return kdef
+
+
+#: utvm_mve_dwt_s8 is the default over utvm_mve_dwg_s8 for at most this many border classes
+#: (its constant: 20 bytes per channel and class, dwg's 32 per channel) or output pixels
+DWT_DEFAULT_CLASSES, DWT_DEFAULT_PIXELS = 4, 9
+
+
+def _helium_plans(g: Graph, op: Operator, lay: mve.Layer) -> list[str]:
+    """The kernels (and plans) of a Helium 3x3 depthwise layer, the default first: "tiny"
+    (utvm_mve_dwt_s8, measured below utvm_mve_dwg_s8 on every tiny map tried, 1x1 to 6x6 inputs,
+    8 to 256 channels, strides 1 and 2; the default where dwg does not apply, or where its
+    constant stays small (DWT_DEFAULT_CLASSES) or dwg's overheads dominate (DWT_DEFAULT_PIXELS):
+    VWW's 6x6x128 stride-1 layers, 9 classes on 36 pixels, keep dwg (0.80 instead of 0.69
+    instructions per MAC, 24 KB less flash each)), the utvm_mve_dwg_s8 plans (8n channels, no
+    dilation, output lines of at least 2 pixels) from the least estimated cost, else "row"
+    (utvm_mve_dw3x3_row_s8, 4n channels)."""
+    y = lay.y
+    c = y.shape[-1]
+    dwg = (mve.dwg_plans(y.shape[1:3], c, op.attrs["strides"])
+           if c % 8 == 0 and op.attrs["dilation"] == (1, 1) and max(y.shape[1:3]) >= 2 else [])
+    names = [p.name for p in dwg] or (["row"] if c % 4 == 0 else [])
+    tiny = _dwt_layout(lay, op)
+    if tiny is None:
+        return names
+    if dwg and tiny.ns > DWT_DEFAULT_CLASSES and y.shape[1] * y.shape[2] > DWT_DEFAULT_PIXELS:
+        return [*names[:3], "tiny", *names[3:]]
+    return ["tiny", *names]
+
+
+def helium_plans(g: Graph, op: Operator) -> list[str]:
+    """The Helium kernels and plans of a 3x3 depthwise layer, the default first (see
+    _helium_plans); none where the Helium kernels cannot take its quantization."""
+    lay = mve.layer(g, op, (0, 1, 2))
+    if lay is None or lay.y.shape[-1] != lay.x.shape[-1]:
+        return []
+    return _helium_plans(g, op, lay)
+
+
 def _helium_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
-    """utvm_mve_dwg_s8's plan (orientation, lines per pass, channels per tile): the default the
-    least estimated cost, then the next three estimates."""
-    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
-    c = x.shape[-1]
-    if c % 8 or op.attrs["dilation"] != (1, 1) or max(y.shape[1:3]) < 2 or y.shape[-1] != c:
-        return {}
-    plans = mve.dwg_plans(y.shape[1:3], c, op.attrs["strides"])
-    return {"plan": ("", *(p.name for p in plans[1:4]))}
+    """The kernel and plan (utvm_mve_dwt_s8; utvm_mve_dwg_s8's orientation, lines per pass and
+    channels per tile): the default (see _helium_plans), then the next three."""
+    names = helium_plans(g, op)
+    return {"plan": ("", *names[1:4])} if len(names) > 1 else {}
 
 
 OPS = (
