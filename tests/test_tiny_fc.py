@@ -1,5 +1,6 @@
 """Tiny int8 FULLY_CONNECTED layers (the dsp_tiny and helium_tiny variants, lower/tiny.py): seeded
-random shapes (depth 1..40, units 1..24, batch 1..3), activations NONE/RELU/RELU6/RELU_N1_TO_1,
+random shapes (depth 1..40, units 1..24, batch 1..3; the first N_BLOCKS depth 1..5 and 16..40
+units, whole Helium blocks of 16 channels), activations NONE/RELU/RELU6/RELU_N1_TO_1,
 per-tensor and per-channel weights, random zero points and output scales, side by side in one
 model, bit-exact with TFLite Micro on the host (the plain-C utvm_dsp_tiny_fc, and
 utvm_mve_tiny_fc of the layers compiled for the Cortex-M55), on the Cortex-M4 and on the
@@ -21,6 +22,8 @@ from utvm.importer import load_model
 from utvm.lower import tiny
 
 N_CASES = 48
+#: of them, layers of depth up to MVE_LANES and 16 to 40 units (whole Helium blocks of 16 channels)
+N_BLOCKS = 10
 ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
 
 
@@ -32,6 +35,11 @@ def shape(rng: np.random.Generator) -> tuple[int, int, int]:
     return depth, int(rng.integers(1, most + 1)), int(rng.integers(1, 4)) if rng.random() < 0.35 else 1
 
 
+def block_shape(rng: np.random.Generator) -> tuple[int, int, int]:
+    depth = int(rng.integers(1, tiny.MVE_LANES + 1))
+    return depth, int(rng.integers(16, 41)), int(rng.integers(1, 3))
+
+
 def activation(rng: np.random.Generator) -> str:
     return str(rng.choice(ACTIVATIONS, p=[0.4, 0.3, 0.2, 0.1]))
 
@@ -40,7 +48,7 @@ def activation(rng: np.random.Generator) -> str:
 def model(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Cases]:
     cases = Cases()
     for seed in range(N_CASES):
-        fc_case(cases, 1000 + seed, shape, activation)
+        fc_case(cases, 1000 + seed, block_shape if seed < N_BLOCKS else shape, activation)
     path = tmp_path_factory.mktemp("tiny_fc") / "tiny_fc.tflite"
     path.write_bytes(side_by_side(cases.cases, "tiny int8 fc"))
     return path, cases
@@ -65,10 +73,13 @@ def test_dsp_tiny_takes_the_layers_that_fit(model: tuple[Path, Cases], tmp_path:
 def test_helium_tiny_takes_the_layers_that_fit(model: tuple[Path, Cases], tmp_path: Path) -> None:
     result = compile_model(model[0], tmp_path / "mlf", CompileOptions(cpu="cortex-m55"))
     graph = load_model(model[0])
+    blocks = 0
     for call in result.lowered.calls:
         op = graph.ops[call.op_index]
         units, depth = graph.tensors[op.inputs[1]].shape
         assert (call.variant == "helium_tiny") == tiny.mve_applies(depth, units), (depth, units)
+        blocks += call.variant == "helium_tiny" and tiny.mve_blocks(depth, units) > 0
+    assert blocks >= N_BLOCKS // 2, blocks
     assert "static int32_t utvm_mve_tiny_" in result.lowered.c_source
 
 

@@ -262,9 +262,6 @@ def finish_source(src: str, definitions: str = "") -> str:
 
 
 _EMPTY_IF_RE = re.compile(r"^[ \t]*if \(!\(\w+ == NULL\)\) \{\n[ \t]*\}\n", re.M)
-#: the packed-API unpacking of an argument the kernel never reads (e.g. indices into an axis of 1)
-_UNUSED_ARG_RE = re.compile(r"^[ \t]*int32_t (\w+)_type_index = [^\n]*\n[ \t]*void\* (condval\w*);\n"
-                            r"[ \t]*if \(\1_type_index == \d+\) \{\n[^\n]*\n[ \t]*\} else \{\n[^\n]*\n[ \t]*\}\n", re.M)
 _LOCAL_RE = re.compile(r"^[ \t]*[A-Za-z_][\w]*\*? (\w+) = [^;\n]*;\n", re.M)
 _DEF_RE = re.compile(r"^(TVM_DLL int32_t __tvm_ffi_\w+\(void\* self_handle, void\* args, "
                      r"int32_t num_args, void\* result\) \{\n)", re.M)
@@ -272,7 +269,7 @@ _DEF_RE = re.compile(r"^(TVM_DLL int32_t __tvm_ffi_\w+\(void\* self_handle, void
 
 def _warning_clean(src: str) -> str:
     """Remove what the packed-API prologue declares and never uses (shape and stride
-    pointers, the device id, empty checks), so the kernels compile with -Wall -Wextra -Werror,
+    pointers, the device id, the arguments' type indices, empty checks), so the kernels compile with -Wall -Wextra -Werror,
     and mark the unused packed-call parameters as such."""
     src = _EMPTY_IF_RE.sub("", src)
     parts = _DEF_RE.split(src)
@@ -282,10 +279,6 @@ def _warning_clean(src: str) -> str:
         changed = True
         while changed:
             changed = False
-            for m in list(_UNUSED_ARG_RE.finditer(body)):
-                if len(re.findall(rf"\b{m.group(2)}\b", body)) == 3:
-                    body = body.replace(m.group(0), "", 1)
-                    changed = True
             # words counted once per pass: removals only lower the counts, so a stale count
             # never lets a used local go (the next pass sees the new counts)
             words = Counter(re.findall(r"\w+", body))

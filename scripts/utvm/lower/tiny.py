@@ -295,6 +295,25 @@ def mve_applies(depth: int, units: int) -> bool:
     return depth <= MVE_DEPTH and depth * units <= MVE_MAX_MACS
 
 
+#: a block of 16 channels (depths up to MVE_LANES): group k's lane i is channel 4 i + BLOCK_ORDER[k].
+#: The four groups' results narrow into the int16 lanes of two vectors (A and B into the low and
+#: high halves of one, C and D of the other), those into the even and odd bytes of one: the 16
+#: outputs in order, one store (kernels_mve.h utvm_mve_tiny_fc reads the stream in the same order)
+BLOCK_ORDER = (0, 2, 1, 3)
+
+
+def mve_blocks(depth: int, units: int) -> int:
+    """Whole blocks of 16 channels (the first 4 * blocks groups)."""
+    return units // 16 if depth <= MVE_LANES else 0
+
+
+def group_channels(g: int, units: int, depth: int) -> list[int]:
+    """The channels of group g, lane by lane."""
+    if g < 4 * mve_blocks(depth, units):
+        return [16 * (g // 4) + 4 * i + BLOCK_ORDER[g % 4] for i in range(4)]
+    return list(range(4 * g, min(4 * g + 4, units)))
+
+
 def mve_stream(w: np.ndarray, rq: GemmRequant, per_tensor: bool) -> np.ndarray:
     """Per group of four channels: the four folded biases, the weights (per channel of the group
     its 16-byte vector; depths up to MVE_LANES: per input the four channels' weights, zeros for
@@ -307,8 +326,8 @@ def mve_stream(w: np.ndarray, rq: GemmRequant, per_tensor: bool) -> np.ndarray:
         return np.array(values, np.int64).astype(np.int32).view(np.uint8)
 
     out = [words([int(rq.mults[0]), -int(rq.rights[0])])] if per_tensor else []
-    for g in range(0, units, 4):
-        chans = list(range(g, min(g + 4, units)))
+    for g in range(-(-units // 4)):
+        chans = group_channels(g, units, depth)
         pad = chans + [chans[-1]] * (4 - len(chans))
         if depth <= MVE_LANES:
             vecs = np.zeros((depth, 4), np.int8)
@@ -359,34 +378,54 @@ class TinyMve:
 
     def _sums(self, n: int, q: str) -> list[str]:
         """q: the n (<= 4) channels' sums with their biases (r2 at the group's biases, the row in
-        q0, or its inputs in XREGS)."""
+        q0, or its inputs in XREGS); the weights pass through the other one of q2, q3 (q1 stays free
+        for a block's results)."""
+        wq = "q3" if q == "q2" else "q2"
         if self.lanes:
             code = [f"vldrw.32 {q}, [r2], #16"]
             for j in range(self.depth):
-                code += ["vldrb.s32 q1, [r2], #4", f"vmla.s32 {q}, q1, {XREGS[j]}"]
+                code += [f"vldrb.s32 {wq}, [r2], #4", f"vmla.s32 {q}, {wq}, {XREGS[j]}"]
             return code
         accs = ("r4", "r6", "r8", "r10")
         code = ["ldm r2!, {r4, r6, r8, r10}"]
         for u in range(n):
             for x in XVECS[:self.steps]:
-                code += ["vldrb.8 q1, [r2], #16", f"vmladava.s8 {accs[u]}, {x}, q1"]
+                code += [f"vldrb.8 {wq}, [r2], #16", f"vmladava.s8 {accs[u]}, {x}, {wq}"]
         return code + ["stm sp, {r4, r6, r8, r10}", f"vldrw.32 {q}, [sp]"]  # the sums into a vector
 
-    def _group(self, n: int) -> list[str]:
-        """The n (<= 4) channels of a group, stored at r0 (the result in q2)."""
+    @property
+    def blocks(self) -> int:
+        return mve_blocks(self.depth, self.units)
+
+    def _requant(self, n: int) -> list[str]:
+        """The n (<= 4) channels of a group requantized into q2 (before the zero point)."""
         if self.per_tensor:  # the multiplier (r9) onto the sign, the rounding shift by r11
-            code = self._sums(n, "q3") + ["vshr.s32 q2, q3, #31", "vqrdmlah.s32 q2, q3, r9", "vrshl.s32 q2, r11"]
-        else:
-            code = self._sums(n, "q2") + ["vldrw.32 q3, [r2], #16", "vqrdmulh.s32 q2, q2, q3", "vshr.s32 q3, q2, #31",
-                     "vadd.i32 q2, q2, q3", "vldrw.32 q3, [r2], #16", "vrshl.s32 q2, q2, q3"]
-        code.append("vadd.i32 q2, q2, r12")
-        if self.clamped:
+            return self._sums(n, "q3") + ["vshr.s32 q2, q3, #31", "vqrdmlah.s32 q2, q3, r9", "vrshl.s32 q2, r11"]
+        return self._sums(n, "q2") + ["vldrw.32 q3, [r2], #16", "vqrdmulh.s32 q2, q2, q3", "vshr.s32 q3, q2, #31",
+                                      "vadd.i32 q2, q2, q3", "vldrw.32 q3, [r2], #16", "vrshl.s32 q2, q2, q3"]
+
+    def _group(self, n: int) -> list[str]:
+        """The n (<= 4) channels of a group, stored at r0."""
+        code = self._requant(n) + ["vadd.i32 q2, q2, r12"]
+        if self.clamped and not self.blocks:
             code += ["vmax.s32 q2, q2, q4", "vmin.s32 q2, q2, q5"]
-        else:  # saturate to int16, then to int8 in the low byte of each lane
+        else:  # saturate to int16, then to int8 in the low byte of each lane (the clamp there: bytes)
             code += ["vqmovnb.s32 q2, q2", "vqmovnb.s16 q2, q2"]
+            code += ["vmax.s8 q2, q2, q4", "vmin.s8 q2, q2, q5"] if self.clamped else []
         if n == 4:
             return code + ["vstrb.32 q2, [r0], #4"]
         return code + [f"mov r3, #{n}", "vctp.32 r3", "vpst", "vstrbt.32 q2, [r0]", f"adds r0, r0, #{n}"]
+
+    def _block(self) -> list[str]:
+        """16 channels: groups A, B narrowed into q0 (int16), C, D into q1, the zero point added
+        (saturating), both narrowed into the bytes of q0, clamped there, one store."""
+        code: list[str] = []
+        for k in range(4):
+            half = "b" if k % 2 == 0 else "t"
+            code += self._requant(4) + [f"vqmovn{half}.s32 {('q0', 'q1')[k // 2]}, q2"]
+        code += ["vqadd.s16 q0, q0, r12", "vqadd.s16 q1, q1, r12", "vqmovnb.s16 q0, q0", "vqmovnt.s16 q0, q1"]
+        code += ["vmax.s8 q0, q0, q4", "vmin.s8 q0, q0, q5"] if self.clamped else []
+        return code + ["vstrb.8 q0, [r0], #16"]
 
     def _row(self, row: int) -> list[str]:
         """Load row ``row``'s inputs: bytes into XREGS, or vectors (XVECS, zeros past the depth)."""
@@ -404,9 +443,10 @@ class TinyMve:
     def assembly(self) -> list[str]:
         code = ["push {r4, r5, r6, r7, r8, r9, r10, r11, lr}", _mov_imm("r12", self.zy)]
         end = ["pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}"]
-        if self.clamped:
-            code += ["vpush {d8-d11}", _mov_imm("r3", self.lo), "vdup.32 q4, r3", _mov_imm("r3", self.hi),
-                     "vdup.32 q5, r3"]
+        if self.clamped:  # the clamp in words, or in bytes when there are blocks
+            size = 8 if self.blocks else 32
+            code += ["vpush {d8-d11}", _mov_imm("r3", self.lo), f"vdup.{size} q4, r3", _mov_imm("r3", self.hi),
+                     f"vdup.{size} q5, r3"]
             end.insert(0, "vpop {d8-d11}")
         if self.steps > 1:
             code.append("vpush {d12-d13}")
@@ -421,7 +461,8 @@ class TinyMve:
                    for n in groups)
         for row in range(self.batch):
             code += (_rewind(size) if row else []) + self._row(row)
-            for n in groups:
+            code += self._block() * self.blocks
+            for n in groups[4 * self.blocks:]:
                 code += self._group(n)
         return code + end
 

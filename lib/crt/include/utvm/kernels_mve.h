@@ -2629,7 +2629,11 @@ static inline void utvm_mve_tiny_fc(int8_t* y, const int8_t* x, const int32_t* s
         for (int32_t j = 0; j < depth; j++) acc += row[j] * w[lanes ? 4 * j + u : 16 * steps * u + j];
         int32_t v = per_tensor ? utvm_mve_mbqm(acc, stream[0], stream[1])
                                : utvm_mve_mbqm(acc, s[4 + words + u], s[8 + words + u]);
-        y[b * units + 4 * g + u] = utvm_mve_clamp_s8(v + zy, lo, hi);
+        /* blocks of 16 channels (depths up to UTVM_MVE_TINY_LANES): group g's lane u is channel
+         * 16 (g / 4) + 4 u + (0, 2, 1, 3)[g % 4] (BLOCK_ORDER of tiny.py) */
+        int32_t c = lanes && 16 * (g / 4 + 1) <= units ? 16 * (g / 4) + 4 * u + (g & 1) * 2 + (g & 2) / 2
+                                                      : 4 * g + u;
+        y[b * units + c] = utvm_mve_clamp_s8(v + zy, lo, hi);
       }
       s += 4 + words + (per_tensor ? 0 : 8);
     }
