@@ -316,7 +316,7 @@ def test_kernels_compile_with_other_options(tmp_path: Path) -> None:
     if shutil.which("arm-none-eabi-gcc") is None:
         pytest.skip("arm-none-eabi-gcc is not installed")
     path = tmp_path / "fixed.tflite"
-    path.write_bytes(side_by_side(_cases(FIXED, range(0)).cases))
+    path.write_bytes(side_by_side(_cases(FIXED + TINY, range(0)).cases))
     mlf = compile_model(path, tmp_path / "mlf", CompileOptions(cpu="cortex-m4")).mlf_dir
     for flags in FLAG_SETS:
         cpu = [] if any(f.startswith("-mcpu") for f in flags) else ["-mcpu=cortex-m4"]
@@ -479,3 +479,63 @@ def test_model_layers_instructions_per_mac(name: str, models_dir: Path, tmp_path
     for label, cost in costs:
         source = label.split(" ")[0]
         assert cost <= limits[source], (label, cost)
+
+
+def _tiny_cases(seed: int, n: int) -> DwCases:
+    """n seeded random 3x3 layers of at most 4 x 4 outputs (dsp_dwt): stride 1 or 2, SAME or
+    VALID, 1 to 9 input rows and columns, 4 to 260 channels (not only multiples of 4), fused
+    RELU/RELU6/NONE, zero points, channels of their own shift."""
+    rng = np.random.default_rng(seed)
+    cases = DwCases()
+    for k in range(n):
+        stride = int(rng.integers(1, 3))
+        same = bool(rng.random() < 0.6)
+        lo = 1 if same else 3
+        hi = 4 * stride if same else 3 * stride + 3 - stride + 1
+        h, w = int(rng.integers(lo, hi + 1)), int(rng.integers(lo, hi + 1))
+        cin = int(rng.choice([4, 5, 7, 8, 12, 13, 128, 130, 260]))
+        act = str(rng.choice(["NONE", "RELU", "RELU6"]))
+        fixed: dict[str, object] = dict(shape=(h, w, cin), kernel=(3, 3), stride=(stride, stride), dilation=(1, 1),
+                                        same=same, act=act, mult=1, batch=1,
+                                        last=float(rng.choice([1.0, 600.0], p=[0.6, 0.4])))
+        if rng.random() < 0.4:
+            fixed["zy"] = -128
+        cases.layer(seed * 1000 + k, **fixed)
+    return cases
+
+
+#: tiny maps of sizes 1x1 to 4x4 at strides 1 and 2, SAME and VALID, VWW's 6x6 -> 3x3 with
+#: channels of their own shift
+TINY = [
+    dict(shape=(6, 6, 128), kernel=(3, 3), stride=(2, 2), same=True, act="RELU6", zy=-128, last=600.0),
+    # the assembly (6 wide, stride 2, nothing padded above or left): the layer's shift only, four
+    # output rows, a last group of one channel
+    dict(shape=(6, 6, 16), kernel=(3, 3), stride=(2, 2), same=True, act="RELU", zy=-128, per_channel=True),
+    dict(shape=(8, 6, 13), kernel=(3, 3), stride=(2, 2), same=True, act="RELU", zy=-128, last=600.0),
+    dict(shape=(3, 3, 12), kernel=(3, 3), stride=(1, 1), same=True, act="RELU", zy=-128),
+    dict(shape=(1, 1, 4), kernel=(3, 3), stride=(1, 1), same=True, act="NONE"),
+    dict(shape=(2, 2, 9), kernel=(3, 3), stride=(2, 2), same=True, act="RELU"),
+    dict(shape=(7, 7, 8), kernel=(3, 3), stride=(2, 2), same=True, act="RELU6"),
+    dict(shape=(8, 8, 6), kernel=(3, 3), stride=(2, 2), same=True, act="NONE", last=600.0),
+    dict(shape=(9, 9, 4), kernel=(3, 3), stride=(2, 2), same=False, act="RELU"),
+    dict(shape=(6, 5, 260), kernel=(3, 3), stride=(1, 1), same=False, act="RELU", zy=-128),
+    dict(shape=(4, 2, 7), kernel=(3, 3), stride=(1, 1), same=True, act="NONE", last=600.0),
+    dict(shape=(5, 3, 4), kernel=(3, 3), stride=(2, 1), same=True, act="RELU", batch=2),
+]
+TINY = [dict(t, mult=1, dilation=(1, 1)) for t in TINY]
+
+
+@pytest.mark.parametrize("board", ["host", pytest.param("mps2/an386", marks=needs_qemu)])
+def test_tiny_maps_match_tflite_micro(board: str, tmp_path: Path) -> None:
+    """Layers of at most 4 x 4 outputs take dsp_dwt (each position its own taps, padding taps
+    skipped, per-position biases) and are identical to TFLite Micro."""
+    from op_check import check_model, side_by_side
+
+    cases = _cases(TINY, range(0))
+    extra = _tiny_cases(11, 30)
+    path = tmp_path / "tiny.tflite"
+    path.write_bytes(side_by_side(cases.cases + extra.cases))  # each case adds its input
+    result = compile_model(path, tmp_path / "mlf", CompileOptions(cpu="cortex-m4"))
+    variants = {result.graph.ops[c.op_index].source: c.variant for c in result.lowered.calls}
+    assert set(variants.values()) == {"dsp_dwt"}, variants
+    check_model(path, tmp_path, board, cases.inputs + extra.inputs)
