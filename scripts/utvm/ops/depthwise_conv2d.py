@@ -9,6 +9,9 @@ Kernel variants, first that applies:
 - helium: 3x3 windows, multiplier 1, channels % 4 == 0 on Cortex-M52/M55/M85 (utvm_mve_dwg_s8 for
   channels % 8 == 0 without dilation, else utvm_mve_dw3x3_row_s8); knob ``plan`` (dwg: lines along
   output rows or columns, lines per pass, channels per tile; default the least estimated cost);
+- dsp_dwt: int8 on DSP CPUs, 3x3 windows of stride 1 or 2, multiplier 1, at most 4x4 outputs
+  (utvm_dwt_s8): each output position with only its real taps, the zero point folded into
+  per-position biases, no padding converted (6-wide stride 2 in assembly);
 - dsp_dwp: int8 on DSP CPUs (Cortex-M4/M7/M33), any multiplier, channel count, window and
   stride, dilation along one axis at most, requantization constants that fit (see
   _dwp_constants): the input converted four channels at a time into planar int16 rows in

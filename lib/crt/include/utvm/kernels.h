@@ -48,6 +48,8 @@
  *
  * - utvm_dwp_s8(...): a whole depthwise convolution on planar int16 rows in scratch, one output
  *   channel at a time with its weights in registers (the dsp_dwp variant; see its section).
+ * - utvm_dwt_s8(...): the same for tiny output maps, each position with only its real taps (the
+ *   dsp_dwt variant; see its section).
  *
  * - utvm_mac4_word_s8(acc, x, w), utvm_mac4_word_at_s8(acc, p, w): acc[c] += the dot product of
  *   the word x (or the four bytes at p, any alignment) with the weight word c at w, c = 0..3
