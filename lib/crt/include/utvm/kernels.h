@@ -2185,11 +2185,11 @@ UTVM_DWP_AI void utvm_dwt_conv6(int32_t* d, const int8_t* px, int32_t h, int32_t
 /* kernel row KY (input row 2 I + KY, weights E, third taps by SMLABx X of TW) of output row I */
 #define UTVM_DWT3_KY(I, KY, E, X, TW)                                     \
   ".if 2*" I "+" KY " < %c[h]\n\t"                                       \
-  "ldrd ip, lr, [%[p], #4*3*(2*" I "+" KY ")]\n\t"                       \
+  "ldrd ip, lr, [%[p], #%c[po]+4*3*(2*" I "+" KY ")]\n\t"                       \
   "smlad %[a0], ip, %[" E "], %[a0]\n\t"                                 \
   "smlab" X " %[a0], lr, %[" TW "], %[a0]\n\t"                           \
   "smlad %[a1], lr, %[" E "], %[a1]\n\t"                                 \
-  "ldr ip, [%[p], #4*3*(2*" I "+" KY ")+8]\n\t"                          \
+  "ldr ip, [%[p], #%c[po]+4*3*(2*" I "+" KY ")+8]\n\t"                          \
   "smlab" X " %[a1], ip, %[" TW "], %[a1]\n\t"                           \
   "smlad %[a2], ip, %[" E "], %[a2]\n\t"                                 \
   ".endif\n\t"
@@ -2197,39 +2197,42 @@ UTVM_DWP_AI void utvm_dwt_conv6(int32_t* d, const int8_t* px, int32_t h, int32_t
  * own e after SMMLAR), three STRB */
 #define UTVM_DWT3_ROW(I)                                                               \
   ".if " I " < %c[oh]\n\t"                                                            \
-  "ldrd %[a0], %[a1], [%[q], #40+12*" I "]\n\t"                                        \
-  "ldr %[a2], [%[q], #48+12*" I "]\n\t"                                                \
+  "ldrd %[a0], %[a1], [%[q], #%c[qo]+40+12*" I "]\n\t"                                        \
+  "ldr %[a2], [%[q], #%c[qo]+48+12*" I "]\n\t"                                                \
   UTVM_DWT3_KY(I, "0", "e0", "b", "t") UTVM_DWT3_KY(I, "1", "e1", "t", "t")             \
   UTVM_DWT3_KY(I, "2", "e2", "t", "o2")                                                \
-  "ldrd ip, lr, [%[q], #28]\n\t"                                                       \
+  "ldrd ip, lr, [%[q], #%c[qo]+28]\n\t"                                                       \
   ".if %c[sh]\n\t"                                                                    \
   "smmla %[a0], %[a0], ip, lr\n\tsmmla %[a1], %[a1], ip, lr\n\tsmmla %[a2], %[a2], ip, lr\n\t" \
   "ssat %[a0], #8, %[a0], asr #%c[sh]\n\tssat %[a1], #8, %[a1], asr #%c[sh]\n\t"        \
   "ssat %[a2], #8, %[a2], asr #%c[sh]\n\t"                                              \
   ".else\n\t"                                                                         \
   "smmlar %[a0], %[a0], ip, lr\n\tsmmlar %[a1], %[a1], ip, lr\n\tsmmlar %[a2], %[a2], ip, lr\n\t" \
-  "ldr ip, [%[q], #36]\n\t"                                                            \
+  "ldr ip, [%[q], #%c[qo]+36]\n\t"                                                            \
   "asr %[a0], %[a0], ip\n\tasr %[a1], %[a1], ip\n\tasr %[a2], %[a2], ip\n\t"            \
   "ssat %[a0], #8, %[a0]\n\tssat %[a1], #8, %[a1]\n\tssat %[a2], #8, %[a2]\n\t"          \
   ".endif\n\t"                                                                        \
-  "strb %[a0], [%[y], #3*" I "*%c[c]]\n\t"                                              \
-  "strb %[a1], [%[y], #(3*" I "+1)*%c[c]]\n\t"                                          \
-  "strb %[a2], [%[y], #(3*" I "+2)*%c[c]]\n\t"                                          \
+  "strb %[a0], [%[y], #%c[gi]+3*" I "*%c[c]]\n\t"                                              \
+  "strb %[a1], [%[y], #%c[gi]+(3*" I "+1)*%c[c]]\n\t"                                          \
+  "strb %[a2], [%[y], #%c[gi]+(3*" I "+2)*%c[c]]\n\t"                                          \
   ".endif\n\t"
 
-/* one channel of a 6-wide plane of h rows to oh <= 4 output rows of three, stride 2, no padding
- * above or left: shift > 0 the layer's (e < 0), 0 the channel's own e */
-UTVM_DWP_AI void utvm_dwt3_asm(int8_t* y, const int32_t* pl, const int32_t* rc, int32_t h, int32_t oh, int32_t cout,
-                               int32_t shift) {
+/* channel gi of a group (output y + gi, plane pl + gi ps, record rc + gi rl: immediate offsets,
+ * so that the channels of a group share the pointers) of a 6-wide plane of h rows to oh <= 4
+ * output rows of three, stride 2, no padding above or left: shift > 0 the layer's (e < 0), 0
+ * the channel's own e */
+UTVM_DWP_AI void utvm_dwt3_asm(int8_t* y, const int32_t* pl, const int32_t* rc, int32_t gi, int32_t ps, int32_t rl,
+                               int32_t h, int32_t oh, int32_t cout, int32_t shift) {
   int32_t a0, a1, a2, e0, e1, e2, t, o2;
   __asm__ volatile(
-      "ldrd %[e0], %[e1], [%[q]]\n\t"
-      "ldrd %[e2], %[t], [%[q], #8]\n\t"
-      "ldr %[o2], [%[q], #24]\n\t"
+      "ldrd %[e0], %[e1], [%[q], #%c[qo]]\n\t"
+      "ldrd %[e2], %[t], [%[q], #%c[qo]+8]\n\t"
+      "ldr %[o2], [%[q], #%c[qo]+24]\n\t"
       UTVM_DWT3_ROW("0") UTVM_DWT3_ROW("1") UTVM_DWT3_ROW("2") UTVM_DWT3_ROW("3")
       : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [e0] "=&r"(e0), [e1] "=&r"(e1), [e2] "=&r"(e2),
         [t] "=&r"(t), [o2] "=&r"(o2)
-      : [y] "r"(y), [p] "r"(pl), [q] "r"(rc), [h] "n"(h), [oh] "n"(oh), [c] "n"(cout), [sh] "n"(shift)
+      : [y] "r"(y), [p] "r"(pl), [q] "r"(rc), [h] "n"(h), [oh] "n"(oh), [c] "n"(cout), [sh] "n"(shift),
+        [gi] "n"(gi), [po] "n"(4 * gi * ps), [qo] "n"(4 * gi * rl)
       : "ip", "lr", "memory");
 }
 #endif
@@ -2247,22 +2250,24 @@ UTVM_DWP_AI int32_t utvm_dwt3_fits(int32_t h, int32_t w, int32_t cin, int32_t oh
 #endif
 }
 
-/* one output channel: the assembly where it applies, else utvm_dwt_chan; the layer's shift or
- * the channel's own */
-UTVM_DWP_AI void utvm_dwt_one(int8_t* y, const int32_t* pl, const int32_t* rc, int32_t h, int32_t w, int32_t cin,
-                              int32_t oh, int32_t ow, int32_t sh, int32_t sw, int32_t top, int32_t left,
+/* output channel gi of the group whose outputs, planes and records start at y, pl, rc: the
+ * assembly where it applies, else utvm_dwt_chan; the layer's shift or the channel's own */
+UTVM_DWP_AI void utvm_dwt_one(int8_t* y, const int32_t* pl, const int32_t* rc, int32_t gi, int32_t h, int32_t w,
+                              int32_t cin, int32_t oh, int32_t ow, int32_t sh, int32_t sw, int32_t top, int32_t left,
                               int32_t flags, int32_t lo, int32_t hi, int32_t shift) {
-  const int32_t layer = shift > 0 && ((flags & UTVM_DWP_MIXED) == 0 || rc[9] < 0);
+  const int32_t ps = h * ((w + 1) / 2), rl = 10 + oh * ow;
+  const int32_t layer = shift > 0 && ((flags & UTVM_DWP_MIXED) == 0 || rc[gi * rl + 9] < 0);
 #ifdef UTVM_DWP_ASM
   if (utvm_dwt3_fits(h, w, cin, oh, ow, sh, sw, top, left, flags, lo, hi)) {
     if (layer)
-      utvm_dwt3_asm(y, pl, rc, h, oh, cin, shift);
+      utvm_dwt3_asm(y, pl, rc, gi, ps, rl, h, oh, cin, shift);
     else
-      utvm_dwt3_asm(y, pl, rc, h, oh, cin, 0);
+      utvm_dwt3_asm(y, pl, rc, gi, ps, rl, h, oh, cin, 0);
     return;
   }
 #endif
-  utvm_dwt_chan(y, pl, rc, layer ? -shift : rc[9], h, w, cin, oh, ow, sh, sw, top, left, flags, lo, hi);
+  utvm_dwt_chan(y + gi, pl + gi * ps, rc + gi * rl, layer ? -shift : rc[gi * rl + 9], h, w, cin, oh, ow, sh, sw, top,
+                left, flags, lo, hi);
 }
 
 UTVM_DWP_AI int32_t utvm_dwt_s8(void* yv, void* xv, void* scv, void* recv, int32_t h, int32_t w, int32_t cin,
@@ -2313,13 +2318,20 @@ UTVM_DWP_AI int32_t utvm_dwt_s8(void* yv, void* xv, void* scv, void* recv, int32
           }
     }
     if (gc == 4) {
-      UTVM_DWP_UNROLL /* no loop test between the channels of a group */
-      for (gi = 0; gi < 4; ++gi)
-        utvm_dwt_one(y + g0 + gi, sc + gi * ps, rec + (g0 + gi) * rl, h, w, cin, oh, ow, sh, sw, top, left, flags,
-                     lo, hi, shift);
+      if (fast) { /* the pointers of the group, the channel's offsets immediates (written out: -Og) */
+        utvm_dwt_one(y + g0, sc, rec + g0 * rl, 0, h, w, cin, oh, ow, sh, sw, top, left, flags, lo, hi, shift);
+        utvm_dwt_one(y + g0, sc, rec + g0 * rl, 1, h, w, cin, oh, ow, sh, sw, top, left, flags, lo, hi, shift);
+        utvm_dwt_one(y + g0, sc, rec + g0 * rl, 2, h, w, cin, oh, ow, sh, sw, top, left, flags, lo, hi, shift);
+        utvm_dwt_one(y + g0, sc, rec + g0 * rl, 3, h, w, cin, oh, ow, sh, sw, top, left, flags, lo, hi, shift);
+      } else {
+        UTVM_DWP_UNROLL /* no loop test between the channels of a group */
+        for (gi = 0; gi < 4; ++gi)
+          utvm_dwt_one(y + g0 + gi, sc + gi * ps, rec + (g0 + gi) * rl, 0, h, w, cin, oh, ow, sh, sw, top, left,
+                       flags, lo, hi, shift);
+      }
     } else {
       for (gi = 0; gi < gc; ++gi)
-        utvm_dwt_one(y + g0 + gi, sc + gi * ps, rec + (g0 + gi) * rl, h, w, cin, oh, ow, sh, sw, top, left, flags,
+        utvm_dwt_one(y + g0 + gi, sc + gi * ps, rec + (g0 + gi) * rl, 0, h, w, cin, oh, ow, sh, sw, top, left, flags,
                      lo, hi, shift);
     }
   }
