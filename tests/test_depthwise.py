@@ -466,7 +466,7 @@ def test_model_layers_instructions_per_mac(name: str, models_dir: Path, tmp_path
     """Every DEPTHWISE_CONV_2D of KWS and VWW, measured alone on the Cortex-M4: at most 2
     instructions per MAC (issue 12) for outputs of 6 x 6 or more, stride 1 or 2 (stride 1 at
     most 1.75 from 6 x 6 on (1.69-1.72), 1.55 from 12 x 12 on (1.50-1.54)); VWW's 3 x 3 outputs
-    (dsp_dwt) at most 1.8 (stride 1: 1.77; dsp_dwp 1.96) and 2.0 (stride 2: 1.97; dsp_dwp 2.33,
+    (dsp_dwt) at most 1.8 (stride 1: 1.77; dsp_dwp 1.96) and 1.9 (stride 2: 1.88; dsp_dwp 2.33,
     dsp_dw4 3.9 to 4.4)."""
     path = models_dir / f"{name}.tflite"
     if not path.is_file():
@@ -477,7 +477,7 @@ def test_model_layers_instructions_per_mac(name: str, models_dir: Path, tmp_path
         side = min(graph.tensors[op.outputs[0]].shape[1:3])
         if op.attrs["strides"] == (1, 1):
             return 1.55 if side >= 12 else 1.75 if side >= 6 else 1.8
-        return 2.0
+        return 2.0 if side >= 6 else 1.9
 
     limits = {op.source: limit(op) for op in graph.ops if op.kind == "depthwise_conv2d"}
     costs = dw_layer_costs(path, tmp_path)

@@ -2091,8 +2091,8 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
  * Input pixel (r, c) channel k at x + (r w + c) cin + k, output (i, j) channel o at
  * y + (i ow + j) cin + o. With DSP, stride 2 from a 6-wide input to 3-wide outputs (VWW's
  * 6x6 -> 3x3) runs in assembly (utvm_dwt3_asm): an output row at a time, three accumulators,
- * each plane word loaded once (LDRD and LDR a kernel row), 99 instructions for a channel's 81
- * multiply-accumulates of which 64 are real, with their requantization.
+ * each plane word loaded once (LDRD and LDR a kernel row), 95 instructions for a channel's 81
+ * multiply-accumulates of which 64 are real, with their requantization (the layer's shift).
  */
 #if defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32
 #define UTVM_DWT_SMLABB(a, b, c) __smlabb((a), (b), (c))
