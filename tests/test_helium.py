@@ -193,7 +193,7 @@ TINY_CASES = [n for n, c in CASES.items() if c.get("depthwise") and n != "dw3x3_
 def test_bit_exact_on_cortex_m55_without_tiny(tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from utvm.ops import depthwise_conv2d
 
-    monkeypatch.setattr(depthwise_conv2d, "_dwt_layout", lambda lay, op: None)
+    monkeypatch.setattr(depthwise_conv2d, "_mve_dwt_layout", lambda lay, op: None)
     g = load_model(_model(tmp_path, name, **CASES[name]))
     assert "tiny" not in depthwise_conv2d.helium_plans(g, g.ops[0])
     report = run_model(_model(tmp_path, name, **CASES[name]), "mps3/an547", workdir=tmp_path / "work")

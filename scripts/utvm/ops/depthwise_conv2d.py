@@ -11,6 +11,9 @@ Kernel variants, first that applies:
   skipped), utvm_mve_dwg_s8 for channels % 8 == 0 without dilation, else utvm_mve_dw3x3_row_s8
   (channels % 4 == 0); knob ``plan`` ("tiny", or dwg's lines along output rows or columns, lines
   per pass, channels per tile; default the least estimated cost, see _helium_plans);
+- dsp_dwt: int8 on DSP CPUs, 3x3 windows of stride 1 or 2, multiplier 1, at most 4x4 outputs
+  (utvm_dwt_s8): each output position with only its real taps, the zero point folded into
+  per-position biases, no padding converted (6-wide stride 2 in assembly);
 - dsp_dwp: int8 on DSP CPUs (Cortex-M4/M7/M33), any multiplier, channel count, window and
   stride, dilation along one axis at most, requantization constants that fit (see
   _dwp_constants): the input converted four channels at a time into planar int16 rows in
@@ -594,8 +597,9 @@ def _dwp_fit_scratch(g: Graph, op: Operator, target: Target, room: int) -> dict[
     """For a layer whose planes set the pool (a stride-2 layer at the peak of a MobileNet-style
     network): the most output rows per band whose planes take at most ``room`` bytes, or, when
     not even one row fits, those of a quarter of DWP_SCRATCH_BUDGET (a little more pool, much
-    less than the default's, at a few more conversions)."""
-    if _dwp(g, op, target) is None:
+    less than the default's, at a few more conversions). Not for tiny maps: dsp_dwt's planes hold
+    the input once, without padding."""
+    if _dwt_shape(g, op, target) or _dwp(g, op, target) is None:
         return None
     orient = _dwp_orients(g, op)[0]
     geo = _dwp_geometry(g, op, orient)
@@ -650,6 +654,86 @@ def _dwp(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     return kdef
 
 
+# ---------------------------------------------------------------------------------------
+# dsp_dwt: tiny output maps, each position its own case (utvm_dwt_s8 of utvm/kernels.h)
+
+#: the largest output side utvm_dwt_s8 takes (its positions unrolled)
+DWT_MAX_SIDE = 4
+
+
+def _dwt_records(w: np.ndarray, consts: DwpConstants, zx: int, taps: np.ndarray) -> np.ndarray | None:
+    """Per output channel (see kernels.h, utvm_dwt_s8): E_ky, T, O_ky as int16 pair words of the
+    scaled weights, m, r, e, then one bias word per output position, the zero point's product with the weights of
+    the taps on the padding added (``taps``: positions x 3 x 3, 1 where the tap is on the input),
+    or None where a bias leaves int32."""
+    ws = w.astype(np.int64).transpose(2, 0, 1) * consts.scale[:, None, None]  # cout, ky, kx
+
+    def pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return (a & 0xFFFF) | ((b & 0xFFFF) << 16)
+
+    words = [pair(ws[:, ky, 0], ws[:, ky, 1]) for ky in range(3)] + [pair(ws[:, 0, 2], ws[:, 1, 2])]
+    words += [pair(ws[:, ky, 1], ws[:, ky, 2]) for ky in range(3)]
+    q = consts.q.astype(np.int64)
+    pad_sums = np.einsum("pyx,oyx->op", 1 - taps, ws)
+    bias = q[:, :1] + zx * pad_sums
+    if np.any(np.abs(bias) >= 1 << 31):
+        return None
+    out = np.concatenate([np.stack(words, axis=1), q[:, 2:5], bias], axis=1)
+    return (out & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+
+
+def _dwt_taps(oh: int, ow: int, geo: tuple[int, int, int, int, int, int]) -> np.ndarray:
+    """1 where tap (ky, kx) of output position (i, j) falls on the input: positions x 3 x 3."""
+    h, wd, sh, sw, top, left = geo
+    iy = np.arange(oh)[:, None] * sh + np.arange(3)[None, :] - top  # i, ky
+    ix = np.arange(ow)[:, None] * sw + np.arange(3)[None, :] - left  # j, kx
+    ry, rx = (iy >= 0) & (iy < h), (ix >= 0) & (ix < wd)
+    return (ry[:, None, :, None] & rx[None, :, None, :]).reshape(oh * ow, 3, 3).astype(np.int64)
+
+
+def _dwt_shape(g: Graph, op: Operator, target: Target) -> bool:
+    """A layer utvm_dwt_s8 may run (its constants aside): int8 on a DSP CPU, 3x3 windows of
+    stride 1 or 2 without dilation, multiplier 1, at most DWT_MAX_SIDE outputs a side."""
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    return bool(target.dsp and x.dtype == "int8" and y.dtype == "int8" and w.data is not None
+                and op.attrs.get("depth_multiplier", 1) == 1 and tuple(w.shape[1:3]) == (3, 3)
+                and op.attrs["dilation"] == (1, 1) and max(op.attrs["strides"]) <= 2
+                and max(y.shape[1:3]) <= DWT_MAX_SIDE)
+
+
+def _dwt(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """Tiny output maps (at most DWT_MAX_SIDE a side) of 3x3 windows, stride 1 or 2, multiplier
+    1: utvm_dwt_s8, the padding taps skipped, the zero point folded into per-position biases."""
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    if not _dwt_shape(g, op, target) or w.data is None:
+        return None
+    consts = _dwp_constants(g, op)
+    if consts is None:
+        return None
+    n, h, wd, c = x.shape
+    _, oh, ow, _ = y.shape
+    (sh, sw), (top, left) = op.attrs["strides"], op.attrs["padding"][:2]
+    assert x.quant is not None
+    _, zx = x.quant.scalar()
+    recs = _dwt_records(w.data[0], consts, zx, _dwt_taps(oh, ow, (h, wd, sh, sw, top, left)))
+    if recs is None:
+        return None
+    args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
+            KernelArg(te.placeholder((recs.size,), I32, name="w"), constant=recs.reshape(-1), role="w"),
+            KernelArg(te.placeholder((4 * h * ((wd + 1) // 2),), I32, name="planes"), role="planes", scratch=True)]
+    params = (h, wd, c, oh, ow, sh, sw, top, left, consts.flags, consts.lo, consts.hi, consts.shift)
+
+    def body(ins, outs):  # type: ignore[no-untyped-def]
+        xb, wb, sb = ins
+        return seq([ext.call("utvm_dwt_s8", outs[0].access_ptr("w", offset=i * (y.size // n)),
+                             xb.access_ptr("r", offset=i * (x.size // n)), sb.access_ptr("w"), wb.access_ptr("r"),
+                             *params) for i in range(n)])
+
+    kdef = ext.extern(y, args, body)
+    kdef.inplace = x.shape == y.shape  # each group of four channels is converted before its outputs are written
+    return kdef
+
+
 def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     """Helium 3x3 depthwise (multiplier 1), by the plan (_helium_plans): utvm_mve_dwt_s8 (tiny
     maps, any channel count: every output pixel its own case), utvm_mve_dwg_s8 (channels a
@@ -674,7 +758,7 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     name = knob(op, "plan", "") or names[0]
     name = name if name in names else names[0]
     if name == "tiny":
-        return _dwt(lay, op)
+        return _mve_dwt(lay, op)
     if name != "row":
         plans = {p.name: p for p in mve.dwg_plans((oh, ow), c, (sh, sw))}
         plan = plans[name]
@@ -754,7 +838,7 @@ def _dwg_out_of_order(plan: mve.DwgPlan, oh: int, c: int) -> bool:
     return plan.vertical or (plan.lines > 1 and (plan.cb < c or oh % plan.lines != 0))
 
 
-def _dwt_layout(lay: mve.Layer, op: Operator) -> mve.DwtLayout | None:
+def _mve_dwt_layout(lay: mve.Layer, op: Operator) -> mve.DwtLayout | None:
     """utvm_mve_dwt_s8's constant for a tiny map (no dilation), None elsewhere."""
     if op.attrs["dilation"] != (1, 1):
         return None
@@ -762,9 +846,9 @@ def _dwt_layout(lay: mve.Layer, op: Operator) -> mve.DwtLayout | None:
                           op.attrs["padding"][:2], lay.zx, lay.params)
 
 
-def _dwt(lay: mve.Layer, op: Operator) -> KernelDef:
+def _mve_dwt(lay: mve.Layer, op: Operator) -> KernelDef:
     """utvm_mve_dwt_s8: every output pixel of a tiny map its own case (see kernels_mve.h)."""
-    tiny = _dwt_layout(lay, op)
+    tiny = _mve_dwt_layout(lay, op)
     assert tiny is not None
     x, y = lay.x, lay.y
     _, h, wd, c = x.shape
@@ -807,7 +891,7 @@ def _helium_plans(g: Graph, op: Operator, lay: mve.Layer) -> list[str]:
     dwg = (mve.dwg_plans(y.shape[1:3], c, op.attrs["strides"])
            if c % 8 == 0 and op.attrs["dilation"] == (1, 1) and max(y.shape[1:3]) >= 2 else [])
     names = [p.name for p in dwg] or (["row"] if c % 4 == 0 else [])
-    tiny = _dwt_layout(lay, op)
+    tiny = _mve_dwt_layout(lay, op)
     if tiny is None:
         return names
     if dwg and tiny.ns > DWT_DEFAULT_CLASSES and y.shape[1] * y.shape[2] > DWT_DEFAULT_PIXELS:
@@ -840,7 +924,8 @@ OPS = (
                          "int16: zero points 0, int64 bias"),),
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85", knobs=_helium_knobs, rows_in_order=True),
-            # not rows_in_order: each group of four channels runs over all bands of rows
+            # not rows_in_order: each group of four channels runs over all output rows (dwp: bands)
+            Variant("dsp_dwt", _dwt, "Cortex-M4/M7/M33"),
             Variant("dsp_dwp", _dwp, "Cortex-M4/M7/M33", knobs=_dwp_knobs),
             Variant("dsp_dw4", _dw4, "Cortex-M4/M7/M33", rows_in_order=True),
             Variant("helium_int16", mac16.on_helium(_mac16), "Cortex-M52/M55/M85", types=("int16",),
