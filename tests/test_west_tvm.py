@@ -282,8 +282,11 @@ _FAKE_MODEL_C = """
 #include <string.h>
 const uint8_t tvmgen_fake_weights[4096] = {1, 2, 3};
 uint8_t tvmgen_fake_global_workspace_pool[2048];
+/* a kernel the model's source defines itself (static, no model prefix) */
+__attribute__((noinline)) static int utvm_dsp_fake_kernel(int v) { return v * 7 + 3; }
 int32_t __tvm_ffi_tvmgen_fake_add_0(const uint8_t* in, uint8_t* out) {
   out[0] = (uint8_t)(tvmgen_fake_weights[in[0]] + tvmgen_fake_global_workspace_pool[1]);
+  out[0] = (uint8_t)utvm_dsp_fake_kernel(out[0]);
   out[1] = (uint8_t)(in[2] * in[3] + in[4]);
   return 0;
 }
@@ -307,9 +310,13 @@ def test_report_on_a_small_image(workspace: Path, tmp_path: Path) -> None:
     gcc = shutil.which("gcc")
     if gcc is None:
         pytest.skip("no gcc")
-    (tmp_path / "fake.c").write_text(_FAKE_MODEL_C)
+    (tmp_path / "fake_lib0.c").write_text(_FAKE_MODEL_C)
+    # a static function of the same kind outside the model's files is not the model's (kept in the
+    # binary by the global function that calls it)
+    (tmp_path / "other.c").write_text("__attribute__((noinline)) static int utvm_dsp_other(int v) { return v * 5; }\n"
+                                      "int utvm_elsewhere(int v) { return utvm_dsp_other(v) + 1; }\n")
     elf = tmp_path / "fake.elf"
-    r = subprocess.run([gcc, "-O1", str(tmp_path / "fake.c"), "-o", str(elf)],
+    r = subprocess.run([gcc, "-O1", str(tmp_path / "fake_lib0.c"), str(tmp_path / "other.c"), "-o", str(elf)],
                        capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr
     r = west(workspace, "tvm", "report", "--elf", str(elf), "--json")
@@ -322,6 +329,12 @@ def test_report_on_a_small_image(workspace: Path, tmp_path: Path) -> None:
     kernel = elfreport.model_symbols(elf, "tvmgen_fake_").find("__tvm_ffi_tvmgen_fake_add_0")
     assert kernel is not None and kernel.kind == "code"  # the kernel counts as the model's code
     assert model["flash"]["code"] > kernel.size > 0
+    symbols = elfreport.model_symbols(elf, "tvmgen_fake_")
+    static = symbols.find("utvm_dsp_fake_kernel")  # found by its file, fake_lib0.c
+    assert static is not None and static.kind == "code" and static.size > 0
+    assert symbols.find("utvm_dsp_other") is None and symbols.find("utvm_elsewhere") is None
+    assert "utvm_dsp_other" in subprocess.run(["nm", str(elf)], capture_output=True, text=True, check=True).stdout
+    assert model["flash"]["code"] == symbols.code_bytes >= kernel.size + static.size
     assert model["ram"]["pool"] == 2048
     assert model["constants_in_flash"] and model["pool_in_ram"]
     r = west(workspace, "tvm", "report", "--elf", str(elf), "--name", "nope")

@@ -70,6 +70,9 @@ class _Symbol:
     size: int
     kind: str  # "FUNC" | "OBJECT" | "NOTYPE" | ...
     section_index: int
+    #: for a local (static) symbol, the base name of the source file it was compiled from
+    #: (the STT_FILE symbol before it); empty for global symbols
+    file: str = ""
 
 
 @dataclass
@@ -100,7 +103,11 @@ def _load(elf_path: Path) -> _Elf:
             for index, sec in enumerate(elf.iter_sections()):
                 flags = sec["sh_flags"]
                 if isinstance(sec, SymbolTableSection) and sec.name == ".symtab":
+                    source = ""
                     for sym in sec.iter_symbols():
+                        if sym["st_info"]["type"] == "STT_FILE":
+                            source = sym.name.replace("\\", "/").rsplit("/", 1)[-1]
+                            continue
                         shndx = sym["st_shndx"]
                         if not isinstance(shndx, int) or not sym.name:
                             continue
@@ -111,6 +118,7 @@ def _load(elf_path: Path) -> _Elf:
                                 size=int(sym["st_size"]),
                                 kind=str(sym["st_info"]["type"]).removeprefix("STT_"),
                                 section_index=shndx,
+                                file=source if sym["st_info"]["bind"] == "STB_LOCAL" else "",
                             )
                         )
                 if not flags & SH_FLAGS.SHF_ALLOC or sec["sh_size"] == 0:
@@ -451,6 +459,14 @@ class ModelSymbols:
 KERNEL_PREFIX = "__tvm_ffi_"
 
 
+def _model_source(prefix: str) -> re.Pattern[str] | None:
+    """The base names of the C files of the model with symbol prefix ``tvmgen_<name>_``: its
+    static functions and data (the kernels it defines itself, utvm_dsp_*, utvm_mve_*) carry
+    no prefix and are found by the file they were compiled from."""
+    m = re.fullmatch(r"tvmgen_(\w+)_", prefix)
+    return re.compile(rf"{re.escape(m.group(1))}_lib\d+\.c") if m else None
+
+
 def _symbol_infos(
     view: _Elf,
     board: BoardSpec | None,
@@ -459,9 +475,13 @@ def _symbol_infos(
 ) -> list[SymbolInfo]:
     infos: list[SymbolInfo] = []
     seen: set[tuple[str, int]] = set()
+    source = _model_source(prefix)
     for sym in view.symbols:
+        if sym.kind not in ("FUNC", "OBJECT"):
+            continue
         # kernels carry TVM's packed-function prefix: __tvm_ffi_tvmgen_<name>_...
-        if not sym.name.removeprefix(KERNEL_PREFIX).startswith(prefix) or sym.kind not in ("FUNC", "OBJECT"):
+        named = sym.name.removeprefix(KERNEL_PREFIX).startswith(prefix)
+        if not named and not (source is not None and sym.file and source.fullmatch(sym.file)):
             continue
         sec = view.by_index.get(sym.section_index)
         if sec is None:

@@ -216,23 +216,14 @@ def run_compiled(model: Path, result: CompileResult, board: str, tmp: Path, inpu
 
 
 def _host_code_bytes(binary: Path, name: str) -> int | None:
-    """Bytes of machine code of the model's functions in the host binary (None when the
-    host's executables are not ELF)."""
-    from elftools.elf.elffile import ELFFile
+    """Bytes of machine code of the model's functions in the host binary, its own static
+    kernels included (None when the host's executables are not ELF)."""
+    from . import elfreport
 
-    total = 0
     with open(binary, "rb") as f:
         if f.read(4) != b"\x7fELF":
             return None
-        f.seek(0)
-        elf = ELFFile(f)
-        symtab = elf.get_section_by_name(".symtab")
-        if symtab is None:
-            return 0
-        for sym in symtab.iter_symbols():
-            if sym["st_info"]["type"] == "STT_FUNC" and f"tvmgen_{name}" in sym.name:
-                total += sym["st_size"]
-    return total
+    return elfreport.model_symbols(binary, f"tvmgen_{name}_").code_bytes
 
 
 def _run_qemu(board_name: str, mlfs: list[Path], names: list[str], harness: Path, tmp: Path,
