@@ -16,6 +16,7 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -195,3 +196,22 @@ def check_state_outside_pool(model: bytes, tmp_path: Path, name: str) -> list:  
     assert f"void tvmgen_{name}_reset(void);" in header
     assert not any(t.name in result.plan.offsets for t in states)
     return states
+
+
+def tuning_log(path: Path, model: Path, cpu: str | None,
+               pick: Callable[[Any, Any], dict[str, Any] | None]) -> Path:
+    """Write at ``path`` a tuning log (as `utvm tune` writes one) that gives each operator of
+    ``model`` the configuration ``pick(graph, op)`` returns for it (None: no record)."""
+    from utvm.importer import load_model
+    from utvm.tune.log import write_log
+    from utvm.tune.workload import workload, workload_key
+
+    graph = load_model(model)
+    records = []
+    for op in graph.ops:
+        config = pick(graph, op)
+        if config is not None:
+            w = workload(graph, op, cpu)
+            records.append({"key": workload_key(w), "workload": w, "config": config, "cost": {"instructions": 1}})
+    write_log(path, records)
+    return path

@@ -256,7 +256,9 @@ def test_variant_taken_where_it_applies(model: tuple[Path, DwCases], tmp_path: P
         tiny = max(y.shape[1:3]) <= 4 and op.attrs.get("depth_multiplier", 1) == 1 and op.attrs["dilation"] == (1, 1)
         if call.variant in ("dsp_dwp", "dsp_dwt") and tiny and tuple(result.graph.tensors[op.inputs[1]].shape[1:3]) == (3, 3) \
                 and max(op.attrs["strides"]) <= 2:
-            assert call.variant == "dsp_dwt", op.source
+            # tiny maps: dsp_dwp untuned (dsp_dwt's flash), dsp_dwt in the tuning space
+            assert call.variant == "dsp_dwp", op.source
+            assert "dsp_dwt" in {c["variant"] for c in space(result.graph, op, M4)}, op.source
     assert variants.count("dsp_dwp") + variants.count("dsp_dwt") >= len(variants) - 4
 
 
@@ -443,7 +445,8 @@ def test_planes_shrink_where_they_set_the_pool(tmp_path: Path) -> None:
 
 def dw_layer_costs(path: Path, work: Path) -> list[tuple[str, float]]:
     """(operator, instructions per MAC) of every DEPTHWISE_CONV_2D of a model, each measured alone
-    with its default configuration on mps2/an386 as `utvm tune` measures kernels."""
+    on mps2/an386 as `utvm tune` measures kernels: with its default configuration, tiny maps
+    with dsp_dwt (which the tuner picks there; not the default, for its flash)."""
     from utvm.ops.common import conv_macs
     from utvm.tune.measure import measure
 
@@ -452,7 +455,8 @@ def dw_layer_costs(path: Path, work: Path) -> list[tuple[str, float]]:
     for k, op in enumerate(graph.ops):
         if op.kind != "depthwise_conv2d":
             continue
-        config = space(graph, op, M4)[0]
+        configs = space(graph, op, M4)
+        config = next((c for c in configs if c["variant"] == "dsp_dwt"), configs[0])
         (cand,) = measure(graph, op, [config], "mps2/an386", "cortex-m4", work / f"k{k}")
         assert cand.instructions is not None, cand.error
         out.append((f"{op.source} {config}", cand.instructions / conv_macs(graph, op)))
@@ -533,16 +537,20 @@ TINY = [dict(t, mult=1, dilation=(1, 1)) for t in TINY]
 
 @pytest.mark.parametrize("board", ["host", pytest.param("mps2/an386", marks=needs_qemu)])
 def test_tiny_maps_match_tflite_micro(board: str, tmp_path: Path) -> None:
-    """Layers of at most 4 x 4 outputs take dsp_dwt (each position its own taps, padding taps
-    skipped, per-position biases) and are identical to TFLite Micro: built for the host (the
-    plain-C forms of the DSP helpers) and on the Cortex-M4 (the assembly)."""
-    from op_check import check_model, side_by_side
+    """Layers of at most 4 x 4 outputs given dsp_dwt by a tuning log (each position its own taps,
+    padding taps skipped, per-position biases; untuned they take dsp_dwp) are identical to
+    TFLite Micro: built for the host (the plain-C forms of the DSP helpers) and on the Cortex-M4
+    (the assembly)."""
+    from op_check import check_model, side_by_side, tuning_log
 
     cases = _cases(TINY, range(0))
     extra = _tiny_cases(11, 30)
     path = tmp_path / "tiny.tflite"
     path.write_bytes(side_by_side(cases.cases + extra.cases))  # each case adds its input
-    result = compile_model(path, tmp_path / "mlf", CompileOptions(cpu="cortex-m4"))
+    untuned = compile_model(path, tmp_path / "untuned", CompileOptions(cpu="cortex-m4"))
+    assert {c.variant for c in untuned.lowered.calls} == {"dsp_dwp"}
+    log = tuning_log(tmp_path / "dwt.json", path, "cortex-m4", lambda g, op: {"variant": "dsp_dwt"})
+    result = compile_model(path, tmp_path / "mlf", CompileOptions(cpu="cortex-m4", tuning_log=log))
     variants = {result.graph.ops[c.op_index].source: c.variant for c in result.lowered.calls}
     assert set(variants.values()) == {"dsp_dwt"}, variants
     inputs = cases.inputs + extra.inputs
@@ -555,22 +563,24 @@ def test_tiny_maps_match_tflite_micro(board: str, tmp_path: Path) -> None:
             paths.append(tmp_path / f"in{k}.npy")
         assert run_compiled(path, result, "host", tmp_path, paths).outputs_match_reference
     else:
-        check_model(path, tmp_path, board, inputs)
+        check_model(path, tmp_path, board, inputs, tuning_log=log)
 
 
 @pytest.mark.parametrize("board", ["host", pytest.param("mps2/an386", marks=needs_qemu)])
 def test_tiny_map_output_over_its_input(board: str, tmp_path: Path) -> None:
-    """A stride-1 tiny map (dsp_dwt, 3x3 -> 3x3) whose input dies at it writes its output over
-    the input (each group of four channels is converted before its outputs are written);
-    identical to TFLite Micro."""
-    from op_check import check_model, side_by_side
+    """A stride-1 tiny map (dsp_dwt by a tuning log, 3x3 -> 3x3) whose input dies at it writes its
+    output over the input (each group of four channels is converted before its outputs are
+    written); identical to TFLite Micro."""
+    from op_check import check_model, side_by_side, tuning_log
 
     path = tmp_path / "tiny_inplace.tflite"
     path.write_bytes(side_by_side([lambda m: _conv_dw_conv(m, 1, (3, 3, 8, 14))]))
-    result = compile_model(path, tmp_path / "mlf", CompileOptions(cpu="cortex-m4"))
+    log = tuning_log(tmp_path / "dwt.json", path, "cortex-m4",
+                     lambda g, op: {"variant": "dsp_dwt"} if op.kind == "depthwise_conv2d" else None)
+    result = compile_model(path, tmp_path / "mlf", CompileOptions(cpu="cortex-m4", tuning_log=log))
     call = next(c for c in result.lowered.calls if result.graph.ops[c.op_index].kind == "depthwise_conv2d")
     op = result.graph.ops[call.op_index]
     assert call.variant == "dsp_dwt" and call.inplace
     assert any(t.name == op.outputs[0] and t.how == "inplace" and t.target == op.inputs[0]
                for t in result.plan.tenants)
-    check_model(path, tmp_path, board)
+    check_model(path, tmp_path, board, tuning_log=log)

@@ -181,8 +181,8 @@ def test_bit_exact_on_cortex_m55(tmp_path: Path, name: str) -> None:
     assert report.max_abs_diff == 0
 
 
-#: the depthwise cases that utvm_mve_dwt_s8 takes by default, run again without it (the other
-#: Helium depthwise kernels on the same borders)
+#: the depthwise cases where utvm_mve_dwt_s8 applies beside another Helium plan (the default
+#: there, for its flash: "Tiny maps are tuned for"), run again with it from a tuning log
 TINY_CASES = [n for n, c in CASES.items() if c.get("depthwise") and n != "dw3x3_c6"
               and int(np.prod(c["input_shape"][1:3])) <= 36 and c["input_shape"][2] <= 6
               and c["input_shape"][3] % 4 == 0]  # type: ignore[index, call-overload]
@@ -190,13 +190,18 @@ TINY_CASES = [n for n, c in CASES.items() if c.get("depthwise") and n != "dw3x3_
 
 @pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
 @pytest.mark.parametrize("name", TINY_CASES)
-def test_bit_exact_on_cortex_m55_without_tiny(tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bit_exact_on_cortex_m55_with_tiny(tmp_path: Path, name: str) -> None:
+    from op_check import tuning_log
     from utvm.ops import depthwise_conv2d
 
-    monkeypatch.setattr(depthwise_conv2d, "_mve_dwt_layout", lambda lay, op: None)
-    g = load_model(_model(tmp_path, name, **CASES[name]))
-    assert "tiny" not in depthwise_conv2d.helium_plans(g, g.ops[0])
-    report = run_model(_model(tmp_path, name, **CASES[name]), "mps3/an547", workdir=tmp_path / "work")
+    path = _model(tmp_path, name, **CASES[name])
+    g = load_model(path)
+    plans = depthwise_conv2d.helium_plans(g, g.ops[0])
+    assert plans[0] != "tiny" and "tiny" in plans
+    log = tuning_log(tmp_path / "tiny.json", path, "cortex-m55", lambda g, op: {"variant": "helium", "plan": "tiny"})
+    result = compile_model(path, tmp_path / "mlf", CompileOptions(cpu="cortex-m55", tuning_log=log))
+    assert result.graph.ops[0].attrs["config"]["plan"] == "tiny"
+    report = run_model(path, "mps3/an547", workdir=tmp_path / "work", tuning_log=log)
     assert report.outputs_match_reference
     assert report.max_abs_diff == 0
 

@@ -414,7 +414,7 @@ def test_vector_code_compiles_with_other_flags(tmp_path: Path, flags: list[str])
 # ---------------------------------------------------------------------------------------------
 
 #: (model builder, its arguments, the helper and its read mode: conv42's band / sub, dwg's orientation
-#: or utvm_mve_dwt_s8)
+#: or utvm_mve_dwt_s8, "tiny", given by a tuning log)
 LAYERS: dict[str, tuple[Callable[..., bytes], dict[str, object], str]] = {
     "rgb_s2_band_rows": (conv2d_model, dict(input_shape=(1, 13, 14, 3), out_channels=8, stride=(2, 2), seed=40,
                                             activation="RELU"), "band1"),
@@ -467,13 +467,36 @@ def _read_mode(path: Path) -> str:
     return f"band{plan.band}" if plan.band else f"sub{plan.sub}" if plan.sub > 1 else "pack"
 
 
+def _tiny_log(tmp_path: Path, path: Path) -> Path:
+    """A tuning log giving the model's depthwise layers utvm_mve_dwt_s8 (plan "tiny": the tuner's
+    pick on tiny maps, not the default where another plan applies, for its flash), after checking
+    that the compiler takes it from the log."""
+    from op_check import tuning_log
+    from utvm.compiler import CompileOptions, compile_model
+
+    log = tuning_log(tmp_path / "tiny.json", path, "cortex-m55",
+                     lambda g, op: {"variant": "helium", "plan": "tiny"} if op.kind == "depthwise_conv2d" else None)
+    result = compile_model(path, tmp_path / "tiny_mlf", CompileOptions(cpu="cortex-m55", tuning_log=log))
+    for call in result.lowered.calls:
+        op = result.graph.ops[call.op_index]
+        if op.kind == "depthwise_conv2d":
+            assert call.variant == "helium" and op.attrs["config"]["plan"] == "tiny"
+            assert "tiny" in helium_plans(result.graph, op)
+    return log
+
+
 @pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
 @pytest.mark.parametrize("name", sorted(LAYERS))
 def test_layer_bit_exact_with_tflite_micro_on_cortex_m55(tmp_path: Path, name: str) -> None:
     build, kwargs, mode = LAYERS[name]
     path = tmp_path / f"{name}.tflite"
     path.write_bytes(build(**kwargs))
-    assert _read_mode(path) == mode
-    report = run_model(path, "mps3/an547", workdir=tmp_path / "work")
+    log = None
+    if mode == "tiny":
+        assert _read_mode(path) != "tiny"  # untuned: the general kernel
+        log = _tiny_log(tmp_path, path)
+    else:
+        assert _read_mode(path) == mode
+    report = run_model(path, "mps3/an547", workdir=tmp_path / "work", tuning_log=log)
     assert report.outputs_match_reference
     assert report.max_abs_diff == 0

@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from op_check import check_model, on_boards, side_by_side
+from op_check import check_model, on_boards, side_by_side, tuning_log
+from test_boards import _toolchain_problem
 from tflite_builder import ModelBuilder
 from utvm.compiler import CompileOptions, CompileResult, compile_model
 from utvm.ops import all_ops
@@ -31,7 +32,7 @@ SHAPES = [
     (16, 4, 8, 3, 2, "SAME", 1, 1),
     (9, 8, 4, 3, 1, "SAME", 1, 2),
     (10, 6, 3, 5, 2, "SAME", 1, 4),
-    (4, 5, 16, 3, 1, "SAME", 1, 1),  # Helium: utvm_mve_dwt_s8 (one block of 16 channels: rows in order)
+    (4, 5, 16, 3, 1, "SAME", 1, 1),  # Helium: utvm_mve_dwt_s8 when tuned (one block of 16 channels: rows in order)
 ]
 
 
@@ -218,3 +219,20 @@ def test_helium_depthwise_at_the_peak_takes_a_plan_with_rows_in_order(tmp_path: 
         assert any(t.how == "shifted" for t in result.plan.tenants) == (slack == 2)
         pools[slack] = result.plan.pool_size
     assert pools[2.0] < pools[default]
+
+
+@pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+def test_helium_tiny_map_in_place(tmp_path: Path) -> None:
+    """utvm_mve_dwt_s8 (plan "tiny", given by a tuning log: the tuner's pick on tiny maps) over a
+    block of 16 channels writes its rows in order, so at the block's peak it runs shifted over
+    its input; identical to TFLite Micro."""
+    model = tmp_path / "tiny_block.tflite"
+    model.write_bytes(side_by_side([_block(len(SHAPES) - 1)]))
+    log = tuning_log(tmp_path / "tiny.json", model, "cortex-m55",
+                     lambda g, op: {"variant": "helium", "plan": "tiny"} if op.kind == "depthwise_conv2d" else None)
+    result = compile_model(model, tmp_path / "mlf", CompileOptions(cpu="cortex-m55", io_in_pool=True, tuning_log=log))
+    (call,) = [c for c in result.lowered.calls if result.graph.ops[c.op_index].kind == "depthwise_conv2d"]
+    op = result.graph.ops[call.op_index]
+    assert call.variant == "helium" and op.attrs["config"]["plan"] == "tiny" and not call.rows_out_of_order
+    assert any(t.how == "shifted" and t.name == op.inputs[0] for t in result.plan.tenants)
+    check_model(model, tmp_path, "mps3/an547", io_in_pool=True, tuning_log=log)

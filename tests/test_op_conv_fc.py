@@ -16,15 +16,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from op_check import Cases, check_model, side_by_side
+from op_check import Cases, check_model, side_by_side, tuning_log
 from test_boards import _toolchain_problem
 from test_op_mac import Layer, _activation, _out_size, _per_tensor
 from tflite_builder import ModelBuilder
 from utvm.compiler import CompileOptions, compile_model
 from utvm.importer import load_model
 from utvm.lower import tiny
-from utvm.tune.log import write_log
-from utvm.tune.workload import workload, workload_key
 
 N_CONV, N_FC = 28, 16
 
@@ -109,14 +107,7 @@ def model(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Cases]:
 
 def _wide_log(path: Path, model: Path, cpu: str | None) -> Path:
     """A tuning log giving every layer the dsp_gemm kernel with int16 weights."""
-    graph = load_model(model)
-    records = []
-    for op in graph.ops:
-        w = workload(graph, op, cpu)
-        records.append({"key": workload_key(w), "workload": w, "config": {"variant": "dsp_gemm", "weights": "int16"},
-                        "cost": {"instructions": 1}})
-    write_log(path, records)
-    return path
+    return tuning_log(path, model, cpu, lambda g, op: {"variant": "dsp_gemm", "weights": "int16"})
 
 
 def test_dsp_gemm_takes_the_int8_layers(model: tuple[Path, Cases], tmp_path: Path) -> None:

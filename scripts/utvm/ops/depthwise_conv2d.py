@@ -6,14 +6,11 @@ int8, reference_ops::DepthwiseConv for float32); output channel o reads input ch
 o // depth_multiplier.
 
 Kernel variants, first that applies:
-- helium: 3x3 windows, multiplier 1 on Cortex-M52/M55/M85: utvm_mve_dwt_s8 on tiny maps (at most
-  36 input pixels, 6 columns; any channel count: every output pixel its own case, padding taps
-  skipped), utvm_mve_dwg_s8 for channels % 8 == 0 without dilation, else utvm_mve_dw3x3_row_s8
-  (channels % 4 == 0); knob ``plan`` ("tiny", or dwg's lines along output rows or columns, lines
-  per pass, channels per tile; default the least estimated cost, see _helium_plans);
-- dsp_dwt: int8 on DSP CPUs, 3x3 windows of stride 1 or 2, multiplier 1, at most 4x4 outputs
-  (utvm_dwt_s8): each output position with only its real taps, the zero point folded into
-  per-position biases, no padding converted (6-wide stride 2 in assembly);
+- helium: 3x3 windows, multiplier 1 on Cortex-M52/M55/M85: utvm_mve_dwg_s8 for channels % 8 == 0
+  without dilation, else utvm_mve_dw3x3_row_s8 (channels % 4 == 0), else utvm_mve_dwt_s8 on tiny
+  maps (at most 36 input pixels, 6 columns; any channel count: every output pixel its own case,
+  padding taps skipped); knob ``plan`` (dwg's lines along output rows or columns, lines per
+  pass, channels per tile, default the least estimated cost; "tiny" second, see _helium_plans);
 - dsp_dwp: int8 on DSP CPUs (Cortex-M4/M7/M33), any multiplier, channel count, window and
   stride, dilation along one axis at most, requantization constants that fit (see
   _dwp_constants): the input converted four channels at a time into planar int16 rows in
@@ -22,6 +19,10 @@ Kernel variants, first that applies:
   utvm/kernels.h; 3x3 windows of stride 1 or 2 in assembly). Knobs: ``orient`` (the output rows
   run along the image rows, or along its columns: a narrow tall image transposed) and ``band``
   (output rows per conversion: fewer rows, less scratch, more input rows converted twice);
+- dsp_dwt: int8 on DSP CPUs, 3x3 windows of stride 1 or 2, multiplier 1, at most 4x4 outputs
+  (utvm_dwt_s8): each output position with only its real taps, the zero point folded into
+  per-position biases, no padding converted (6-wide stride 2 in assembly); after dsp_dwp, so
+  taken where a tuning log names it (see "Tiny maps are tuned for");
 - dsp_dw4: multiplier 1, channels % 4 == 0: two taps per SMLAD, four channels per word;
 - helium_int16: 16x8, multiplier 1, where the short requantization applies
   (lower/mac16.short_int64_requant): one utvm_mve_dw_row_s16 call per output row;
@@ -597,9 +598,8 @@ def _dwp_fit_scratch(g: Graph, op: Operator, target: Target, room: int) -> dict[
     """For a layer whose planes set the pool (a stride-2 layer at the peak of a MobileNet-style
     network): the most output rows per band whose planes take at most ``room`` bytes, or, when
     not even one row fits, those of a quarter of DWP_SCRATCH_BUDGET (a little more pool, much
-    less than the default's, at a few more conversions). Not for tiny maps: dsp_dwt's planes hold
-    the input once, without padding."""
-    if _dwt_shape(g, op, target) or _dwp(g, op, target) is None:
+    less than the default's, at a few more conversions)."""
+    if _dwp(g, op, target) is None:
         return None
     orient = _dwp_orients(g, op)[0]
     geo = _dwp_geometry(g, op, orient)
@@ -656,6 +656,13 @@ def _dwp(g: Graph, op: Operator, target: Target) -> KernelDef | None:
 
 # ---------------------------------------------------------------------------------------
 # dsp_dwt: tiny output maps, each position its own case (utvm_dwt_s8 of utvm/kernels.h)
+
+# Tiny maps are tuned for: the tiny-map kernels (dsp_dwt, Helium's plan "tiny") come after the
+# general ones, so that an untuned compile keeps the general kernel and `utvm tune` picks them
+# where they are faster. They save a few hundred to a few thousand instructions a layer (VWW,
+# whole model: 8,840 of 8.4 million on the Cortex-M4, 6,500 of 1.52 million on the M55) for
+# 4-9 KB of flash a layer (per-position records or per-class filters, code unrolled per
+# layer): VWW's two such layers add 16 KB on the M4 (5% of its flash), 15 KB on the M55 (11%).
 
 #: the largest output side utvm_dwt_s8 takes (its positions unrolled)
 DWT_MAX_SIDE = 4
@@ -872,31 +879,22 @@ def _mve_dwt(lay: mve.Layer, op: Operator) -> KernelDef:
     return kdef
 
 
-#: utvm_mve_dwt_s8 is the default over utvm_mve_dwg_s8 for at most this many border classes
-#: (its constant: 20 bytes per channel and class, dwg's 32 per channel) or output pixels
-DWT_DEFAULT_CLASSES, DWT_DEFAULT_PIXELS = 4, 9
-
-
 def _helium_plans(g: Graph, op: Operator, lay: mve.Layer) -> list[str]:
-    """The kernels (and plans) of a Helium 3x3 depthwise layer, the default first: "tiny"
+    """The kernels (and plans) of a Helium 3x3 depthwise layer, the default first: the
+    utvm_mve_dwg_s8 plans (8n channels, no dilation, output lines of at least 2 pixels) from the
+    least estimated cost, else "row" (utvm_mve_dw3x3_row_s8, 4n channels); "tiny"
     (utvm_mve_dwt_s8, measured below utvm_mve_dwg_s8 on every tiny map tried, 1x1 to 6x6 inputs,
-    8 to 256 channels, strides 1 and 2; the default where dwg does not apply, or where its
-    constant stays small (DWT_DEFAULT_CLASSES) or dwg's overheads dominate (DWT_DEFAULT_PIXELS):
-    VWW's 6x6x128 stride-1 layers, 9 classes on 36 pixels, keep dwg (0.80 instead of 0.69
-    instructions per MAC, 24 KB less flash each)), the utvm_mve_dwg_s8 plans (8n channels, no
-    dilation, output lines of at least 2 pixels) from the least estimated cost, else "row"
-    (utvm_mve_dw3x3_row_s8, 4n channels)."""
+    8 to 256 channels, strides 1 and 2: VWW's 3x3 outputs 1.27 -> 0.93 and 1.02 -> 0.87
+    instructions per MAC) second, for the tuner ("Tiny maps are tuned for": 4-5 KB of flash a
+    layer), or alone where no other plan applies."""
     y = lay.y
     c = y.shape[-1]
     dwg = (mve.dwg_plans(y.shape[1:3], c, op.attrs["strides"])
            if c % 8 == 0 and op.attrs["dilation"] == (1, 1) and max(y.shape[1:3]) >= 2 else [])
     names = [p.name for p in dwg] or (["row"] if c % 4 == 0 else [])
-    tiny = _mve_dwt_layout(lay, op)
-    if tiny is None:
+    if _mve_dwt_layout(lay, op) is None:
         return names
-    if dwg and tiny.ns > DWT_DEFAULT_CLASSES and y.shape[1] * y.shape[2] > DWT_DEFAULT_PIXELS:
-        return [*names[:3], "tiny", *names[3:]]
-    return ["tiny", *names]
+    return [names[0], "tiny", *names[1:]] if names else ["tiny"]
 
 
 def helium_plans(g: Graph, op: Operator) -> list[str]:
@@ -925,8 +923,9 @@ OPS = (
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85", knobs=_helium_knobs, rows_in_order=True),
             # not rows_in_order: each group of four channels runs over all output rows (dwp: bands)
-            Variant("dsp_dwt", _dwt, "Cortex-M4/M7/M33"),
             Variant("dsp_dwp", _dwp, "Cortex-M4/M7/M33", knobs=_dwp_knobs),
+            # tiny maps, where a tuning log names it ("Tiny maps are tuned for")
+            Variant("dsp_dwt", _dwt, "Cortex-M4/M7/M33"),
             Variant("dsp_dw4", _dw4, "Cortex-M4/M7/M33", rows_in_order=True),
             Variant("helium_int16", mac16.on_helium(_mac16), "Cortex-M52/M55/M85", types=("int16",),
                     rows_in_order=True),
