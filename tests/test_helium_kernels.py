@@ -467,7 +467,7 @@ def _read_mode(path: Path) -> str:
     return f"band{plan.band}" if plan.band else f"sub{plan.sub}" if plan.sub > 1 else "pack"
 
 
-def _tiny_log(tmp_path: Path, path: Path) -> Path:
+def tiny_plan_log(tmp_path: Path, path: Path) -> Path:
     """A tuning log giving the model's depthwise layers utvm_mve_dwt_s8 (plan "tiny": the tuner's
     pick on tiny maps, not the default where another plan applies, for its flash), after checking
     that the compiler takes it from the log."""
@@ -494,7 +494,7 @@ def test_layer_bit_exact_with_tflite_micro_on_cortex_m55(tmp_path: Path, name: s
     log = None
     if mode == "tiny":
         assert _read_mode(path) != "tiny"  # untuned: the general kernel
-        log = _tiny_log(tmp_path, path)
+        log = tiny_plan_log(tmp_path, path)
     else:
         assert _read_mode(path) == mode
     report = run_model(path, "mps3/an547", workdir=tmp_path / "work", tuning_log=log)

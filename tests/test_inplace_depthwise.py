@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from op_check import check_model, on_boards, side_by_side, tuning_log
+from op_check import check_model, on_boards, side_by_side
 from test_boards import _toolchain_problem
+from test_helium_kernels import tiny_plan_log
 from tflite_builder import ModelBuilder
 from utvm.compiler import CompileOptions, CompileResult, compile_model
 from utvm.ops import all_ops
@@ -228,8 +229,7 @@ def test_helium_tiny_map_in_place(tmp_path: Path) -> None:
     its input; identical to TFLite Micro."""
     model = tmp_path / "tiny_block.tflite"
     model.write_bytes(side_by_side([_block(len(SHAPES) - 1)]))
-    log = tuning_log(tmp_path / "tiny.json", model, "cortex-m55",
-                     lambda g, op: {"variant": "helium", "plan": "tiny"} if op.kind == "depthwise_conv2d" else None)
+    log = tiny_plan_log(tmp_path, model)
     result = compile_model(model, tmp_path / "mlf", CompileOptions(cpu="cortex-m55", io_in_pool=True, tuning_log=log))
     (call,) = [c for c in result.lowered.calls if result.graph.ops[c.op_index].kind == "depthwise_conv2d"]
     op = result.graph.ops[call.op_index]
