@@ -411,14 +411,19 @@ def test_zephyr_mode_scopes_includes_and_definitions(tmp_path: Path) -> None:
 REAL_MODEL = MODELS / "ad01_int8.tflite"
 
 
-@pytest.fixture(scope="session")
-def cmake_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """tests/cmake configured and built once: tvm_add_model() runs the real compiler."""
+def _need_real_model() -> None:
+    """Skip the test, with the reason, without the compiler or without REAL_MODEL."""
     reason = _compiler_missing()
     if reason:
         pytest.skip(reason)
     if not REAL_MODEL.is_file():
         pytest.skip(f"{REAL_MODEL} is not there (shared/ beside the repository)")
+
+
+@pytest.fixture(scope="session")
+def cmake_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/cmake configured and built once: tvm_add_model() runs the real compiler."""
+    _need_real_model()
     work = tmp_path_factory.mktemp("cmake")
     model = work / REAL_MODEL.name
     shutil.copy(REAL_MODEL, model)
@@ -527,10 +532,8 @@ def _build_kws_project(tmp_path: Path, name: str, *defines: str) -> Path:
 
 
 def test_cmake_offload_errors(tmp_path: Path) -> None:
-    reason = _compiler_missing()
-    if reason:
-        pytest.skip(reason)
-    model = MODELS / "ad01_int8.tflite"
+    _need_real_model()
+    model = REAL_MODEL
     for offload, message in (("nope", "unknown OFFLOAD module 'nope'"), ("cmsis-nn", "CMSIS_NN_DIR")):
         r = _run([_cmake(), "-S", str(REPO / "tests/cmake"), "-B", str(tmp_path / offload),
                   f"-DUTVM_TEST_MODEL={model}", f"-DUTVM_TEST_OFFLOAD={offload}",
@@ -626,9 +629,7 @@ def test_cmake_fit_check_with_sizes(tmp_path: Path) -> None:
     (the compiler's exit 2), or constants larger than the flash, fail the configure with one
     message; when everything fits the configure reports the pools and the build compiles
     nothing again."""
-    reason = _compiler_missing()
-    if reason:
-        pytest.skip(reason)
+    _need_real_model()
     configure = _fit_project(tmp_path, "tvm_add_model(NAME m MODEL {model} TARGET t POOLS ${P} FLASH ${F})")
     r = _run([*configure, "-DP=fast:100;slow:128", "-DF=1000000"])
     assert r.returncode != 0
@@ -654,9 +655,7 @@ def test_cmake_pools_in_devicetree_regions(tmp_path: Path) -> None:
     """POOLS <pool>:<node label>: the size comes from the node (dt_nodelabel, dt_reg_size), the
     executor places the pool in the node's zephyr,memory-region section; too small a node fails
     the configure."""
-    reason = _compiler_missing()
-    if reason:
-        pytest.skip(reason)
+    _need_real_model()
     configure = _fit_project(tmp_path, "tvm_add_model(NAME m MODEL {model} TARGET t POOLS ${P})", devicetree=True)
     r = _run([*configure, "-DP=fast:dtcm"])
     assert r.returncode != 0
@@ -689,9 +688,7 @@ def test_zephyr_devicetree_cmake_api() -> None:
 def test_cmake_model_group(tmp_path: Path) -> None:
     """tvm_add_model_group(): two models in one pool of the larger need; the program runs both
     from the group's pool."""
-    reason = _compiler_missing()
-    if reason:
-        pytest.skip(reason)
+    _need_real_model()
     for name in ("det", "cls"):
         shutil.copy(REAL_MODEL, tmp_path / f"{name}.tflite")
     (tmp_path / "main.c").write_text("""
