@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,6 +12,7 @@ from ..ir import Graph, Tensor
 from ..lower.lowering import KernelCall, Lowered
 from ..plan.memory import MemoryPlan, align_up, resolve_alias
 from . import compat_v018
+from .cnames import c_field_names
 
 _C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
             "float32": "float", "bool": "uint8_t"}
@@ -34,29 +34,6 @@ class EmittedSources:
     glue: dict[str, str] = field(default_factory=dict)
     #: --compat tvm-0.18: the system library (<name>_lib3.c), else ""
     system_lib: str = ""
-
-
-def c_field_names(names: list[str]) -> dict[str, str]:
-    """Unique C identifiers for the model's input and output tensors."""
-    return unique_idents(names, lambda n: re.sub(r"[^0-9A-Za-z_]", "_", n.split(":")[0]).strip("_").lower(), "t_")
-
-
-def unique_idents(names: list[str], base_of: Callable[[str], str], digit_prefix: str) -> dict[str, str]:
-    """A C identifier per name: ``base_of(name)`` (``digit_prefix`` before a leading digit),
-    made unique with _2, _3, ..."""
-    out: dict[str, str] = {}
-    used: set[str] = set()
-    for name in names:
-        base = base_of(name) or "tensor"
-        if base[0].isdigit():
-            base = digit_prefix + base
-        ident, n = base, 1
-        while ident in used:
-            n += 1
-            ident = f"{base}_{n}"
-        used.add(ident)
-        out[name] = ident
-    return out
 
 
 #: Inserted into the constants' source when a float constant is infinite or NaN: C99 has

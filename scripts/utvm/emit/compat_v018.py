@@ -16,6 +16,7 @@ import re
 
 from ..ir import Graph
 from ..plan.memory import MemoryPlan
+from .cnames import unique_idents
 
 COMPAT_TVM_018 = "tvm-0.18"
 
@@ -27,8 +28,6 @@ def sanitize(name: str) -> str:
 
 def field_names(names: list[str]) -> dict[str, str]:
     """struct member per tensor, as TVM 0.18 names them (made unique if two collide)."""
-    from .aot import unique_idents
-
     return unique_idents(names, sanitize, "_")
 
 
