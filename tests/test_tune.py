@@ -136,6 +136,26 @@ def _tune(model: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[st
 
 
 @pytest.mark.slow
+def test_max_flash_keeps_the_tuned_constants_within_the_budget(small_model: Path, tmp_path: Path) -> None:
+    """--max-flash at the default's constants: no pick may grow them, every record carries the
+    constants of its configuration and the default's, and the tuned compile stays within it."""
+    _toolchain()
+    budget = compile_model(small_model, tmp_path / "default", CompileOptions(cpu="cortex-m4")).sources.constants_bytes
+    log = tmp_path / "log.json"
+    proc = _tune(small_model, log, "--max-flash", str(budget))
+    assert proc.returncode == 0, proc.stderr
+    records = read_log(log)
+    assert all(isinstance(r["cost"]["constants"], int) and r["default"]["constants"] > 0 for r in records)
+    tuned = compile_model(small_model, tmp_path / "tuned", CompileOptions(cpu="cortex-m4", tuning_log=log))
+    assert tuned.sources.constants_bytes <= budget
+    low = _tune(small_model, tmp_path / "low.json", "--max-flash", str(budget - 1))
+    assert low.returncode == 2
+    assert [ln for ln in low.stderr.splitlines() if ln.startswith("error:")] == [
+        ln for ln in low.stderr.splitlines() if ln.strip() and not ln.startswith("utvm:")]
+    assert "--max-flash" in low.stderr and "Traceback" not in low.stderr
+
+
+@pytest.mark.slow
 def test_tune_is_deterministic_and_its_log_applies(small_model: Path, tmp_path: Path) -> None:
     _toolchain()
     a, b = tmp_path / "a.json", tmp_path / "b.json"

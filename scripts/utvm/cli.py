@@ -27,6 +27,9 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cpu", help="CPU the C is compiled for, e.g. cortex-m4 (selects kernel variants)")
     add_pool_argument(p)
     add_memory_mode_argument(p)
+    p.add_argument("--max-flash", type=int, metavar="BYTES",
+                   help="keep the model's constants within BYTES of flash: layouts that cost flash (int16-widened "
+                        "weights) give way to int8 ones; exit 2 when even those do not fit")
     _add_constants_argument(p)
     p.add_argument("--constants-target", choices=("host", "arm"),
                    help="with --constants object: the object's ELF format (default: arm with --cpu, else host)")
@@ -154,7 +157,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
                              export=args.export, cc=args.cc, cflags=args.cflags,
                              offload=tuple(args.offload), cmsis_nn_dir=args.cmsis_nn_dir,
                              tuning_log=args.tuning_log, compat=args.compat, pools=tuple(args.pool),
-                             memory_mode=args.memory_mode)
+                             memory_mode=args.memory_mode, max_flash=args.max_flash)
     result = compile_model(args.model, out, options,
                            progress=(lambda _: None) if args.json else _progress)
     mem = result.module_memory
@@ -182,7 +185,7 @@ def _compile_group(args: argparse.Namespace, out: Path, models: list[Path], grou
     options = CompileOptions(io_in_pool=args.io_in_pool, cpu=args.cpu, constants=args.constants,
                              constants_target=args.constants_target, offload=tuple(args.offload),
                              cmsis_nn_dir=args.cmsis_nn_dir, tuning_log=args.tuning_log, pools=tuple(args.pool),
-                             memory_mode=args.memory_mode)
+                             memory_mode=args.memory_mode, max_flash=args.max_flash)
     if args.export or args.compat:
         raise UtvmError("--export and --compat are for one model, not --shared-pool")
     result = compile_group(models, out, group, options, args.keep, (lambda _: None) if args.json else _progress)
@@ -299,6 +302,8 @@ def add_tune_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--trials", type=int, default=16, help="configurations measured per kernel at most (default 16)")
     p.add_argument("--jobs", type=int, default=1, help="candidates compiled in parallel (default 1)")
     p.add_argument("--max-ram", type=int, metavar="BYTES", help="reject configurations pushing the pool above this")
+    p.add_argument("--max-flash", type=int, metavar="BYTES",
+                   help="reject configurations pushing the model's constants (flash) above this")
     p.add_argument("--seed", type=int, default=0, help="seed of the search and the test inputs (default 0)")
     p.add_argument("--merge", type=Path, nargs="+", metavar="LOG", help="merge logs, keeping the best per workload")
     p.add_argument("-o", "--output", type=Path, required=True, help="log to write (JSON lines)")
@@ -319,7 +324,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from .tune.tuner import TuneOptions, tune_model
 
     options = TuneOptions(board=args.board, trials=args.trials, jobs=args.jobs, max_ram=args.max_ram,
-                          seed=args.seed, devices=tuple(args.device), flash=args.flash, cpu=args.cpu)
+                          max_flash=args.max_flash, seed=args.seed, devices=tuple(args.device), flash=args.flash, cpu=args.cpu)
     results = tune_model(args.model, args.output, options, (lambda _: None) if args.json else _progress)
     rows = [{"op": r.op, "key": r.key, "configurations": r.configs, "measured": r.measured,
              "default_instructions": r.default.instructions, "best_instructions": r.best.instructions,

@@ -18,10 +18,11 @@ from .external import OffloadOptions, create_modules
 from .importer import c_identifier, load_model
 from .importer.limits import MAX_POOL_BYTES, mib
 from .ir import Graph, Operator
+from .lower.channels import drop_channels
 from .lower.lowering import KernelCall, Lowered, lower_graph
 from .package.mlf import called_functions, external_layout, metadata, write_mlf, write_tar
 from .package.staticlib import build_static_lib
-from .plan.memory import MemoryPlan, plan_memory, step_heights
+from .plan.memory import MemoryPlan, plan_memory, resolve_alias, step_heights
 from .plan.patches import PatchPlan, choose_patches
 
 if TYPE_CHECKING:
@@ -60,6 +61,8 @@ class CompileOptions:
     #: "fast" (layer by layer) or "min" (the first stage patch by patch where it lowers the pool;
     #: "min:PCT": with at most PCT percent more MACs, default 50)
     memory_mode: str = "fast"
+    #: the most bytes the model's constants may take in flash (--max-flash); None: no budget
+    max_flash: int | None = None
 
 
 @dataclass
@@ -73,6 +76,8 @@ class CompileResult:
     sources: EmittedSources
     metadata: dict[str, Any]
     compile_seconds: float
+    #: the graph as imported, before the channels that only meet zero weights were dropped
+    source_graph: Graph | None = None
 
     @property
     def module_memory(self) -> dict[str, Any]:
@@ -171,6 +176,8 @@ def _check_options(options: CompileOptions) -> None:
             raise UtvmError(f"--pool {name}: the size must be a positive number of bytes, not {size}")
     if len(set(names)) != len(names):
         raise UtvmError("--pool: each pool name may be given once")
+    if options.max_flash is not None and options.max_flash <= 0:
+        raise UtvmError(f"--max-flash: the budget must be a positive number of bytes, not {options.max_flash}")
     if options.pools and (options.shared_pool or options.compat):
         raise UtvmError("--pool cannot be combined with --shared-pool or --compat")
 
@@ -185,6 +192,10 @@ def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = 
     constants_target = options.constants_target or ("arm" if options.cpu else "host")
     cmsis_nn_dir = options.cmsis_nn_dir or (Path(os.environ["CMSIS_NN_DIR"]) if os.environ.get("CMSIS_NN_DIR") else None)
     modules = create_modules(options.offload, OffloadOptions(cpu=options.cpu, cmsis_nn_dir=cmsis_nn_dir))
+    source_graph = graph
+    graph, dropped = drop_channels(graph)
+    if dropped:
+        progress(f"{dropped} channels that only meet zero weights dropped")
     if options.tuning_log is not None:
         from .tune.log import apply_log
 
@@ -199,11 +210,13 @@ def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = 
                      f"grid, {patch_plan.overhead:.1%} more MACs")
     progress(f"lowering {len(graph.ops)} operators with TVM")
     try:
-        return _compile_lowered(graph, out_dir, options, progress, start, modules, constants_target, patch_plan)
+        result = _compile_lowered(graph, out_dir, options, progress, start, modules, constants_target, patch_plan)
     except UtvmError:
         raise
     except Exception as exc:  # the last line: one error, never a traceback
         raise internal(graph.name, exc) from exc
+    result.source_graph = source_graph
+    return result
 
 
 def _configure(lowered: Lowered, pick: Callable[[int, KernelCall, Operator, OpDef], dict[str, Any] | None]) -> list[Operator]:
@@ -223,6 +236,41 @@ def _configure(lowered: Lowered, pick: Callable[[int, KernelCall, Operator, OpDe
             op.attrs["config"] = config
             changed.append(op)
     return changed
+
+
+#: knob values of the layouts that cost flash, each with the one that stores int8 weights as
+#: int8 (mac4_knobs, gemm_knobs): the configuration --max-flash falls back to
+LEAN_KNOBS = {"weights": "int8"}
+
+
+def constants_bytes(lowered: Lowered) -> int:
+    """Bytes of the constants the kernels of ``lowered`` read (each tensor once, as emitted)."""
+    seen = {resolve_alias(a, lowered.aliases) for c in lowered.calls for a in c.args}
+    return sum(t.nbytes for n in seen if (t := lowered.graph.tensors[n]).is_constant)
+
+
+def _lean(graph: Graph, lowered: Lowered, options: CompileOptions, modules: list[Any],
+          progress: Progress) -> Lowered:
+    """``graph`` lowered again with every layout that costs flash replaced by its int8 one
+    (LEAN_KNOBS, over tuned configurations too); UtvmError when its constants still pass
+    --max-flash."""
+    before = constants_bytes(lowered)
+    from .ops.common import WIDEN_BYTES
+
+    for op in graph.ops:
+        config = op.attrs.get("config") or {}
+        widened = config.get("weights") == "int16" or (
+            not config and op.kind in ("conv2d", "fully_connected") and len(op.inputs) > 1
+            and graph.tensors[op.inputs[1]].is_constant and graph.tensors[op.inputs[1]].size <= WIDEN_BYTES)
+        if widened:
+            op.attrs["config"] = {**config, **LEAN_KNOBS}
+    lowered = lower_graph(graph, f"tvmgen_{graph.name}", options.cpu, modules)
+    after = constants_bytes(lowered)
+    if after > (options.max_flash or 0):
+        raise UtvmError(f"--max-flash {options.max_flash}: the model's constants take {after} bytes of flash "
+                        f"even with int8 weights kept as int8 wherever a knob allows")
+    progress(f"--max-flash {options.max_flash}: constants {before} -> {after} bytes (int8 weights kept as int8)")
+    return lowered
 
 
 def _fit_scratch(lowered: Lowered, plan: MemoryPlan, cpu: str | None) -> bool:
@@ -290,6 +338,8 @@ def _compile_lowered(graph: Graph, out_dir: Path, options: CompileOptions, progr
                      modules: list[Any], constants_target: str, patch_plan: PatchPlan | None) -> CompileResult:
     name = graph.name
     lowered = lower_graph(graph, f"tvmgen_{name}", options.cpu, modules)
+    if options.max_flash is not None and constants_bytes(lowered) > options.max_flash:
+        lowered = _lean(graph, lowered, options, modules, progress)
     for m in modules:
         taken = sum(1 for c in lowered.calls if c.module == m.name)
         progress(f"{m.name}: {taken} of {len(lowered.calls)} operators offloaded")

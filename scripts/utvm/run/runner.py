@@ -62,7 +62,8 @@ class RunReport:
 def count_macs(result: CompileResult) -> int:
     from ..ops import macs
 
-    return sum(macs(result.graph, op) for op in result.graph.ops)
+    g = result.source_graph or result.graph  # the model's MACs, dropped channels included
+    return sum(macs(g, op) for op in g.ops)
 
 
 def compare(outputs: list[np.ndarray], reference: list[np.ndarray],

@@ -40,6 +40,9 @@ class Candidate:
     mlf: Path | None = None
     #: bytes of pool the kernel alone needs (its scratch: im2col rows, padded copies)
     scratch: int = 0
+    #: bytes of constants (flash) the kernel's configuration stores: weights in their layout,
+    #: biases, requantization records
+    constants: int = 0
     error: str = ""
     instructions: int | None = None
     output: bytes | None = None
@@ -65,18 +68,19 @@ def one_op_graph(graph: Graph, op: Operator, config: Config, name: str) -> Graph
     return Graph(name, tensors, [alone], inputs, [op.outputs[0]])
 
 
-def _compile(args: tuple[Graph, str | None, Path]) -> tuple[str | None, int, str]:
-    """(MLF directory, scratch bytes, error) of one candidate; runs in a worker process."""
+def _compile(args: tuple[Graph, str | None, Path]) -> tuple[str | None, int, int, str]:
+    """(MLF directory, scratch bytes, constants bytes, error) of one candidate; runs in a worker
+    process."""
     graph, cpu, out = args
     from ..compiler import CompileOptions, compile_graph
 
     try:
         result = compile_graph(graph, out, CompileOptions(cpu=cpu, constants_target="arm" if cpu else "host"))
     except UtvmError as exc:
-        return None, 0, str(exc)
+        return None, 0, 0, str(exc)
     except Exception as exc:  # a configuration TVM cannot build: rejected, not fatal
-        return None, 0, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
-    return str(result.mlf_dir), result.plan.pool_size, ""
+        return None, 0, 0, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+    return str(result.mlf_dir), result.plan.pool_size, result.sources.constants_bytes, ""
 
 
 def compile_candidates(graph: Graph, op: Operator, configs: list[Config], cpu: str | None, work: Path,
@@ -90,9 +94,10 @@ def compile_candidates(graph: Graph, op: Operator, configs: list[Config], cpu: s
             results = list(pool.map(_compile, tasks))
     else:
         results = [_compile(t) for t in tasks]
-    for cand, (mlf, scratch, error) in zip(cands, results):
+    for cand, (mlf, scratch, constants, error) in zip(cands, results):
         cand.mlf = Path(mlf) if mlf else None
         cand.scratch = scratch
+        cand.constants = constants
         cand.error = error
     return cands
 
@@ -215,7 +220,7 @@ def measure(graph: Graph, op: Operator, configs: list[Config], board: str, cpu: 
     """Compile and measure every configuration of ``op`` on an emulated ``board``."""
     work.mkdir(parents=True, exist_ok=True)
     cands = compile_candidates(graph, op, configs, cpu, work, jobs)
-    null, _, error = _compile((one_op_graph(graph, op, configs[0] if configs else {}, NULL_NAME), cpu, work / "null"))
+    null, _, _, error = _compile((one_op_graph(graph, op, configs[0] if configs else {}, NULL_NAME), cpu, work / "null"))
     inputs = kernel_inputs(graph, op, seed)
     run_candidates(cands, board, inputs, graph.tensors[op.outputs[0]].nbytes, work,
                    null=Path(null) if null and not error else None)

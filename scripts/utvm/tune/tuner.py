@@ -31,6 +31,8 @@ class TuneOptions:
     trials: int = 16
     jobs: int = 1
     max_ram: int | None = None
+    #: reject configurations pushing the model's constants (flash) above this many bytes
+    max_flash: int | None = None
     seed: int = 0
     #: RPC servers to measure on (serial ports, ptys, socket://host:port); empty: QEMU directly
     devices: tuple[str, ...] = ()
@@ -108,6 +110,10 @@ def _tune(model: Path, log_path: Path, options: TuneOptions, progress: Progress,
         key = workload_key(workload(default.graph, op, cpu))
         steps_of.setdefault(key, []).append(step)
         first_op.setdefault(key, op)
+    if options.max_flash is not None and default.sources.constants_bytes > options.max_flash:
+        raise UtvmError(f"--max-flash {options.max_flash}: the default configuration's constants already take "
+                        f"{default.sources.constants_bytes} bytes (compile with --max-flash to find the least)")
+    flash = [default.sources.constants_bytes]  # the constants with the configurations picked so far
     results: list[KernelResult] = []
     records: list[dict[str, Any]] = []
     keys = sorted(first_op, key=lambda k: steps_of[k][0])
@@ -118,7 +124,7 @@ def _tune(model: Path, log_path: Path, options: TuneOptions, progress: Progress,
         progress(f"kernel {k}/{len(keys)} {op.kind} ({op.source}): {len(configs)} configurations, "
                  f"measuring {len(chosen)}")
         measured = _measure(default.graph, op, chosen, options, cpu, work / f"k{k}")
-        result = _pick(key, op, len(configs), measured, options, default, steps_of[key], heights)
+        result = _pick(key, op, len(configs), measured, options, default, steps_of[key], heights, flash)
         progress(f"kernel {k}/{len(keys)}: best {result.best.instructions} instructions "
                  f"({result.best.config}), default {result.default.instructions}")
         results.append(result)
@@ -148,11 +154,14 @@ def _emulated(board: str) -> bool:
 
 
 def _pick(key: str, op: Operator, n_configs: int, cands: list[Candidate], options: TuneOptions,
-          default_result: CompileResult, steps: list[int], heights: dict[int, int]) -> KernelResult:
+          default_result: CompileResult, steps: list[int], heights: dict[int, int],
+          flash: list[int]) -> KernelResult:
+    """The fastest candidate with the default's outputs within --max-ram and --max-flash;
+    ``flash[0]``, the model's constants with the picks so far, moves by the one taken."""
     base = cands[0]
     if base.instructions is None:
         raise UtvmError(f"{op.source}: the default kernel could not be measured: {base.error}")
-    rejected = {"failed": 0, "differs": 0, "ram": 0}
+    rejected = {"failed": 0, "differs": 0, "ram": 0, "flash": 0}
     best = base
     for c in cands[1:]:
         if c.instructions is None:
@@ -164,8 +173,13 @@ def _pick(key: str, op: Operator, n_configs: int, cands: list[Candidate], option
         if options.max_ram is not None and _pool_with(default_result, steps, heights, c.scratch) > options.max_ram:
             rejected["ram"] += 1
             continue
+        grown = flash[0] + len(steps) * (c.constants - base.constants)
+        if options.max_flash is not None and grown > options.max_flash:
+            rejected["flash"] += 1
+            continue
         if c.instructions < best.instructions:  # type: ignore[operator]
             best = c
+    flash[0] += len(steps) * (best.constants - base.constants)
     return KernelResult(key, op.kind, n_configs, len(cands), base, best, rejected, op.source,
                         macs(default_result.graph, op))
 
@@ -176,8 +190,8 @@ def _record(graph: Graph, op: Operator, cpu: str | None, r: KernelResult, option
     unit = "instructions" if _emulated(options.board) else "cycles"
     return {
         "key": r.key, "workload": workload(graph, op, cpu), "config": r.best.config,
-        "cost": {unit: r.best.instructions, "macs": macs(graph, op)},
-        "default": {"config": r.default.config, unit: r.default.instructions},
+        "cost": {unit: r.best.instructions, "macs": macs(graph, op), "constants": r.best.constants},
+        "default": {"config": r.default.config, unit: r.default.instructions, "constants": r.default.constants},
         "trials": r.measured, "configurations": r.configs, "rejected": r.rejected,
         "board": options.board, "measured_on": "device" if options.devices else "qemu",
         "toolchain": _toolchain(), "utvm": __version__,

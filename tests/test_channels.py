@@ -1,0 +1,107 @@
+"""Channels that only meet zero weights are dropped on every CPU (lower/channels.py), outputs
+bit-exact with TFLite Micro; a model's constants stay near its weight bytes on the Cortex-M4."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from op_check import check_model, on_boards
+from tflite_builder import ModelBuilder
+from utvm.compiler import CompileOptions, compile_model
+from utvm.errors import UtvmError
+from utvm.importer import load_model
+from utvm.lower.channels import drop_channels
+
+#: channels of the middle tensors, and which of them the last layer's weights never read
+CHANNELS = 32
+DEAD = [0, 1, 2, 3, 5, 8, 9, 11, 12, 14, 17, 19, 20, 23, 26, 28, 29, 31]
+
+
+def pruned_model(seed: int = 0) -> bytes:
+    """CONV_2D 3 -> 32 (3x3), DEPTHWISE_CONV_2D (3x3, padded), CONV_2D 32 -> 16 (1x1) whose
+    weights are zero on the input channels DEAD (18 of 32: 16 can go, 16 stay aligned)."""
+    rng = np.random.default_rng(seed)
+    m = ModelBuilder("pruned")
+    c = CHANNELS
+
+    def layer(name: str, x: int, fshape: list[int], out_shape: list[int], in_scale: float, qdim: int,
+              weights: np.ndarray, out_scale: float, zy: int) -> int:
+        oc = fshape[qdim]
+        ws = rng.uniform(0.002, 0.02, oc)
+        wt = m.add_tensor(f"{name}_w", fshape, "int8", data=weights, scale=ws, zero_point=0, quantized_dimension=qdim)
+        bt = m.add_tensor(f"{name}_b", [oc], "int32", data=rng.integers(-2000, 2000, oc),
+                          scale=in_scale * ws.astype(np.float32).astype(np.float64), zero_point=0)
+        y = m.add_tensor(f"{name}_y", out_shape, "int8", scale=out_scale, zero_point=zy)
+        opts = {"padding": "SAME", "stride_w": 1, "stride_h": 1, "fused_activation_function": "RELU",
+                "dilation_w_factor": 1, "dilation_h_factor": 1}
+        if qdim == 3:
+            opts["depth_multiplier"] = 1
+        m.add_operator("DEPTHWISE_CONV_2D" if qdim == 3 else "CONV_2D", [x, wt, bt], [y], opts)
+        return y
+
+    x = m.add_tensor("input", [1, 8, 8, 3], "int8", scale=0.05, zero_point=-7)
+    a = layer("conv0", x, [c, 3, 3, 3], [1, 8, 8, c], 0.05, 0, rng.integers(-127, 128, (c, 3, 3, 3)), 0.1, -128)
+    d = layer("dw", a, [1, 3, 3, c], [1, 8, 8, c], 0.1, 3, rng.integers(-127, 128, (1, 3, 3, c)), 0.1, -128)
+    w = rng.integers(-127, 128, (16, 1, 1, c))
+    w[..., DEAD] = 0
+    y = layer("conv1", d, [16, 1, 1, c], [1, 8, 8, 16], 0.1, 0, w, 0.2, 3)
+    return m.finish([x], [y])
+
+
+def test_dead_channels_are_dropped_along_the_chain(tmp_path: Path) -> None:
+    path = tmp_path / "pruned.tflite"
+    path.write_bytes(pruned_model())
+    g = load_model(path)
+    dropped, n = drop_channels(g)
+    assert n == 16
+    shapes = [dropped.tensors[op.inputs[1]].shape for op in dropped.ops]
+    assert shapes == [(16, 3, 3, 3), (1, 3, 3, 16), (16, 1, 1, 16)]
+    assert [g.tensors[op.inputs[1]].shape for op in g.ops][0] == (32, 3, 3, 3)  # the input graph is left alone
+    assert dropped.tensors[dropped.ops[1].inputs[1]].quant.scale.size == 16
+    # the last layer keeps the weights it reads, in order
+    keep = [j for j in range(CHANNELS) if j not in DEAD[:16]]
+    w = g.tensors[g.ops[2].inputs[1]].data
+    assert np.array_equal(dropped.tensors[dropped.ops[2].inputs[1]].data, w[..., keep])
+
+
+def test_dropped_channels_stay_bit_exact_on_the_host(tmp_path: Path) -> None:
+    report = check_model(pruned_model(), tmp_path)
+    assert report.max_abs_diff == 0
+
+
+@on_boards
+def test_dropped_channels_stay_bit_exact_on_the_boards(tmp_path: Path, board: str) -> None:
+    report = check_model(pruned_model(seed=1), tmp_path, board)
+    assert report.max_abs_diff == 0
+
+
+def _constant_bytes(model: Path) -> int:
+    return sum(t.nbytes for t in load_model(model).tensors.values() if t.data is not None)
+
+
+@pytest.mark.parametrize("name", ["vww_96_int8", "pretrainedResnet_quant", "ad01_int8"])
+def test_cortex_m4_constants_within_1_10_of_the_weights(models_dir: Path, tmp_path: Path, name: str) -> None:
+    """int8 weights stay int8 in flash on the Cortex-M4: the constants of a compiled model (weights,
+    biases, per-channel requantization, reordered layouts) at most 1.10 times the model's
+    constant bytes; VWW's pruned channels dropped take it far below."""
+    model = models_dir / f"{name}.tflite"
+    result = compile_model(model, tmp_path / "mlf", CompileOptions(cpu="cortex-m4"))
+    assert result.sources.constants_bytes <= 1.10 * _constant_bytes(model)
+
+
+def test_max_flash_keeps_int8_weights_as_int8_or_refuses(tmp_path: Path) -> None:
+    """--max-flash: a budget below the default's constants (small layers' weights widened to
+    int16) compiles with the int8 layouts, within it; one below even those is one error."""
+    from tflite_builder import fully_connected_model
+
+    path = tmp_path / "fc.tflite"
+    path.write_bytes(fully_connected_model(2, 64, 12))
+    default = compile_model(path, tmp_path / "default", CompileOptions(cpu="cortex-m4")).sources.constants_bytes
+    lean = compile_model(path, tmp_path / "lean", CompileOptions(cpu="cortex-m4", max_flash=default - 1))
+    assert lean.sources.constants_bytes <= default - 1
+    with pytest.raises(UtvmError, match=r"--max-flash \d+: the model's constants take \d+ bytes"):
+        compile_model(path, tmp_path / "none", CompileOptions(cpu="cortex-m4", max_flash=lean.sources.constants_bytes - 1))
+    assert not (tmp_path / "none").exists()
