@@ -48,8 +48,12 @@ def short_list(values: object, limit: int = 8) -> str:
     return f"[{shown}, ... and {len(items) - limit} more]" if len(items) > limit else f"[{shown}]"
 
 
-def check_tensor(t: Tensor) -> None:
-    """One tensor's shape, size and quantization parameters (OpError naming the tensor)."""
+def check_tensor(t: Tensor, per_channel: bool = True) -> None:
+    """One tensor's shape, size and quantization parameters (OpError naming the tensor).
+    ``per_channel=False`` leaves out what only a per-channel reader needs (as many zero points
+    as scales, a quantized dimension of the tensor with as many channels): a TFLite importer
+    checks a tensor's quantized dimension only where a kernel reads it
+    (:func:`utvm.importer.tflite_import.tflm_quantization`)."""
     label = f"tensor '{t.name[:80]}'"
     if len(t.shape) > MAX_RANK:
         raise OpError(f"{label} has {len(t.shape)} dimensions (at most {MAX_RANK} are supported)")
@@ -73,6 +77,8 @@ def check_tensor(t: Tensor) -> None:
     if zp.size and (int(zp.min()) < lo or int(zp.max()) > hi):
         bad = next(int(z) for z in zp if not lo <= z <= hi)
         raise OpError(f"{label}: zero point {bad} is outside the range of {t.dtype} ({lo} .. {hi})")
+    if not per_channel:
+        return
     if zp.size not in (0, 1, scale.size):
         raise OpError(f"{label}: {scale.size} quantization scales but {zp.size} zero points")
     if scale.size > 1:

@@ -114,7 +114,7 @@ class TfliteImporter:
             quant = Quant(scale=scale, zero_point=zp, axis=int(q.QuantizedDimension()))  # int32 once checked
         tensor = Tensor(name=name, shape=shape, dtype=dtype, quant=quant, variable=bool(t.IsVariable()))
         try:
-            check_tensor(tensor)
+            check_tensor(tensor, per_channel=False)
         except OpError as exc:
             raise UtvmError(f"{self.path}: {exc}") from None
         if quant is not None:
@@ -163,6 +163,7 @@ class TfliteImporter:
             raise UtvmError(f"{self.path}: the model has no inputs or no outputs")
         name = Path(self.path).stem
         graph = Graph(name=name, tensors=self.tensors, ops=self.ops, inputs=inputs, outputs=outputs)
+        tflm_quantization(graph)
         _own_output_buffers(graph)
         return graph
 
@@ -234,6 +235,31 @@ def padding(kind_code: int, h: int, w: int, kh: int, kw: int, sh: int, sw: int,
         _, left, right = same_padding(w, kw, sw, dw)
         return top, left, bottom, right
     return 0, 0, 0, 0
+
+
+#: (operator, input position) of the filters, whose scales TFLite Micro reads per output channel
+#: (its kernels check that the quantized dimension has that many channels: limits.check_tensor)
+PER_CHANNEL_INPUTS = {("conv2d", 1), ("depthwise_conv2d", 1), ("fully_connected", 1), ("transpose_conv2d", 1)}
+#: operators that check and use per-channel parameters of their tensors themselves
+_PER_CHANNEL_OPS = {"quantize", "dequantize"}
+
+
+def tflm_quantization(graph: Graph) -> None:
+    """Quantization parameters as TFLite Micro reads them. A filter's scales are per output
+    channel (their quantized dimension is checked against the shape, as TFLite Micro does, by
+    utvm.importer.limits.check_tensor). Every other tensor is read per tensor, by
+    ``TfLiteTensor.params``, the first scale and zero point: several of them (a bias's, which no
+    kernel reads, or an activation's) become that first pair, whatever their quantized_dimension
+    says (issue 23: 1-D biases with quantized_dimension 3)."""
+    keep: set[str] = set()
+    for op in graph.ops:
+        keep.update(name for k, name in enumerate(op.inputs) if (op.kind, k) in PER_CHANNEL_INPUTS)
+        if op.kind in _PER_CHANNEL_OPS:
+            keep.update(n for n in (*op.inputs, *op.outputs) if n)
+    for name, t in graph.tensors.items():
+        q = t.quant
+        if q is not None and q.per_channel and name not in keep:
+            q.scale, q.zero_point, q.axis = q.scale[:1].copy(), q.zero_point[:1].copy(), 0
 
 
 def _own_output_buffers(graph: Graph) -> None:
