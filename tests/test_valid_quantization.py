@@ -56,7 +56,8 @@ def unusual_quantization(data: bytes, seed: int, kinds: tuple[str, ...] = ("bias
     """``data`` with valid-but-unusual quantization metadata, chosen by ``seed``:
 
     - ``bias_axis``: every 1-D quantized tensor gets ``quantized_dimension`` 3 (issue 23);
-    - ``bias_values``: bias scales and zero points of any value (no kernel reads them);
+    - ``bias_values``: bias scales (zero and negative too) and zero points of any value (no
+      kernel reads them);
     - ``per_channel_activations``: activation tensors get several scales and zero points after
       their own (read per tensor: only the first counts), with any quantized dimension;
     - ``min_max``: min/max empty, or any values, on every quantized tensor.
@@ -76,7 +77,7 @@ def unusual_quantization(data: bytes, seed: int, kinds: tuple[str, ...] = ("bias
                 q.quantizedDimension = 3
             if "bias_values" in kinds and index in biases:
                 n = int(rng.integers(1, 5)) if rng.random() < 0.5 else len(q.scale)
-                q.scale = list(rng.uniform(1e-6, 10.0, n).astype(np.float32))
+                q.scale = list(rng.uniform(1e-6, 10.0, n).astype(np.float32) * rng.choice([1, 0, -1]))
                 q.zeroPoint = list(rng.integers(-1000, 1000, n))
             if "per_channel_activations" in kinds and not constant and t.type == _INT8 and rng.random() < 0.5:
                 n = int(rng.integers(2, 9))
