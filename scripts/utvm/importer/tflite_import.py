@@ -99,13 +99,8 @@ class TfliteImporter:
             tname = _TENSOR_TYPE_NAMES.get(ttype, str(ttype))
             raise UtvmError(f"{self.path}: unsupported data type {tname} (tensor '{raw_name}')")
         shape = tuple(int(d) for d in t.ShapeAsNumpy()) if t.ShapeLength() else ()
-        # A free batch dimension (-1 first) is common; like TFLite Micro, the stored shape's batch
-        # size is used. Any other unknown dimension makes the model dynamic.
-        if t.ShapeSignatureLength() and any(int(d) < 0 for d in t.ShapeSignatureAsNumpy()[1:]):
-            sig = [int(d) for d in t.ShapeSignatureAsNumpy()]
-            raise UtvmError(
-                f"{self.path}: dynamic shapes are not supported (tensor '{raw_name}' has shape {sig});"
-                " convert the model with a fixed batch size")
+        # Like TFLite Micro, the stored shape is used: shape_signature (-1 for a free dimension,
+        # the batch or any other) is never read.
         quant = None
         q = t.Quantization()
         if q is not None and q.ScaleLength() > 0:
