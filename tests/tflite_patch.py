@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
+from typing import Any
 
 import tflite
 
@@ -52,3 +54,16 @@ def set_shape_signature(data: bytes, tensor_index: int, dim: int, value: int) ->
 
 def input_tensor_index(data: bytes) -> int:
     return int(_model(data).Subgraphs(0).Inputs(0))
+
+
+def edit_model(data: bytes, edit: Callable[[Any], None]) -> bytes:
+    """``data`` unpacked into TFLite's object API (the schema tflite-micro ships), changed by
+    ``edit(model)`` and packed again: for fields a model omits (defaults are not stored)."""
+    import flatbuffers
+    from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as schema
+
+    model = schema.ModelT.InitFromPackedBuf(data, 0)
+    edit(model)
+    builder = flatbuffers.Builder(len(data) + 1024)
+    builder.Finish(model.Pack(builder), b"TFL3")
+    return bytes(builder.Output())

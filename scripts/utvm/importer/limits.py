@@ -48,8 +48,11 @@ def short_list(values: object, limit: int = 8) -> str:
     return f"[{shown}, ... and {len(items) - limit} more]" if len(items) > limit else f"[{shown}]"
 
 
-def check_tensor(t: Tensor) -> None:
-    """One tensor's shape, size and quantization parameters (OpError naming the tensor)."""
+def check_tensor(t: Tensor, quant: bool = True) -> None:
+    """One tensor's shape, size and quantization parameters (OpError naming the tensor).
+    ``quant=False`` leaves out the quantization parameters: the TFLite importer checks them
+    once it knows which of them a kernel reads (:func:`utvm.importer.tflite_import.tflm_quantization`
+    drops a bias's and keeps one scale of a tensor read per tensor), in :func:`check_graph_limits`."""
     label = f"tensor '{t.name[:80]}'"
     if len(t.shape) > MAX_RANK:
         raise OpError(f"{label} has {len(t.shape)} dimensions (at most {MAX_RANK} are supported)")
@@ -59,7 +62,7 @@ def check_tensor(t: Tensor) -> None:
         raise OpError(f"{label} of shape {short_list(t.shape)} needs {mib(t.nbytes)}, more than the largest tensor "
                       f"accepted ({mib(MAX_TENSOR_BYTES)})")
     q = t.quant
-    if q is None or t.dtype not in _ZP_RANGE:
+    if q is None or t.dtype not in _ZP_RANGE or not quant:
         return
     scale = np.asarray(q.scale, np.float64).reshape(-1)
     zp = np.asarray(q.zero_point, np.int64).reshape(-1)

@@ -99,26 +99,19 @@ class TfliteImporter:
             tname = _TENSOR_TYPE_NAMES.get(ttype, str(ttype))
             raise UtvmError(f"{self.path}: unsupported data type {tname} (tensor '{raw_name}')")
         shape = tuple(int(d) for d in t.ShapeAsNumpy()) if t.ShapeLength() else ()
-        # A free batch dimension (-1 first) is common; like TFLite Micro, the stored shape's batch
-        # size is used. Any other unknown dimension makes the model dynamic.
-        if t.ShapeSignatureLength() and any(int(d) < 0 for d in t.ShapeSignatureAsNumpy()[1:]):
-            sig = [int(d) for d in t.ShapeSignatureAsNumpy()]
-            raise UtvmError(
-                f"{self.path}: dynamic shapes are not supported (tensor '{raw_name}' has shape {sig});"
-                " convert the model with a fixed batch size")
+        # Like TFLite Micro, the stored shape is used: shape_signature (-1 for a free dimension,
+        # the batch or any other) is never read.
         quant = None
         q = t.Quantization()
         if q is not None and q.ScaleLength() > 0:
             scale = q.ScaleAsNumpy().astype(np.float32)
             zp = q.ZeroPointAsNumpy().astype(np.int64) if q.ZeroPointLength() else np.zeros_like(scale, np.int64)
-            quant = Quant(scale=scale, zero_point=zp, axis=int(q.QuantizedDimension()))  # int32 once checked
+            quant = Quant(scale=scale, zero_point=zp, axis=int(q.QuantizedDimension()))  # int32: tflm_quantization
         tensor = Tensor(name=name, shape=shape, dtype=dtype, quant=quant, variable=bool(t.IsVariable()))
         try:
-            check_tensor(tensor)
+            check_tensor(tensor, quant=False)
         except OpError as exc:
             raise UtvmError(f"{self.path}: {exc}") from None
-        if quant is not None:
-            quant.zero_point = quant.zero_point.astype(np.int32)
         raw = self._buffer(t.Buffer())
         if raw is not None:
             width = np.dtype(_NP_TYPES[dtype]).itemsize
@@ -163,6 +156,7 @@ class TfliteImporter:
             raise UtvmError(f"{self.path}: the model has no inputs or no outputs")
         name = Path(self.path).stem
         graph = Graph(name=name, tensors=self.tensors, ops=self.ops, inputs=inputs, outputs=outputs)
+        tflm_quantization(graph)
         _own_output_buffers(graph)
         return graph
 
@@ -234,6 +228,41 @@ def padding(kind_code: int, h: int, w: int, kh: int, kw: int, sh: int, sw: int,
         _, left, right = same_padding(w, kw, sw, dw)
         return top, left, bottom, right
     return 0, 0, 0, 0
+
+
+#: (operator, input position) of the filters, whose scales TFLite Micro reads per output channel
+#: (its kernels check that the quantized dimension has that many channels: limits.check_tensor)
+PER_CHANNEL_INPUTS = {("conv2d", 1), ("depthwise_conv2d", 1), ("fully_connected", 1), ("transpose_conv2d", 1)}
+#: (operator, input position) of the biases of the layers above, whose quantization no kernel reads
+_BIASES = {("conv2d", 2), ("depthwise_conv2d", 2), ("fully_connected", 2), ("transpose_conv2d", 2)}
+#: operators that check and use per-channel parameters of their tensors themselves
+_PER_CHANNEL_OPS = {"quantize", "dequantize"}
+
+
+def tflm_quantization(graph: Graph) -> None:
+    """Quantization parameters as TFLite Micro reads them. A filter's scales are per output
+    channel (their quantized dimension is checked against the shape, as TFLite Micro does, by
+    utvm.importer.limits.check_tensor). Every other tensor is read per tensor, by
+    ``TfLiteTensor.params``, the first scale and zero point: several of them (a bias's, which no
+    kernel reads, or an activation's) become that first pair, whatever their quantized_dimension
+    says (issue 23: 1-D biases with quantized_dimension 3)."""
+    keep: set[str] = set()
+    readers: dict[str, set[tuple[str, int]]] = {}
+    for op in graph.ops:
+        keep.update(name for k, name in enumerate(op.inputs) if (op.kind, k) in PER_CHANNEL_INPUTS)
+        if op.kind in _PER_CHANNEL_OPS:
+            keep.update(n for n in (*op.inputs, *op.outputs) if n)
+        for k, name in enumerate(op.inputs):
+            readers.setdefault(name, set()).add((op.kind, k))
+    for name, t in graph.tensors.items():
+        if t.quant is not None and t.dtype in ("int32", "int64") and readers.get(name) and readers[name] <= _BIASES:
+            t.quant = None  # a bias: its parameters are never read (any values, e.g. scale 0, are valid)
+        q = t.quant
+        if q is not None and q.per_channel and name not in keep:
+            q.scale, q.zero_point, q.axis = q.scale[:1].copy(), q.zero_point[:1].copy(), 0
+        if q is not None and (not q.zero_point.size or abs(int(q.zero_point.astype(np.int64).max(initial=0))) < 2**31
+                              and int(q.zero_point.min(initial=0)) >= -(2**31)):
+            q.zero_point = q.zero_point.astype(np.int32)  # else left for check_tensor to refuse
 
 
 def _own_output_buffers(graph: Graph) -> None:

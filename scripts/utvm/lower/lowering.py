@@ -56,12 +56,14 @@ def _sanitize(s: str) -> str:
 
 
 def lower_graph(graph: Graph, prefix: str, cpu: str | None = None,
-                offload: Sequence[ExternalModule] = ()) -> Lowered:
+                offload: Sequence[ExternalModule] = (), compile_c: bool = True) -> Lowered:
     """Build every kernel, compile them with TVM's C target into one source file.
 
     ``cpu`` (e.g. cortex-m4) selects kernel variants; None means any CPU with 32-bit words.
     Each operator is first offered to the ``offload`` modules in order; the first that claims
-    it supplies a glue function instead of a TVM kernel."""
+    it supplies a glue function instead of a TVM kernel. ``compile_c=False`` stops before TVM's
+    C code generation: calls, aliases and views as for the model, no source and no kernel scratch
+    (for planning alone, as the planner fuzz does)."""
     from ..ops import get
 
     target = Target.for_cpu(cpu)
@@ -120,7 +122,7 @@ def lower_graph(graph: Graph, prefix: str, cpu: str | None = None,
         if call.external is not None:
             call.scratch_bytes = call.external.scratch_bytes
     lowered_graph = Graph(graph.name, tensors, graph.ops, graph.inputs, graph.outputs)
-    if not funcs:
+    if not funcs or not compile_c:
         return Lowered(lowered_graph, calls, aliases, views)
     mod = tvm.IRModule(funcs)
     try:

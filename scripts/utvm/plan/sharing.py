@@ -244,13 +244,15 @@ def check_tenants(items: list[Tenant], buffer_bytes: dict[str, int],
 
 
 def _check_shifted(t: Tenant, links: dict[str, Tenant], lifetimes: dict[str, tuple[int, int]]) -> list[str]:
-    """A shifted input (and whatever else lives in its output's buffer besides the output and its
-    aliases) must not be used after the step that first writes the output."""
+    """A shifted input (and whatever else lives in its output's buffer before the step that first
+    writes the output, besides the output and its aliases) must not be used after that step.
+    Tensors first written later (an elementwise operator in place over the output) are the
+    buffer's next tenants: :func:`check_tenants` checks them as in-place outputs."""
     start = lifetimes.get(t.target, (-1, -1))[0]
     problems = []
-    for name, (_, last) in lifetimes.items():
+    for name, (first, last) in lifetimes.items():
         owner = links[name].buffer if name in links else name
-        if owner != t.buffer or name == t.target or last <= start:
+        if owner != t.buffer or name == t.target or last <= start or first > start:
             continue
         chain = name
         while chain in links and links[chain].how == "alias":
