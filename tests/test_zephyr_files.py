@@ -229,6 +229,9 @@ def test_cmsis_nn_scenario_needs_the_module() -> None:
     Kconfig (CONFIG_UTVM_OFFLOAD_CMSIS_NN depends on CMSIS_NN)."""
     scenario = _scenarios(REPO / "samples/utvm_inference/sample.yaml")["sample.tvm.utvm_inference.cmsis_nn"]
     assert "cmsis-nn" in scenario["modules"]
+    # `filter:` is evaluated without the sample's CMakeLists.txt (no ZEPHYR_EXTRA_MODULES):
+    # utvm must be a module twister knows, or the scenario is filtered
+    assert "utvm" in scenario["modules"] and "filter" in scenario
     assert "CONFIG_UTVM_OFFLOAD_CMSIS_NN=y" in scenario["extra_configs"]
 
 
