@@ -212,6 +212,17 @@ function(_utvm_region spec out_bytes out_section)
     if(NOT section)  # no such property: the pool stays in the default RAM section
       set(section "")
     endif()
+    # A region that is the image's own RAM (chosen zephyr,sram, as DTCM is on Zephyr 3.4's
+    # mps3_an547): its memory-region section would lie over the same addresses as .data,
+    # .bss and the stacks (the image locked up before its boot banner); .bss is there already.
+    if(section AND COMMAND dt_chosen)
+      dt_chosen(sram_path PROPERTY "zephyr,sram")
+      if(sram_path STREQUAL path)
+        message(STATUS "tvm_add_model: '${spec}' is this board's zephyr,sram: the pool stays in .bss, "
+                       "which is there already")
+        set(section "")
+      endif()
+    endif()
   else()
     message(FATAL_ERROR "tvm_add_model: '${spec}' is not a number of bytes (devicetree node labels "
                         "need Zephyr)")

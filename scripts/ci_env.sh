@@ -1,9 +1,14 @@
-# Environment of the CI run (sourced by .ci/run): material beside the repository that the
-# tests use when it is there.
+# Environment of the CI run (sourced by .ci/run). Nothing of Zephyr, CMSIS-NN or TVM 0.18 is
+# kept in this project or beside it: the tests that need them read these variables and skip,
+# with the reason, when they are unset. A value already set is kept.
 #
-# CMSIS_NN_DIR: Arm's CMSIS-NN sources (a pinned commit in ../shared/third_party/CMSIS-NN), so
-# that the --offload cmsis-nn tests run instead of skipping. A value already set is kept.
-if [ -z "${CMSIS_NN_DIR:-}" ] && [ -f ../shared/third_party/CMSIS-NN/Include/arm_nnfunctions.h ]; then
-  CMSIS_NN_DIR="$(cd ../shared/third_party/CMSIS-NN && pwd)"
-  export CMSIS_NN_DIR
-fi
+#   ZEPHYR_BASE   a Zephyr tree (3.4 to 4.x): Zephyr's own scripts, schemas, boards, and the
+#                 pytest-twister-harness (installed by scripts/setup.sh)
+#   CMSIS_NN_DIR  Arm's CMSIS-NN sources (Include/, Source/): the --offload cmsis-nn tests
+#   TVM_018_DIR   a checkout of TVM v0.18.0: tests/test_mlf_v018.py
+for var in ZEPHYR_BASE CMSIS_NN_DIR TVM_018_DIR; do
+  if [ -n "${!var:-}" ]; then
+    echo "ci_env: $var=${!var}"
+    export "${var?}"
+  fi
+done

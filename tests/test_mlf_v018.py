@@ -1,9 +1,13 @@
 """Model Library Format that TVM 0.18's own consumers accept (../shared/tools/mlf_v018): the
-tar layout, parameters/<name>.params, the runtime shim, and --compat tvm-0.18's C interface."""
+tar layout, parameters/<name>.params, the runtime shim, and --compat tvm-0.18's C interface.
+
+TVM 0.18's files come from the checkout that $TVM_018_DIR names (apache/tvm at v0.18.0);
+without it, or without the checker, the tests skip with the reason."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -18,7 +22,7 @@ from utvm.run.runner import run_compiled
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 CHECK = SHARED / "tools" / "mlf_v018" / "check_mlf.py"
-TVM_018 = SHARED / "third_party" / "tvm-v0.18"
+TVM_018 = Path(os.environ["TVM_018_DIR"]) if os.environ.get("TVM_018_DIR") else None
 KWS = SHARED / "models" / "kws_ref_model.tflite"
 #: the cases that only read the MLF (no C build)
 LAYOUT_CASES = ("zephyr_aot_standalone_demo_generate", "zephyr_host_driven_generate",
@@ -27,8 +31,12 @@ LAYOUT_CASES = ("zephyr_aot_standalone_demo_generate", "zephyr_host_driven_gener
 
 
 def _needs_v018() -> None:
-    if not CHECK.is_file() or not TVM_018.is_dir():
-        pytest.skip(f"TVM 0.18's MLF consumers are not at {TVM_018} (../shared beside the repository)")
+    if TVM_018 is None:
+        pytest.skip("TVM_018_DIR is not set (a checkout of TVM v0.18.0)")
+    if not (TVM_018 / "python" / "tvm").is_dir():
+        pytest.skip(f"TVM_018_DIR={TVM_018} is not a TVM checkout (no python/tvm)")
+    if not CHECK.is_file():
+        pytest.skip(f"TVM 0.18's MLF checker is not at {CHECK} (../shared beside the repository)")
     missing = [m for m in ("usb", "psutil", "yaml", "packaging") if _missing(m)]
     if missing:
         pytest.skip(f"missing Python packages for TVM 0.18's template servers: {missing} (pip install .[test])")

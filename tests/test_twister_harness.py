@@ -8,8 +8,9 @@ CMakeCache.txt (the sample's CMakeLists.txt). The ``dut`` handed to the sample's
 harness's own QemuAdapter, with its reader thread and FifoHandler reading the console all
 along, exactly as under twister.
 
-The harness comes from ../shared/third_party/zephyr/assembled (see its README): installed
-with pip by scripts/setup.sh, or imported from its source tree.
+The harness comes from the Zephyr tree of $ZEPHYR_BASE (scripts/pylib/pytest-twister-harness):
+installed with pip by scripts/setup.sh when ZEPHYR_BASE is set, or imported from its source
+tree. Without ZEPHYR_BASE the test skips with that reason.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ import pytest
 from utvm.run.boards import get_board
 
 ROOT = Path(__file__).resolve().parents[1]
-ZEPHYR_FILES = ROOT.parent / "shared" / "third_party" / "zephyr"
-ASSEMBLED = ZEPHYR_FILES / "assembled"
-HARNESS_SRC = ASSEMBLED / "scripts" / "pylib" / "pytest-twister-harness" / "src"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from zephyr_tree import require_zephyr  # noqa: E402
+
 SAMPLE_TEST = ROOT / "samples" / "utvm_rpc_server" / "pytest" / "test_rpc_server.py"
 KWS = ROOT / "samples" / "utvm_inference" / "model" / "kws_ref_model.tflite"
 
@@ -37,14 +38,13 @@ UART0, UART1 = 0x40004000, 0x40005000
 
 
 def _import_harness() -> ModuleType:
-    if not HARNESS_SRC.is_dir():
-        pytest.skip(f"Zephyr's pytest-twister-harness is not at {HARNESS_SRC}")
-    # This generation of the harness reads ZEPHYR_BASE when imported (helpers/domains_helper).
-    os.environ.setdefault("ZEPHYR_BASE", str(ASSEMBLED))
+    harness_src = require_zephyr() / "scripts" / "pylib" / "pytest-twister-harness" / "src"
+    if not harness_src.is_dir():
+        pytest.skip(f"Zephyr's pytest-twister-harness is not at {harness_src}")
     try:
         import twister_harness  # noqa: F401
     except ImportError:
-        sys.path.insert(0, str(HARNESS_SRC))
+        sys.path.insert(0, str(harness_src))
     from twister_harness.device import qemu_adapter
 
     return qemu_adapter

@@ -1,10 +1,9 @@
 """The Zephyr module checked against Zephyr's own files, not stand-ins of them.
 
-../shared/third_party/zephyr holds unmodified files of Zephyr's repository (see its README):
-two generations of scripts/zephyr_module.py (before and after ``package-managers``), the
-newest module schema, twister's testsuite schema, board metadata, the logging Kconfig
-template and the cmsis-nn module's Kconfig. Every test here skips, with the reason, when that
-folder is absent. What needs a Zephyr tree (a build) runs in CI (.github/workflows/twister.yml).
+The files come from the Zephyr tree of $ZEPHYR_BASE (3.4 to 4.x): scripts/zephyr_module.py,
+its module schema (a file since 3.5, inside the script before), twister's testsuite schema,
+board metadata, the logging Kconfig template and the CMSIS-NN Kconfig (modules/cmsis-nn since
+3.5, modules/cmsis before). Every test here skips, with the reason, when ZEPHYR_BASE is unset.
 """
 
 from __future__ import annotations
@@ -20,20 +19,13 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-ZEPHYR_FILES = REPO.parent / "shared" / "third_party" / "zephyr"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from zephyr_tree import require_zephyr, skip_reason, zephyr_base, zephyr_file  # noqa: E402
 
-needs_zephyr_files = pytest.mark.skipif(
-    not ZEPHYR_FILES.is_dir(),
-    reason=f"Zephyr's reference files are not at {ZEPHYR_FILES} (shared/ beside the repository)")
-pytestmark = needs_zephyr_files
+pytestmark = pytest.mark.skipif(zephyr_base() is None, reason=skip_reason())
 
-#: scripts/zephyr_module.py before `package-managers` (about Zephyr 4.0; 3.7 has the same
-#: keys) and the newest found (after 4.4).
-ZEPHYR_MODULE_PY = {"before-package-managers": "07d5b2e3b9", "newest": "b962617911"}
-MODULE_SCHEMA_YAML = "3a39d0ac5a/scripts/schemas/module-schema.yaml"
-TESTSUITE_SCHEMA = "227c1acba5/scripts/schemas/twister/testsuite-schema.yaml"
-LOG_TEMPLATE = "32893f7b88/subsys/logging/Kconfig.template.log_config"
-CMSIS_NN_KCONFIG = "54a29be308/modules/cmsis-nn/Kconfig"
+TESTSUITE_SCHEMA = "scripts/schemas/twister/testsuite-schema.yaml"
+LOG_TEMPLATE = "subsys/logging/Kconfig.template.log_config"
 
 #: Simulators twister runs in Zephyr's CI container (no Arm FVP there); its pytest harness
 #: supports these two only (twisterlib.constants.SUPPORTED_SIMS_IN_PYTEST).
@@ -46,15 +38,16 @@ SCENARIO_FILES = [REPO / "samples/utvm_inference/sample.yaml",
                   REPO / "tests/zephyr/crt/testcase.yaml"]
 
 
-def _zephyr_file(relative: str) -> Path:
-    path = ZEPHYR_FILES / relative
-    if not path.is_file():
-        pytest.skip(f"{path} is not there")
-    return path
+_zephyr_file = zephyr_file
 
 
-def _run_zephyr_module(version: str, module: Path, out: Path) -> subprocess.CompletedProcess[str]:
-    script = _zephyr_file(f"{ZEPHYR_MODULE_PY[version]}/scripts/zephyr_module.py")
+def _knows_package_managers() -> bool:
+    """Zephyr 4.1 and later accept a module.yml `package-managers` key."""
+    return "package-managers" in _zephyr_file("scripts/zephyr_module.py").read_text()
+
+
+def _run_zephyr_module(module: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    script = _zephyr_file("scripts/zephyr_module.py")
     out.mkdir(parents=True, exist_ok=True)
     return subprocess.run(
         [sys.executable, str(script), "--modules", str(module),
@@ -66,11 +59,10 @@ def _run_zephyr_module(version: str, module: Path, out: Path) -> subprocess.Comp
 # --------------------------------------------------------------------------- module.yml
 
 
-@pytest.mark.parametrize("version", sorted(ZEPHYR_MODULE_PY))
-def test_zephyr_module_py_accepts_the_module(version: str, tmp_path: Path) -> None:
-    """Zephyr's own module scanner, old and new, on this repository: what `west build` runs
-    first. Its outputs name the module utvm (Kconfig ZEPHYR_UTVM_MODULE)."""
-    r = _run_zephyr_module(version, REPO, tmp_path)
+def test_zephyr_module_py_accepts_the_module(tmp_path: Path) -> None:
+    """Zephyr's own module scanner on this repository: what `west build` runs first. Its
+    outputs name the module utvm (Kconfig ZEPHYR_UTVM_MODULE)."""
+    r = _run_zephyr_module(REPO, tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     kconfig = (tmp_path / "Kconfig.modules").read_text()
     assert f'osource "{REPO.as_posix()}/Kconfig"' in kconfig
@@ -81,7 +73,8 @@ def test_zephyr_module_py_accepts_the_module(version: str, tmp_path: Path) -> No
 
 
 def test_zephyr_before_package_managers_rejects_that_key(tmp_path: Path) -> None:
-    """Why module.yml has no package-managers key: Zephyr 3.7 and 4.0 refuse the module."""
+    """Why module.yml has no package-managers key: Zephyr before 4.1 (3.4 to 4.0) refuses
+    the module with it; a Zephyr that knows the key accepts it."""
     module = tmp_path / "mod"
     (module / "zephyr").mkdir(parents=True)
     shutil.copy(REPO / "CMakeLists.txt", module / "CMakeLists.txt")
@@ -89,16 +82,37 @@ def test_zephyr_before_package_managers_rejects_that_key(tmp_path: Path) -> None
     meta = yaml.safe_load((REPO / "zephyr/module.yml").read_text())
     meta["package-managers"] = {"pip": {"requirement-files": ["scripts/requirements.txt"]}}
     (module / "zephyr/module.yml").write_text(yaml.safe_dump(meta))
-    r = _run_zephyr_module("before-package-managers", module, tmp_path / "out")
-    assert r.returncode != 0 and "package-managers" in r.stdout + r.stderr
-    assert _run_zephyr_module("newest", module, tmp_path / "out2").returncode == 0
+    r = _run_zephyr_module(module, tmp_path / "out")
+    if _knows_package_managers():
+        assert r.returncode == 0, r.stdout + r.stderr
+    else:
+        assert r.returncode != 0 and "package-managers" in r.stdout + r.stderr
 
 
-def test_module_yml_against_the_newest_schema() -> None:
-    jsonschema = pytest.importorskip("jsonschema")
-    schema = yaml.safe_load(_zephyr_file(MODULE_SCHEMA_YAML).read_text())
+def _module_schema() -> Any:
+    """The module.yml schema of this Zephyr: scripts/schemas/module-schema.yaml, or before
+    that file existed the METADATA_SCHEMA string of scripts/zephyr_module.py."""
+    path = require_zephyr() / "scripts/schemas/module-schema.yaml"
+    if path.is_file():
+        return yaml.safe_load(path.read_text())
+    text = _zephyr_file("scripts/zephyr_module.py").read_text()
+    found = re.search(r"^METADATA_SCHEMA = '''(.*?)'''", text, re.M | re.S)
+    assert found, "scripts/zephyr_module.py has neither a schema file nor METADATA_SCHEMA"
+    return yaml.safe_load(found.group(1))
+
+
+def test_module_yml_against_the_schema() -> None:
+    """zephyr/module.yml against this Zephyr's module schema: a pykwalify one (`type: map`,
+    as zephyr_module.py checks it up to 4.x) or a JSON schema (newer)."""
+    schema = _module_schema()
     meta = yaml.safe_load((REPO / "zephyr/module.yml").read_text())
-    jsonschema.validate(meta, schema)
+    if schema.get("type") == "map":
+        import pykwalify.core
+
+        pykwalify.core.Core(source_data=meta, schema_data=schema).validate(raise_exception=True)
+    else:
+        jsonschema = pytest.importorskip("jsonschema")
+        jsonschema.validate(meta, schema)
     assert meta["name"] == "utvm"
     assert "west-commands" not in meta  # declared by west.yml (self: west-commands) instead
     for path in meta["samples"] + meta["tests"]:
@@ -128,13 +142,27 @@ def _scenarios(path: Path) -> dict[str, dict[str, Any]]:
 def _boards() -> dict[str, dict[str, Any]]:
     """Zephyr's board metadata by twister identifier (e.g. mps2/an385)."""
     boards: dict[str, dict[str, Any]] = {}
-    for path in sorted(ZEPHYR_FILES.glob("*/boards/**/*.yaml")):
+    for path in sorted((require_zephyr() / "boards").glob("**/*.yaml")):
         if path.name == "twister.yaml":
             continue
         data = yaml.safe_load(path.read_text())
         if isinstance(data, dict) and "identifier" in data:
             boards.setdefault(data["identifier"], data)
     return boards
+
+
+#: The board names of Zephyr's hardware model v2 (3.7 and later) that this project uses, and
+#: the names the same boards had before (3.4 to 3.6; native_sim came in 3.5 and replaces
+#: native_posix_64).
+HWMV1_NAMES = {"mps2/an385": "mps2_an385", "mps2/an386": "mps2_an386", "mps2/an500": "mps2_an500",
+               "mps3/corstone300/an547": "mps3_an547", "native_sim": "native_posix_64"}
+
+
+def _tree_name(name: str) -> str:
+    """The name this Zephyr tree gives the board that hardware model v2 calls `name`."""
+    if any((require_zephyr() / "boards").glob("**/board.yml")):
+        return name
+    return HWMV1_NAMES.get(name, name)
 
 
 def _simulators(board: dict[str, Any]) -> set[str]:
@@ -167,7 +195,7 @@ def test_scenario_platforms_fit_the_boards(path: Path) -> None:
         platforms = set(scenario.get("platform_allow", [])) | set(scenario.get("integration_platforms", []))
         assert platforms, f"{name}: no platform to run on"
         for platform in sorted(platforms):
-            board = boards.get(platform)
+            board = boards.get(_tree_name(platform))
             assert board is not None, f"{name}: {platform} is not a Zephyr board known here"
             ram = board.get("ram", TWISTER_DEFAULT_RAM)
             flash = board.get("flash", TWISTER_DEFAULT_FLASH)
@@ -201,6 +229,9 @@ def test_cmsis_nn_scenario_needs_the_module() -> None:
     Kconfig (CONFIG_UTVM_OFFLOAD_CMSIS_NN depends on CMSIS_NN)."""
     scenario = _scenarios(REPO / "samples/utvm_inference/sample.yaml")["sample.tvm.utvm_inference.cmsis_nn"]
     assert "cmsis-nn" in scenario["modules"]
+    # `filter:` is evaluated without the sample's CMakeLists.txt (no ZEPHYR_EXTRA_MODULES):
+    # utvm must be a module twister knows, or the scenario is filtered
+    assert "utvm" in scenario["modules"] and "filter" in scenario
     assert "CONFIG_UTVM_OFFLOAD_CMSIS_NN=y" in scenario["extra_configs"]
 
 
@@ -225,18 +256,39 @@ config CPU_CORTEX_M
 \tdefault y
 config CMSIS_DSP
 \tbool
+config LOG_DEFAULT_LEVEL
+\tint "Default log level"
+\tdefault 3
+\trange 0 4
 source "{cmsis_nn}"
 source "{repo}/Kconfig"
 """
 _ZEPHYR_SYMBOLS = {"LOG", "ASSERT", "THREAD_STACK_INFO", "INIT_STACKS", "TIMING_FUNCTIONS", "CPU_CORTEX_M",
-                   "CMSIS_DSP"}
+                   "CMSIS_DSP", "LOG_DEFAULT_LEVEL"}
+
+
+def _cmsis_nn_kconfig(srctree: Path) -> Path:
+    """Zephyr's CMSIS-NN Kconfig: modules/cmsis-nn/Kconfig (3.5 and later), or before it the
+    CMSIS_NN menu of modules/cmsis/Kconfig with the Kconfig.cmsis_nn it sources (copied into
+    srctree, where its `source` resolves)."""
+    base = require_zephyr()
+    if (base / "modules/cmsis-nn/Kconfig").is_file():
+        return base / "modules/cmsis-nn/Kconfig"
+    menu = re.search(r"^menuconfig CMSIS_NN\n.*?^endif\n", _zephyr_file("modules/cmsis/Kconfig").read_text(),
+                     re.M | re.S)
+    assert menu, "modules/cmsis/Kconfig has no CMSIS_NN menu"
+    (srctree / "modules/cmsis").mkdir(parents=True)
+    shutil.copy(_zephyr_file("modules/cmsis/Kconfig.cmsis_nn"), srctree / "modules/cmsis/Kconfig.cmsis_nn")
+    out = srctree / "modules/cmsis/Kconfig.nn_menu"
+    out.write_text(menu.group(0))
+    return out
 
 
 @pytest.fixture()
 def kconfig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     kconfiglib = pytest.importorskip("kconfiglib")
     template = _zephyr_file(LOG_TEMPLATE)
-    cmsis_nn = _zephyr_file(CMSIS_NN_KCONFIG)
+    cmsis_nn = _cmsis_nn_kconfig(tmp_path)
     (tmp_path / "subsys" / "logging").mkdir(parents=True)
     shutil.copy(template, tmp_path / "subsys/logging/Kconfig.template.log_config")
     top = tmp_path / "Kconfig"
@@ -331,7 +383,8 @@ def test_west_tvm_run_knows_which_boards_zephyr_emulates_with_fvp_only() -> None
     from utvm.zephyr.build import FVP_ONLY_BOARDS
 
     boards = _boards()
-    fvp_only = {name for name, spec in BOARDS.items()
-                if spec.zephyr_name in boards and "qemu" not in _simulators(boards[spec.zephyr_name])}
-    assert {"mps2/an386", "mps2/an500"} <= fvp_only
-    assert fvp_only == set(FVP_ONLY_BOARDS)
+    in_tree = {name for name, spec in BOARDS.items() if _tree_name(spec.zephyr_name) in boards}
+    fvp_only = {name for name in in_tree if "qemu" not in _simulators(boards[_tree_name(BOARDS[name].zephyr_name)])}
+    assert "mps2/an385" in in_tree and "mps2/an385" not in fvp_only
+    # Zephyr 3.4 has no mps2_an386/mps2_an500 at all; later trees give them Arm FVP only.
+    assert fvp_only == set(FVP_ONLY_BOARDS) & in_tree

@@ -50,9 +50,12 @@ def rpc_url(dut: Any) -> str:
     assert ready is not None and int(ready.group(1)) >= 1, lines[-1]
     config = dut.device_config
     if config.type == "qemu":
-        port = cmake_cache_value(Path(config.app_build_dir), "UTVM_RPC_QEMU_PORT")
+        # the application's build directory: app_build_dir since sysbuild (Zephyr 3.7), the
+        # one build_dir before (3.4 to 3.6)
+        app_build_dir = getattr(config, "app_build_dir", None) or config.build_dir
+        port = cmake_cache_value(Path(app_build_dir), "UTVM_RPC_QEMU_PORT")
         if not port:
-            pytest.fail(f"no UTVM_RPC_QEMU_PORT in {config.app_build_dir}/CMakeCache.txt: "
+            pytest.fail(f"no UTVM_RPC_QEMU_PORT in {app_build_dir}/CMakeCache.txt: "
                         "the RPC UART is not connected to the host")
         return f"socket://127.0.0.1:{port}"
     device = os.environ.get("UTVM_RPC_DEVICE")
