@@ -11,7 +11,8 @@ Kernel variants, first that applies:
   maps (at most 36 input pixels, 6 columns; any channel count: every output pixel its own case,
   padding taps skipped); knob ``plan`` (dwg's lines along output rows or columns, lines per
   pass, channels per tile, default the least estimated cost; "tiny" second, see _helium_plans);
-- dsp_dwp: int8 on DSP CPUs (Cortex-M4/M7/M33), any multiplier, channel count, window and
+- dsp_dwp: int8 on DSP CPUs (Cortex-M4/M7/M33, and on Cortex-M52/M55/M85 the layers the Helium
+  kernels do not take: multiplier > 1, windows other than 3x3, 1-D), any multiplier, channel count, window and
   stride, dilation along one axis at most, requantization constants that fit (see
   _dwp_constants): the input converted four channels at a time into planar int16 rows in
   planned scratch (a band of output rows at a time), then each output channel over its plane
@@ -599,7 +600,7 @@ def _dwp_fit_scratch(g: Graph, op: Operator, target: Target, room: int) -> dict[
     network): the most output rows per band whose planes take at most ``room`` bytes, or, when
     not even one row fits, those of a quarter of DWP_SCRATCH_BUDGET (a little more pool, much
     less than the default's, at a few more conversions)."""
-    if _dwp(g, op, target) is None:
+    if _dwp(g, op, target) is None or _helium(g, op, target) is not None:  # Helium's layers keep theirs
         return None
     orient = _dwp_orients(g, op)[0]
     geo = _dwp_geometry(g, op, orient)
@@ -612,7 +613,9 @@ def _dwp_fit_scratch(g: Graph, op: Operator, target: Target, room: int) -> dict[
 
 def _dwp(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
-    if not (target.dsp and x.dtype == "int8" and y.dtype == "int8" and w.data is not None):
+    # also on Helium CPUs (they have the DSP extension), after the Helium kernels: the layers
+    # those do not take (multiplier > 1, windows other than 3x3, height 1) run no slower than on the M4
+    if not (target.packed and x.dtype == "int8" and y.dtype == "int8" and w.data is not None):
         return None
     orients = _dwp_orients(g, op)
     consts = _dwp_constants(g, op)
@@ -923,7 +926,7 @@ OPS = (
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85", knobs=_helium_knobs, rows_in_order=True),
             # not rows_in_order: each group of four channels runs over all output rows (dwp: bands)
-            Variant("dsp_dwp", _dwp, "Cortex-M4/M7/M33", knobs=_dwp_knobs),
+            Variant("dsp_dwp", _dwp, "Cortex-M4/M7/M33/M52/M55/M85", knobs=_dwp_knobs),
             # tiny maps, where a tuning log names it ("Tiny maps are tuned for")
             Variant("dsp_dwt", _dwt, "Cortex-M4/M7/M33"),
             Variant("dsp_dw4", _dw4, "Cortex-M4/M7/M33", rows_in_order=True),
