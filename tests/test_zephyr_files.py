@@ -206,6 +206,34 @@ def test_scenario_platforms_fit_the_boards(path: Path) -> None:
                 assert sims, f"{name}: {platform} runs only on {sorted(_simulators(board))}"
 
 
+#: a board's Kconfig symbol in a scenario's filter (CONFIG_BOARD_MPS2_AN385)
+BOARD_SYMBOL = re.compile(r"CONFIG_(BOARD_[A-Z0-9_]+)")
+
+
+@pytest.mark.parametrize("path", SCENARIO_FILES, ids=lambda p: p.parent.name)
+def test_scenarios_pick_boards_under_both_hardware_models(path: Path) -> None:
+    """Every filter names, for each board it means, a symbol this Zephyr's boards define (3.4: BOARD_MPS3_AN547, 4.x:
+    BOARD_MPS3_CORSTONE300_AN547, the same BOARD_MPS2_AN385 in both)."""
+    scenarios = _scenarios(path)
+    wanted = {name: BOARD_SYMBOL.findall(s.get("filter", "")) for name, s in scenarios.items()}
+    wanted = {name: syms for name, syms in wanted.items() if syms}
+    if not wanted:
+        return
+    boards = require_zephyr() / "boards"
+    defined = {m for f in boards.glob("**/Kconfig*") for m in re.findall(r"^config (BOARD_\w+)", f.read_text(), re.M)}
+    # hardware model v2 defines BOARD_<board>_<qualifiers> from board.yml, not in Kconfig files
+    for yml in boards.glob("**/board.yml"):
+        data = yaml.safe_load(yml.read_text()) or {}
+        for board in data.get("boards", [data.get("board", {})]):
+            for soc in board.get("socs", []):
+                for variant in [None, *[v["name"] for v in soc.get("variants", [])]]:
+                    parts = [board.get("name", ""), soc.get("name", ""), variant]
+                    defined.add("BOARD_" + "_".join(p for p in parts if p).upper())
+                    defined.add("BOARD_" + "_".join(p for p in (board.get("name", ""), variant) if p).upper())
+    for name, syms in wanted.items():
+        assert set(syms) & defined, f"{name}: none of {syms} is a board of this Zephyr"
+
+
 def test_sample_output_matches_its_regexes() -> None:
     """The lines samples/utvm_inference prints (format of src/main.c) match sample.yaml,
     and the failure marker twister stops on follows a FAIL."""
