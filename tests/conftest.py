@@ -37,3 +37,12 @@ def no_tflite_micro(monkeypatch: pytest.MonkeyPatch) -> None:
     from utvm.run.reference import tflm_runtime
 
     assert tflm_runtime() is None
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    from figures import LINES
+
+    if LINES:
+        terminalreporter.section("figures")
+        for line in LINES:
+            terminalreporter.write_line(line)

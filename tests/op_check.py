@@ -106,10 +106,10 @@ BOARDS = ["mps2/an386", "mps3/an547"]
 
 def on_boards(test: Callable[..., None]) -> Callable[..., None]:
     """Mark a test slow, skip it without the bare-metal toolchain, run it per board (``board``)."""
-    from test_boards import _toolchain_problem
+    from toolchains import toolchain_problem
 
     test = pytest.mark.parametrize("board", BOARDS)(test)
-    test = pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")(test)
+    test = pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")(test)
     return pytest.mark.slow(test)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from utvm.errors import UtvmError
+from toolchains import toolchain_problem
 from utvm.run import qemu
 from utvm.run.boards import get_board
 from utvm.run.harness import parse_harness_output
@@ -24,15 +24,7 @@ MODELS = ["kws_ref_model", "vww_96_int8", "pretrainedResnet_quant", "ad01_int8"]
 BOARDS = ["mps2/an385", "mps3/an547"]
 
 
-def _toolchain_problem() -> str | None:
-    try:
-        qemu.find_tools(qemu=True)
-    except UtvmError as exc:
-        return str(exc)
-    return None
-
-
-_PROBLEM = _toolchain_problem()
+_PROBLEM = toolchain_problem()
 pytestmark = pytest.mark.skipif(_PROBLEM is not None, reason=f"bare-metal toolchain missing: {_PROBLEM}")
 
 

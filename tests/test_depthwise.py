@@ -26,8 +26,8 @@ import numpy as np
 import pytest
 
 from op_check import Cases, quant_params
-from test_boards import _toolchain_problem
 from tflite_builder import ModelBuilder
+from toolchains import toolchain_problem
 from utvm.compiler import CompileOptions, compile_model
 from utvm.importer import load_model
 from utvm.ir import Operator
@@ -39,7 +39,7 @@ from utvm.tune.log import write_log
 from utvm.tune.space import space
 from utvm.tune.workload import workload, workload_key
 
-needs_qemu = pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+needs_qemu = pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
 M4 = Target.for_cpu("cortex-m4")
 
 

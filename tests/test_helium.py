@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from test_boards import _toolchain_problem
 from tflite_builder import ModelBuilder, conv2d_model
+from toolchains import toolchain_problem
 from utvm.compiler import CompileOptions, compile_model
 from utvm.importer import load_model
 from utvm.ir import Graph, Operator
@@ -173,7 +173,7 @@ def test_generated_c_compiles_strictly(tmp_path: Path) -> None:
                            check=True)
 
 
-@pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+@pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_bit_exact_on_cortex_m55(tmp_path: Path, name: str) -> None:
     report = run_model(_model(tmp_path, name, **CASES[name]), "mps3/an547", workdir=tmp_path / "work")
@@ -188,7 +188,7 @@ TINY_CASES = [n for n, c in CASES.items() if c.get("depthwise") and n != "dw3x3_
               and c["input_shape"][3] % 4 == 0]  # type: ignore[index, call-overload]
 
 
-@pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+@pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
 @pytest.mark.parametrize("name", TINY_CASES)
 def test_bit_exact_on_cortex_m55_with_tiny(tmp_path: Path, name: str) -> None:
     from test_helium_kernels import tiny_plan_log
@@ -368,7 +368,7 @@ def test_window_fallback_matches_numpy(tmp_path: Path) -> None:
     _check_window_outputs(cases, subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout)
 
 
-@pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+@pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
 def test_window_vector_matches_numpy_on_cortex_m55(tmp_path: Path) -> None:
     cases = _window_cases(7, 40)
     src = tmp_path / "window.c"
@@ -479,7 +479,7 @@ def test_add_fallback_matches_numpy(tmp_path: Path) -> None:
     _check_add_outputs(cases, subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout)
 
 
-@pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+@pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
 def test_add_vector_matches_numpy_on_cortex_m55(tmp_path: Path) -> None:
     cases = _add_cases(3, 40)
     src = tmp_path / "add.c"
@@ -546,7 +546,7 @@ def test_add_generated_c_compiles_strictly(tmp_path: Path) -> None:
                         str(tmp_path / "k.o")], check=True)
 
 
-@pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+@pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
 @pytest.mark.parametrize("name", sorted(ADD_CASES))
 def test_add_bit_exact_on_cortex_m55(tmp_path: Path, name: str) -> None:
     shape = ADD_CASES[name][0]

@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from test_boards import _toolchain_problem
 from tflite_builder import conv2d_model, fully_connected_model
+from toolchains import toolchain_problem
 from utvm.importer import load_model
 from utvm.lower import fixedpoint as fp
 from utvm.lower import helium as mve
@@ -385,7 +385,7 @@ def test_fallback_matches_numpy(tmp_path: Path, helper: str) -> None:
     _check(_run_host(tmp_path, program(cases)), [reference(c) for c in cases])
 
 
-@pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+@pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
 @pytest.mark.parametrize("opt", ["-O2", "-O0"])
 @pytest.mark.parametrize("helper", sorted(HELPERS))
 def test_vector_matches_numpy_on_cortex_m55(tmp_path: Path, helper: str, opt: str) -> None:
@@ -485,7 +485,7 @@ def tiny_plan_log(tmp_path: Path, path: Path) -> Path:
     return log
 
 
-@pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+@pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
 @pytest.mark.parametrize("name", sorted(LAYERS))
 def test_layer_bit_exact_with_tflite_micro_on_cortex_m55(tmp_path: Path, name: str) -> None:
     build, kwargs, mode = LAYERS[name]

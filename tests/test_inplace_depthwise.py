@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from op_check import check_model, on_boards, side_by_side
-from test_boards import _toolchain_problem
 from test_helium_kernels import tiny_plan_log
 from tflite_builder import ModelBuilder
+from toolchains import toolchain_problem
 from utvm.compiler import CompileOptions, CompileResult, compile_model
 from utvm.ops import all_ops
 from utvm.ops.depthwise_conv2d import shift_margin
@@ -222,7 +222,7 @@ def test_helium_depthwise_at_the_peak_takes_a_plan_with_rows_in_order(tmp_path: 
     assert pools[2.0] < pools[default]
 
 
-@pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+@pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
 def test_helium_tiny_map_in_place(tmp_path: Path) -> None:
     """utvm_mve_dwt_s8 (plan "tiny", given by a tuning log: the tuner's pick on tiny maps) over a
     block of 16 channels writes its rows in order, so at the block's peak it runs shifted over

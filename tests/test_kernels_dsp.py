@@ -263,11 +263,11 @@ def test_plain_c_matches_tflite_on_host_with_sanitizers(dsp_cases: list[Layer], 
 
 
 def test_assembly_matches_tflite_on_cortex_m4(dsp_cases: list[Layer], tmp_path: Path) -> None:
-    from test_boards import _toolchain_problem
+    from toolchains import toolchain_problem
     from utvm.run import qemu
     from utvm.run.boards import get_board
 
-    problem = _toolchain_problem()
+    problem = toolchain_problem()
     if problem:
         pytest.skip(problem)
     src = tmp_path / "dsp.c"

@@ -277,9 +277,9 @@ def test_compat_model_stays_bit_exact(mlfs: dict[str, CompileResult], tmp_path: 
     """The very MLF that check_mlf.py gets (--name default --compat tvm-0.18, portable C) built
     with utvm's runtime for the host and for a Cortex-M4 under QEMU: TFLite Micro's outputs."""
     if board != "host":
-        from test_boards import _toolchain_problem
+        from toolchains import toolchain_problem
 
-        problem = _toolchain_problem()
+        problem = toolchain_problem()
         if problem:
             pytest.skip(problem)
     report = run_compiled(KWS, mlfs["compat"], board, tmp_path)

@@ -59,11 +59,11 @@ def seed_models(directory: Path, models_dir: Path) -> list[Path]:
 
 
 def sanitizers_available() -> bool:
-    from test_sanitizers import _sanitizers_work
+    from toolchains import sanitizers_problem
 
     probe = Path(__import__("tempfile").mkdtemp(prefix="utvm-probe-"))
     try:
-        return _sanitizers_work(probe) == ""
+        return sanitizers_problem(probe) == ""
     finally:
         shutil.rmtree(probe, ignore_errors=True)
 

@@ -143,9 +143,9 @@ def test_quantized_layers_compute_in_integers(quantized: Callable[[str, str], Pa
 @pytest.mark.slow
 @pytest.mark.parametrize("model", sorted(MODELS))
 def test_on_cortex_m4(quantized: Callable[[str, str], Path], tmp_path: Path, model: str) -> None:
-    from test_boards import _toolchain_problem
+    from toolchains import toolchain_problem
 
-    problem = _toolchain_problem()
+    problem = toolchain_problem()
     if problem:
         pytest.skip(problem)
     report = run_model(quantized(model, "qdq_s8_per_channel"), "mps2/an386", workdir=tmp_path)

@@ -23,8 +23,8 @@ from onnx import TensorProto, helper
 import op_check
 from op_check import check_model, quant_params
 from seanet import check_layer
-from test_boards import _toolchain_problem
 from tflite_builder import ModelBuilder
+from toolchains import toolchain_problem
 from utvm.ops.elementwise import broadcast_shape, plan
 
 N_CASES = 20
@@ -82,7 +82,7 @@ SPECS = [
 DIVISIONS = ("DIV", "FLOOR_DIV", "FLOOR_MOD")
 ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
 BOARDS = ["mps2/an386", "mps3/an547"]
-needs_qemu = pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+needs_qemu = pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
 
 
 def operand_shape(rng: np.random.Generator, out: Sequence[int]) -> tuple[int, ...]:

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from op_check import Cases, check_model, side_by_side, tuning_log
-from test_boards import _toolchain_problem
 from test_op_mac import Layer, _activation, _out_size, _per_tensor
 from tflite_builder import ModelBuilder
+from toolchains import toolchain_problem
 from utvm.compiler import CompileOptions, compile_model
 from utvm.importer import load_model
 from utvm.lower import tiny
@@ -137,7 +137,7 @@ def test_matches_tflite_micro_on_host(model: tuple[Path, Cases], tmp_path: Path,
     check_model(path, tmp_path, "host", cases.inputs, tuning_log=log)
 
 
-@pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+@pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
 @pytest.mark.parametrize("weights", ["int8", "int16"])
 def test_matches_tflite_micro_on_cortex_m4(model: tuple[Path, Cases], tmp_path: Path, weights: str) -> None:
     path, cases = model

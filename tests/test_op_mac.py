@@ -21,13 +21,13 @@ from onnx import helper
 import op_check
 from op_check import check_model, quant_params
 from seanet import check_layer, layers
-from test_boards import _toolchain_problem
 from tflite_builder import ModelBuilder
+from toolchains import toolchain_problem
 
 N_CASES = 20
 ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
 BOARDS = ["mps2/an386", "mps3/an547"]
-needs_qemu = pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+needs_qemu = pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
 
 
 def _ints(rng: np.random.Generator, shape: tuple[int, ...], dtype: str, lo: int | None = None) -> np.ndarray:

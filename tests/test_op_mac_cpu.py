@@ -23,10 +23,10 @@ import numpy as np
 import pytest
 
 from op_check import check_cases
-from test_boards import _toolchain_problem
 from test_op_mac import Cases as MacCases
 from test_op_mac import Layer
 from tflite_builder import ModelBuilder
+from toolchains import toolchain_problem
 from utvm.importer import load_model
 from utvm.lower import fixedpoint as fp
 from utvm.lower import mac16
@@ -38,7 +38,7 @@ from utvm.run.boards import get_board
 INCLUDE = Path(__file__).resolve().parents[1] / "lib" / "crt" / "include"
 STRICT = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror"]
 BOARDS = ["mps2/an386", "mps3/an547"]
-needs_qemu = pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+needs_qemu = pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
 
 # ---------------------------------------------------------------------------------------------
 # helpers of utvm/kernels.h and kernels_mve.h against numpy
@@ -407,7 +407,7 @@ def test_recurrent_layers_match_tflite_micro(tmp_path: Path, board: str) -> None
     state, utvm_dot_s16 / _s8)."""
     from op_check import check_model
 
-    if board != "host" and _toolchain_problem() is not None:
+    if board != "host" and toolchain_problem() is not None:
         pytest.skip("bare-metal toolchain missing")
     path = tmp_path / "recurrent.tflite"
     path.write_bytes(_recurrent_model())
@@ -434,10 +434,10 @@ def test_kernels_are_sanitizer_clean(tmp_path: Path, cpu: str) -> None:
     point (tests/sanitizer_build.py): no overflow of the int32 sums, no access out of bounds."""
     from op_check import side_by_side
     from sanitizer_build import build_and_run
-    from test_sanitizers import _sanitizers_work
+    from toolchains import sanitizers_problem
     from utvm.compiler import CompileOptions, compile_model
 
-    why = _sanitizers_work(tmp_path)
+    why = sanitizers_problem(tmp_path)
     if why:
         pytest.skip(why)
     cases = []
@@ -464,7 +464,7 @@ def test_softmax_int8_to_int16_matches_tflite_micro(tmp_path: Path, board: str) 
     from op_check import Cases, check_model, side_by_side
     from utvm.ops.softmax import np_softmax_int8
 
-    if board != "host" and _toolchain_problem() is not None:
+    if board != "host" and toolchain_problem() is not None:
         pytest.skip("bare-metal toolchain missing")
     rng = np.random.default_rng(9)
     cases = Cases()
@@ -503,7 +503,7 @@ def test_widened_weights_are_bit_exact(tmp_path: Path, board: str) -> None:
     from utvm.tune.space import space
     from utvm.tune.workload import workload, workload_key
 
-    if board != "host" and _toolchain_problem() is not None:
+    if board != "host" and toolchain_problem() is not None:
         pytest.skip("bare-metal toolchain missing")
     cases = []
     for name in ("fully_connected_int16", "conv2d_int16", "transpose_conv_int16"):

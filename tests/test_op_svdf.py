@@ -92,9 +92,9 @@ def test_state_is_outside_the_pool_and_reset(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_int8_on_cortex_m4_and_m55(tmp_path: Path) -> None:
-    from test_boards import _toolchain_problem
+    from toolchains import toolchain_problem
 
-    problem = _toolchain_problem()
+    problem = toolchain_problem()
     if problem:
         pytest.skip(problem)
     model = side_by_side([svdf_case(400 + i) for i in range(6)])

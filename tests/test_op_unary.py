@@ -22,13 +22,13 @@ from onnx import TensorProto, helper
 import op_check
 from op_check import check_model, quant_params
 from seanet import check_layer, layers
-from test_boards import _toolchain_problem
 from test_op_binary import _one_op
 from tflite_builder import ModelBuilder
+from toolchains import toolchain_problem
 
 N_CASES = 20
 BOARDS = ["mps2/an386", "mps3/an547"]
-needs_qemu = pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+needs_qemu = pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
 
 
 @dataclass(frozen=True)

@@ -10,14 +10,15 @@ models using operators this branch does not support yet are skipped, naming the 
 
 from __future__ import annotations
 
-import shutil
-import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from figures import report
 from model_cache import mlf_cached
 from sanitizer_build import build_and_run
+from toolchains import sanitizers_problem
 from utvm.errors import UtvmError
 
 MODELS_DIR = Path(__file__).resolve().parents[2] / "shared" / "models"
@@ -37,24 +38,15 @@ RANDOMS = 1
 FIGURES: dict[str, int] = {}
 
 
-def _sanitizers_work(tmp: Path) -> str:
-    """'' when the host compiler builds and runs an ASan+UBSan program, else why not."""
-    if shutil.which("cc") is None:
-        return "no host C compiler"
-    src = tmp / "probe.c"
-    src.write_text("int main(void) { return 0; }\n")
-    proc = subprocess.run(["cc", "-fsanitize=address,undefined", str(src), "-o", str(tmp / "probe")],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        return f"the host compiler has no ASan/UBSan runtime: {proc.stderr.strip()[:200]}"
-    return "" if subprocess.run([str(tmp / "probe")]).returncode == 0 else "ASan programs do not run here"
-
-
 @pytest.fixture(scope="session")
-def sanitizers(tmp_path_factory: pytest.TempPathFactory) -> None:
-    why = _sanitizers_work(tmp_path_factory.mktemp("probe"))
+def sanitizers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    why = sanitizers_problem(tmp_path_factory.mktemp("probe"))
     if why:
         pytest.skip(why)
+    yield
+    sets = sum(FIGURES.values())
+    report(f"sanitizer run: {len(FIGURES)} models built with ASan+UBSan, {sets} input sets, "
+           f"{4 * sets} runs through the entry points, no finding (each would have failed its test)")
 
 
 def check_model(model: Path, tmp_root: Path, tmp_path: Path) -> None:
@@ -101,13 +93,3 @@ def test_helium_kernels_are_sanitizer_clean(sanitizers: None, tmp_path: Path, na
     run = build_and_run(result.mlf_dir, result.graph.name, randoms=RANDOMS, workdir=tmp_path)
     assert run.problem == "", run.output[-3000:]
     FIGURES[f"{name} (cortex-m55)"] = run.inputs
-
-
-def test_sanitizer_figures() -> None:
-    """Prints the run's figures (pytest -s): builds, input sets, entry-point runs, findings (0:
-    every model above passed)."""
-    if not FIGURES:
-        pytest.skip("no sanitizer build ran in this session")
-    sets = sum(FIGURES.values())
-    print(f"\nsanitizer run: {len(FIGURES)} models built with ASan+UBSan, {sets} input sets, "
-          f"{4 * sets} runs through the entry points, 0 findings")

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from op_check import Cases, check_model, side_by_side
-from test_boards import _toolchain_problem
 from test_op_conv_fc import fc_case
+from toolchains import toolchain_problem
 from utvm.compiler import CompileOptions, compile_model
 from utvm.importer import load_model
 from utvm.lower import tiny
@@ -116,7 +116,7 @@ def test_helium_fallback_matches_tflite_micro_on_host(model: tuple[Path, Cases],
     assert run_compiled(path, result, "host", tmp_path, inputs).outputs_match_reference
 
 
-@pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+@pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
 @pytest.mark.parametrize("board", ["mps2/an386", "mps3/an547"])
 def test_matches_tflite_micro_on_board(model: tuple[Path, Cases], tmp_path: Path, board: str) -> None:
     path, cases = model
@@ -127,9 +127,9 @@ def test_matches_tflite_micro_on_board(model: tuple[Path, Cases], tmp_path: Path
 def test_fallbacks_are_sanitizer_clean(model: tuple[Path, Cases], tmp_path: Path, cpu: str) -> None:
     """utvm_dsp_tiny_fc / utvm_mve_tiny_fc under ASan+UBSan on extreme and random inputs."""
     from sanitizer_build import build_and_run
-    from test_sanitizers import _sanitizers_work
+    from toolchains import sanitizers_problem
 
-    why = _sanitizers_work(tmp_path)
+    why = sanitizers_problem(tmp_path)
     if why:
         pytest.skip(why)
     result = compile_model(model[0], tmp_path / "mlf", CompileOptions(cpu=cpu, constants_target="host"))

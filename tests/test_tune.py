@@ -24,9 +24,9 @@ ENV = {"PYTHONPATH": str(ROOT / "scripts"), "PATH": "/usr/bin:/bin:/usr/local/bi
 
 
 def _toolchain() -> None:
-    from test_boards import _toolchain_problem
+    from toolchains import toolchain_problem
 
-    problem = _toolchain_problem()
+    problem = toolchain_problem()
     if problem:
         pytest.skip(problem)
 

@@ -1,0 +1,33 @@
+"""Whether the tools a group of tests needs are on this machine: one reason string for a skip,
+or None (or '') when they are there."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from utvm.errors import UtvmError
+from utvm.run import qemu
+
+
+def toolchain_problem() -> str | None:
+    """None when arm-none-eabi-gcc, picolibc and qemu-system-arm are there, else what is missing."""
+    try:
+        qemu.find_tools(qemu=True)
+    except UtvmError as exc:
+        return str(exc)
+    return None
+
+
+def sanitizers_problem(tmp: Path) -> str:
+    """'' when the host compiler builds and runs an ASan+UBSan program, else why not."""
+    if shutil.which("cc") is None:
+        return "no host C compiler"
+    src = tmp / "probe.c"
+    src.write_text("int main(void) { return 0; }\n")
+    proc = subprocess.run(["cc", "-fsanitize=address,undefined", str(src), "-o", str(tmp / "probe")],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        return f"the host compiler has no ASan/UBSan runtime: {proc.stderr.strip()[:200]}"
+    return "" if subprocess.run([str(tmp / "probe")]).returncode == 0 else "ASan programs do not run here"
