@@ -1698,7 +1698,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwt_planes(int8_t* ti
     register int32_t count __asm__("lr") = np;
     __asm__ volatile("dls lr, lr\n1:\n\tvldrb.8 %q[v], [%[x]]\n\tadd %[x], %[x], %[c]\n\t"
                      "vstrb.8 %q[v], [%[t], %q[off]]\n\tadds %[t], %[t], #1\n\tle lr, 1b"
-                     : [v] "=&w"(v), [x] "+r"(x), [t] "+r"(tile), [n] "+r"(count)
+                     : [v] "=&w"(v), [x] "+&r"(x), [t] "+&r"(tile), [n] "+&r"(count)
                      : [c] "r"(c), [off] "w"(off)
                      : "memory");
     (void)v, (void)count;
@@ -1717,7 +1717,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwt_planes(int8_t* ti
                      "vstrb.8 %q[v], [%[t0], %q[off]]\n\tvldrb.u8 %q[v], [%[x], %q[g1]]\n\t"
                      "vstrb.8 %q[v], [%[t1], %q[off]]\n\tadd %[x], %[x], %[c2]\n\tadds %[t0], %[t0], #2\n\t"
                      "adds %[t1], %[t1], #2\n\tle lr, 1b"
-                     : [v] "=&w"(v), [x] "+r"(x), [t0] "+r"(tile), [t1] "+r"(t1), [n] "+r"(count)
+                     : [v] "=&w"(v), [x] "+&r"(x), [t0] "+&r"(tile), [t1] "+&r"(t1), [n] "+&r"(count)
                      : [c2] "r"(2 * c), [g0] "w"(g0), [g1] "w"(g1), [off] "w"(off)
                      : "memory");
     (void)v, (void)count;
@@ -1732,7 +1732,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwt_planes(int8_t* ti
     __asm__ volatile("dls lr, lr\n1:\n\tvldrb.8 %q[v], [%[x]]\n\tadd %[x], %[x], %[c]\n\tvmsr p0, %[lo8]\n\t"
                      "vpste\n\tvstrbt.8 %q[v], [%[t0], %q[off]]\n\tvstrbe.8 %q[v], [%[t1], %q[off]]\n\t"
                      "adds %[t0], %[t0], #1\n\tadds %[t1], %[t1], #1\n\tle lr, 1b"
-                     : [v] "=&w"(v), [x] "+r"(x), [t0] "+r"(tile), [t1] "+r"(t1), [n] "+r"(count)
+                     : [v] "=&w"(v), [x] "+&r"(x), [t0] "+&r"(tile), [t1] "+&r"(t1), [n] "+&r"(count)
                      : [c] "r"(c), [off] "w"(off), [lo8] "r"(0x00ff)
                      : "memory", "cc");
     (void)v, (void)count;
@@ -2078,8 +2078,8 @@ __attribute__((always_inline)) static inline void utvm_mve_fc4_asm(int8_t* op, c
       ".if %c[rem] > 0\n\t" UTVM_MVE_FC_STEP("vmladava.s8", UTVM_MVE_FC_LDP) ".endif\n\t"
       ".else\n\t" UTVM_MVE_FC_STEP("vmladav.s8", UTVM_MVE_FC_LDP) ".endif\n\t"
       "sub %[xp], %[xp], %[back]\n\t" UTVM_MVE_FC_REQ "le lr, 1b"
-      : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [n] "=&r"(n), [xp] "+r"(xp),
-        [wp] "+r"(wp), [op] "+l"(op), [count] "+r"(count), [xv] "=&w"(xv), [wv] "=&w"(wv), [va] "=&w"(va),
+      : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [n] "=&r"(n), [xp] "+&r"(xp),
+        [wp] "+&r"(wp), [op] "+&l"(op), [count] "+&r"(count), [xv] "=&w"(xv), [wv] "=&w"(wv), [va] "=&w"(va),
         [vt] "=&w"(vt)
       : [full] "i"(k >> 4), [rem] "i"(k & 15), [back] "i"(steps * 16), [zy] "r"(zy), [lo] "w"(lo), [hi] "w"(hi)
       : "cc", "memory");
@@ -2105,8 +2105,8 @@ __attribute__((always_inline)) static inline void utvm_mve_fc4p_asm(int8_t* op, 
                    "vldrb.8 %q[wv], [%[wp]], #16\n\t"
                    "vmladav.s8 %[a2], %q[x0], %q[wv]\n\t"
                    "vmladav.s8 %[a3], %q[x1], %q[wv]\n\t" UTVM_MVE_FC_REQ "le lr, 1b"
-                   : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [wp] "+r"(wp),
-                     [op] "+l"(op), [count] "+r"(count), [wv] "=&w"(wv), [va] "=&w"(va), [vt] "=&w"(vt)
+                   : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [wp] "+&r"(wp),
+                     [op] "+&l"(op), [count] "+&r"(count), [wv] "=&w"(wv), [va] "=&w"(va), [vt] "=&w"(vt)
                    : [x0] "w"(x0), [x1] "w"(x1), [zy] "r"(zy), [lo] "w"(lo), [hi] "w"(hi)
                    : "cc", "memory");
   (void)a0, (void)a1, (void)a2, (void)a3, (void)count, (void)wv, (void)va, (void)vt;
