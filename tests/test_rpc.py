@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from utvm.rpc import protocol as p
-from utvm.rpc.client import RpcClient, RpcError, RpcTimeout
+from utvm.rpc.client import PipeTransport, RpcClient, RpcError, RpcTimeout, Transport
 from utvm.rpc.runner import ProfileResult, profile_from_client, run_over_rpc
 from utvm.rpc.runner import profile as rpc_profile
 
@@ -539,3 +539,47 @@ def test_run_over_rpc_and_profile_host(tmp_path: Path) -> None:
     assert abs(sum(o.share for o in prof.operators) - op_sum / prof.total_cycles) < 1e-9
     prof2 = rpc_profile(mlf, "host", work_dir=tmp_path / "w2", seed=5)
     assert len(prof2.operators) == 2
+
+
+class _StallingTransport:
+    """Writes the first ``stalls`` requests in two parts with a pause longer than the server's
+    inter-byte timeout after byte ``split``: what Zephyr's RPC server saw under QEMU's
+    ``-icount ...,sleep=off``, where its clock jumped to the timeout's deadline between two
+    bytes of a request."""
+
+    def __init__(self, inner: Transport, split: int, stalls: int = 1) -> None:
+        self.inner = inner
+        self.split = split
+        self.stalls = stalls
+
+    def write(self, data: bytes) -> None:
+        if self.stalls > 0:
+            self.stalls -= 1
+            self.inner.write(data[: self.split])
+            time.sleep(INTERBYTE_MS / 1000 * 3)
+            data = data[self.split :]
+        self.inner.write(data)
+
+    def read(self, max_bytes: int, timeout_s: float) -> bytes:
+        return self.inner.read(max_bytes, timeout_s)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.mark.parametrize("split", [2, 4, 5, 6, 9])
+def test_request_cut_by_the_interbyte_timeout_is_sent_again_at_once(
+    server_exe: Path, split: int
+) -> None:
+    # Cut before its sequence byte (split < 6) the frame error carries seq 0; the client takes
+    # it as its request's (command byte 0 or its own) and resends without waiting for its
+    # timeout: no attempt times out.
+    argv = [str(server_exe), "--interbyte-ms", str(INTERBYTE_MS)]
+    with RpcClient(PipeTransport.spawn(argv), timeout_s=30.0, interbyte_timeout_s=0.1) as c:
+        c.sync()
+        size = c.models()[0].inputs[0].size_bytes
+        c.transport = _StallingTransport(c.transport, split)
+        data = bytes(range(size))
+        c.write_input(0, 0, data)
+        assert c.read_input(0, 0, len(data)) == data
+        assert (c.resends, c.frame_errors, c.timeouts) == (1, 1, 0)

@@ -7,8 +7,11 @@ process (``rpc_host_main`` on the host, or QEMU with ``-serial stdio``).
 Every request carries a sequence number. Replies with another number (stale replies after a
 timeout) are skipped; a request that gets no reply within its timeout, or whose frame the
 server reports as damaged (a frame-error reply with the same number), is sent again, up to
-``retries`` times. A partial reply frame after which the line stays quiet for the inter-byte
-timeout is dropped, so a lost byte never hangs the client.
+``retries`` times. A frame error without a number (``seq`` 0: the server lost the frame before
+its sequence byte, e.g. by its inter-byte timeout inside the header) is taken as the request's
+own when its command byte is the request's or was not received either: the request is sent
+again at once rather than after its timeout. A partial reply frame after which the line stays
+quiet for the inter-byte timeout is dropped, so a lost byte never hangs the client.
 """
 
 from __future__ import annotations
@@ -137,6 +140,15 @@ class PipeTransport:
             self.proc.stdout.close()
 
 
+def _frame_error_is_ours(reply: p.Frame, cmd: int, seq: int) -> bool:
+    """Whether a frame-error reply is about the request ``cmd``/``seq`` in flight: it carries
+    that ``seq``, or none (0, lost before the sequence byte) with the request's command byte
+    or none either (0: lost before the command byte)."""
+    if reply.seq == seq:
+        return True
+    return reply.seq == 0 and reply.payload[1:2] in (b"\x00", bytes([cmd & 0xFF]))
+
+
 @dataclass(frozen=True)
 class RunResult:
     """Result of one RUN: the model's return code (0 = success) and the counter difference."""
@@ -163,8 +175,13 @@ class RpcClient:
         self._seq = 0
         self._info: p.ServerInfo | None = None
         self._models: dict[int, p.ModelInfo] = {}
-        #: Requests sent again (timeouts or damaged frames); for diagnostics and tests.
+        #: Requests made, requests sent again (timeouts or damaged frames), attempts that got
+        #: no reply within their timeout, frame errors taken as a request's own; for
+        #: diagnostics, soak runs and tests.
+        self.requests = 0
         self.resends = 0
+        self.timeouts = 0
+        self.frame_errors = 0
 
     # ---- construction -------------------------------------------------------------------
 
@@ -226,6 +243,7 @@ class RpcClient:
         seq = self._next_seq()
         frame = p.encode_frame(cmd, seq, payload)
         want = (cmd | p.REPLY) & 0xFF
+        self.requests += 1
         for attempt in range(self.retries + 1):
             if attempt:
                 self.resends += 1
@@ -235,6 +253,7 @@ class RpcClient:
             while not resend:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
+                    self.timeouts += 1
                     break
                 for reply in self.read_frames(remaining):
                     if reply.cmd == want and reply.seq == seq:
@@ -245,7 +264,7 @@ class RpcClient:
                                 reply.status,
                             )
                         return reply
-                    if reply.is_frame_error and reply.seq == seq:
+                    if reply.is_frame_error and _frame_error_is_ours(reply, cmd, seq):
                         if reply.status == p.Status.ERR_TOO_LONG and reply.payload[
                             1:2
                         ] == bytes([cmd & 0xFF]):
@@ -254,6 +273,7 @@ class RpcClient:
                                 "server's frame buffer",
                                 reply.status,
                             )
+                        self.frame_errors += 1
                         resend = True  # the server saw our frame damaged
         raise RpcTimeout(
             f"no reply to command 0x{cmd:02x} after {self.retries + 1} attempts "

@@ -203,3 +203,61 @@ def profile(
     )
     assert prof is not None
     return prof
+
+
+@dataclass(frozen=True)
+class SoakResult:
+    """Figures of :func:`soak`: requests made and what the client had to do to get them through."""
+
+    requests: int
+    cycles_per_run: list[int]
+    resends: int
+    timeouts: int
+    frame_errors: int
+    mismatches: int
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "requests": self.requests,
+            "resends": self.resends,
+            "timeouts": self.timeouts,
+            "frame_errors": self.frame_errors,
+            "output_mismatches": self.mismatches,
+            "runs": len(self.cycles_per_run),
+            "cycles_per_run": sorted(set(self.cycles_per_run)),
+        }
+
+
+def soak(client: RpcClient, model: int, requests: int, seeds: int = 4) -> SoakResult:
+    """Repeat MODEL_INFO, set inputs, RUN, get outputs and PROFILE until ``requests`` requests
+    have been made, cycling through ``seeds`` inputs; every output is compared with the first
+    output of the same input (a lost or damaged frame that slipped through shows as a
+    mismatch). The client's counters are read as differences, so a client that was used
+    before is fine."""
+    start = (client.requests, client.resends, client.timeouts, client.frame_errors)
+    info = p.ModelInfo.parse(model, client.request(p.Cmd.MODEL_INFO, p.req_model(model)).payload)
+    inputs = [default_inputs(info, seed) for seed in range(seeds)]
+    first: dict[int, list[np.ndarray]] = {}
+    cycles: list[int] = []
+    mismatches = 0
+    i = 0
+    while client.requests - start[0] < requests:
+        seed = i % seeds
+        i += 1
+        client.request(p.Cmd.MODEL_INFO, p.req_model(model))
+        client.set_inputs(model, inputs[seed])
+        cycles.append(client.run(model).cycles)
+        outputs = client.get_outputs(model)
+        client.profile(model)
+        if seed not in first:
+            first[seed] = outputs
+        elif any(not np.array_equal(a, b) for a, b in zip(first[seed], outputs)):
+            mismatches += 1
+    return SoakResult(
+        requests=client.requests - start[0],
+        cycles_per_run=cycles,
+        resends=client.resends - start[1],
+        timeouts=client.timeouts - start[2],
+        frame_errors=client.frame_errors - start[3],
+        mismatches=mismatches,
+    )
