@@ -15,8 +15,8 @@ import pytest
 
 from layer_shapes import shapes
 from op_check import check_model
-from test_boards import _toolchain_problem
 from tflite_builder import ModelBuilder
+from toolchains import toolchain_problem
 from utvm.compiler import CompileOptions, compile_model
 
 #: depth, units, activation, per channel
@@ -59,7 +59,7 @@ def test_layers_take_the_helium_variant(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(_toolchain_problem() is not None, reason="bare-metal toolchain missing")
+@pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
 def test_bit_exact_on_cortex_m55(tmp_path: Path) -> None:
     report = check_model(model(), tmp_path, "mps3/an547")
     assert report.max_abs_diff == 0
