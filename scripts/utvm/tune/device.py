@@ -16,7 +16,6 @@ import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..errors import UtvmError
 from ..ir import Graph, Operator
@@ -30,10 +29,8 @@ from ..rpc.server import (
     write_model_table,
 )
 from .measure import Candidate, compile_candidates, kernel_inputs
+from .options import TuneOptions
 from .space import Config
-
-if TYPE_CHECKING:
-    from .tuner import TuneOptions
 
 #: measurements of each candidate on a device; the median counts
 REPEATS = 5

@@ -17,30 +17,14 @@ from ..ir import Graph, Operator
 from ..lower.target import Target
 from ..ops import macs
 from ..plan.memory import step_heights
+from .device import measure_on_devices
 from .log import write_log
 from .measure import Candidate, measure
+from .options import TuneOptions
 from .space import Config, sample, space
 from .workload import tunable, workload, workload_key
 
 Progress = Callable[[str], None]
-
-
-@dataclass
-class TuneOptions:
-    board: str
-    trials: int = 16
-    jobs: int = 1
-    max_ram: int | None = None
-    #: reject configurations pushing the model's constants (flash) above this many bytes
-    max_flash: int | None = None
-    seed: int = 0
-    #: RPC servers to measure on (serial ports, ptys, socket://host:port); empty: QEMU directly
-    devices: tuple[str, ...] = ()
-    #: command that puts a built firmware on the device; {elf}, {build} and {device} are replaced
-    flash: str | None = None
-    #: the CPU, for a device whose board utvm does not know (else the board's)
-    cpu: str | None = None
-    work_dir: Path | None = None
 
 
 @dataclass
@@ -137,8 +121,6 @@ def _tune(model: Path, log_path: Path, options: TuneOptions, progress: Progress,
 def _measure(graph: Graph, op: Operator, configs: list[Config], options: TuneOptions, cpu: str | None,
              work: Path) -> list[Candidate]:
     if options.devices:
-        from .device import measure_on_devices
-
         return measure_on_devices(graph, op, configs, options, cpu, work)
     return measure(graph, op, configs, options.board, cpu, work, jobs=options.jobs, seed=options.seed)
 
