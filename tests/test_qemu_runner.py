@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from toolchains import toolchain_problem
 from utvm.errors import UtvmError
 from utvm.run import qemu as runner
 from utvm.run.boards import BOARDS, BoardSpec, get_board
@@ -33,15 +34,7 @@ EXPECTED_CHECKSUM = "0xfd44f0c5"
 STACK_SIZE = 16 * 1024
 
 
-def _toolchain_reason() -> str | None:
-    try:
-        runner.find_tools(qemu=True)
-    except UtvmError as exc:
-        return str(exc)
-    return None
-
-
-_SKIP = _toolchain_reason()
+_SKIP = toolchain_problem()
 pytestmark = pytest.mark.skipif(
     _SKIP is not None, reason=f"bare-metal toolchain: {_SKIP}"
 )
