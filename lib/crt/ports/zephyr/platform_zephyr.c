@@ -7,10 +7,19 @@
  *   counter on Cortex-M) with CONFIG_UTVM_TIMING_FUNCTIONS and CONFIG_TIMING_FUNCTIONS, when
  *   the counter is seen to run; else k_cycle_get_32(), the system timer (which counts at
  *   32 kHz on some SoCs, and DWT does not run under QEMU). utvm_zephyr_cycles_unit() says
- *   which one counts.
+ *   which one counts. On native boards built with the host's C library (native_posix,
+ *   native_sim with CONFIG_EXTERNAL_LIBC) the host's monotonic clock in nanoseconds instead:
+ *   Zephyr's clocks there are simulated time, which stands still while code runs.
  *
  * SPDX-License-Identifier: Apache-2.0
  */
+#if defined(CONFIG_ARCH_POSIX) && defined(CONFIG_EXTERNAL_LIBC)
+#ifndef _POSIX_C_SOURCE /* clock_gettime() of the host's C library under -std=c99 */
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include <time.h>
+#define UTVM_HOST_CLOCK 1
+#endif
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -84,6 +93,14 @@ static bool use_timing(void) {
 #endif
 
 uint32_t utvm_platform_cycles(void) {
+#if defined(UTVM_HOST_CLOCK)
+  struct timespec ts;
+
+  if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0) {
+    /* Differences of the low 32 bits are the nanoseconds between two reads (up to 4.29 s). */
+    return (uint32_t)((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+  }
+#endif
 #if defined(UTVM_HAS_TIMING)
   if (use_timing()) {
     /* Differences of the low 32 bits are the cycles between two reads. */
@@ -94,6 +111,9 @@ uint32_t utvm_platform_cycles(void) {
 }
 
 const char* utvm_zephyr_cycles_unit(void) {
+#if defined(UTVM_HOST_CLOCK)
+  return "host clock ns";
+#endif
 #if defined(UTVM_HAS_TIMING)
   if (use_timing()) {
     return "timing cycles";
@@ -103,6 +123,9 @@ const char* utvm_zephyr_cycles_unit(void) {
 }
 
 uint64_t utvm_zephyr_cycles_to_ns(uint32_t cycles) {
+#if defined(UTVM_HOST_CLOCK)
+  return cycles;
+#endif
 #if defined(UTVM_HAS_TIMING)
   if (use_timing()) {
     return timing_cycles_to_ns(cycles);
