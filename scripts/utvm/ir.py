@@ -11,6 +11,20 @@ from typing import Any
 
 import numpy as np
 
+#: Layouts of a value the ONNX importer keeps (ONNX is NCHW, utvm NHWC): as written, and a 4-D
+#: NCHW value stored as NHWC; the permutations between the two.
+PLAIN = "plain"
+NHWC = "nhwc"
+TO_NHWC = (0, 2, 3, 1)
+TO_NCHW = (0, 3, 1, 2)
+
+
+def trivial_perm(shape: tuple[int, ...], perm: tuple[int, ...]) -> bool:
+    """True if transposing ``shape`` by ``perm`` keeps the row-major element order."""
+    moved = [p for p in perm if shape[p] != 1]
+    return moved == sorted(moved)
+
+
 #: Element types the compiler handles, with their sizes in bytes.
 DTYPE_SIZES = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int64": 8, "float32": 4, "bool": 1}
 

@@ -21,13 +21,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import UtvmError
-from ..ir import Graph, Operator, Quant, Tensor
+from ..ir import NHWC, PLAIN, TO_NCHW, TO_NHWC, Graph, Operator, Quant, Tensor, trivial_perm
 from .tflite_import import count_list
 
-PLAIN = "plain"
-NHWC = "nhwc"
-TO_NHWC = (0, 2, 3, 1)
-TO_NCHW = (0, 3, 1, 2)
 #: ONNX element types of values -> utvm dtypes (FLOAT, BOOL)
 _DTYPES = {1: "float32", 9: "bool"}
 
@@ -63,12 +59,6 @@ def _tensor_type_name(elem_type: int) -> str:
 
 def _op_name(node: Any) -> str:
     return f"{node.domain}.{node.op_type}" if node.domain not in ("", "ai.onnx") else str(node.op_type)
-
-
-def trivial_perm(shape: tuple[int, ...], perm: tuple[int, ...]) -> bool:
-    """True if transposing ``shape`` by ``perm`` keeps the row-major element order."""
-    moved = [p for p in perm if shape[p] != 1]
-    return moved == sorted(moved)
 
 
 class OnnxImporter:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from tvm import te
 
-from ..ir import Graph, Operator
+from ..ir import NHWC, PLAIN, TO_NHWC, Graph, Operator
 from ..lower import fixedpoint as fp
 from ..lower import helium as mve
 from ..lower.kerneldef import KernelArg, KernelDef
@@ -45,8 +45,6 @@ def from_onnx(imp: Any, node: Any) -> None:
 def from_onnx_qlinear(imp: Any, node: Any) -> None:
     """com.microsoft.QLinearAdd (and the Add groups of QDQ models): two int8 values of the same
     shape, int8 output."""
-    from ..importer.onnx_import import NHWC, PLAIN, TO_NHWC
-
     a, b, out = node.input[0], node.input[3], node.output[0]
     out_shape = imp.shape(out)
     operands = [(a, node.input[1], node.input[2]), (b, node.input[4], node.input[5])]

@@ -14,7 +14,7 @@ from typing import Any
 
 from tvm import te, tirx
 
-from ..ir import Graph, Operator
+from ..ir import PLAIN, Graph, Operator
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
@@ -38,8 +38,6 @@ def from_tflite(ctx: Any, node: Any) -> None:
 
 
 def from_onnx(imp: Any, node: Any) -> None:
-    from ..importer.onnx_import import PLAIN
-
     attrs = imp.attrs(node)
     x, out = node.input[0], node.output[0]
     rank = len(imp.shape(x))

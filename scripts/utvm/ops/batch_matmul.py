@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from tvm import te, tirx
 
-from ..ir import Graph, Operator
+from ..ir import PLAIN, Graph, Operator
 from ..lower import fixedpoint as fp
 from ..lower import helium as mve
 from ..lower.kerneldef import KernelArg, KernelDef
@@ -43,8 +43,6 @@ def from_tflite(ctx: Any, node: Any) -> None:
 
 def from_onnx(imp: Any, node: Any) -> None:
     """MatMul of two values (or a value and a constant that is not a 2-D matrix)."""
-    from ..importer.onnx_import import PLAIN
-
     a, b = node.input[0], node.input[1]
     if len(imp.shape(a)) < 2 or len(imp.shape(b)) < 2:
         raise imp.fail("MatMul of a 1-D operand is not supported")

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from tvm import te
 
-from ..ir import Graph, Operator
+from ..ir import NHWC, PLAIN, Graph, Operator
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import float_clamp
 from ..lower.target import Target
@@ -43,8 +43,6 @@ def _into_conv(imp: Any, x: str, out: str, scale: np.ndarray, bias: np.ndarray, 
     """Fold into the float32 convolution computing ``x`` (its only consumer), as onnxruntime's
     Conv-BatchNormalization fusion does: filter * alpha, (bias - mean) * alpha + B with
     alpha = scale / sqrt(var + epsilon). False when there is no such convolution."""
-    from ..importer.onnx_import import NHWC
-
     op = imp.fusable_producer(x)
     if op is None or op.kind not in _FILTER_CHANNEL_AXIS or op.attrs.get("activation") != "none":
         return False
@@ -64,8 +62,6 @@ def _into_conv(imp: Any, x: str, out: str, scale: np.ndarray, bias: np.ndarray, 
 
 
 def from_onnx(imp: Any, node: Any) -> None:
-    from ..importer.onnx_import import NHWC, PLAIN
-
     attrs = imp.attrs(node)
     if int(attrs.get("training_mode", 0)) or len([o for o in node.output if o]) > 1:
         raise imp.fail("only inference mode (training_mode=0, one output) is supported")

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from tvm import te
 
-from ..ir import Graph, Operator, Tensor
+from ..ir import NHWC, PLAIN, TO_NHWC, Graph, Operator, Tensor
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.target import Target
 from .base import OpDef, OpError, Slot, SourceOp, Variant
@@ -61,8 +61,6 @@ def from_tflite_pack(ctx: Any, node: Any) -> None:
 
 
 def from_onnx(imp: Any, node: Any) -> None:
-    from ..importer.onnx_import import NHWC, PLAIN, TO_NHWC
-
     out = node.output[0]
     shape = imp.shape(out)
     rank = len(shape)

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from tvm import te, tirx
 
-from ..ir import Graph, Operator
+from ..ir import NHWC, Graph, Operator
 from ..lower import helium as mve
 from ..lower import mac16
 from ..lower.dsp import Geometry, gemm_kernel
@@ -143,8 +143,6 @@ def _onnx_filter(w: np.ndarray, kind: str) -> np.ndarray:
 
 def from_onnx(imp: Any, node: Any) -> None:
     """Conv (2-D): float32 weights and bias as given."""
-    from ..importer.onnx_import import NHWC
-
     w = imp.float_const(node.input[1], "weight")
     bias = imp.float_const(node.input[2], "bias") if len(node.input) > 2 and node.input[2] else None
     kind, conv_attrs, _ = _onnx_geometry(imp, node, node.input[0], w.shape)
@@ -159,7 +157,6 @@ def from_onnx_qlinear(imp: Any, node: Any) -> None:
     """QLinearConv (and the Conv groups of QDQ models, fused into it): int8 input, int8
     filter with per-tensor or per-output-channel scales (zero points 0), int32 bias in the
     scale input x filter, int8 output: an int8 conv2d / depthwise_conv2d."""
-    from ..importer.onnx_import import NHWC
     from ..ir import Quant
 
     xq = imp.quantized_input(node.input[0], node.input[1], node.input[2], "input")

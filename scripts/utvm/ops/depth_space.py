@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir import Graph, Operator
+from ..ir import NHWC, Graph, Operator
 from ..lower.kerneldef import KernelDef
 from ..lower.target import Target
 from ._movement import TYPES_8_F, check_same_types, gather_kernel
@@ -29,8 +29,6 @@ def from_tflite(ctx: Any, node: Any) -> None:
 
 
 def from_onnx(imp: Any, node: Any) -> None:
-    from ..importer.onnx_import import NHWC
-
     attrs = imp.attrs(node)
     mode = attrs.get("mode", b"DCR")
     mode = mode.decode() if isinstance(mode, bytes) else str(mode)

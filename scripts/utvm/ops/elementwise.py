@@ -22,7 +22,7 @@ from tvm import te, tirx
 from tvm.sym import Analyzer
 from tvm.tirx.analysis import undefined_vars
 
-from ..ir import Graph, Operator, Tensor
+from ..ir import NHWC, PLAIN, TO_NHWC, Graph, Operator, Tensor, trivial_perm
 from ..lower import fixedpoint as fp
 from ..lower.fixedpoint import Expr
 from ..lower.kerneldef import KernelArg, KernelDef
@@ -280,8 +280,6 @@ def onnx_emit(imp: Any, node: Any, kind: str, operands: list[str], attrs: dict[s
     one is held in both layouts); the other operands follow: constants are stored transposed,
     lower-rank variables are viewed as NHWC when that moves no element, else the whole operator
     is computed in ONNX's own layout."""
-    from ..importer.onnx_import import NHWC, PLAIN, TO_NHWC, trivial_perm
-
     out = node.output[0]
     out_shape = imp.shape(out)
     variables = [v for v in operands if v not in imp.consts]

@@ -40,7 +40,7 @@ import numpy as np
 from tvm import te, tirx
 
 from ..importer.limits import short_list
-from ..ir import Graph, Operator
+from ..ir import PLAIN, Graph, Operator
 from ..lower import helium as mve
 from ..lower import mac16, tiny
 from ..lower.dsp import Geometry, Int8Layer, gemm_kernel, int8_layer, per_tensor
@@ -94,8 +94,6 @@ def from_tflite(ctx: Any, node: Any) -> None:
 
 
 def _onnx_fc(imp: Any, x_value: str, weights: np.ndarray, bias: np.ndarray | None, out: str) -> None:
-    from ..importer.onnx_import import PLAIN
-
     x = imp.get(x_value, PLAIN)
     inputs = [x, imp.add_const(f"{out}_weight", weights)]
     if bias is not None:
@@ -141,7 +139,6 @@ def from_onnx_matmul(imp: Any, node: Any) -> None:
 def _onnx_qfc(imp: Any, node: Any, x_value: str, xq: Any, w: np.ndarray, ws: np.ndarray, wz: np.ndarray,
               bias: np.ndarray | None) -> None:
     """An int8 fully_connected from an integer ONNX operator: ``w`` is (units, depth)."""
-    from ..importer.onnx_import import PLAIN
     from ..ir import Quant
 
     if w.dtype != np.int8:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from tvm import te, tirx
 
-from ..ir import Graph, Operator, Tensor
+from ..ir import PLAIN, Graph, Operator, Tensor
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.target import Target
 from ._movement import TYPES_8_F, check_same_types, onnx_ints
@@ -50,8 +50,6 @@ def from_tflite(ctx: Any, node: Any) -> None:
 
 
 def from_onnx(imp: Any, node: Any) -> None:
-    from ..importer.onnx_import import PLAIN
-
     x_value, out = node.input[0], node.output[0]
     shape = imp.shape(x_value)
     axis = int(imp.attrs(node).get("axis", 0))

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 from tvm import te, tirx
 
-from ..ir import Graph, Operator
+from ..ir import PLAIN, Graph, Operator
 from ..lower import fixedpoint as fp
 from ..lower.kerneldef import KernelDef
 from ..lower.requant import clamp
@@ -224,8 +224,6 @@ def from_tflite(ctx: Any, node: Any) -> None:
 
 
 def from_onnx(imp: Any, node: Any) -> None:
-    from ..importer.onnx_import import PLAIN
-
     x, out = node.input[0], node.output[0]
     rank = len(imp.shape(x))
     axis = int(imp.attrs(node).get("axis", -1 if imp.opset >= 13 else 1))

@@ -14,7 +14,7 @@ from typing import Any
 
 from tvm import tirx
 
-from ..ir import Graph, Operator
+from ..ir import NHWC, PLAIN, TO_NHWC, Graph, Operator
 from ..lower.kerneldef import KernelDef
 from ..lower.target import Target
 from ._movement import TYPES_8_16_F, check_same_types, gather_kernel, onnx_ints, tflite_ints
@@ -46,8 +46,6 @@ def from_tflite(ctx: Any, node: Any) -> None:
 
 
 def from_onnx(imp: Any, node: Any) -> None:
-    from ..importer.onnx_import import NHWC, PLAIN, TO_NHWC
-
     attrs = imp.attrs(node)
     mode = attrs.get("mode", b"constant")
     mode = mode.decode() if isinstance(mode, bytes) else str(mode)

@@ -12,7 +12,7 @@ from typing import Any
 
 from tvm import te, tirx
 
-from ..ir import Graph, Operator
+from ..ir import NHWC, Graph, Operator
 from ..lower import fixedpoint as fp
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, activation_range_int8, clamp, float_clamp, imm
@@ -40,8 +40,6 @@ def from_tflite(ctx: Any, node: Any) -> None:
 
 
 def from_onnx(imp: Any, node: Any) -> None:
-    from ..importer.onnx_import import NHWC
-
     attrs = imp.attrs(node)
     x_shape = imp.shape(node.input[0])
     if len(x_shape) != 4:
@@ -70,8 +68,6 @@ def from_onnx_qlinear(imp: Any, node: Any) -> None:
     """com.microsoft.QLinearAveragePool / QLinearGlobalAveragePool (and the pooling groups of
     QDQ models): int8 average pooling in the input's quantization, then a requantization to
     the output's when it differs."""
-    from ..importer.onnx_import import NHWC
-
     xq = imp.quantized_input(node.input[0], node.input[1], node.input[2], "input")
     yq = imp.qparams[node.output[0]]
     attrs = imp.attrs(node)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from tvm import te, tirx
 
-from ..ir import Graph, Operator
+from ..ir import NHWC, PLAIN, TO_NHWC, Graph, Operator
 from ..lower import fixedpoint as fp
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import clamp
@@ -89,8 +89,6 @@ def _onnx_axes(imp: Any, node: Any, rank: int) -> tuple[int, ...]:
 
 
 def from_onnx(imp: Any, node: Any) -> None:
-    from ..importer.onnx_import import NHWC, PLAIN, TO_NHWC
-
     x, out = node.input[0], node.output[0]
     shape = imp.shape(x)
     kind = _ONNX.get(node.op_type, "reduce_max")

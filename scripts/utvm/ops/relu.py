@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from tvm import te, tirx
 
-from ..ir import Graph, Operator
+from ..ir import NHWC, PLAIN, Graph, Operator
 from ..lower import fixedpoint as fp
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import I32, clamp, float_clamp
@@ -34,7 +34,6 @@ def from_tflite(ctx: Any, node: Any) -> None:
 def _activation(imp: Any, node: Any, act: str, bounds: tuple[float, float] | None = None) -> None:
     """Fold the clamp ``act`` into the producer of the input when it can take it, else emit it
     (a clamp to other ``bounds``, or relu_n1_to_1 standalone, as the float32 clip)."""
-    from ..importer.onnx_import import NHWC, PLAIN
     from . import get
 
     x, out = node.input[0], node.output[0]

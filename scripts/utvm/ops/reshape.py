@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir import Graph, Operator
+from ..ir import PLAIN, Graph, Operator
 from .base import OpDef, OpError, SourceOp
 
 
@@ -25,8 +25,6 @@ def from_tflite(ctx: Any, node: Any) -> None:
 
 
 def _reshape_to(imp: Any, x_value: str, out: str) -> None:
-    from ..importer.onnx_import import PLAIN
-
     x = imp.get(x_value, PLAIN)
     if imp.tensors[x].size != int(np.prod(imp.shape(out), dtype=np.int64)):
         raise imp.fail(f"reshape from {list(imp.shape(x_value))} to {list(imp.shape(out))} changes the element count")

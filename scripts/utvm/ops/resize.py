@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from tvm import te, tirx
 
-from ..ir import Graph, Operator
+from ..ir import NHWC, Graph, Operator
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.target import Target
 from ._movement import TYPES_8_16_F, TYPES_8_F, check_same_types, tflite_ints
@@ -145,8 +145,6 @@ def _text(v: Any, default: str) -> str:
 
 
 def from_onnx(imp: Any, node: Any) -> None:
-    from ..importer.onnx_import import NHWC
-
     attrs = imp.attrs(node)
     if imp.opset < 11:
         raise imp.fail("Resize before opset 11 is not supported")

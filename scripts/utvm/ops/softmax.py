@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 from tvm import te, tirx
 
-from ..ir import Graph, Operator
+from ..ir import PLAIN, Graph, Operator
 from ..lower import fixedpoint as fp
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.requant import clamp
@@ -333,8 +333,6 @@ def from_tflite(ctx: Any, node: Any) -> None:
 
 
 def from_onnx(imp: Any, node: Any) -> None:
-    from ..importer.onnx_import import PLAIN
-
     attrs = imp.attrs(node)
     x, out = node.input[0], node.output[0]
     shape = imp.shape(x)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..ir import Graph, Operator
+from ..ir import NHWC, PLAIN, TO_NHWC, Graph, Operator
 from ..lower.kerneldef import KernelDef
 from ..lower.target import Target
 from ._movement import MOVE_TYPES, check_same_types, gather_kernel, onnx_ints, tflite_ints
@@ -202,16 +202,12 @@ def from_tflite_unpack(ctx: Any, node: Any) -> None:
 
 
 def _onnx_layout(imp: Any, value: str) -> str:
-    from ..importer.onnx_import import NHWC, PLAIN
-
     have = imp.vals.get(value, {})
     return NHWC if len(imp.shape(value)) == 4 and NHWC in have and PLAIN not in have else PLAIN
 
 
 def _onnx_emit(imp: Any, x_value: str, out_value: str, begin: list[int], strides: list[int]) -> None:
     """One ONNX slice (begin/strides per NCHW axis, no axis removed) in the layout the input has."""
-    from ..importer.onnx_import import NHWC, TO_NHWC
-
     layout = _onnx_layout(imp, x_value)
     shape = imp.shape(x_value)
     if layout == NHWC:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir import Graph, Operator
+from ..ir import PLAIN, Graph, Operator
 from ..lower.kerneldef import KernelDef
 from ..lower.target import Target
 from ._movement import MOVE_TYPES, check_same_types, gather_kernel, onnx_ints
@@ -16,8 +16,6 @@ from .base import OpDef, OpError, SourceOp, Variant
 
 
 def from_onnx(imp: Any, node: Any) -> None:
-    from ..importer.onnx_import import PLAIN
-
     repeats = onnx_ints(imp, node.input[1], "repeats").reshape(-1)
     if repeats.size != len(imp.shape(node.input[0])) or (repeats < 1).any():
         raise imp.fail(f"repeats {repeats.tolist()} do not fit the input")

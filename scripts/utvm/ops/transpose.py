@@ -13,7 +13,7 @@ from typing import Any
 
 from tvm import te
 
-from ..ir import Graph, Operator
+from ..ir import NHWC, PLAIN, TO_NCHW, TO_NHWC, Graph, Operator, trivial_perm
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
@@ -30,8 +30,6 @@ def from_tflite(ctx: Any, node: Any) -> None:
 
 
 def from_onnx(imp: Any, node: Any) -> None:
-    from ..importer.onnx_import import NHWC, PLAIN, TO_NCHW, TO_NHWC, trivial_perm
-
     attrs = imp.attrs(node)
     x, out = node.input[0], node.output[0]
     shape = imp.shape(x)

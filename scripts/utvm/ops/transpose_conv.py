@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from tvm import te, tirx
 
-from ..ir import Graph, Operator
+from ..ir import NHWC, Graph, Operator
 from ..lower import helium as mve
 from ..lower import mac16
 from ..lower.kerneldef import KernelArg, KernelDef
@@ -93,8 +93,6 @@ def from_tflite(ctx: Any, node: Any) -> None:
 
 def from_onnx(imp: Any, node: Any) -> None:
     """ConvTranspose, 2-D, group 1: weights [C_in, C_out, KH, KW] -> OHWI."""
-    from ..importer.onnx_import import NHWC
-
     attrs = imp.attrs(node)
     x_shape, out_shape = imp.shape(node.input[0]), imp.shape(node.output[0])
     w = imp.float_const(node.input[1], "weight")
