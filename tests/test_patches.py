@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from utvm.compiler import CompileOptions, compile_graph
+from utvm.compiler import CompileOptions, compile_graph, memory_mode_overhead
 from utvm.errors import UtvmError
 from utvm.importer import load_model
 from utvm.plan.patches import choose_patches, estimate_pool, split_stage, stage_chain
@@ -171,10 +171,14 @@ def test_a_smaller_mac_budget_takes_a_coarser_split(models_dir: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("board", ["host", "mps2/an386"])
 def test_vww_min_memory_mode(models_dir: Path, board: str) -> None:
-    """VWW with its input in the pool: at most 0.75x the per-layer bound (55,296 B), bit-exact."""
+    """VWW with its input in the pool: at most 0.75x the per-layer bound (55,296 B), bit-exact,
+    within min's budget of extra MACs. The extra MACs are a fraction of the model's MACs after
+    the channels that only meet zero weights are dropped (VWW: 674,912 extra MACs, 0.17 of the
+    3,999,104 left, 0.09 of the model's 7,489,664)."""
     from utvm.run.runner import run_model
 
     report = run_model(models_dir / "vww_96_int8.tflite", board, io_in_pool=True, memory_mode="min")
     assert report.outputs_match_reference is True
     assert report.workspace_bytes <= 41472, report.workspace_bytes
-    assert report.patch_plan is not None and report.patch_plan["mac_overhead"] < 0.15
+    assert report.patch_plan is not None
+    assert 0 < report.patch_plan["mac_overhead"] <= memory_mode_overhead("min"), report.patch_plan["mac_overhead"]
