@@ -53,9 +53,13 @@ class Tensor:
     dtype: str
     quant: Quant | None = None
     data: np.ndarray | None = None
-    #: state kept between runs (TFLite variable tensors: SVDF and LSTM states); lives outside
-    #: the workspace pool and is reset to its zero point by tvmgen_<name>_reset()
+    #: state kept between runs (TFLite variable tensors: SVDF and LSTM states; resource
+    #: variables); lives outside the workspace pool and is reset to its zero point by
+    #: tvmgen_<name>_reset()
     variable: bool = False
+    #: a variable tensor's value for the first run only, set once before it (TFLite's CALL_ONCE
+    #: of an init subgraph; a reset does not set it again, as in TFLite Micro); None: none
+    initial: np.ndarray | None = None
 
     @property
     def is_constant(self) -> bool:

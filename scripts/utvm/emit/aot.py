@@ -259,10 +259,12 @@ def _header(name: str, g: Graph, plan: MemoryPlan, io: dict[str, str], io_in_poo
             "",
         ]
     lines += [
-        "/* Set the state kept between runs (the variable tensors of SVDF and LSTM layers, in a static",
-        "   buffer outside the pool) to its initial value, as TFLite Micro's ResetVariableTensors()",
-        "   does. The first run resets it by itself; later runs continue from the state the previous",
-        f"   run left (streaming). A model without state (TVMGEN_{upper}_STATE_SIZE 0) does nothing. */",
+        "/* Set the state kept between runs (variable tensors: SVDF and LSTM states, resource",
+        "   variables; in a static buffer outside the pool) to its zero points, as TFLite Micro's",
+        "   ResetVariableTensors() does. The first run resets it by itself (and then sets the values",
+        "   of a CALL_ONCE init subgraph, once: a reset does not set them again, as in TFLite Micro);",
+        "   later runs continue from the state the previous run left (streaming). A model without",
+        f"   state (TVMGEN_{upper}_STATE_SIZE 0) does nothing. */",
         f"void {prefix}_reset(void);",
         "",
         "/* Descriptor for generic drivers (RPC server, test harnesses). */",
@@ -460,6 +462,8 @@ def _executor(name: str, lowered: Lowered, plan: MemoryPlan, io: dict[str, str],
     L.append("  int32_t rc;")
     if plan.state:
         L += [f"  if (!{prefix}_state_ready) {{", f"    {prefix}_reset();", "  }"]
+    if any(g.tensors[n].initial is not None for n in plan.state):
+        L += [f"  if (!{prefix}_called_once) {{", f"    {prefix}_call_once();", "  }"]
     if not any(True for _ in g.inputs):
         L.append("  (void)inputs;")
     L += [f"  (void){var};" for var in pool_vars]
@@ -631,4 +635,16 @@ def _state_code(prefix: str, upper: str, g: Graph, plan: MemoryPlan) -> list[str
     if plan.state:
         lines.append(f"  {prefix}_state_ready = 1;")
     lines += ["}", ""]
+    initial = [(name, offset) for name, offset in sorted(plan.state.items(), key=lambda kv: kv[1])
+               if g.tensors[name].initial is not None]
+    if initial:  # values for the first run only (CALL_ONCE): a reset does not set them again
+        lines += [f"static int {prefix}_called_once;", ""]
+        for k, (name, _) in enumerate(initial):
+            data = np.ascontiguousarray(g.tensors[name].initial).view(np.uint8).reshape(-1)
+            lines.append(f"static const uint8_t {prefix}_initial{k}[{data.size}] = {{{','.join(map(str, data))}}};")
+        lines += ["", f"static void {prefix}_call_once(void) {{"]
+        for k, (name, offset) in enumerate(initial):
+            lines.append(f"  memcpy({prefix}_state + {offset}, {prefix}_initial{k}, sizeof({prefix}_initial{k}));"
+                         f"  /* {c_comment(name[:60])} */")
+        lines += [f"  {prefix}_called_once = 1;", "}", ""]
     return lines

@@ -26,6 +26,7 @@ _TENSOR_TYPE_NAMES = {
     7: "INT16", 8: "COMPLEX64", 9: "INT8", 10: "FLOAT64", 11: "COMPLEX128", 12: "UINT64",
     13: "RESOURCE", 14: "VARIANT", 15: "UINT32", 16: "UINT16", 17: "INT4", 18: "BFLOAT16",
 }
+_RESOURCE = 13  # TensorType RESOURCE: a resource variable's handle
 _NP_TYPES = {"float32": np.float32, "int32": np.int32, "int64": np.int64, "uint8": np.uint8, "int8": np.int8,
              "int16": np.int16, "bool": np.bool_}
 
@@ -66,6 +67,12 @@ class TfliteImporter:
         self.tensors: dict[str, Tensor] = {}
         self.index_to_name: dict[int, str] = {}
         self.ops: list[Operator] = []
+        #: tensors of type RESOURCE (resource variable handles): named, but no graph tensor; the
+        #: import rules of the operators that make and use them resolve them
+        self.resources: set[str] = set()
+        #: what an import rule keeps across the operators of one model, under a key of its own
+        self.rule_state: dict[str, Any] = {}
+        self.suffix = ""  # of the tensor names of the subgraph being read ("" for the main one)
 
     # -- tensors ---------------------------------------------------------------------------
     def _buffer(self, index: int) -> bytes | None:
@@ -90,10 +97,15 @@ class TfliteImporter:
             raise UtvmError(f"{self.path}: tensor index {index} (the subgraph has {self.sg.TensorsLength()} tensors)")
         t = self.sg.Tensors(index)
         raw_name = t.Name().decode("utf-8", "replace") if t.Name() else f"t{index}"
+        raw_name += self.suffix  # another subgraph's tensor: a name of its own
         name = raw_name
-        if name in self.tensors:
+        if name in self.tensors or name in self.resources:
             name = f"{raw_name}#{index}"
         ttype = t.Type()
+        if ttype == _RESOURCE:
+            self.resources.add(name)
+            self.index_to_name[index] = name
+            return name
         dtype = _TENSOR_TYPES.get(ttype)
         if dtype is None:
             tname = _TENSOR_TYPE_NAMES.get(ttype, str(ttype))
@@ -154,6 +166,12 @@ class TfliteImporter:
         outputs = [self._tensor(int(i)) for i in sg.OutputsAsNumpy()]
         if not inputs or not outputs:
             raise UtvmError(f"{self.path}: the model has no inputs or no outputs")
+        for op in self.ops:
+            handle = next((n for n in [*op.inputs, *op.outputs] if n in self.resources), None)
+            if handle is not None:
+                raise UtvmError(f"{self.path}: {op.source}: tensor '{handle[:80]}' of type RESOURCE is not supported here")
+        if any(n in self.resources for n in [*inputs, *outputs]):
+            raise UtvmError(f"{self.path}: a model input or output of type RESOURCE is not supported")
         name = Path(self.path).stem
         graph = Graph(name=name, tensors=self.tensors, ops=self.ops, inputs=inputs, outputs=outputs)
         tflm_quantization(graph)
@@ -161,6 +179,25 @@ class TfliteImporter:
         return graph
 
     # -- for the operators' import rules (utvm.ops) ------------------------------------------
+    def subgraph(self, index: int, node: TfliteNode) -> list[TfliteNode]:
+        """The operators of subgraph ``index`` (an init subgraph a CALL_ONCE names), their
+        tensors added to the graph's under names of their own (``<name>@<index>``); what they do
+        is the rule's to decide (nothing of them is emitted)."""
+        if not 0 < index < self.model.SubgraphsLength():
+            raise self.fail(node, f"subgraph {index} does not exist (the model has {self.model.SubgraphsLength()})")
+        saved = self.sg, self.index_to_name, self.suffix
+        self.sg, self.index_to_name, self.suffix = self.model.Subgraphs(index), {}, f"@{index}"
+        try:
+            nodes = []
+            for i in range(self.sg.OperatorsLength()):
+                raw = self.sg.Operators(i)
+                ins = [self._tensor(int(j)) if j >= 0 else "" for j in raw.InputsAsNumpy()]
+                outs = [self._tensor(int(j)) for j in raw.OutputsAsNumpy()]
+                nodes.append(TfliteNode(self._opcode_name(raw), i, raw, ins, outs, self.suffix))
+            return nodes
+        finally:
+            self.sg, self.index_to_name, self.suffix = saved
+
     def options(self, node: TfliteNode, cls_name: str) -> Any:
         """The operator's builtin options table as ``tflite.<cls_name>`` (defaults when absent)."""
         table = node.raw.BuiltinOptions()
@@ -194,14 +231,15 @@ class TfliteNode:
     raw: Any              # tflite.Operator
     inputs: list[str]     # tensor names ("" for an omitted optional input)
     outputs: list[str]
+    subgraph: str = ""    # "@<index>" for an operator of another subgraph than the main one
 
     @property
     def label(self) -> str:
-        return f"{self.kind} #{self.index}"
+        return f"{self.kind} #{self.index}{self.subgraph}"
 
     @property
     def source(self) -> str:
-        return f"{self.kind}#{self.index}"
+        return f"{self.kind}#{self.index}{self.subgraph}"
 
 
 def count_list(counts: Counter[str], limit: int = 12) -> str:
