@@ -13,7 +13,9 @@ A case is a function ``(ModelBuilder) -> (input tensor indices, output tensor in
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -128,6 +130,35 @@ class Cases:
 
     def check(self, tmp_path: Path, board: str = "host") -> RunReport:
         return check_cases(self.cases, tmp_path, board, inputs=self.inputs)
+
+
+def seeded(case: Callable[[Cases, str, int], None], dtypes: Sequence[str], n: int = 20) -> Cases:
+    """The cases ``case(cases, dtype, seed)`` adds for every type of ``dtypes`` and seeds 0 to n - 1."""
+    c = Cases()
+    for dtype in dtypes:
+        for seed in range(n):
+            case(c, dtype, seed)
+    return c
+
+
+def check_exact(cases: Cases, tmp_path: Path, board: str = "host") -> RunReport:
+    """:meth:`Cases.check` against TFLite Micro with every output identical (max abs diff 0)."""
+    report = cases.check(tmp_path, board)
+    assert report.reference == "tflite-micro" and report.max_abs_diff == 0, (report.reference, report.max_abs_diff)
+    return report
+
+
+def assert_cli_refuses(model: bytes, tmp_path: Path, *words: str) -> None:
+    """`utvm compile` of ``model`` exits with 2, printing one error line that says each of
+    ``words`` and no traceback, and writes no output."""
+    path, out = tmp_path / "bad.tflite", tmp_path / "out"
+    path.write_bytes(model)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "scripts")}
+    proc = subprocess.run([sys.executable, "-m", "utvm", "compile", str(path), "-o", str(out)],
+                          capture_output=True, text=True, env=env)
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error:"), proc.stderr
+    assert all(w in lines[0] for w in words) and not out.exists(), lines[0]
 
 
 def quant_params(rng: np.random.Generator, lo: float = -4.0, hi: float = 4.0,
