@@ -173,7 +173,7 @@ def test_rpc_paths_compile_with_the_run_options() -> None:
     --constants options as run (none of them is silently dropped)."""
     import argparse
 
-    from utvm.rpc.commands import compile_args
+    from utvm.cli.rpc import compile_args
 
     args = argparse.Namespace(board="mps2/an386", offload=["plain-c"], cmsis_nn_dir=Path("/x"), constants="object")
     assert compile_args(args) == ["--cpu", "cortex-m4", "--constants", "object", "--constants-target", "arm",

@@ -24,7 +24,7 @@ HOST_BOARD = "host"
 @dataclass
 class RunReport:
     """What ``utvm run`` reports (``--json``): the same keys as ``run --rpc`` and ``profile``
-    where they are meaningful there (:func:`utvm.rpc.commands.reference_fields`)."""
+    where they are meaningful there (:func:`utvm.cli.rpc.reference_fields`)."""
 
     model: str
     board: str

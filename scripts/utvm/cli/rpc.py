@@ -1,11 +1,5 @@
-"""Command-line glue for host-driven mode, kept here so that ``utvm/cli.py`` needs only a
-few lines:
-
-    from utvm.rpc.commands import add_rpc_run_arguments, add_profile_parser, cmd_run_rpc
-
-    add_rpc_run_arguments(run_parser)          # --rpc, --device, --baudrate
-    add_profile_parser(subparsers)             # utvm profile MODEL --board B [--device P] [--json]
-    if args.rpc: return cmd_run_rpc(args)      # in the run command
+"""Host-driven mode on the command line: ``utvm run --rpc`` / ``--device`` (the options
+:func:`add_rpc_run_arguments` adds, the command :func:`cmd_run_rpc`) and ``utvm profile``.
 
 MODEL is a ``.tflite``/``.onnx`` file (compiled here with ``python -m utvm compile``) or an
 MLF directory that is already compiled.
@@ -20,9 +14,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from utvm.errors import UtvmError
-from utvm.rpc.runner import RpcRunResult, run_over_rpc
-from utvm.rpc.server import is_host_board
+from ..errors import UtvmError
+from ..rpc.runner import RpcRunResult, run_over_rpc
+from ..rpc.server import is_host_board
+from .options import add_offload_arguments, offload_compile_args
 
 
 def add_rpc_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,8 +63,6 @@ def add_profile_parser(
         "--name", default=None, help="model name (default: from the file name)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    from utvm.cli import add_offload_arguments
-
     add_offload_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument(
@@ -89,12 +82,10 @@ def _model_name(model: Path, name: str | None) -> str:
 def compile_args(args: argparse.Namespace) -> list[str]:
     """``utvm compile`` options that follow from the run or profile options: the board's CPU,
     external modules, constants as an object."""
-    from utvm.cli import offload_compile_args
-
     out: list[str] = []
     board = getattr(args, "board", "host") or "host"
     if not is_host_board(board):
-        from utvm.run.boards import get_board
+        from ..run.boards import get_board
 
         out += ["--cpu", get_board(board).cpu]
     if getattr(args, "constants", "c") == "object":
@@ -135,8 +126,8 @@ def reference_fields(model: Path, result: RpcRunResult, mlf: Path | None) -> dic
     (:class:`utvm.run.runner.RunReport`): the reference and the comparison with it (None
     when there is no reference: not a model file, or tflite-micro not installed), and the
     memory of the compiled model (None when only a device was given)."""
-    from utvm.run.reference import reference_name, run_reference
-    from utvm.run.runner import compare
+    from ..run.reference import reference_name, run_reference
+    from ..run.runner import compare
 
     fields: dict[str, object] = {
         "model": str(model), "board": result.board, "reference": None,
@@ -152,8 +143,8 @@ def reference_fields(model: Path, result: RpcRunResult, mlf: Path | None) -> dic
         return fields
     steps = None
     if model.suffix.lower() == ".onnx":  # quantized ONNX: one quantization step of slack
-        from utvm.importer import load_model
-        from utvm.run.runner import output_steps
+        from ..importer import load_model
+        from ..run.runner import output_steps
 
         steps = output_steps(model, load_model(model))
     ok, max_abs, max_rel = compare([o.array for o in result.outputs], reference[0], steps)
@@ -174,7 +165,7 @@ def _mlf_memory(mlf: Path) -> dict[str, int]:
 def _print_reference(fields: dict[str, object], as_json: bool) -> None:
     if fields["reference"] is not None or not str(fields["model"]).lower().endswith(".tflite"):
         return
-    from utvm.run.reference import NO_TFLM
+    from ..run.reference import NO_TFLM
 
     print(f"utvm: {NO_TFLM}", file=sys.stderr if as_json else sys.stdout)
 
