@@ -457,7 +457,7 @@ def dw_layer_costs(path: Path, work: Path) -> list[tuple[str, float]]:
             continue
         configs = space(graph, op, M4)
         config = next((c for c in configs if c["variant"] == "dsp_dwt"), configs[0])
-        (cand,) = measure(graph, op, [config], "mps2/an386", "cortex-m4", work / f"k{k}")
+        (cand,) = measure(graph, op, [config], "mps2/an386", CompileOptions(cpu="cortex-m4"), work / f"k{k}")
         assert cand.instructions is not None, cand.error
         out.append((f"{op.source} {config}", cand.instructions / conv_macs(graph, op)))
     return out

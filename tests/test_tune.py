@@ -120,7 +120,7 @@ def test_the_executors_fixed_cost_is_measured_beside_the_kernels(small_model: Pa
 
     graph = load_model(small_model)
     fcs = [op for op in graph.ops if op.kind == "fully_connected"]
-    small, large = (measure(graph, op, [{}], "mps2/an386", "cortex-m4", tmp_path / f"k{k}")[0]
+    small, large = (measure(graph, op, [{}], "mps2/an386", CompileOptions(cpu="cortex-m4"), tmp_path / f"k{k}")[0]
                     for k, op in enumerate(fcs))
     assert small.fixed is not None and large.fixed is not None
     assert small.fixed <= large.fixed <= small.fixed + 16, (small.fixed, large.fixed)

@@ -55,6 +55,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if getattr(args, "rpc", False) or getattr(args, "device", None):
         return cmd_run_rpc(args)
 
+    from ..options import CompileOptions
     from ..run.runner import HOST_BOARD, run_model
 
     if args.repeats < 1:
@@ -66,11 +67,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     grouped = group_args(args, "models")
     if grouped is not None:
         return _run_group(args, *grouped)
-    report = run_model(args.model, args.board, args.input, args.io_in_pool, args.repeats,
-                       progress=None if args.json else progress, constants=getattr(args, "constants", "c"),
-                       offload=tuple(args.offload), cmsis_nn_dir=args.cmsis_nn_dir,
-                       tuning_log=args.tuning_log, pools=tuple(getattr(args, "pool", ())),
-                       memory_mode=getattr(args, "memory_mode", "fast"))
+    options = CompileOptions(io_in_pool=args.io_in_pool, constants=args.constants, offload=tuple(args.offload),
+                             cmsis_nn_dir=args.cmsis_nn_dir, tuning_log=args.tuning_log, pools=tuple(args.pool),
+                             memory_mode=args.memory_mode)
+    report = run_model(args.model, args.board, args.input, options, args.repeats,
+                       progress=None if args.json else progress)
     if args.output:
         np.save(args.output, report.outputs[0])
     if args.json:
@@ -97,12 +98,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_group(args: argparse.Namespace, models: list[Path], group: str) -> int:
+    from ..options import CompileOptions
     from ..run.runner import run_group
 
     if args.pool or args.input or args.output or args.repeats != 1 or args.offload:
         raise UtvmError("run --shared-pool takes no --pool, --input, --output, --repeats or --offload")
-    report = run_group(models, args.board, args.io_in_pool, args.keep, group,
-                       progress=None if args.json else progress, memory_mode=args.memory_mode)
+    options = CompileOptions(io_in_pool=args.io_in_pool, memory_mode=args.memory_mode)
+    report = run_group(models, args.board, options, args.keep, group, progress=None if args.json else progress)
     if args.json:
         print(json.dumps(report))
     else:
