@@ -173,12 +173,29 @@ def test_rpc_paths_compile_with_the_run_options() -> None:
     --constants options as run (none of them is silently dropped)."""
     import argparse
 
-    from utvm.cli.rpc import compile_args
+    from utvm.cli.rpc import compile_options
 
     args = argparse.Namespace(board="mps2/an386", offload=["plain-c"], cmsis_nn_dir=Path("/x"), constants="object")
-    assert compile_args(args) == ["--cpu", "cortex-m4", "--constants", "object", "--constants-target", "arm",
-                                  "--offload", "plain-c", "--cmsis-nn-dir", "/x"]
-    assert compile_args(argparse.Namespace(board="host")) == []
+    options = compile_options(args)
+    assert (options.cpu, options.target.dsp, options.constants, options.constants_target) == (
+        "cortex-m4", True, "object", "arm")
+    assert (options.offload, options.cmsis_nn_dir) == (("plain-c",), Path("/x"))
+    host = compile_options(argparse.Namespace(board="host"))
+    assert (host.cpu, host.constants, host.constants_target, host.offload) == (None, "c", None, ())
+
+
+@pytest.mark.parametrize("command", ["run", "profile"])
+def test_rpc_paths_refuse_a_bad_model_in_one_line(tmp_path: Path, command: str) -> None:
+    """run --rpc and profile compile in this process: a model that is not one is one error
+    line, exit 2, no traceback, before any server is built."""
+    bad = tmp_path / "bad.tflite"
+    bad.write_bytes(b"TFL3 but not a flatbuffer" * 4)
+    extra = ["--rpc", "--json"] if command == "run" else ["--work-dir", str(tmp_path / "w")]
+    r = _cli(command, str(bad), *extra, cwd=tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: compiling bad.tflite failed: "), r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
 
 
 def test_plain_c_through_the_rpc_server(models_dir: Path, tmp_path: Path) -> None:

@@ -79,16 +79,6 @@ def add_offload_arguments(p: argparse.ArgumentParser) -> None:
                    help="CMSIS-NN sources for --offload cmsis-nn (default: $CMSIS_NN_DIR)")
 
 
-def offload_compile_args(args: argparse.Namespace) -> list[str]:
-    """The --offload / --cmsis-nn-dir options of ``args`` as ``utvm compile`` arguments."""
-    out: list[str] = []
-    for name in getattr(args, "offload", None) or []:
-        out += ["--offload", name]
-    if getattr(args, "cmsis_nn_dir", None):
-        out += ["--cmsis-nn-dir", str(args.cmsis_nn_dir)]
-    return out
-
-
 def add_constants_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--constants", choices=("c", "object"), default="c",
                    help="c: weights as C arrays (<name>_lib2.c); object: a relocatable ELF object")

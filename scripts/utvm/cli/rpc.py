@@ -1,23 +1,24 @@
 """Host-driven mode on the command line: ``utvm run --rpc`` / ``--device`` (the options
 :func:`add_rpc_run_arguments` adds, the command :func:`cmd_run_rpc`) and ``utvm profile``.
 
-MODEL is a ``.tflite``/``.onnx`` file (compiled here with ``python -m utvm compile``) or an
-MLF directory that is already compiled.
+MODEL is a ``.tflite``/``.onnx`` file (compiled here, in this process, as ``utvm compile``
+would with the board's CPU) or an MLF directory that is already compiled.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from ..errors import UtvmError
+from ..options import CompileOptions
 from ..rpc.runner import RpcRunResult, run_over_rpc
 from ..rpc.server import is_host_board
-from .options import add_offload_arguments, offload_compile_args
+from .options import add_offload_arguments
 
 
 def add_rpc_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -79,46 +80,38 @@ def _model_name(model: Path, name: str | None) -> str:
     return stem if stem and not stem[0].isdigit() else f"m_{stem}"
 
 
-def compile_args(args: argparse.Namespace) -> list[str]:
-    """``utvm compile`` options that follow from the run or profile options: the board's CPU,
-    external modules, constants as an object."""
-    out: list[str] = []
+def compile_options(args: argparse.Namespace) -> CompileOptions:
+    """The compile options that follow from the run or profile options: the model's name, the
+    board's CPU, external modules, constants as an object in the board's ELF format."""
     board = getattr(args, "board", "host") or "host"
-    if not is_host_board(board):
+    host = is_host_board(board)
+    cpu = None
+    if not host:
         from ..run.boards import get_board
 
-        out += ["--cpu", get_board(board).cpu]
-    if getattr(args, "constants", "c") == "object":
-        out += ["--constants", "object", "--constants-target", "host" if is_host_board(board) else "arm"]
-    return out + offload_compile_args(args)
+        cpu = get_board(board).cpu
+    constants = getattr(args, "constants", "c")
+    return CompileOptions(name=getattr(args, "name", None), cpu=cpu, constants=constants,
+                          constants_target=("host" if host else "arm") if constants == "object" else None,
+                          offload=tuple(getattr(args, "offload", None) or ()),
+                          cmsis_nn_dir=getattr(args, "cmsis_nn_dir", None))
 
 
-def compiled_mlf(model: Path, name: str | None, work: Path, extra: list[str] | None = None) -> Path:
-    """An MLF directory for ``model``: itself if already compiled, else ``utvm compile``
-    (with ``extra`` options)."""
+def compiled_mlf(model: Path, work: Path, options: CompileOptions) -> Path:
+    """An MLF directory for ``model``: itself if already compiled, else compiled here with
+    ``options`` (its name, by default, from the file's)."""
     model = Path(model)
     if model.is_dir() and (model / "metadata.json").is_file():
         return model
     if not model.is_file():
         raise UtvmError(f"model not found: {model}")
-    out = work / "mlf"
-    cmd = [
-        sys.executable,
-        "-m",
-        "utvm",
-        "compile",
-        str(model),
-        "--name",
-        _model_name(model, name),
-        *(extra or []),
-    ]
-    proc = subprocess.run(
-        [*cmd, "-o", str(out)], capture_output=True, text=True, check=False
-    )
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise UtvmError(f"compiling {model.name} failed: {last}")
-    return out
+    from ..compiler import compile_model
+
+    options = dataclasses.replace(options, name=_model_name(model, options.name))
+    try:
+        return compile_model(model, work / "mlf", options).mlf_dir
+    except UtvmError as exc:
+        raise UtvmError(f"compiling {model.name} failed: {exc}") from exc.__cause__
 
 
 def reference_fields(model: Path, result: RpcRunResult, mlf: Path | None) -> dict[str, object]:
@@ -184,7 +177,7 @@ def cmd_run_rpc(args: argparse.Namespace) -> int:
     mlf = (
         None
         if args.device and not model.exists()
-        else compiled_mlf(model, getattr(args, "name", None), work, compile_args(args))
+        else compiled_mlf(model, work, compile_options(args))
     )
     result, _ = run_over_rpc(
         mlf,
@@ -217,7 +210,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     mlf = (
         None
         if args.device and not model.exists()
-        else compiled_mlf(model, args.name, work, compile_args(args))
+        else compiled_mlf(model, work, compile_options(args))
     )
     result, prof = run_over_rpc(
         mlf,
