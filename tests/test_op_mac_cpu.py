@@ -499,9 +499,9 @@ def test_widened_weights_are_bit_exact(tmp_path: Path, board: str) -> None:
     """Every dsp_int16 layer (conv, fully connected, transpose conv) tuned to widened weights
     (utvm_mac4w_s16) through a tuning log: outputs identical to TFLite Micro."""
     from op_check import check_model, side_by_side
-    from utvm.tune.log import write_log
+    from utvm.configs.log import write_log
+    from utvm.configs.workload import workload, workload_key
     from utvm.tune.space import space
-    from utvm.tune.workload import workload, workload_key
 
     if board != "host" and toolchain_problem() is not None:
         pytest.skip("bare-metal toolchain missing")

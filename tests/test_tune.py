@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from utvm.compiler import CompileOptions, compile_model
+from utvm.configs.log import read_log, write_log
+from utvm.configs.workload import tunable, workload, workload_key
 from utvm.importer import load_model
 from utvm.lower.target import Target
 from utvm.run.runner import run_model
-from utvm.tune.log import read_log, write_log
 from utvm.tune.space import sample, space
-from utvm.tune.workload import tunable, workload, workload_key
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .configs.log import apply_log
 from .emit.aot import EmittedSources, emit
 from .emit.compat_v018 import COMPAT_TVM_018
 from .errors import REPORT_HINT, UtvmError, internal
@@ -160,8 +161,6 @@ def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = 
     if dropped:
         progress(f"{dropped} channels that only meet zero weights dropped")
     if options.tuning_log is not None:
-        from .tune.log import apply_log
-
         applied = apply_log(graph, options.tuning_log, options.cpu, progress)
         progress(f"tuning log: {applied} of {len(graph.ops)} operators take a tuned configuration")
     patch_plan = None

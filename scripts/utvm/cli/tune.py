@@ -38,7 +38,7 @@ def add_tune_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from ..tune.log import merge_logs
+    from ..configs.log import merge_logs
 
     if args.merge:
         if args.model is not None:

@@ -12,9 +12,9 @@ import tvm
 from tvm import te
 
 from ..errors import UtvmError, internal
-from ..external.base import ExternalArg, ExternalKernel, ExternalModule
 from ..ir import Graph, Operator, Tensor
 from .kerneldef import KernelArg, KernelDef
+from .offload import ExternalArg, ExternalKernel, ExternalModule
 from .pipeline import PIPELINE_NAME
 from .slots import Placement, View, alias_roots, plan_slots, read_view, strided_output
 from .target import Target

@@ -12,17 +12,17 @@ from pathlib import Path
 from typing import Any
 
 from ..compiler import CompileResult, compile_model
+from ..configs.log import write_log
+from ..configs.workload import tunable, workload, workload_key
 from ..errors import UtvmError
 from ..ir import Graph, Operator
 from ..ops import macs
 from ..options import CompileOptions
 from ..plan.memory import step_heights
 from .device import measure_on_devices
-from .log import write_log
 from .measure import Candidate, measure
 from .options import TuneOptions
 from .space import Config, sample, space
-from .workload import tunable, workload, workload_key
 
 Progress = Callable[[str], None]
 
