@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from archive_check import assert_archive_runs_bit_exact
 from op_check import check_cases
-from test_export import _arm_tools_missing, assert_archive_runs_bit_exact
+from toolchains import arm_tools_problem
 from utvm.compiler import CompileOptions, compile_model
 from utvm.errors import UtvmError
 from utvm.external import ExternalModule, OffloadOptions, create_modules, module_names
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 KWS = "kws_ref_model.tflite"
 INT8_MODELS = ["kws_ref_model", "vww_96_int8", "pretrainedResnet_quant", "ad01_int8"]
 
-needs_arm = pytest.mark.skipif(_arm_tools_missing() is not None, reason=_arm_tools_missing() or "")
+needs_arm = pytest.mark.skipif(arm_tools_problem() is not None, reason=arm_tools_problem() or "")
 
 
 def _cmsis_nn_dir() -> Path | None:
@@ -290,10 +291,10 @@ def test_cmsis_nn_16x8_conv_and_depthwise_bit_exact(tmp_path: Path, board: str) 
     """16x8 CONV_2D (int64 and int32 bias) and DEPTHWISE_CONV_2D (int64 bias) layers of random shapes,
     strides, dilations, paddings and quantization in arm_convolve_wrapper_s16 /
     arm_depthwise_conv_wrapper_s16: identical to TFLite Micro."""
-    from test_op_mac_cpu import Layers
+    from mac_cases import Layers
 
-    if board != "host" and _arm_tools_missing() is not None:
-        pytest.skip(_arm_tools_missing() or "")
+    if board != "host" and arm_tools_problem() is not None:
+        pytest.skip(arm_tools_problem() or "")
     layers = Layers()
     for i in range(10):
         layers.conv16(100 + i)

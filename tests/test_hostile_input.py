@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import tflite
 
-from test_bad_input import assert_one_error
+from cli_check import assert_one_error
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_LINE = 400
@@ -307,7 +307,7 @@ def test_descriptor_run_refuses_bad_buffers(tmp_path: Path, models_dir: Path) ->
 
 @pytest.mark.parametrize("value", ["3000000000", "-5", "0", "12abc", ""])
 def test_rpc_host_interbyte_range(tmp_path: Path, value: str) -> None:
-    from test_rpc import build_host_server
+    from rpc_check import build_host_server
 
     exe = build_host_server(tmp_path)
     proc = subprocess.run([str(exe), "--interbyte-ms", value], capture_output=True, text=True, timeout=10,
