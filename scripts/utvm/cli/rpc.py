@@ -13,6 +13,7 @@ import json
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from ..errors import UtvmError
 from ..options import CompileOptions
@@ -170,25 +171,23 @@ def _work_dir(arg: Path | None) -> Path:
     return Path(tempfile.mkdtemp(prefix="utvm-rpc-"))
 
 
-def cmd_run_rpc(args: argparse.Namespace) -> int:
-    """``utvm run MODEL --board B --rpc [--device P] [--json]``."""
+def _run(args: argparse.Namespace, with_profile: bool) -> tuple[RpcRunResult, Any, dict[str, object]]:
+    """Compile MODEL (unless only a device is given), run it once through the RPC server and
+    compare it with the reference: (result, profile or None, reference fields)."""
     model = Path(args.model)
     work = _work_dir(getattr(args, "work_dir", None))
-    mlf = (
-        None
-        if args.device and not model.exists()
-        else compiled_mlf(model, work, compile_options(args))
-    )
-    result, _ = run_over_rpc(
-        mlf,
-        args.board,
-        device=args.device,
-        work_dir=work,
-        seed=getattr(args, "seed", 0) or 0,
-        baudrate=getattr(args, "baudrate", 115200),
-    )
+    mlf = None if args.device and not model.exists() else compiled_mlf(model, work, compile_options(args))
+    result, prof = run_over_rpc(mlf, args.board, device=args.device, work_dir=work,
+                                seed=getattr(args, "seed", 0) or 0, baudrate=getattr(args, "baudrate", 115200),
+                                with_profile=with_profile)
     fields = reference_fields(model, result, mlf)
     _print_reference(fields, getattr(args, "json", False))
+    return result, prof, fields
+
+
+def cmd_run_rpc(args: argparse.Namespace) -> int:
+    """``utvm run MODEL --board B --rpc [--device P] [--json]``."""
+    result, _, fields = _run(args, with_profile=False)
     match = fields["outputs_match_reference"]
     if getattr(args, "json", False):
         print(json.dumps({**result.to_json(), **fields}))  # model: the file, as run --json
@@ -205,25 +204,8 @@ def cmd_run_rpc(args: argparse.Namespace) -> int:
 
 def cmd_profile(args: argparse.Namespace) -> int:
     """``utvm profile MODEL --board B [--device P] [--json]``."""
-    model = Path(args.model)
-    work = _work_dir(getattr(args, "work_dir", None))
-    mlf = (
-        None
-        if args.device and not model.exists()
-        else compiled_mlf(model, work, compile_options(args))
-    )
-    result, prof = run_over_rpc(
-        mlf,
-        args.board,
-        device=args.device,
-        work_dir=work,
-        seed=args.seed,
-        baudrate=args.baudrate,
-        with_profile=True,
-    )
+    result, prof, fields = _run(args, with_profile=True)
     assert prof is not None
-    fields = reference_fields(model, result, mlf)
-    _print_reference(fields, args.json)
     if args.json:
         print(json.dumps({**fields, "cycles": result.cycles, **prof.to_json()}))
     else:
