@@ -254,7 +254,7 @@ def test_error_line_is_short(tmp_path: Path) -> None:
 
 
 def test_long_shape_lists_are_cut() -> None:
-    from utvm.importer.limits import short_list
+    from utvm.errors import short_list
 
     assert short_list(range(3)) == "[0, 1, 2]"
     assert short_list(range(5000)) == "[0, 1, 2, 3, 4, 5, 6, 7, ... and 4992 more]"

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UtvmError
+from ..errors import UtvmError, short_list
 from ..ir import Graph, Operator, Quant, Tensor
 from ..ops.base import OpError
-from .limits import check_tensor, short_list
+from .limits import check_tensor
 
 # TFLite TensorType numbers -> our dtype names (None: known but unsupported).
 _TENSOR_TYPES: dict[int, str] = {0: "float32", 2: "int32", 3: "uint8", 9: "int8", 7: "int16", 6: "bool",

@@ -12,8 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..compiler import CompileOptions, CompileResult, compile_model
-from ..errors import UtvmError
-from ..importer.limits import short_list
+from ..errors import UtvmError, short_list
 from ..ir import Graph
 from .harness import parse_harness_output, write_harness
 from .host import build_host, mlf_sources, run_host
