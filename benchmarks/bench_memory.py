@@ -30,14 +30,14 @@ MODES = ("fast", "min", "min:5")
 
 
 def bench(model: Path, board: str, io_in_pool: bool) -> list[dict[str, Any]]:
-    from utvm.compiler import memory_mode_overhead
     from utvm.importer import load_model
+    from utvm.options import MemoryMode
     from utvm.plan.patches import choose_patches
 
     rows = []
     fast: dict[str, Any] | None = None
     for mode in MODES:
-        overhead = memory_mode_overhead(mode)
+        overhead = MemoryMode.parse(mode).max_extra_macs
         if overhead is not None and fast is not None and choose_patches(load_model(model), io_in_pool,
                                                                         overhead)[1] is None:
             rows.append({**fast, "mode": mode, "patch_plan": None, "same_as_fast": True})

@@ -26,10 +26,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from utvm.configs.log import read_log  # noqa: E402
 from utvm.errors import UtvmError  # noqa: E402
 from utvm.run.boards import get_board  # noqa: E402
 from utvm.run.runner import run_model  # noqa: E402
-from utvm.tune.log import read_log  # noqa: E402
 from utvm.tune.tuner import KernelResult, TuneOptions, tune_model  # noqa: E402
 
 SHARED = ["kws_ref_model", "vww_96_int8", "pretrainedResnet_quant", "ad01_int8"]

@@ -233,9 +233,9 @@ def tuning_log(path: Path, model: Path, cpu: str | None,
                pick: Callable[[Any, Any], dict[str, Any] | None]) -> Path:
     """Write at ``path`` a tuning log (as `utvm tune` writes one) that gives each operator of
     ``model`` the configuration ``pick(graph, op)`` returns for it (None: no record)."""
+    from utvm.configs.log import write_log
+    from utvm.configs.workload import workload, workload_key
     from utvm.importer import load_model
-    from utvm.tune.log import write_log
-    from utvm.tune.workload import workload, workload_key
 
     graph = load_model(model)
     records = []

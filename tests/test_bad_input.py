@@ -9,31 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from cli_check import assert_one_error, compile_cli
 from tflite_patch import input_tensor_index, set_operator_code, set_shape_signature, set_tensor_type
 
 ROOT = Path(__file__).resolve().parents[1]
 LSTM = 16
 FLOAT16 = 1
 FLOAT32 = 0
-
-
-def compile_cli(model: Path, out: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "scripts"))
-    return subprocess.run([sys.executable, "-m", "utvm", "compile", str(model), "-o", str(out)],
-                          capture_output=True, text=True, env=env, timeout=300)
-
-
-def assert_one_error(proc: subprocess.CompletedProcess[str], out: Path, *needles: str) -> None:
-    assert proc.returncode == 2, proc.stderr
-    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    errors = [ln for ln in lines if ln.startswith("error:")]
-    assert len(errors) == 1 and len(lines) == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
-    for needle in needles:
-        assert needle in errors[0], errors[0]
-    assert not out.exists()
-    assert not out.with_name(out.name + ".tar").exists()
-    assert [p for p in out.parent.iterdir() if p.name.startswith(".")] == []
 
 
 @pytest.fixture()

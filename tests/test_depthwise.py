@@ -29,15 +29,15 @@ from op_check import Cases, quant_params
 from tflite_builder import ModelBuilder
 from toolchains import toolchain_problem
 from utvm.compiler import CompileOptions, compile_model
+from utvm.configs.log import write_log
+from utvm.configs.workload import workload, workload_key
 from utvm.importer import load_model
 from utvm.ir import Operator
 from utvm.lower import fixedpoint as fp
 from utvm.lower.requant import effective_scales
 from utvm.lower.target import Target
 from utvm.ops.depthwise_conv2d import DWP_ROUND_NEG, _dwp_constants
-from utvm.tune.log import write_log
 from utvm.tune.space import space
-from utvm.tune.workload import workload, workload_key
 
 needs_qemu = pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
 M4 = Target.for_cpu("cortex-m4")
@@ -457,7 +457,7 @@ def dw_layer_costs(path: Path, work: Path) -> list[tuple[str, float]]:
             continue
         configs = space(graph, op, M4)
         config = next((c for c in configs if c["variant"] == "dsp_dwt"), configs[0])
-        (cand,) = measure(graph, op, [config], "mps2/an386", "cortex-m4", work / f"k{k}")
+        (cand,) = measure(graph, op, [config], "mps2/an386", CompileOptions(cpu="cortex-m4"), work / f"k{k}")
         assert cand.instructions is not None, cand.error
         out.append((f"{op.source} {config}", cand.instructions / conv_macs(graph, op)))
     return out

@@ -11,29 +11,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from archive_check import assert_archive_runs_bit_exact
+from toolchains import arm_tools_problem
 from utvm.compiler import CompileOptions, compile_model
 from utvm.package.constobj import constants_object, host_target, layout
 from utvm.package.staticlib import archiver_for
-from utvm.run.runner import HOST_BOARD, compare, run_model
+from utvm.run.runner import HOST_BOARD, run_model
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = "kws_ref_model.tflite"
 
 
-def _arm_tools_missing() -> str | None:
-    for tool in ("arm-none-eabi-gcc", "arm-none-eabi-ar", "qemu-system-arm"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed (Debian: gcc-arm-none-eabi, binutils-arm-none-eabi, qemu-system-arm)"
-    try:
-        from utvm.run.qemu import find_tools
-
-        find_tools(qemu=True)
-    except Exception as exc:  # noqa: BLE001 - any missing piece is a skip reason
-        return str(exc)
-    return None
-
-
-needs_arm = pytest.mark.skipif(_arm_tools_missing() is not None, reason=_arm_tools_missing() or "")
+needs_arm = pytest.mark.skipif(arm_tools_problem() is not None, reason=arm_tools_problem() or "")
 
 
 def test_archiver_for() -> None:
@@ -49,30 +38,6 @@ def test_constants_object_layout() -> None:
     assert blob[16:36] == b"\x02" * 20
     for target, magic in (("host", b"\x7fELF\x02"), ("arm", b"\x7fELF\x01")):
         assert constants_object([("a", b"x")], target).startswith(magic)
-
-
-def assert_archive_runs_bit_exact(model: Path, result, board, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """Link DIR/lib/lib<name>.a of ``result`` with the QEMU harness and the bare-metal port
-    only (no other generated file), run it on ``board`` and compare with TFLite Micro."""
-    from utvm.run import qemu
-    from utvm.run.harness import parse_harness_output, write_harness
-    from utvm.run.reference import random_inputs, run_reference
-
-    lib = result.mlf_dir / "lib"
-    g = result.graph
-    x = random_inputs(g)
-    harness = write_harness(tmp_path, result.name, x, [g.tensors[n].nbytes for n in g.outputs])
-    port = ROOT / "lib" / "crt" / "ports" / "baremetal" / "platform_baremetal.c"
-    elf = qemu.build_firmware(board, [harness, port, lib / f"lib{result.name}.a"], [lib / "include"], {},
-                              tmp_path / "fw")
-    run = qemu.run_firmware(board, elf)
-    assert run.fault is None, run.stdout
-    outputs, _, status = parse_harness_output(run.stdout, [g.tensors[n].dtype for n in g.outputs],
-                                              [g.tensors[n].shape for n in g.outputs])
-    assert status == 0
-    ref, _ = run_reference(model, x, len(g.outputs), 1)
-    ok, max_abs, _ = compare(outputs, ref)
-    assert ok, f"max abs diff {max_abs}"
 
 
 @needs_arm

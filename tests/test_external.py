@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from archive_check import assert_archive_runs_bit_exact
 from op_check import check_cases
-from test_export import _arm_tools_missing, assert_archive_runs_bit_exact
+from toolchains import arm_tools_problem
 from utvm.compiler import CompileOptions, compile_model
 from utvm.errors import UtvmError
 from utvm.external import ExternalModule, OffloadOptions, create_modules, module_names
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 KWS = "kws_ref_model.tflite"
 INT8_MODELS = ["kws_ref_model", "vww_96_int8", "pretrainedResnet_quant", "ad01_int8"]
 
-needs_arm = pytest.mark.skipif(_arm_tools_missing() is not None, reason=_arm_tools_missing() or "")
+needs_arm = pytest.mark.skipif(arm_tools_problem() is not None, reason=arm_tools_problem() or "")
 
 
 def _cmsis_nn_dir() -> Path | None:
@@ -173,12 +174,29 @@ def test_rpc_paths_compile_with_the_run_options() -> None:
     --constants options as run (none of them is silently dropped)."""
     import argparse
 
-    from utvm.rpc.commands import compile_args
+    from utvm.cli.rpc import compile_options
 
     args = argparse.Namespace(board="mps2/an386", offload=["plain-c"], cmsis_nn_dir=Path("/x"), constants="object")
-    assert compile_args(args) == ["--cpu", "cortex-m4", "--constants", "object", "--constants-target", "arm",
-                                  "--offload", "plain-c", "--cmsis-nn-dir", "/x"]
-    assert compile_args(argparse.Namespace(board="host")) == []
+    options = compile_options(args)
+    assert (options.cpu, options.target.dsp, options.constants, options.constants_target) == (
+        "cortex-m4", True, "object", "arm")
+    assert (options.offload, options.cmsis_nn_dir) == (("plain-c",), Path("/x"))
+    host = compile_options(argparse.Namespace(board="host"))
+    assert (host.cpu, host.constants, host.constants_target, host.offload) == (None, "c", None, ())
+
+
+@pytest.mark.parametrize("command", ["run", "profile"])
+def test_rpc_paths_refuse_a_bad_model_in_one_line(tmp_path: Path, command: str) -> None:
+    """run --rpc and profile compile in this process: a model that is not one is one error
+    line, exit 2, no traceback, before any server is built."""
+    bad = tmp_path / "bad.tflite"
+    bad.write_bytes(b"TFL3 but not a flatbuffer" * 4)
+    extra = ["--rpc", "--json"] if command == "run" else ["--work-dir", str(tmp_path / "w")]
+    r = _cli(command, str(bad), *extra, cwd=tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: compiling bad.tflite failed: "), r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
 
 
 def test_plain_c_through_the_rpc_server(models_dir: Path, tmp_path: Path) -> None:
@@ -273,10 +291,10 @@ def test_cmsis_nn_16x8_conv_and_depthwise_bit_exact(tmp_path: Path, board: str) 
     """16x8 CONV_2D (int64 and int32 bias) and DEPTHWISE_CONV_2D (int64 bias) layers of random shapes,
     strides, dilations, paddings and quantization in arm_convolve_wrapper_s16 /
     arm_depthwise_conv_wrapper_s16: identical to TFLite Micro."""
-    from test_op_mac_cpu import Layers
+    from mac_cases import Layers
 
-    if board != "host" and _arm_tools_missing() is not None:
-        pytest.skip(_arm_tools_missing() or "")
+    if board != "host" and arm_tools_problem() is not None:
+        pytest.skip(arm_tools_problem() or "")
     layers = Layers()
     for i in range(10):
         layers.conv16(100 + i)

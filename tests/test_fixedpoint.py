@@ -22,7 +22,7 @@ runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
 from tvm import te  # noqa: E402
 
 import tflite_builder as tb  # noqa: E402
-from test_softmax_int8 import HostKernel, kernel_c_source  # noqa: E402
+from host_kernel import HostKernel, kernel_c_source  # noqa: E402
 from utvm.lower import activation16 as act16  # noqa: E402
 from utvm.lower import fixedpoint as fp  # noqa: E402
 

@@ -191,7 +191,7 @@ TINY_CASES = [n for n, c in CASES.items() if c.get("depthwise") and n != "dw3x3_
 @pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
 @pytest.mark.parametrize("name", TINY_CASES)
 def test_bit_exact_on_cortex_m55_with_tiny(tmp_path: Path, name: str) -> None:
-    from test_helium_kernels import tiny_plan_log
+    from helium_logs import tiny_plan_log
     from utvm.ops import depthwise_conv2d
 
     path = _model(tmp_path, name, **CASES[name])

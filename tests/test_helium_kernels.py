@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helium_logs import tiny_plan_log
 from tflite_builder import conv2d_model, fully_connected_model
 from toolchains import toolchain_problem
 from utvm.importer import load_model
@@ -465,24 +466,6 @@ def _read_mode(path: Path) -> str:
     plan = mve.conv42_plan(y.shape[1:3], w.shape[1:3], w.shape[3], op.attrs["strides"], op.attrs["dilation"],
                            op.attrs["padding"])
     return f"band{plan.band}" if plan.band else f"sub{plan.sub}" if plan.sub > 1 else "pack"
-
-
-def tiny_plan_log(tmp_path: Path, path: Path) -> Path:
-    """A tuning log giving the model's depthwise layers utvm_mve_dwt_s8 (plan "tiny": the tuner's
-    pick on tiny maps, not the default where another plan applies, for its flash), after checking
-    that the compiler takes it from the log."""
-    from op_check import tuning_log
-    from utvm.compiler import CompileOptions, compile_model
-
-    log = tuning_log(tmp_path / "tiny.json", path, "cortex-m55",
-                     lambda g, op: {"variant": "helium", "plan": "tiny"} if op.kind == "depthwise_conv2d" else None)
-    result = compile_model(path, tmp_path / "tiny_mlf", CompileOptions(cpu="cortex-m55", tuning_log=log))
-    for call in result.lowered.calls:
-        op = result.graph.ops[call.op_index]
-        if op.kind == "depthwise_conv2d":
-            assert call.variant == "helium" and op.attrs["config"]["plan"] == "tiny"
-            assert "tiny" in helium_plans(result.graph, op)
-    return log
 
 
 @pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")

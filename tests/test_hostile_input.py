@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import tflite
 
-from test_bad_input import assert_one_error
+from cli_check import assert_one_error
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_LINE = 400
@@ -254,7 +254,7 @@ def test_error_line_is_short(tmp_path: Path) -> None:
 
 
 def test_long_shape_lists_are_cut() -> None:
-    from utvm.importer.limits import short_list
+    from utvm.errors import short_list
 
     assert short_list(range(3)) == "[0, 1, 2]"
     assert short_list(range(5000)) == "[0, 1, 2, 3, 4, 5, 6, 7, ... and 4992 more]"
@@ -307,7 +307,7 @@ def test_descriptor_run_refuses_bad_buffers(tmp_path: Path, models_dir: Path) ->
 
 @pytest.mark.parametrize("value", ["3000000000", "-5", "0", "12abc", ""])
 def test_rpc_host_interbyte_range(tmp_path: Path, value: str) -> None:
-    from test_rpc import build_host_server
+    from rpc_check import build_host_server
 
     exe = build_host_server(tmp_path)
     proc = subprocess.run([str(exe), "--interbyte-ms", value], capture_output=True, text=True, timeout=10,

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helium_logs import tiny_plan_log
 from op_check import check_model, on_boards, side_by_side
-from test_helium_kernels import tiny_plan_log
 from tflite_builder import ModelBuilder
 from toolchains import toolchain_problem
 from utvm.compiler import CompileOptions, CompileResult, compile_model

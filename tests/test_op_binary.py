@@ -21,6 +21,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import op_check
+from model_parts import OperandCases, extract_ops, one_op_model, values
 from op_check import check_model, quant_params
 from seanet import check_layer
 from tflite_builder import ModelBuilder
@@ -101,37 +102,8 @@ def shapes(rng: np.random.Generator, seed: int, n: int = 2, max_rank: int = 5) -
     return [operand_shape(rng, out) for _ in range(n)]
 
 
-def values(rng: np.random.Generator, shape: Sequence[int], dtype: str, few: bool = False) -> np.ndarray:
-    """Random data of ``dtype`` (from a few values when ``few``)."""
-    if dtype == "bool":
-        return rng.integers(0, 2, size=shape).astype(np.bool_)
-    if few:
-        return rng.integers(-3, 4, size=shape).astype(dtype) * (1 if dtype != "float32" else 0.5)
-    if dtype == "float32":
-        return rng.uniform(-2.0, 2.0, size=shape).astype(np.float32)
-    info = np.iinfo(dtype)
-    data = rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
-    flat = data.reshape(-1)  # the extremes, where the arithmetic's bounds are tight
-    flat[: min(flat.size, 2)] = info.min
-    flat[-1:] = info.max
-    return data
-
-
-class Cases(op_check.Cases):
+class Cases(OperandCases):
     """The binary operators' cases."""
-
-    def tensor(self, m: ModelBuilder, name: str, shape: Sequence[int], dtype: str, rng: np.random.Generator,
-               ins: list[int], constant: bool = False, quant: tuple[float, int] | None = None,
-               few: bool = False, data: np.ndarray | None = None) -> int:
-        """An operand: a constant or a model input with its data recorded."""
-        q = {"scale": quant[0], "zero_point": quant[1]} if quant else {}
-        data = values(rng, shape, dtype, few) if data is None else data
-        if constant:
-            return m.add_tensor(name, shape, dtype, data=data, **q)
-        index = m.add_tensor(name, shape, dtype, **q)
-        ins.append(index)
-        self.inputs.append(data)
-        return index
 
     def add(self, spec: Spec, dtype: str, seed: int) -> None:
         def build(m: ModelBuilder) -> tuple[list[int], list[int]]:
@@ -346,65 +318,11 @@ SEANET = [f"add/add{i}" for i in range(17)] + [f"sub/sub{i}" for i in range(5)]
 #: corpus models that also need operators of other families: their binary operators are checked
 #: alone, each with its own shapes, quantization, constants and fused activation
 PARTLY = ["squeeze_excite_int8", "squeeze_excite_int16x8", "squeeze_excite_float32", "resize_int8", "resize_float32"]
-_TYPES = {0: "float32", 2: "int32", 6: "bool", 7: "int16", 9: "int8"}
-_ACTIVATION_NAMES = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6"}
-
-
-def _extract(path: Path, ops: set[str]) -> Cases:
-    """Every operator of ``ops`` in the model at ``path`` as a case of its own: the inputs that
-    are not constant become model inputs (random data)."""
-    import tflite
-    from tflite.BuiltinOperator import BuiltinOperator
-
-    names = {v: k for k, v in vars(BuiltinOperator).items() if not k.startswith("_")}
-    model = tflite.Model.GetRootAsModel(path.read_bytes(), 0)
-    sg = model.Subgraphs(0)
-    cases = Cases()
-    for i in range(sg.OperatorsLength()):
-        raw = sg.Operators(i)
-        code = model.OperatorCodes(raw.OpcodeIndex())
-        name = names[max(code.BuiltinCode(), code.DeprecatedBuiltinCode())]
-        if name not in ops:
-            continue
-
-        def build(m: ModelBuilder, raw=raw, name=name, i=i) -> tuple[list[int], list[int]]:  # type: ignore[no-untyped-def]
-            rng = np.random.default_rng(i)
-            ins: list[int] = []
-            indices = []
-            for k in [*raw.InputsAsNumpy(), *raw.OutputsAsNumpy()]:
-                t = sg.Tensors(int(k))
-                shape = [int(d) for d in t.ShapeAsNumpy()] if t.ShapeLength() else []
-                dtype = _TYPES[t.Type()]
-                q = t.Quantization()
-                quant = (float(q.ScaleAsNumpy()[0]), int(q.ZeroPointAsNumpy()[0])) if q and q.ScaleLength() else None
-                buf = model.Buffers(t.Buffer())
-                tag = f"{name.lower()}{i}_{len(indices)}"
-                if buf.DataLength():
-                    data = np.frombuffer(buf.DataAsNumpy().tobytes(), dtype=dtype).reshape(shape)
-                    indices.append(cases.tensor(m, tag, shape, dtype, rng, ins, True, quant, data=data))
-                elif len(indices) < raw.InputsLength():
-                    indices.append(cases.tensor(m, tag, shape, dtype, rng, ins, quant=quant))
-                else:
-                    indices.append(m.add_tensor(tag, shape, dtype, **({"scale": quant[0], "zero_point": quant[1]}
-                                                                      if quant else {})))
-            options = None
-            if name in ("ADD", "SUB", "MUL", "DIV"):
-                table = getattr(tflite, f"{name.capitalize()}Options")()
-                table.Init(raw.BuiltinOptions().Bytes, raw.BuiltinOptions().Pos)
-                options = {"fused_activation_function": _ACTIVATION_NAMES[table.FusedActivationFunction()]}
-            elif name in ("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN"):
-                table = tflite.ReducerOptions()
-                table.Init(raw.BuiltinOptions().Bytes, raw.BuiltinOptions().Pos)
-                options = {"keep_dims": bool(table.KeepDims())}
-            m.add_operator(name, indices[:-1], [indices[-1]], options)
-            return ins, [indices[-1]]
-        cases.cases.append(build)
-    return cases
 
 
 @pytest.mark.parametrize("name", PARTLY)
 def test_binary_operators_of_other_corpus_models(models_dir: Path, tmp_path: Path, name: str) -> None:
-    cases = _extract(models_dir / "corpus" / f"{name}.tflite", {s.op for s in SPECS} | {"PRELU", "SELECT_V2"})
+    cases = extract_ops(models_dir / "corpus" / f"{name}.tflite", {s.op for s in SPECS} | {"PRELU", "SELECT_V2"})
     assert cases.cases, f"{name} has no binary operator"
     cases.check(tmp_path)
 
@@ -426,29 +344,20 @@ def test_seanet_layer_on_board(models_dir: Path, tmp_path: Path, name: str, boar
 # what is refused, with one line naming the problem
 
 
-def _one_op(op: str, tensors: list[tuple[Sequence[int], str, tuple[float, int] | None]],
-            options: dict[str, object] | None = None) -> bytes:
-    m = ModelBuilder()
-    idx = [m.add_tensor(f"t{k}", shape, dtype, **({"scale": q[0], "zero_point": q[1]} if q else {}))
-           for k, (shape, dtype, q) in enumerate(tensors)]
-    m.add_operator(op, idx[:-1], idx[-1:], options)
-    return m.finish(idx[:-1], idx[-1:])
-
-
 REFUSED = {
-    "shapes": (_one_op("ADD", [((2, 3), "float32", None), ((3, 2), "float32", None), ((3, 3), "float32", None)]),
+    "shapes": (one_op_model("ADD", [((2, 3), "float32", None), ((3, 2), "float32", None), ((3, 3), "float32", None)]),
                "do not broadcast"),
-    "int16 zero point": (_one_op("SUB", [((4,), "int16", (0.01, 3)), ((4,), "int16", (0.01, 0)),
+    "int16 zero point": (one_op_model("SUB", [((4,), "int16", (0.01, 3)), ((4,), "int16", (0.01, 0)),
                                           ((4,), "int16", (0.02, 0))]), "zero point 3 (must be 0)"),
-    "output scale": (_one_op("ADD", [((4,), "int8", (1.0, 0)), ((4,), "int8", (1.0, 0)),
+    "output scale": (one_op_model("ADD", [((4,), "int8", (1.0, 0)), ((4,), "int8", (1.0, 0)),
                                       ((4,), "int8", (1e-9, 0))]), "output scale"),
-    "int16 comparison": (_one_op("LESS", [((4,), "int16", (0.01, 0)), ((4,), "int16", (0.01, 0)),
+    "int16 comparison": (one_op_model("LESS", [((4,), "int16", (0.01, 0)), ((4,), "int16", (0.01, 0)),
                                            ((4,), "bool", None)]), "unsupported data types int16, int16 -> bool"),
-    "condition": (_one_op("SELECT_V2", [((4,), "int8", (0.1, 0)), ((4,), "int8", (0.1, 0)),
+    "condition": (one_op_model("SELECT_V2", [((4,), "int8", (0.1, 0)), ((4,), "int8", (0.1, 0)),
                                          ((4,), "int8", (0.1, 0)), ((4,), "int8", (0.1, 0))]), "condition must be bool"),
-    "int8 division": (_one_op("DIV", [((4,), "int8", (0.1, 0)), ((4,), "int8", (0.1, 0)), ((4,), "int8", (0.1, 0))]),
+    "int8 division": (one_op_model("DIV", [((4,), "int8", (0.1, 0)), ((4,), "int8", (0.1, 0)), ((4,), "int8", (0.1, 0))]),
                       "unsupported data types int8, int8 -> int8"),
-    "5-D float PRELU": (_one_op("PRELU", [((1, 2, 2, 2, 2), "float32", None), ((2,), "float32", None),
+    "5-D float PRELU": (one_op_model("PRELU", [((1, 2, 2, 2, 2), "float32", None), ((2,), "float32", None),
                                            ((1, 2, 2, 2, 2), "float32", None)]), "at most 4"),
 }
 

@@ -10,14 +10,13 @@ mps2/an386 (their assembly). Every output must equal TFLite Micro's.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from mac_cases import Layer, _activation, _out_size, fc_case
 from op_check import Cases, check_model, side_by_side, tuning_log
-from test_op_mac import Layer, _activation, _out_size, _per_tensor
 from tflite_builder import ModelBuilder
 from toolchains import toolchain_problem
 from utvm.compiler import CompileOptions, compile_model
@@ -66,31 +65,6 @@ def _per_tensor_4d(L: Layer, shape: tuple[int, ...]) -> int:
     L.sw = np.full(shape[0], scale)
     data = L.rng.integers(-127, 128, shape).astype(np.int8)
     return L.m.add_tensor(f"{L.tag}_w", shape, "int8", data=data, scale=scale, zero_point=0)
-
-
-def fc_case(cases: Cases, seed: int, shape: Callable[[np.random.Generator], tuple[int, int, int]] | None = None,
-            activation: Callable[[np.random.Generator], str] | None = None) -> None:
-    """A random int8 layer; ``shape``: depth, units, batch from the case's generator;
-    ``activation``: the fused activation."""
-    def build(m: ModelBuilder) -> tuple[list[int], list[int]]:
-        rng = np.random.default_rng(seed)
-        L = Layer(m, rng, f"fc_{seed}", "int8")
-        if shape is None:
-            depth = int(rng.choice([4, 8, 10, 12, 16, 27, 64, 120, 256]))
-            units = int(rng.choice([1, 2, 3, 4, 8, 10, 12, 16, 64]))
-            batch = int(rng.integers(1, 4)) if seed % 3 == 0 else 1
-        else:
-            depth, units, batch = shape(rng)
-        ins: list[int] = []
-        x = L.input((batch, depth), ins, cases.inputs)
-        w = L.weights((units, depth), 0) if seed % 2 else _per_tensor(L, (units, depth))
-        inputs = [x, w] + ([L.bias(units, None)] if rng.random() < 0.8 else [])
-        y = L.output((batch, units), depth)
-        act = activation(rng) if activation else _activation(rng, "int8")
-        m.add_operator("FULLY_CONNECTED", inputs, [y], {"fused_activation_function": act})
-        return ins, [y]
-
-    cases.cases.append(build)
 
 
 @pytest.fixture(scope="module")

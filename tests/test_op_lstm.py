@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
+from mac_cases import lstm_case
 from op_check import check_cases, check_model, check_state_outside_pool, side_by_side
-from tflite_builder import ModelBuilder
 
 MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models" / "tflm"
 
@@ -21,80 +20,6 @@ def _tflm_model(name: str) -> Path:
     if not path.is_file():
         pytest.skip(f"{path} is not there (shared/ beside the repository)")
     return path
-
-
-def lstm_case(seed: int, dtype: str = "int8", time_major: bool | None = None, variant: str = "",
-              cell_power: int | None = None):  # type: ignore[no-untyped-def]
-    """One LSTM layer with random shapes, weights and quantization (``variant``: an unsupported
-    extra input: "layer_norm", "peephole", "projection", "cifg", or "int16")."""
-    rng = np.random.default_rng(seed)
-    batch = int(rng.integers(1, 4))
-    steps = int(rng.integers(1, 7))
-    units = int(rng.choice([1, 2, 3, 4, 5, 8, 12]))
-    n_input = int(rng.integers(1, 13))
-    major = bool(rng.integers(0, 2)) if time_major is None else time_major
-    clip = float(rng.choice([0.0, 0.0, 2.5, 8.0]))
-    gain = float(rng.choice([0.5, 1.0, 3.0]))  # 3: gates and cell saturate often
-
-    def case(m: ModelBuilder) -> tuple[list[int], list[int]]:
-        p = f"l{seed}_"
-        lead = [steps, batch] if major else [batch, steps]
-        if dtype == "float32":
-            x = m.add_tensor(p + "x", [*lead, n_input], "float32")
-
-            def weights(name: str, depth: int) -> int:
-                return m.add_tensor(p + name, [units, depth], "float32",
-                                    rng.normal(0, gain / np.sqrt(depth), (units, depth)))
-
-            def bias(name: str) -> int:
-                return m.add_tensor(p + name, [units], "float32", rng.normal(0, 0.5, units))
-
-            h = m.add_tensor(p + "h", [batch, units], "float32", is_variable=True)
-            c = m.add_tensor(p + "c", [batch, units], "float32", is_variable=True)
-            y = m.add_tensor(p + "y", [*lead, units], "float32")
-        else:
-            act = "int16" if variant == "int16" else "int8"
-            sx, zx = 2.0 / 255, int(rng.integers(-20, 20))
-            hs, zh = float(rng.uniform(1.0, 1.3)) / 128, int(rng.integers(-10, 10))
-            if act == "int16":
-                sx, zx, hs, zh = 1 / 32768, 0, 1 / 32768, 0
-            power = int(rng.integers(-15, -10)) if cell_power is None else cell_power
-            x = m.add_tensor(p + "x", [*lead, n_input], act, scale=sx, zero_point=zx)
-
-            def weights(name: str, depth: int) -> int:
-                sw = gain * float(rng.uniform(0.5, 2.0)) / (127 * np.sqrt(depth))
-                return m.add_tensor(p + name, [units, depth], "int8", rng.integers(-127, 128, (units, depth)),
-                                    scale=sw)
-
-            def bias(name: str) -> int:
-                return m.add_tensor(p + name, [units], "int32", rng.integers(-20000, 20000, units),
-                                    scale=sx * 0.01)
-
-            h = m.add_tensor(p + "h", [batch, units], act, scale=hs, zero_point=zh, is_variable=True)
-            c = m.add_tensor(p + "c", [batch, units], "int16", scale=2.0 ** power, is_variable=True)
-            y = m.add_tensor(p + "y", [*lead, units], act, scale=hs, zero_point=zh)
-        i2 = [weights(f"i2{g}", n_input) for g in "ifco"]
-        r2 = [weights(f"r2{g}", units) for g in "ifco"]
-        b = [bias(f"b{g}") for g in "ifco"]
-        extra = dict.fromkeys(range(24), -1)
-        if variant == "layer_norm":
-            for k in range(20, 24):
-                extra[k] = bias(f"ln{k}")
-        elif variant == "peephole":
-            for k in range(9, 12):
-                extra[k] = bias(f"peep{k}")
-        elif variant == "projection":
-            extra[16] = weights("proj", units)
-        if variant == "cifg":
-            i2[0] = r2[0] = -1
-        inputs = [x, *i2, *r2, extra[9], extra[10], extra[11], *b, extra[16], extra[17], h, c,
-                  extra[20], extra[21], extra[22], extra[23]]
-        m.add_operator("UNIDIRECTIONAL_SEQUENCE_LSTM", inputs, [y],
-                       {"fused_activation_function": "TANH", "cell_clip": clip, "proj_clip": 0.0,
-                        "time_major": major})
-        return [x], [y]
-
-    return case
 
 
 @pytest.mark.parametrize("name", ["trained_lstm_int8.tflite", "trained_lstm.tflite"])
@@ -145,7 +70,7 @@ def test_unsupported_variants_are_refused(variant: str, message: str, tmp_path: 
 
 
 def test_refusal_is_one_error_line(tmp_path: Path) -> None:
-    from test_bad_input import assert_one_error, compile_cli
+    from cli_check import assert_one_error, compile_cli
 
     model = tmp_path / "layer_norm.tflite"
     model.write_bytes(side_by_side([lstm_case(2, variant="layer_norm")]))

@@ -22,9 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mac_cases import Layers
 from op_check import check_cases
-from test_op_mac import Cases as MacCases
-from test_op_mac import Layer
 from tflite_builder import ModelBuilder
 from toolchains import toolchain_problem
 from utvm.importer import load_model
@@ -238,92 +237,6 @@ def test_rows16_layouts() -> None:
 ACTIVATIONS = ["NONE", "RELU", "RELU6"]
 
 
-class Layers(MacCases):
-    """Layers shaped for the per-CPU kernels (input and output quantization from test_op_mac's
-    Layer: int16 with zero point 0, int8 with any)."""
-
-    def fully_connected16(self, seed: int) -> None:
-        def build(m: ModelBuilder, ins: list[int]) -> list[int]:
-            rng = np.random.default_rng(seed)
-            L = Layer(m, rng, f"fc{seed}", "int16")
-            # seed % 5 == 4: weights +-127 over 600 inputs, sums that may not fit in int32
-            big = seed % 5 == 4
-            depth = 600 if big else int(rng.choice([1, 3, 8, 17, 64, 130, 600]))
-            units, batch = int(rng.integers(1, 14)), int(rng.integers(1, 4))
-            x = L.input((batch, depth), ins, self.inputs)
-            w = L.weights((units, depth), 0)
-            if big:  # the weights' buffer rewritten
-                m._buffers[m._tensors[w]["buffer"]] = rng.choice([-127, 127], (units, depth)).astype(np.int8).tobytes()
-            bias = str(rng.choice(["int64", "int32", "none"]))
-            inputs = [x, w] + ([L.bias(units, bias)] if bias != "none" else [])
-            y = L.output((batch, units), depth)
-            options: dict[str, object] = {"fused_activation_function": str(rng.choice(ACTIVATIONS))}
-            if bias == "none" and seed % 2:
-                options["quantized_bias_type"] = "INT32"
-            m.add_operator("FULLY_CONNECTED", inputs, [y], options)
-            return [y]
-        self.add(build)
-
-    def conv16(self, seed: int, depthwise: bool = False) -> None:
-        def build(m: ModelBuilder, ins: list[int]) -> list[int]:
-            rng = np.random.default_rng(seed)
-            op = "DEPTHWISE_CONV_2D" if depthwise else "CONV_2D"
-            L = Layer(m, rng, f"{op.lower()}{seed}", "int16")
-            cin = int(rng.choice([4, 8, 12, 20])) if depthwise and seed % 3 else int(rng.integers(1, 10))
-            cout = cin if depthwise else int(rng.integers(1, 10))
-            kh, kw = (int(v) for v in rng.integers(1, 6, 2))
-            sh, sw = (int(v) for v in rng.integers(1, 3, 2))
-            dh = int(rng.integers(1, 3))
-            dw = int(rng.integers(1, 3)) if depthwise else 1
-            same = bool(rng.random() < 0.6)
-            h, w = int(rng.integers((kh - 1) * dh + 1, 10)), int(rng.integers((kw - 1) * dw + 1, 12))
-            oh = (h + sh - 1) // sh if same else (h - (kh - 1) * dh - 1) // sh + 1
-            ow = (w + sw - 1) // sw if same else (w - (kw - 1) * dw - 1) // sw + 1
-            x = L.input((1, h, w, cin), ins, self.inputs)
-            wt = L.weights((1, kh, kw, cout) if depthwise else (cout, kh, kw, cin), 3 if depthwise else 0)
-            bias = "int64" if depthwise else str(rng.choice(["int64", "int32"]))
-            inputs = [x, wt] + ([L.bias(cout, bias)] if rng.random() < 0.8 else [])
-            y = L.output((1, oh, ow, cout), kh * kw * (1 if depthwise else cin))
-            options: dict[str, object] = {"padding": "SAME" if same else "VALID", "stride_w": sw, "stride_h": sh,
-                                          "dilation_w_factor": dw, "dilation_h_factor": dh,
-                                          "fused_activation_function": str(rng.choice(ACTIVATIONS))}
-            if depthwise:
-                options["depth_multiplier"] = 1
-            m.add_operator(op, inputs, [y], options)
-            return [y]
-        self.add(build)
-
-    def batch_matmul(self, seed: int) -> None:
-        def build(m: ModelBuilder, ins: list[int]) -> list[int]:
-            from op_check import quant_params
-
-            rng = np.random.default_rng(seed)
-            tag = f"bmm{seed}"
-            batch = [int(rng.integers(1, 4)) for _ in range(int(rng.integers(0, 3)))]
-            ba = [d if rng.random() < 0.7 else 1 for d in batch]
-            bb = [d if rng.random() < 0.7 else 1 for d in batch]
-            mm, n = int(rng.integers(1, 12)), int(rng.integers(1, 14))
-            k = int(rng.choice([4, 8, 12, 32, 100, 3, 7]))
-            adj_x, adj_y = bool(rng.random() < 0.4), bool(rng.random() < 0.4)
-            a_shape = (*ba, k, mm) if adj_x else (*ba, mm, k)
-            b_shape = (*bb, n, k) if adj_y else (*bb, k, n)
-            qa, qb = quant_params(rng, -3.0, 3.0), quant_params(rng, -2.0, 4.0)
-            if seed % 4 == 0:
-                qa, qb = (qa[0], 0), (qb[0], 0)
-            spread = 9.0 * np.sqrt(k) * 0.6
-            qy = quant_params(rng, -spread, spread)
-            a = m.add_tensor(f"{tag}_a", a_shape, "int8", scale=qa[0], zero_point=qa[1])
-            b = m.add_tensor(f"{tag}_b", b_shape, "int8", scale=qb[0], zero_point=qb[1])
-            y = m.add_tensor(f"{tag}_y", (*np.broadcast_shapes(tuple(ba), tuple(bb)), mm, n), "int8", scale=qy[0],
-                             zero_point=qy[1])
-            for t, shape in ((a, a_shape), (b, b_shape)):
-                ins.append(t)
-                self.inputs.append(rng.integers(-128, 128, shape).astype(np.int8))
-            m.add_operator("BATCH_MATMUL", [a, b], [y], {"adj_x": adj_x, "adj_y": adj_y})
-            return [y]
-        self.add(build)
-
-
 def _layers(name: str) -> Layers:
     layers = Layers()
     if name == "fully_connected_int16":
@@ -390,9 +303,8 @@ def test_layers_match_tflite_micro_on_board(tmp_path: Path, name: str, board: st
 
 
 def _recurrent_model() -> bytes:
+    from mac_cases import lstm_case, svdf_case
     from op_check import side_by_side
-    from test_op_lstm import lstm_case
-    from test_op_svdf import svdf_case
 
     cases = [svdf_case(500 + i) for i in range(10)]
     cases += [svdf_case(520 + i, state_type="int8", time_type="int8") for i in range(6)]
@@ -499,9 +411,9 @@ def test_widened_weights_are_bit_exact(tmp_path: Path, board: str) -> None:
     """Every dsp_int16 layer (conv, fully connected, transpose conv) tuned to widened weights
     (utvm_mac4w_s16) through a tuning log: outputs identical to TFLite Micro."""
     from op_check import check_model, side_by_side
-    from utvm.tune.log import write_log
+    from utvm.configs.log import write_log
+    from utvm.configs.workload import workload, workload_key
     from utvm.tune.space import space
-    from utvm.tune.workload import workload, workload_key
 
     if board != "host" and toolchain_problem() is not None:
         pytest.skip("bare-metal toolchain missing")

@@ -396,9 +396,9 @@ def test_onnx_normalizations_match_onnxruntime(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["squeeze_excite_int8", "squeeze_excite_int16x8", "squeeze_excite_float32"])
 def test_mean_of_squeeze_excite(models_dir: Path, tmp_path: Path, name: str) -> None:
     """squeeze-excite's MEAN alone, with its shapes and quantization (the model also needs LOGISTIC)."""
-    from test_op_binary import _extract
+    from model_parts import extract_ops
 
-    cases = _extract(models_dir / "corpus" / f"{name}.tflite", {"MEAN"})
+    cases = extract_ops(models_dir / "corpus" / f"{name}.tflite", {"MEAN"})
     assert len(cases.cases) == 1
     cases.check(tmp_path)
 

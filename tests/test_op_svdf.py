@@ -5,56 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
+from mac_cases import svdf_case
 from op_check import check_cases, check_model, check_state_outside_pool, side_by_side
-from tflite_builder import ModelBuilder
-
-
-def svdf_case(seed: int, dtype: str = "int8", state_type: str = "int16", time_type: str = "int16",
-              activation: str = "NONE"):  # type: ignore[no-untyped-def]
-    """One SVDF layer with random shapes, weights and quantization."""
-    rng = np.random.default_rng(seed)
-    batch = int(rng.integers(1, 3))
-    n_input = int(rng.integers(2, 12))
-    rank = int(rng.integers(1, 3))
-    units = int(rng.integers(1, 6))
-    filters = units * rank
-    memory = int(rng.integers(1, 6))
-
-    def case(m: ModelBuilder) -> tuple[list[int], list[int]]:
-        p = f"s{seed}_"
-        if dtype == "float32":
-            x = m.add_tensor(p + "x", (batch, n_input), "float32")
-            wf = m.add_tensor(p + "wf", (filters, n_input), "float32", rng.uniform(-1, 1, (filters, n_input)))
-            wt = m.add_tensor(p + "wt", (filters, memory), "float32", rng.uniform(-1, 1, (filters, memory)))
-            b = m.add_tensor(p + "b", (units,), "float32", rng.uniform(-1, 1, units))
-            s = m.add_tensor(p + "state", (batch, memory * filters), "float32", is_variable=True)
-            y = m.add_tensor(p + "y", (batch, units), "float32")
-        else:
-            sx, zx = 2.0 / 255, int(rng.integers(-20, 20))
-            swf = float(rng.uniform(0.5, 1.5)) / 127
-            state_span = 2.0 * float(rng.uniform(1, 4)) * np.sqrt(n_input)
-            limits = {"int8": 127, "int16": 32767}
-            ss = state_span / (2 * limits[state_type])
-            zs = int(rng.integers(-10, 10)) if state_type == "int8" else 0
-            swt = float(rng.uniform(0.5, 1.5)) / limits[time_type]
-            wt_data = rng.integers(-limits[time_type], limits[time_type] + 1, (filters, memory))
-            sy = state_span * rank * memory * 0.5 / 255
-            x = m.add_tensor(p + "x", (batch, n_input), "int8", scale=sx, zero_point=zx)
-            wf = m.add_tensor(p + "wf", (filters, n_input), "int8", rng.integers(-127, 128, (filters, n_input)),
-                              scale=swf)
-            wt = m.add_tensor(p + "wt", (filters, memory), time_type, wt_data, scale=swt)
-            b = m.add_tensor(p + "b", (units,), "int32", rng.integers(-3000, 3000, units),
-                             scale=float(np.float32(ss) * np.float32(swt)))
-            s = m.add_tensor(p + "state", (batch, memory * filters), state_type, scale=ss, zero_point=zs,
-                             is_variable=True)
-            y = m.add_tensor(p + "y", (batch, units), "int8", scale=sy, zero_point=int(rng.integers(-10, 10)))
-        m.add_operator("SVDF", [x, wf, wt, b, s], [y], {"rank": rank, "fused_activation_function": activation})
-        return [x], [y]
-
-    return case
 
 
 def test_int8_int16_state_over_several_runs(tmp_path: Path) -> None:

@@ -20,9 +20,9 @@ import pytest
 from onnx import TensorProto, helper
 
 import op_check
+from model_parts import one_op_model
 from op_check import check_model, quant_params
 from seanet import check_layer, layers
-from test_op_binary import _one_op
 from tflite_builder import ModelBuilder
 from toolchains import toolchain_problem
 
@@ -364,17 +364,17 @@ def test_seanet_layers_match_golden_on_board(models_dir: Path, tmp_path: Path, b
 # what is refused, with one line naming the problem
 
 REFUSED = {
-    "logistic output": (_one_op("LOGISTIC", [((4,), "int8", (0.1, 0)), ((4,), "int8", (0.1, 0))]),
+    "logistic output": (one_op_model("LOGISTIC", [((4,), "int8", (0.1, 0)), ((4,), "int8", (0.1, 0))]),
                         "must be (0.00390625, -128)"),
-    "tanh int16 zero point": (_one_op("TANH", [((4,), "int16", (0.001, 3)), ((4,), "int16", (2.0 ** -15, 0))]),
+    "tanh int16 zero point": (one_op_model("TANH", [((4,), "int16", (0.001, 3)), ((4,), "int16", (2.0 ** -15, 0))]),
                               "zero point 3 (must be 0)"),
-    "int8 NEG": (_one_op("NEG", [((4,), "int8", (0.1, 0)), ((4,), "int8", (0.1, 0))]),
+    "int8 NEG": (one_op_model("NEG", [((4,), "int8", (0.1, 0)), ((4,), "int8", (0.1, 0))]),
                  "unsupported data types int8 -> int8"),
-    "float32 to int32": (_one_op("QUANTIZE", [((4,), "float32", None), ((4,), "int32", (0.1, 0))]),
+    "float32 to int32": (one_op_model("QUANTIZE", [((4,), "float32", None), ((4,), "int32", (0.1, 0))]),
                          "QUANTIZE from float32 to int32 is not supported"),
-    "hard swish scales": (_one_op("HARD_SWISH", [((4,), "int8", (0.1, 0)), ((4,), "int8", (1e-4, 0))]),
+    "hard swish scales": (one_op_model("HARD_SWISH", [((4,), "int8", (0.1, 0)), ((4,), "int8", (1e-4, 0))]),
                           "output scale is too small"),
-    "cast to int64": (_one_op("CAST", [((4,), "int8", None), ((4,), "int64", None)]),
+    "cast to int64": (one_op_model("CAST", [((4,), "int8", None), ((4,), "int64", None)]),
                       "CAST from int8 to int64 is not supported"),
 }
 

@@ -147,14 +147,15 @@ def test_choose_patches_lowers_the_pool_and_reports_the_overhead(tmp_path: Path)
 def test_memory_mode_names_the_mac_budget() -> None:
     """fast: no patches; min: at most 50% more MACs; min:PCT: at most PCT percent; anything else
     is one error naming the forms."""
-    from utvm.compiler import memory_mode_overhead
+    from utvm.options import CompileOptions, MemoryMode
 
-    assert memory_mode_overhead("fast") is None
-    assert memory_mode_overhead("min") == 0.5
-    assert memory_mode_overhead("min:5") == 0.05 and memory_mode_overhead("min:0") == 0
+    assert MemoryMode.parse("fast").max_extra_macs is None and MemoryMode.parse("fast").fast
+    assert MemoryMode.parse("min").max_extra_macs == 0.5
+    assert MemoryMode.parse("min:5").max_extra_macs == 0.05 and MemoryMode.parse("min:0").max_extra_macs == 0
+    assert CompileOptions().memory_mode.fast and CompileOptions(memory_mode="min:5").memory_mode == MemoryMode(0.05)
     for bad in ("fastest", "min:", "min:-1", "min:x", "max:5", "min:1e9", "min:nan"):
         with pytest.raises(UtvmError, match="min:PCT"):
-            memory_mode_overhead(bad)
+            MemoryMode.parse(bad)
 
 
 def test_a_smaller_mac_budget_takes_a_coarser_split(models_dir: Path) -> None:

@@ -141,7 +141,7 @@ def test_group_keeps_an_output_out_of_the_next_models_plan_and_runs_exact(models
     assert not list(out.glob("*.tar")) and sorted(p.name for p in out.iterdir()) == [
         "cls", "det", "group.json", "include", "src"]
 
-    report = run_group(models, "host", io_in_pool=True, keep=["det:Identity"], group="pipeline")
+    report = run_group(models, "host", CompileOptions(io_in_pool=True), keep=["det:Identity"], group="pipeline")
     assert [m["outputs_match_reference"] for m in report["models"]] == [True, True]
     assert report["pool_bytes"] == result.pool_size
 

@@ -9,10 +9,7 @@ each the next good frame must be served.
 from __future__ import annotations
 
 import dataclasses
-import json
-import shutil
 import struct
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,43 +19,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rpc_check import MAX_PAYLOAD, build_host_server, make_fixture_mlf
 from utvm.rpc import protocol as p
 from utvm.rpc.client import PipeTransport, RpcClient, RpcError, RpcTimeout, Transport
 from utvm.rpc.runner import ProfileResult, profile_from_client, run_over_rpc
 from utvm.rpc.runner import profile as rpc_profile
 
-ROOT = Path(__file__).resolve().parents[1]
-CRT = ROOT / "lib" / "crt"
-FIXTURE = ROOT / "tests" / "fixtures" / "rpc" / "fixture_models.c"
-MAX_PAYLOAD = 512
 INTERBYTE_MS = 60
-
-
-def build_host_server(out: Path, extra: tuple[str, ...] = ()) -> Path:
-    cc = shutil.which("gcc") or shutil.which("cc")
-    if cc is None:
-        pytest.skip("no host C compiler (gcc/cc) on PATH")
-    exe = out / "rpc_fixture_server"
-    cmd = [
-        cc,
-        "-std=c99",
-        "-O2",
-        "-Wall",
-        "-Wextra",
-        "-Werror",
-        "-DUTVM_RPC_MAIN",
-        f"-DUTVM_RPC_MAX_PAYLOAD={MAX_PAYLOAD}u",
-        f"-I{CRT / 'include'}",
-        *extra,
-        str(CRT / "src" / "rpc_server.c"),
-        str(CRT / "ports" / "host" / "rpc_host_main.c"),
-        str(CRT / "ports" / "host" / "platform_host.c"),
-        str(FIXTURE),
-        "-o",
-        str(exe),
-    ]
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
-    return exe
 
 
 @pytest.fixture(scope="module")
@@ -485,36 +452,6 @@ def test_any_input_keeps_server_alive(client: RpcClient, chunks: list[bytes]) ->
 
 # ---------------------------------------------------------------------------------------------
 # run_over_rpc / profile on an MLF-shaped directory holding the fixture model
-
-
-def make_fixture_mlf(root: Path) -> Path:
-    """A minimal Model Library Format directory whose model is the fixture's add_one."""
-    mlf = root / "add_one_mlf"
-    src = mlf / "codegen" / "host" / "src"
-    src.mkdir(parents=True)
-    (mlf / "codegen" / "host" / "include").mkdir(parents=True)
-    (src / "add_one_lib1.c").write_text(
-        f'#define FIXTURE_NO_MODEL_TABLE\n#include "{FIXTURE}"\n'
-    )
-    meta = {
-        "version": 7,
-        "modules": {
-            "add_one": {
-                "memory": {
-                    "functions": {
-                        "main": [
-                            {
-                                "inputs": {"x": {"size": 8, "dtype": "int8"}},
-                                "outputs": {"y": {"size": 8, "dtype": "int8"}},
-                            }
-                        ]
-                    }
-                }
-            }
-        },
-    }
-    (mlf / "metadata.json").write_text(json.dumps(meta))
-    return mlf
 
 
 def test_run_over_rpc_and_profile_host(tmp_path: Path) -> None:

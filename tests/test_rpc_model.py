@@ -30,7 +30,7 @@ def _compiler_missing() -> str | None:
         importlib.util.find_spec("utvm.cli") is None
         and importlib.util.find_spec("utvm.__main__") is None
     ):
-        return "the compiler CLI (scripts/utvm/cli.py, `python -m utvm compile`) is not there yet"
+        return "the compiler CLI (scripts/utvm/cli/, `python -m utvm compile`) is not there yet"
     if not MODEL.is_file():
         return f"reference model not found: {MODEL}"
     return None

@@ -96,7 +96,7 @@ def test_qemu_profile_of_mlf(tmp_path: Path) -> None:
     reason = _toolchain_missing()
     if reason is not None:
         pytest.skip(f"bare-metal RPC test needs the Arm toolchain and QEMU: {reason}")
-    from test_rpc import make_fixture_mlf
+    from rpc_check import make_fixture_mlf
     from utvm.rpc.runner import profile
 
     mlf = make_fixture_mlf(tmp_path)

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mac_cases import fc_case
 from op_check import Cases, check_model, side_by_side
-from test_op_conv_fc import fc_case
 from toolchains import toolchain_problem
 from utvm.compiler import CompileOptions, compile_model
 from utvm.importer import load_model

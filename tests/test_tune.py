@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from utvm.compiler import CompileOptions, compile_model
+from utvm.configs.log import read_log, write_log
+from utvm.configs.workload import tunable, workload, workload_key
 from utvm.importer import load_model
 from utvm.lower.target import Target
 from utvm.run.runner import run_model
-from utvm.tune.log import read_log, write_log
 from utvm.tune.space import sample, space
-from utvm.tune.workload import tunable, workload, workload_key
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -120,7 +120,7 @@ def test_the_executors_fixed_cost_is_measured_beside_the_kernels(small_model: Pa
 
     graph = load_model(small_model)
     fcs = [op for op in graph.ops if op.kind == "fully_connected"]
-    small, large = (measure(graph, op, [{}], "mps2/an386", "cortex-m4", tmp_path / f"k{k}")[0]
+    small, large = (measure(graph, op, [{}], "mps2/an386", CompileOptions(cpu="cortex-m4"), tmp_path / f"k{k}")[0]
                     for k, op in enumerate(fcs))
     assert small.fixed is not None and large.fixed is not None
     assert small.fixed <= large.fixed <= small.fixed + 16, (small.fixed, large.fixed)

@@ -31,3 +31,16 @@ def sanitizers_problem(tmp: Path) -> str:
     if proc.returncode != 0:
         return f"the host compiler has no ASan/UBSan runtime: {proc.stderr.strip()[:200]}"
     return "" if subprocess.run([str(tmp / "probe")]).returncode == 0 else "ASan programs do not run here"
+
+
+def arm_tools_problem() -> str | None:
+    """None when arm-none-eabi-gcc and -ar, picolibc and qemu-system-arm are there (a static
+    library is archived and run on QEMU), else what is missing."""
+    for tool in ("arm-none-eabi-gcc", "arm-none-eabi-ar", "qemu-system-arm"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (Debian: gcc-arm-none-eabi, binutils-arm-none-eabi, qemu-system-arm)"
+    try:
+        qemu.find_tools(qemu=True)
+    except Exception as exc:  # noqa: BLE001 - any missing piece is a skip reason
+        return str(exc)
+    return None

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .configs.log import apply_log
 from .emit.aot import EmittedSources, emit
 from .emit.compat_v018 import COMPAT_TVM_018
 from .errors import REPORT_HINT, UtvmError, internal
@@ -20,6 +21,8 @@ from .importer.limits import MAX_POOL_BYTES, mib
 from .ir import Graph, Operator
 from .lower.channels import drop_channels
 from .lower.lowering import KernelCall, Lowered, lower_graph
+from .lower.target import Target
+from .options import CompileOptions
 from .package.mlf import called_functions, external_layout, metadata, write_mlf, write_tar
 from .package.staticlib import build_static_lib
 from .plan.memory import MemoryPlan, plan_memory, resolve_alias, step_heights
@@ -27,42 +30,6 @@ from .plan.patches import PatchPlan, choose_patches
 
 if TYPE_CHECKING:
     from .ops.base import OpDef
-
-
-@dataclass
-class CompileOptions:
-    name: str | None = None
-    io_in_pool: bool = False
-    target: str = "c"
-    #: the CPU the C will be compiled for (e.g. cortex-m4); None: any
-    cpu: str | None = None
-    #: "c": constants as C arrays (<name>_lib2.c); "object": a relocatable ELF object
-    constants: str = "c"
-    #: with constants="object": "host" (x86-64) or "arm"; None: "arm" when cpu is set
-    constants_target: str | None = None
-    #: None, or "static-lib": also build lib/lib<name>.a with ``cc`` and ``cflags``
-    export: str | None = None
-    cc: str = "cc"
-    cflags: str = ""
-    #: external modules that take the operators they support, first come first served
-    offload: tuple[str, ...] = ()
-    #: CMSIS-NN sources for --offload cmsis-nn; None: $CMSIS_NN_DIR
-    cmsis_nn_dir: Path | None = None
-    #: kernel configurations chosen by `utvm tune` (JSON lines), applied where they match
-    tuning_log: Path | None = None
-    #: "tvm-0.18": the public header and a system library as TVM 0.18 generated them
-    compat: str | None = None
-    #: workspace pools (name, bytes) in order of preference; empty: one pool of any size
-    pools: tuple[tuple[str, int], ...] = ()
-    #: the model group whose shared pool (tvmgen_<group>_pool) the model runs in (--shared-pool)
-    shared_pool: str | None = None
-    #: (offset, bytes) of the pool the plan must leave alone (another model's kept output)
-    reserved: tuple[tuple[int, int], ...] = ()
-    #: "fast" (layer by layer) or "min" (the first stage patch by patch where it lowers the pool;
-    #: "min:PCT": with at most PCT percent more MACs, default 50)
-    memory_mode: str = "fast"
-    #: the most bytes the model's constants may take in flash (--max-flash); None: no budget
-    max_flash: int | None = None
 
 
 @dataclass
@@ -162,10 +129,8 @@ def _check_options(options: CompileOptions) -> None:
         raise UtvmError(f"--export must be 'static-lib', not '{options.export}'")
     if options.export == "static-lib" and shutil.which(options.cc) is None:
         raise UtvmError(f"C compiler '{options.cc}' not found on PATH (needed by --export static-lib)")
-    constants_target = options.constants_target or ("arm" if options.cpu else "host")
-    if constants_target not in ("host", "arm"):
-        raise UtvmError(f"--constants-target must be 'host' or 'arm', not '{constants_target}'")
-    memory_mode_overhead(options.memory_mode)  # a bad mode: one error line
+    if options.object_target not in ("host", "arm"):
+        raise UtvmError(f"--constants-target must be 'host' or 'arm', not '{options.object_target}'")
     if options.compat not in (None, COMPAT_TVM_018):
         raise UtvmError(f"--compat must be '{COMPAT_TVM_018}', not '{options.compat}'")
     names = [name for name, _ in options.pools]
@@ -189,7 +154,6 @@ def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = 
     options = options or CompileOptions()
     _check_options(options)
     start = time.monotonic() if start is None else start
-    constants_target = options.constants_target or ("arm" if options.cpu else "host")
     cmsis_nn_dir = options.cmsis_nn_dir or (Path(os.environ["CMSIS_NN_DIR"]) if os.environ.get("CMSIS_NN_DIR") else None)
     modules = create_modules(options.offload, OffloadOptions(cpu=options.cpu, cmsis_nn_dir=cmsis_nn_dir))
     source_graph = graph
@@ -197,20 +161,17 @@ def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = 
     if dropped:
         progress(f"{dropped} channels that only meet zero weights dropped")
     if options.tuning_log is not None:
-        from .tune.log import apply_log
-
         applied = apply_log(graph, options.tuning_log, options.cpu, progress)
         progress(f"tuning log: {applied} of {len(graph.ops)} operators take a tuned configuration")
     patch_plan = None
-    max_extra_macs = memory_mode_overhead(options.memory_mode)
-    if max_extra_macs is not None:
-        graph, patch_plan = choose_patches(graph, options.io_in_pool, max_extra_macs)
+    if not options.memory_mode.fast:
+        graph, patch_plan = choose_patches(graph, options.io_in_pool, options.memory_mode.max_extra_macs)
         if patch_plan is not None:
             progress(f"patches: the first {len(patch_plan.stage)} layers on a {patch_plan.grid[0]}x{patch_plan.grid[1]} "
                      f"grid, {patch_plan.overhead:.1%} more MACs")
     progress(f"lowering {len(graph.ops)} operators with TVM")
     try:
-        result = _compile_lowered(graph, out_dir, options, progress, start, modules, constants_target, patch_plan)
+        result = _compile_lowered(graph, out_dir, options, progress, start, modules, patch_plan)
     except UtvmError:
         raise
     except Exception as exc:  # the last line: one error, never a traceback
@@ -273,12 +234,10 @@ def _lean(graph: Graph, lowered: Lowered, options: CompileOptions, modules: list
     return lowered
 
 
-def _fit_scratch(lowered: Lowered, plan: MemoryPlan, cpu: str | None) -> bool:
+def _fit_scratch(lowered: Lowered, plan: MemoryPlan, target: Target) -> bool:
     """Give a configuration with less scratch (``OpDef.fit_scratch``) to each operator without a
     tuned configuration whose kernel's scratch raises the pool above what the other steps need;
     True when some operator got one (the graph must be lowered and planned again)."""
-    from .lower.target import Target
-
     symbols = [c.symbol for c in lowered.calls]
     heights, need = step_heights(plan, symbols), step_heights(plan, symbols, own=True)
 
@@ -286,58 +245,35 @@ def _fit_scratch(lowered: Lowered, plan: MemoryPlan, cpu: str | None) -> bool:
         others = max([need[s] for s in need if s != step] + [heights[step]])
         if opdef.fit_scratch is None or need[step] <= others:
             return None
-        return opdef.fit_scratch(lowered.graph, op, Target.for_cpu(cpu), others - heights[step])
+        return opdef.fit_scratch(lowered.graph, op, target, others - heights[step])
 
     return bool(_configure(lowered, pick))
-
-
-#: --memory-mode min: the most extra MACs the patches may cost unless min:PCT says otherwise
-DEFAULT_PATCH_OVERHEAD = 0.5
-
-
-def memory_mode_overhead(mode: str) -> float | None:
-    """The most extra MACs (a fraction) of ``--memory-mode`` "min" or "min:PCT", None for "fast"."""
-    if mode == "fast":
-        return None
-    if mode == "min":
-        return DEFAULT_PATCH_OVERHEAD
-    name, _, pct = mode.partition(":")
-    try:
-        value = float(pct) if name == "min" else -1.0
-    except ValueError:
-        value = -1.0
-    if not 0 <= value <= 1000:
-        raise UtvmError(f"--memory-mode must be 'fast', 'min' or 'min:PCT' (PCT: the most extra MACs in percent, "
-                        f"0-1000), not '{mode[:40]}'")
-    return value / 100
 
 
 #: --memory-mode fast: the most estimated instructions a kernel may take to run in place
 ROWS_IN_ORDER_SLACK = 1.25
 
 
-def _order_rows(lowered: Lowered, plan: MemoryPlan, cpu: str | None, slack: float | None) -> list[Operator]:
+def _order_rows(lowered: Lowered, plan: MemoryPlan, target: Target, slack: float | None) -> list[Operator]:
     """Give a configuration that writes rows in order (``OpDef.rows_in_order_config``, within
     ``slack`` of the default's estimated cost) to each operator at the pool's peak, without a
     tuned configuration, whose kernel writes them out of order (it cannot run shifted); the
     operators that got one."""
-    from .lower.target import Target
-
     need = step_heights(plan, [c.symbol for c in lowered.calls], own=True)
     peak = max(need.values(), default=0)
 
     def pick(step: int, call: KernelCall, op: Operator, opdef: OpDef) -> dict[str, Any] | None:
         if not call.rows_out_of_order or need[step] < peak or opdef.rows_in_order_config is None:
             return None
-        return opdef.rows_in_order_config(lowered.graph, op, Target.for_cpu(cpu), slack)
+        return opdef.rows_in_order_config(lowered.graph, op, target, slack)
 
     return _configure(lowered, pick)
 
 
 def _compile_lowered(graph: Graph, out_dir: Path, options: CompileOptions, progress: Progress, start: float,
-                     modules: list[Any], constants_target: str, patch_plan: PatchPlan | None) -> CompileResult:
+                     modules: list[Any], patch_plan: PatchPlan | None) -> CompileResult:
     name = graph.name
-    lowered = lower_graph(graph, f"tvmgen_{name}", options.cpu, modules)
+    lowered = lower_graph(graph, f"tvmgen_{name}", options.target, modules)
     if options.max_flash is not None and constants_bytes(lowered) > options.max_flash:
         lowered = _lean(graph, lowered, options, modules, progress)
     for m in modules:
@@ -345,14 +281,14 @@ def _compile_lowered(graph: Graph, out_dir: Path, options: CompileOptions, progr
         progress(f"{m.name}: {taken} of {len(lowered.calls)} operators offloaded")
     progress("planning memory")
     plan = plan_memory(lowered, options.io_in_pool, options.pools, options.reserved)
-    if _fit_scratch(lowered, plan, options.cpu):
+    if _fit_scratch(lowered, plan, options.target):
         progress("lowering again with less scratch where it set the pool")
-        lowered = lower_graph(graph, f"tvmgen_{name}", options.cpu, modules)
+        lowered = lower_graph(graph, f"tvmgen_{name}", options.target, modules)
         plan = plan_memory(lowered, options.io_in_pool, options.pools, options.reserved)
-    slack = None if memory_mode_overhead(options.memory_mode) is not None else ROWS_IN_ORDER_SLACK
-    reordered = _order_rows(lowered, plan, options.cpu, slack)
+    slack = ROWS_IN_ORDER_SLACK if options.memory_mode.fast else None
+    reordered = _order_rows(lowered, plan, options.target, slack)
     if reordered:
-        again = lower_graph(graph, f"tvmgen_{name}", options.cpu, modules)
+        again = lower_graph(graph, f"tvmgen_{name}", options.target, modules)
         replanned = plan_memory(again, options.io_in_pool, options.pools, options.reserved)
         if replanned.pool_size < plan.pool_size:
             progress("lowered again with rows in order where the pool's peak may run in place")
@@ -370,7 +306,7 @@ def _compile_lowered(graph: Graph, out_dir: Path, options: CompileOptions, progr
     sources = emit(name, lowered, plan, options.io_in_pool, constants_c=options.constants == "c", modules=modules,
                    compat=options.compat, shared_pool=options.shared_pool)
     libraries = {m.name: m.library(called_functions(sources.glue[m.c_name])) for m in modules}
-    target = options.target + (f" -mcpu={options.cpu}" if options.cpu else "")
+    target = "c" + (f" -mcpu={options.cpu}" if options.cpu else "")
     meta = metadata(name, lowered.graph, lowered, plan, sources, options.io_in_pool, target,
                     external_layout(name, modules, libraries, lowered))
     meta["modules"][name]["patch_plan"] = patch_plan.as_dict() if patch_plan is not None else None
@@ -389,7 +325,7 @@ def _compile_lowered(graph: Graph, out_dir: Path, options: CompileOptions, progr
         stage = tmp / "mlf"
         stage.mkdir()
         write_mlf(stage, name, lowered.graph, lowered, plan, sources, meta,
-                  constants_object_target=constants_target if options.constants == "object" else None,
+                  constants_object_target=options.object_target if options.constants == "object" else None,
                   modules=modules, libraries=libraries)
         if options.export == "static-lib":
             progress(f"building lib{name}.a with {options.cc}")

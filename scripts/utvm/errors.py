@@ -1,4 +1,4 @@
-"""The exception types for user-facing errors."""
+"""The exception types for user-facing errors, and the short lists their messages show."""
 
 from __future__ import annotations
 
@@ -30,3 +30,10 @@ def internal(where: str, exc: BaseException) -> UtvmError:
     if isinstance(exc, MemoryError):
         return UtvmError(f"out of memory while compiling {where}")
     return InternalError(where, exc)
+
+
+def short_list(values: object, limit: int = 8) -> str:
+    """``[a, b, c, ... and N more]``: a list for an error message, at most ``limit`` items shown."""
+    items = list(values)  # type: ignore[call-overload]
+    shown = ", ".join(str(v) for v in items[:limit])
+    return f"[{shown}, ... and {len(items) - limit} more]" if len(items) > limit else f"[{shown}]"

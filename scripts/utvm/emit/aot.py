@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..external.base import ExternalModule
 from ..ir import Graph, Tensor
 from ..lower.lowering import KernelCall, Lowered
+from ..lower.offload import ExternalModule
 from ..plan.memory import MemoryPlan, align_up, resolve_alias
 from . import compat_v018
 from .cnames import c_field_names

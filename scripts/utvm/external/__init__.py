@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import UtvmError
-from .base import ExternalArg, ExternalKernel, ExternalModule, LibraryFiles, OffloadOptions, Pattern
+from ..lower.offload import ExternalArg, ExternalKernel, ExternalModule, LibraryFiles, OffloadOptions, Pattern
 
 _REGISTRY: dict[str, type[ExternalModule]] = {}
 

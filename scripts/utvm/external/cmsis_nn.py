@@ -26,8 +26,8 @@ import numpy as np
 from ..errors import UtvmError
 from ..ir import Graph, Operator, Tensor
 from ..lower import fixedpoint as fp
+from ..lower.offload import ExternalArg, ExternalKernel, ExternalModule, LibraryFiles, OffloadOptions, Pattern
 from ..lower.requant import activation_range_int8, effective_scales
-from .base import ExternalArg, ExternalKernel, ExternalModule, LibraryFiles, OffloadOptions, Pattern
 
 #: CPUs whose CMSIS-NN build uses Helium (MVE) or the DSP extension; others get plain C
 MVE_CPUS = ("cortex-m55", "cortex-m85")

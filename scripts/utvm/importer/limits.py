@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from ..errors import short_list
 from ..ir import Graph, Tensor
 from ..ops.base import OpError
 
@@ -39,13 +40,6 @@ def limits_text() -> str:
     """The limits, as ``utvm compile --help`` shows them."""
     return (f"limits: model files up to {mib(MAX_MODEL_BYTES)}, tensors up to {mib(MAX_TENSOR_BYTES)} and "
             f"{MAX_RANK} dimensions, a workspace pool up to {mib(MAX_POOL_BYTES)}, {MAX_TENSORS} tensors")
-
-
-def short_list(values: object, limit: int = 8) -> str:
-    """``[a, b, c, ... and N more]``: a list for an error message, at most ``limit`` items shown."""
-    items = list(values)  # type: ignore[call-overload]
-    shown = ", ".join(str(v) for v in items[:limit])
-    return f"[{shown}, ... and {len(items) - limit} more]" if len(items) > limit else f"[{shown}]"
 
 
 def check_tensor(t: Tensor, quant: bool = True) -> None:

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UtvmError
+from ..errors import UtvmError, short_list
 from ..ir import Graph, Operator, Quant, Tensor
 from ..ops.base import OpError
-from .limits import check_tensor, short_list
+from .limits import check_tensor
 
 # TFLite TensorType numbers -> our dtype names (None: known but unsupported).
 _TENSOR_TYPES: dict[int, str] = {0: "float32", 2: "int32", 3: "uint8", 9: "int8", 7: "int16", 6: "bool",
@@ -247,25 +247,6 @@ def count_list(counts: Counter[str], limit: int = 12) -> str:
     items = [f"{k} (x{n})" if n > 1 else k for k, n in sorted(counts.items())]
     more = f" and {len(items) - limit} more" if len(items) > limit else ""
     return ", ".join(items[:limit]) + more
-
-
-def same_padding(in_size: int, k: int, stride: int, dilation: int) -> tuple[int, int, int]:
-    """TFLite SAME arithmetic: output size and the padding before and after."""
-    eff = (k - 1) * dilation + 1
-    out = (in_size + stride - 1) // stride
-    total = max((out - 1) * stride + eff - in_size, 0)
-    return out, total // 2, total - total // 2
-
-
-def padding(kind_code: int, h: int, w: int, kh: int, kw: int, sh: int, sw: int,
-            dh: int, dw: int) -> tuple[int, int, int, int]:
-    """(top, left, bottom, right) of TFLite's Padding enum (0 SAME, 1 VALID). Strides or
-    dilations below 1 give no padding: the operator's check (``check_window``) refuses them."""
-    if kind_code == 0 and min(sh, sw, dh, dw) >= 1:  # SAME
-        _, top, bottom = same_padding(h, kh, sh, dh)
-        _, left, right = same_padding(w, kw, sw, dw)
-        return top, left, bottom, right
-    return 0, 0, 0, 0
 
 
 #: (operator, input position) of the filters, whose scales TFLite Micro reads per output channel

@@ -12,9 +12,9 @@ import tvm
 from tvm import te
 
 from ..errors import UtvmError, internal
-from ..external.base import ExternalArg, ExternalKernel, ExternalModule
 from ..ir import Graph, Operator, Tensor
 from .kerneldef import KernelArg, KernelDef
+from .offload import ExternalArg, ExternalKernel, ExternalModule
 from .pipeline import PIPELINE_NAME
 from .slots import Placement, View, alias_roots, plan_slots, read_view, strided_output
 from .target import Target
@@ -55,18 +55,19 @@ def _sanitize(s: str) -> str:
     return re.sub(r"[^0-9A-Za-z_]", "_", s)
 
 
-def lower_graph(graph: Graph, prefix: str, cpu: str | None = None,
+def lower_graph(graph: Graph, prefix: str, target: Target | str | None = None,
                 offload: Sequence[ExternalModule] = (), compile_c: bool = True) -> Lowered:
     """Build every kernel, compile them with TVM's C target into one source file.
 
-    ``cpu`` (e.g. cortex-m4) selects kernel variants; None means any CPU with 32-bit words.
+    ``target``, a :class:`Target` or a CPU name (e.g. cortex-m4), selects kernel variants; None
+    means any CPU with 32-bit words.
     Each operator is first offered to the ``offload`` modules in order; the first that claims
     it supplies a glue function instead of a TVM kernel. ``compile_c=False`` stops before TVM's
     C code generation: calls, aliases and views as for the model, no source and no kernel scratch
     (for planning alone, as the planner fuzz does)."""
     from ..ops import get
 
-    target = Target.for_cpu(cpu)
+    target = target if isinstance(target, Target) else Target.for_cpu(target)
     funcs: dict[str, tvm.tirx.PrimFunc] = {}
     sources: dict[str, None] = {}  # KernelDef.source texts, in order, each once
     calls: list[KernelCall] = []

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from tvm import te
 
-from ..importer.limits import short_list
+from ..errors import short_list
 from ..ir import Graph, Operator, Tensor
 from ..lower.dsp import SMALL_QUADS, Geometry, widen_applies
 from ..lower.kerneldef import KernelArg, KernelDef

@@ -38,6 +38,7 @@ from ..lower import helium as mve
 from ..lower import mac16
 from ..lower.dsp import Geometry, gemm_kernel
 from ..lower.kerneldef import KernelArg, KernelDef
+from ..lower.padding import padding
 from ..lower.requant import I32, float_clamp, imm
 from ..lower.schedules import (
     CHANNEL_BLOCK,
@@ -87,8 +88,6 @@ from .common import (
 
 def from_tflite(ctx: Any, node: Any) -> None:
     """CONV_2D and DEPTHWISE_CONV_2D: strides, dilation, SAME/VALID padding, fused activation."""
-    from ..importer.tflite_import import padding
-
     depthwise = node.kind == "DEPTHWISE_CONV_2D"
     o = ctx.options(node, "DepthwiseConv2DOptions" if depthwise else "Conv2DOptions")
     ins = node.inputs

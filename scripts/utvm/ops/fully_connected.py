@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 from tvm import te, tirx
 
-from ..importer.limits import short_list
+from ..errors import short_list
 from ..ir import PLAIN, Graph, Operator
 from ..lower import helium as mve
 from ..lower import mac16, tiny

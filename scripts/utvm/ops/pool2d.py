@@ -15,6 +15,7 @@ from tvm import te, tirx
 from ..ir import NHWC, Graph, Operator
 from ..lower import fixedpoint as fp
 from ..lower.kerneldef import KernelArg, KernelDef
+from ..lower.padding import padding
 from ..lower.requant import I32, activation_range_int8, clamp, float_clamp, imm
 from ..lower.schedules import reduction_schedule
 from ..lower.target import Target
@@ -25,8 +26,6 @@ _KINDS = {"AVERAGE_POOL_2D": "avg_pool2d", "MAX_POOL_2D": "max_pool2d"}
 
 
 def from_tflite(ctx: Any, node: Any) -> None:
-    from ..importer.tflite_import import padding
-
     o = ctx.options(node, "Pool2DOptions")
     x = ctx.tensors[node.inputs[0]]
     if len(x.shape) != 4:

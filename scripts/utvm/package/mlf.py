@@ -14,9 +14,9 @@ from typing import Any
 
 from ..emit.aot import EmittedSources, pool_section
 from ..errors import UtvmError
-from ..external.base import ExternalModule, LibraryFiles
 from ..ir import Graph
 from ..lower.lowering import Lowered
+from ..lower.offload import ExternalModule, LibraryFiles
 from ..paths import crt_dir
 from ..plan.memory import MemoryPlan
 from .constobj import write_constants_object

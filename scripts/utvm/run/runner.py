@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -11,8 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..compiler import CompileOptions, CompileResult, compile_model
-from ..errors import UtvmError
-from ..importer.limits import short_list
+from ..errors import UtvmError, short_list
 from ..ir import Graph
 from .harness import parse_harness_output, write_harness
 from .host import build_host, mlf_sources, run_host
@@ -24,7 +24,7 @@ HOST_BOARD = "host"
 @dataclass
 class RunReport:
     """What ``utvm run`` reports (``--json``): the same keys as ``run --rpc`` and ``profile``
-    where they are meaningful there (:func:`utvm.rpc.commands.reference_fields`)."""
+    where they are meaningful there (:func:`utvm.cli.rpc.reference_fields`)."""
 
     model: str
     board: str
@@ -144,23 +144,31 @@ def load_inputs(paths: list[Path], result: CompileResult) -> list[np.ndarray]:
     return arrays
 
 
+def board_options(options: CompileOptions, board: str) -> CompileOptions:
+    """``options`` for a model built for ``board``: the board's CPU, constants as an object in
+    the board's ELF format."""
+    host = board == HOST_BOARD
+    return dataclasses.replace(options, cpu=None if host else _board_cpu(board),
+                               constants_target="host" if host else "arm")
+
+
 def run_model(model: Path, board: str = HOST_BOARD, inputs: list[Path] | None = None,
-              io_in_pool: bool = False, repeats: int = 1, workdir: Path | None = None,
-              progress: Any = None, constants: str = "c", offload: tuple[str, ...] = (),
-              cmsis_nn_dir: Path | None = None, tuning_log: Path | None = None,
-              compat: str | None = None, pools: tuple[tuple[str, int], ...] = (),
-              memory_mode: str = "fast") -> RunReport:
+              options: CompileOptions | None = None, repeats: int = 1, workdir: Path | None = None,
+              progress: Any = None, **fields: Any) -> RunReport:
+    """Compile ``model`` with ``options`` (or a CompileOptions of ``fields``: io_in_pool=True,
+    tuning_log=LOG, ...) for ``board``, build it, run it and compare with the reference."""
+    if options is None:
+        options = CompileOptions(**fields)
+    elif fields:
+        raise TypeError(f"run_model: options and {', '.join(fields)} given")
     model = Path(model)
+    options = board_options(options, board)
     with tempfile.TemporaryDirectory(prefix="utvm-run-") as tmp_s:
         tmp = Path(workdir) if workdir else Path(tmp_s)
-        cpu = None if board == HOST_BOARD else _board_cpu(board)
-        options = CompileOptions(io_in_pool=io_in_pool, cpu=cpu, constants=constants,
-                                 constants_target="host" if board == HOST_BOARD else "arm",
-                                 offload=offload, cmsis_nn_dir=cmsis_nn_dir, tuning_log=tuning_log,
-                                 compat=compat, pools=pools, memory_mode=memory_mode)
         result = compile_model(model, tmp / "mlf", options,
                                progress=progress or (lambda _: None))
-        return run_compiled(model, result, board, tmp, inputs, io_in_pool, repeats, progress, offload)
+        return run_compiled(model, result, board, tmp, inputs, options.io_in_pool, repeats, progress,
+                            options.offload)
 
 
 def run_compiled(model: Path, result: CompileResult, board: str, tmp: Path, inputs: list[Path] | None = None,
@@ -268,9 +276,9 @@ def parse_cycles(stdout: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def run_group(models: list[Path], board: str = HOST_BOARD, io_in_pool: bool = False, keep: list[str] | None = None,
-              group: str = "models", workdir: Path | None = None, progress: Any = None,
-              memory_mode: str = "fast") -> dict[str, Any]:
+def run_group(models: list[Path], board: str = HOST_BOARD, options: CompileOptions | None = None,
+              keep: list[str] | None = None, group: str = "models", workdir: Path | None = None,
+              progress: Any = None) -> dict[str, Any]:
     """run --shared-pool: the models compiled as one group, run one after the other in one program
     with the group's pool, each compared with the reference. The report (``--json``): the group's
     pool_bytes and, per model, its own pool need and outputs_match_reference."""
@@ -279,9 +287,7 @@ def run_group(models: list[Path], board: str = HOST_BOARD, io_in_pool: bool = Fa
 
     with tempfile.TemporaryDirectory(prefix="utvm-run-") as tmp_s:
         tmp = Path(workdir) if workdir else Path(tmp_s)
-        cpu = None if board == HOST_BOARD else _board_cpu(board)
-        options = CompileOptions(io_in_pool=io_in_pool, cpu=cpu, constants_target="host" if board == HOST_BOARD else "arm",
-                                 memory_mode=memory_mode)
+        options = board_options(options or CompileOptions(), board)
         built = compile_group([Path(m) for m in models], tmp / "group", group, options, keep,
                               progress or (lambda _: None))
         inputs = [random_inputs(r.graph) for r in built.models]
@@ -316,7 +322,7 @@ def run_group(models: list[Path], board: str = HOST_BOARD, io_in_pool: bool = Fa
                          "outputs_match_reference": ok, "max_abs_diff": max_abs, "instructions": instructions,
                          "kept_outputs": built.kept.get(r.name, []),
                          "patch_plan": r.metadata["modules"][r.name]["patch_plan"]})
-        return {"group": group, "board": board, "io_in_pool": io_in_pool, "pool_bytes": built.pool_size,
+        return {"group": group, "board": board, "io_in_pool": options.io_in_pool, "pool_bytes": built.pool_size,
                 "models": rows, "memory": memory}
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..errors import UtvmError
 from ..ir import Graph, Operator
+from ..options import CompileOptions
 from ..rpc.client import RpcClient, RpcError
 from ..rpc.server import (
     ServerSources,
@@ -122,13 +123,13 @@ def _measure_share(device: str, share: list[Candidate], inputs: list, board: str
                 c.error = str(exc)
 
 
-def measure_on_devices(graph: Graph, op: Operator, configs: list[Config], options: TuneOptions, cpu: str | None,
-                       work: Path) -> list[Candidate]:
+def measure_on_devices(graph: Graph, op: Operator, configs: list[Config], options: TuneOptions,
+                       compile_options: CompileOptions, work: Path) -> list[Candidate]:
     """Compile the configurations, put them on every device, measure them there."""
     if not options.flash:
         raise UtvmError("--device needs --flash CMD: how the candidates' firmware gets onto the device")
     work.mkdir(parents=True, exist_ok=True)
-    cands = compile_candidates(graph, op, configs, cpu, work, options.jobs)
+    cands = compile_candidates(graph, op, configs, compile_options, work, options.jobs)
     build = work / "server"
     elf = build_server(server_sources(cands, options.board, build), options.board, build)
     for device in options.devices:

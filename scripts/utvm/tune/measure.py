@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import UtvmError
 from ..ir import Graph, Operator
+from ..options import CompileOptions
 from ..run.reference import random_inputs
 from .space import Config
 
@@ -68,14 +69,14 @@ def one_op_graph(graph: Graph, op: Operator, config: Config, name: str) -> Graph
     return Graph(name, tensors, [alone], inputs, [op.outputs[0]])
 
 
-def _compile(args: tuple[Graph, str | None, Path]) -> tuple[str | None, int, int, str]:
+def _compile(args: tuple[Graph, CompileOptions, Path]) -> tuple[str | None, int, int, str]:
     """(MLF directory, scratch bytes, constants bytes, error) of one candidate; runs in a worker
     process."""
-    graph, cpu, out = args
-    from ..compiler import CompileOptions, compile_graph
+    graph, options, out = args
+    from ..compiler import compile_graph
 
     try:
-        result = compile_graph(graph, out, CompileOptions(cpu=cpu, constants_target="arm" if cpu else "host"))
+        result = compile_graph(graph, out, options)
     except UtvmError as exc:
         return None, 0, 0, str(exc)
     except Exception as exc:  # a configuration TVM cannot build: rejected, not fatal
@@ -83,11 +84,11 @@ def _compile(args: tuple[Graph, str | None, Path]) -> tuple[str | None, int, int
     return str(result.mlf_dir), result.plan.pool_size, result.sources.constants_bytes, ""
 
 
-def compile_candidates(graph: Graph, op: Operator, configs: list[Config], cpu: str | None, work: Path,
+def compile_candidates(graph: Graph, op: Operator, configs: list[Config], options: CompileOptions, work: Path,
                        jobs: int = 1) -> list[Candidate]:
-    """Compile every configuration (``jobs`` at a time, in worker processes)."""
+    """Compile every configuration with ``options`` (``jobs`` at a time, in worker processes)."""
     cands = [Candidate(i, c) for i, c in enumerate(configs)]
-    tasks = [(one_op_graph(graph, op, c.config, f"tune_c{c.index}"), cpu, work / f"c{c.index}") for c in cands]
+    tasks = [(one_op_graph(graph, op, c.config, f"tune_c{c.index}"), options, work / f"c{c.index}") for c in cands]
     if jobs > 1 and len(tasks) > 1:
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
@@ -215,12 +216,13 @@ def kernel_inputs(graph: Graph, op: Operator, seed: int) -> list[np.ndarray]:
 Progress = Callable[[str], None]
 
 
-def measure(graph: Graph, op: Operator, configs: list[Config], board: str, cpu: str | None, work: Path,
+def measure(graph: Graph, op: Operator, configs: list[Config], board: str, options: CompileOptions, work: Path,
             jobs: int = 1, seed: int = 0, **_: Any) -> list[Candidate]:
-    """Compile and measure every configuration of ``op`` on an emulated ``board``."""
+    """Compile (with ``options``) and measure every configuration of ``op`` on an emulated ``board``."""
     work.mkdir(parents=True, exist_ok=True)
-    cands = compile_candidates(graph, op, configs, cpu, work, jobs)
-    null, _, _, error = _compile((one_op_graph(graph, op, configs[0] if configs else {}, NULL_NAME), cpu, work / "null"))
+    cands = compile_candidates(graph, op, configs, options, work, jobs)
+    null, _, _, error = _compile((one_op_graph(graph, op, configs[0] if configs else {}, NULL_NAME), options,
+                                  work / "null"))
     inputs = kernel_inputs(graph, op, seed)
     run_candidates(cands, board, inputs, graph.tensors[op.outputs[0]].nbytes, work,
                    null=Path(null) if null and not error else None)

@@ -11,18 +11,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..compiler import CompileOptions, CompileResult, compile_model
+from ..compiler import CompileResult, compile_model
+from ..configs.log import write_log
+from ..configs.workload import tunable, workload, workload_key
 from ..errors import UtvmError
 from ..ir import Graph, Operator
-from ..lower.target import Target
 from ..ops import macs
+from ..options import CompileOptions
 from ..plan.memory import step_heights
 from .device import measure_on_devices
-from .log import write_log
 from .measure import Candidate, measure
 from .options import TuneOptions
 from .space import Config, sample, space
-from .workload import tunable, workload, workload_key
 
 Progress = Callable[[str], None]
 
@@ -72,18 +72,20 @@ def tune_model(model: Path, log_path: Path, options: TuneOptions, progress: Prog
         cpu = options.cpu
     else:
         cpu = get_board(options.board).cpu
-    target = Target.for_cpu(cpu)
+    compile_options = CompileOptions(cpu=cpu, constants_target="arm")
     if options.work_dir is not None:
         options.work_dir.mkdir(parents=True, exist_ok=True)
-        return _tune(model, log_path, options, progress, cpu, target, options.work_dir)
+        return _tune(model, log_path, options, progress, compile_options, options.work_dir)
     with tempfile.TemporaryDirectory(prefix="utvm-tune-") as tmp:
-        return _tune(model, log_path, options, progress, cpu, target, Path(tmp))
+        return _tune(model, log_path, options, progress, compile_options, Path(tmp))
 
 
-def _tune(model: Path, log_path: Path, options: TuneOptions, progress: Progress, cpu: str | None,
-          target: Target, work: Path) -> list[KernelResult]:
+def _tune(model: Path, log_path: Path, options: TuneOptions, progress: Progress, compile_options: CompileOptions,
+          work: Path) -> list[KernelResult]:
+    """Tune ``model``: its default compiled with ``compile_options``, and so each candidate."""
+    cpu = compile_options.cpu
     progress(f"compiling {model} for {cpu} (the default configuration)")
-    default = compile_model(model, work / "default", CompileOptions(cpu=cpu, constants_target="arm"))
+    default = compile_model(model, work / "default", compile_options)
     heights = _heights(default)
     steps_of: dict[str, list[int]] = {}
     first_op: dict[str, Operator] = {}
@@ -103,11 +105,11 @@ def _tune(model: Path, log_path: Path, options: TuneOptions, progress: Progress,
     keys = sorted(first_op, key=lambda k: steps_of[k][0])
     for k, key in enumerate(keys, 1):
         op = first_op[key]
-        configs = space(default.graph, op, target)
+        configs = space(default.graph, op, compile_options.target)
         chosen = sample(configs, options.trials, options.seed)
         progress(f"kernel {k}/{len(keys)} {op.kind} ({op.source}): {len(configs)} configurations, "
                  f"measuring {len(chosen)}")
-        measured = _measure(default.graph, op, chosen, options, cpu, work / f"k{k}")
+        measured = _measure(default.graph, op, chosen, options, compile_options, work / f"k{k}")
         result = _pick(key, op, len(configs), measured, options, default, steps_of[key], heights, flash)
         progress(f"kernel {k}/{len(keys)}: best {result.best.instructions} instructions "
                  f"({result.best.config}), default {result.default.instructions}")
@@ -118,11 +120,11 @@ def _tune(model: Path, log_path: Path, options: TuneOptions, progress: Progress,
     return results
 
 
-def _measure(graph: Graph, op: Operator, configs: list[Config], options: TuneOptions, cpu: str | None,
-             work: Path) -> list[Candidate]:
+def _measure(graph: Graph, op: Operator, configs: list[Config], options: TuneOptions,
+             compile_options: CompileOptions, work: Path) -> list[Candidate]:
     if options.devices:
-        return measure_on_devices(graph, op, configs, options, cpu, work)
-    return measure(graph, op, configs, options.board, cpu, work, jobs=options.jobs, seed=options.seed)
+        return measure_on_devices(graph, op, configs, options, compile_options, work)
+    return measure(graph, op, configs, options.board, compile_options, work, jobs=options.jobs, seed=options.seed)
 
 
 def _emulated(board: str) -> bool:

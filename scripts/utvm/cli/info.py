@@ -8,6 +8,19 @@ import json
 from pathlib import Path
 
 
+def version_text() -> str:
+    """``utvm --version``: this package's version and the TVM it compiles with."""
+    from importlib import metadata
+
+    from .. import __version__
+
+    try:
+        tvm = metadata.version("apache-tvm")
+    except metadata.PackageNotFoundError:
+        tvm = "not installed"
+    return f"utvm {__version__} (Apache TVM {tvm})"
+
+
 def add_info_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = subparsers.add_parser(
         "info", help="versions, runtime and CMake files, reference, west workspace",
@@ -19,10 +32,9 @@ def add_info_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ig
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    from .cli import version_text
-    from .paths import PACKAGE_DIR, cmake_dir, data_root
-    from .run.reference import NO_TFLM, tflm_runtime
-    from .zephyr.workspace import check
+    from ..paths import PACKAGE_DIR, cmake_dir, data_root
+    from ..run.reference import NO_TFLM, tflm_runtime
+    from ..zephyr.workspace import check
 
     west = check()
     info: dict[str, object] = {

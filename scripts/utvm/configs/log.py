@@ -7,7 +7,7 @@ A record::
      "default": {"config": {...}, "instructions": M}, "trials": T, "board": "mps2/an386",
      "measured_on": "qemu" | "device", "toolchain": "...", "utvm": "0.1.0"}
 
-A record applies to an operator whose workload (see :mod:`utvm.tune.workload`) is the same,
+A record applies to an operator whose workload (see :mod:`utvm.configs.workload`) is the same,
 the CPU included: a log tuned for one CPU is never applied to another.
 """
 

@@ -1,28 +1,25 @@
-"""Command-line glue for host-driven mode, kept here so that ``utvm/cli.py`` needs only a
-few lines:
+"""Host-driven mode on the command line: ``utvm run --rpc`` / ``--device`` (the options
+:func:`add_rpc_run_arguments` adds, the command :func:`cmd_run_rpc`) and ``utvm profile``.
 
-    from utvm.rpc.commands import add_rpc_run_arguments, add_profile_parser, cmd_run_rpc
-
-    add_rpc_run_arguments(run_parser)          # --rpc, --device, --baudrate
-    add_profile_parser(subparsers)             # utvm profile MODEL --board B [--device P] [--json]
-    if args.rpc: return cmd_run_rpc(args)      # in the run command
-
-MODEL is a ``.tflite``/``.onnx`` file (compiled here with ``python -m utvm compile``) or an
-MLF directory that is already compiled.
+MODEL is a ``.tflite``/``.onnx`` file (compiled here, in this process, as ``utvm compile``
+would with the board's CPU) or an MLF directory that is already compiled.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
-from utvm.errors import UtvmError
-from utvm.rpc.runner import RpcRunResult, run_over_rpc
-from utvm.rpc.server import is_host_board
+from ..errors import UtvmError
+from ..options import CompileOptions
+from ..rpc.runner import RpcRunResult, run_over_rpc
+from ..rpc.server import is_host_board
+from .options import add_offload_arguments
 
 
 def add_rpc_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,8 +65,6 @@ def add_profile_parser(
         "--name", default=None, help="model name (default: from the file name)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    from utvm.cli import add_offload_arguments
-
     add_offload_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument(
@@ -86,48 +81,38 @@ def _model_name(model: Path, name: str | None) -> str:
     return stem if stem and not stem[0].isdigit() else f"m_{stem}"
 
 
-def compile_args(args: argparse.Namespace) -> list[str]:
-    """``utvm compile`` options that follow from the run or profile options: the board's CPU,
-    external modules, constants as an object."""
-    from utvm.cli import offload_compile_args
-
-    out: list[str] = []
+def compile_options(args: argparse.Namespace) -> CompileOptions:
+    """The compile options that follow from the run or profile options: the model's name, the
+    board's CPU, external modules, constants as an object in the board's ELF format."""
     board = getattr(args, "board", "host") or "host"
-    if not is_host_board(board):
-        from utvm.run.boards import get_board
+    host = is_host_board(board)
+    cpu = None
+    if not host:
+        from ..run.boards import get_board
 
-        out += ["--cpu", get_board(board).cpu]
-    if getattr(args, "constants", "c") == "object":
-        out += ["--constants", "object", "--constants-target", "host" if is_host_board(board) else "arm"]
-    return out + offload_compile_args(args)
+        cpu = get_board(board).cpu
+    constants = getattr(args, "constants", "c")
+    return CompileOptions(name=getattr(args, "name", None), cpu=cpu, constants=constants,
+                          constants_target=("host" if host else "arm") if constants == "object" else None,
+                          offload=tuple(getattr(args, "offload", None) or ()),
+                          cmsis_nn_dir=getattr(args, "cmsis_nn_dir", None))
 
 
-def compiled_mlf(model: Path, name: str | None, work: Path, extra: list[str] | None = None) -> Path:
-    """An MLF directory for ``model``: itself if already compiled, else ``utvm compile``
-    (with ``extra`` options)."""
+def compiled_mlf(model: Path, work: Path, options: CompileOptions) -> Path:
+    """An MLF directory for ``model``: itself if already compiled, else compiled here with
+    ``options`` (its name, by default, from the file's)."""
     model = Path(model)
     if model.is_dir() and (model / "metadata.json").is_file():
         return model
     if not model.is_file():
         raise UtvmError(f"model not found: {model}")
-    out = work / "mlf"
-    cmd = [
-        sys.executable,
-        "-m",
-        "utvm",
-        "compile",
-        str(model),
-        "--name",
-        _model_name(model, name),
-        *(extra or []),
-    ]
-    proc = subprocess.run(
-        [*cmd, "-o", str(out)], capture_output=True, text=True, check=False
-    )
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise UtvmError(f"compiling {model.name} failed: {last}")
-    return out
+    from ..compiler import compile_model
+
+    options = dataclasses.replace(options, name=_model_name(model, options.name))
+    try:
+        return compile_model(model, work / "mlf", options).mlf_dir
+    except UtvmError as exc:
+        raise UtvmError(f"compiling {model.name} failed: {exc}") from exc.__cause__
 
 
 def reference_fields(model: Path, result: RpcRunResult, mlf: Path | None) -> dict[str, object]:
@@ -135,8 +120,8 @@ def reference_fields(model: Path, result: RpcRunResult, mlf: Path | None) -> dic
     (:class:`utvm.run.runner.RunReport`): the reference and the comparison with it (None
     when there is no reference: not a model file, or tflite-micro not installed), and the
     memory of the compiled model (None when only a device was given)."""
-    from utvm.run.reference import reference_name, run_reference
-    from utvm.run.runner import compare
+    from ..run.reference import reference_name, run_reference
+    from ..run.runner import compare
 
     fields: dict[str, object] = {
         "model": str(model), "board": result.board, "reference": None,
@@ -152,8 +137,8 @@ def reference_fields(model: Path, result: RpcRunResult, mlf: Path | None) -> dic
         return fields
     steps = None
     if model.suffix.lower() == ".onnx":  # quantized ONNX: one quantization step of slack
-        from utvm.importer import load_model
-        from utvm.run.runner import output_steps
+        from ..importer import load_model
+        from ..run.runner import output_steps
 
         steps = output_steps(model, load_model(model))
     ok, max_abs, max_rel = compare([o.array for o in result.outputs], reference[0], steps)
@@ -174,7 +159,7 @@ def _mlf_memory(mlf: Path) -> dict[str, int]:
 def _print_reference(fields: dict[str, object], as_json: bool) -> None:
     if fields["reference"] is not None or not str(fields["model"]).lower().endswith(".tflite"):
         return
-    from utvm.run.reference import NO_TFLM
+    from ..run.reference import NO_TFLM
 
     print(f"utvm: {NO_TFLM}", file=sys.stderr if as_json else sys.stdout)
 
@@ -186,25 +171,23 @@ def _work_dir(arg: Path | None) -> Path:
     return Path(tempfile.mkdtemp(prefix="utvm-rpc-"))
 
 
-def cmd_run_rpc(args: argparse.Namespace) -> int:
-    """``utvm run MODEL --board B --rpc [--device P] [--json]``."""
+def _run(args: argparse.Namespace, with_profile: bool) -> tuple[RpcRunResult, Any, dict[str, object]]:
+    """Compile MODEL (unless only a device is given), run it once through the RPC server and
+    compare it with the reference: (result, profile or None, reference fields)."""
     model = Path(args.model)
     work = _work_dir(getattr(args, "work_dir", None))
-    mlf = (
-        None
-        if args.device and not model.exists()
-        else compiled_mlf(model, getattr(args, "name", None), work, compile_args(args))
-    )
-    result, _ = run_over_rpc(
-        mlf,
-        args.board,
-        device=args.device,
-        work_dir=work,
-        seed=getattr(args, "seed", 0) or 0,
-        baudrate=getattr(args, "baudrate", 115200),
-    )
+    mlf = None if args.device and not model.exists() else compiled_mlf(model, work, compile_options(args))
+    result, prof = run_over_rpc(mlf, args.board, device=args.device, work_dir=work,
+                                seed=getattr(args, "seed", 0) or 0, baudrate=getattr(args, "baudrate", 115200),
+                                with_profile=with_profile)
     fields = reference_fields(model, result, mlf)
     _print_reference(fields, getattr(args, "json", False))
+    return result, prof, fields
+
+
+def cmd_run_rpc(args: argparse.Namespace) -> int:
+    """``utvm run MODEL --board B --rpc [--device P] [--json]``."""
+    result, _, fields = _run(args, with_profile=False)
     match = fields["outputs_match_reference"]
     if getattr(args, "json", False):
         print(json.dumps({**result.to_json(), **fields}))  # model: the file, as run --json
@@ -221,25 +204,8 @@ def cmd_run_rpc(args: argparse.Namespace) -> int:
 
 def cmd_profile(args: argparse.Namespace) -> int:
     """``utvm profile MODEL --board B [--device P] [--json]``."""
-    model = Path(args.model)
-    work = _work_dir(getattr(args, "work_dir", None))
-    mlf = (
-        None
-        if args.device and not model.exists()
-        else compiled_mlf(model, args.name, work, compile_args(args))
-    )
-    result, prof = run_over_rpc(
-        mlf,
-        args.board,
-        device=args.device,
-        work_dir=work,
-        seed=args.seed,
-        baudrate=args.baudrate,
-        with_profile=True,
-    )
+    result, prof, fields = _run(args, with_profile=True)
     assert prof is not None
-    fields = reference_fields(model, result, mlf)
-    _print_reference(fields, args.json)
     if args.json:
         print(json.dumps({**fields, "cycles": result.cycles, **prof.to_json()}))
     else:
