@@ -8,9 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from utvm.compiler import CompileOptions, compile_graph, memory_mode_overhead
+from utvm.compiler import CompileOptions, compile_graph
 from utvm.errors import UtvmError
 from utvm.importer import load_model
+from utvm.options import MemoryMode
 from utvm.plan.patches import choose_patches, estimate_pool, split_stage, stage_chain
 from utvm.run.harness import parse_harness_output, write_harness
 from utvm.run.host import build_host, run_host
@@ -147,8 +148,6 @@ def test_choose_patches_lowers_the_pool_and_reports_the_overhead(tmp_path: Path)
 def test_memory_mode_names_the_mac_budget() -> None:
     """fast: no patches; min: at most 50% more MACs; min:PCT: at most PCT percent; anything else
     is one error naming the forms."""
-    from utvm.options import CompileOptions, MemoryMode
-
     assert MemoryMode.parse("fast").max_extra_macs is None and MemoryMode.parse("fast").fast
     assert MemoryMode.parse("min").max_extra_macs == 0.5
     assert MemoryMode.parse("min:5").max_extra_macs == 0.05 and MemoryMode.parse("min:0").max_extra_macs == 0
@@ -182,4 +181,4 @@ def test_vww_min_memory_mode(models_dir: Path, board: str) -> None:
     assert report.outputs_match_reference is True
     assert report.workspace_bytes <= 41472, report.workspace_bytes
     assert report.patch_plan is not None
-    assert 0 < report.patch_plan["mac_overhead"] <= memory_mode_overhead("min"), report.patch_plan["mac_overhead"]
+    assert 0 < report.patch_plan["mac_overhead"] <= MemoryMode.parse("min").max_extra_macs, report.patch_plan["mac_overhead"]

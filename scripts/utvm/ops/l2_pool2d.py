@@ -16,6 +16,7 @@ from tvm import te, tirx
 
 from ..ir import NHWC, Graph, Operator
 from ..lower.kerneldef import KernelArg, KernelDef
+from ..lower.padding import padding
 from ..lower.requant import float_clamp, imm
 from ..lower.schedules import reduction_schedule
 from ..lower.target import Target
@@ -24,8 +25,6 @@ from .common import check_io_types, check_window, io
 
 
 def from_tflite(ctx: Any, node: Any) -> None:
-    from ..importer.tflite_import import padding  # as pool2d.py and conv2d.py
-
     if len(node.inputs) != 1 or len(node.outputs) != 1:
         raise ctx.fail(node, f"expects 1 input and 1 output, has {len(node.inputs)} and {len(node.outputs)}")
     o = ctx.options(node, "Pool2DOptions")
