@@ -50,8 +50,8 @@ from bench_boards import (  # noqa: E402
     write_results,
 )
 
+from mac_cases import Layer  # noqa: E402
 from op_check import quant_params  # noqa: E402
-from test_op_mac import Layer  # noqa: E402
 from tflite_builder import ModelBuilder  # noqa: E402
 from utvm.errors import UtvmError  # noqa: E402
 from utvm.run.boards import BOARDS  # noqa: E402
