@@ -93,15 +93,26 @@ def test_cortex_m4_constants_within_1_10_of_the_weights(models_dir: Path, tmp_pa
 
 
 def test_max_flash_keeps_int8_weights_as_int8_or_refuses(tmp_path: Path) -> None:
-    """--max-flash: a budget below the default's constants (small layers' weights widened to
-    int16) compiles with the int8 layouts, within it; one below even those is one error."""
+    """int8 weights stay int8 by default; --max-flash: a budget below a tuned configuration's
+    constants (weights widened to int16 by the log) compiles with the int8 layouts, within it;
+    one below even those is one error."""
     from tflite_builder import fully_connected_model
+    from utvm.tune.log import write_log
+    from utvm.tune.workload import workload, workload_key
 
     path = tmp_path / "fc.tflite"
     path.write_bytes(fully_connected_model(2, 64, 12))
     default = compile_model(path, tmp_path / "default", CompileOptions(cpu="cortex-m4")).sources.constants_bytes
-    lean = compile_model(path, tmp_path / "lean", CompileOptions(cpu="cortex-m4", max_flash=default - 1))
-    assert lean.sources.constants_bytes <= default - 1
+    graph = load_model(path)
+    (op,) = [o for o in graph.ops if o.kind == "fully_connected"]
+    w = workload(graph, op, "cortex-m4")
+    log = tmp_path / "log.json"
+    write_log(log, [{"key": workload_key(w), "workload": w, "config": {"variant": "dsp_gemm", "weights": "int16"},
+                     "cost": {"instructions": 1}}])
+    wide = compile_model(path, tmp_path / "wide", CompileOptions(cpu="cortex-m4", tuning_log=log)).sources.constants_bytes
+    assert wide > default  # the int16 layout costs flash, the default does not
+    lean = compile_model(path, tmp_path / "lean", CompileOptions(cpu="cortex-m4", tuning_log=log, max_flash=wide - 1))
+    assert lean.sources.constants_bytes == default
     with pytest.raises(UtvmError, match=r"--max-flash \d+: the model's constants take \d+ bytes"):
-        compile_model(path, tmp_path / "none", CompileOptions(cpu="cortex-m4", max_flash=lean.sources.constants_bytes - 1))
+        compile_model(path, tmp_path / "none", CompileOptions(cpu="cortex-m4", max_flash=default - 1))
     assert not (tmp_path / "none").exists()

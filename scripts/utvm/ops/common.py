@@ -332,23 +332,12 @@ def wide_weights(op: Operator) -> bool:
     return knob(op, "weights", "int8") == "int16"
 
 
-#: layers with at most this many bytes of weights take them widened to int16 by default (the
-#: dsp_gemm kernels): the flash it adds is at most this, the instructions it saves the most
-#: where the rows are short
-WIDEN_BYTES = 1024
-
-
-def _widen_by_default(g: Graph, op: Operator) -> bool:
-    return g.tensors[op.inputs[1]].size <= WIDEN_BYTES
-
-
 def gemm_knobs(g: Graph, op: Operator, geo: Geometry) -> dict[str, tuple[Any, ...]]:
     """The dsp_gemm variants' knobs, defaults first: ``weights`` (int8 or int16, see
-    :func:`mac4_knobs`): int16 for layers of at most WIDEN_BYTES of weights, else int8; and
+    :func:`mac4_knobs`): int8 by default (int16 costs flash: a tuning knob); and
     where rows are read in place one at a time, ``widen``: each row widened into scratch first
     (fewer instructions with several blocks, more RAM) or not (the default: no scratch)."""
-    knobs: dict[str, tuple[Any, ...]] = {
-        "weights": ("int16", "int8") if _widen_by_default(g, op) else ("int8", "int16")}
+    knobs: dict[str, tuple[Any, ...]] = {"weights": ("int8", "int16")}
     if widen_applies(geo, False) and geo.kq > SMALL_QUADS:
         knobs["widen"] = (False, True)
     return knobs
@@ -361,4 +350,4 @@ def gemm_widen(op: Operator) -> bool:
 
 def gemm_wide(g: Graph, op: Operator) -> bool:
     """dsp_gemm takes the weights widened to int16 (see :func:`gemm_knobs`)."""
-    return knob(op, "weights", "int16" if _widen_by_default(g, op) else "int8") == "int16"
+    return knob(op, "weights", "int8") == "int16"
