@@ -974,6 +974,10 @@ static inline int32_t utvm_dot_s8(int32_t acc, int8_t* a, int8_t* b, int32_t n) 
  * both are TFLite's MultiplyByQuantizedMultiplier plus the output zero point, exactly. The
  * accumulator starts at the bias (2 acc < 2**31 by the bound known at compile time).
  *
+ * Flash holds per output channel its int8 taps (kh x kw, row-major, zero-padded to a whole word:
+ * wt + o * UTVM_DWP_TAPW(kh, kw)) and four words (bias, m, r, e | l << 8); before a channel's
+ * outputs its taps are widened to the int16 pair words below, each scaled by 2**l (utvm_dwp_widen,
+ * as CMSIS-NN widens int8 in registers), and q expanded to the (bias, bias, m, r, e) the loops read.
  * Weights per output channel and kernel row (kw taps, mh = kw / 2), int16 pairs (low, high):
  * - horizontal stride 1 (two outputs j, j + 1 per step from the words A_k = (x_j+2k, x_j+2k+1)):
  *   E_k = (w_2k, w_2k+1) for k < mh, then O_k = (w_2k-1, w_2k) for 1 <= k < mh + kw % 2;
@@ -1001,6 +1005,7 @@ static inline int32_t utvm_dot_s8(int32_t acc, int8_t* a, int8_t* b, int32_t n) 
 #define UTVM_DWP_MIXED 2
 #define UTVM_DWP_AI static inline __attribute__((always_inline))
 #define UTVM_DWP_MAXW 64 /* weight words per channel (kh x words per kernel row) */
+#define UTVM_DWP_TAPW(kh, kw) ((((kh) * (kw) + 3) / 4) * 4) /* bytes of a channel's int8 taps */
 
 #if defined(__GNUC__) && !defined(__clang__)
 #define UTVM_DWP_UNROLL _Pragma("GCC unroll 16")
@@ -1085,6 +1090,30 @@ UTVM_DWP_AI int32_t utvm_dwp_rq(int32_t acc2, int32_t m, int32_t r, int32_t e, i
   if (lo > -128) t = t < lo ? lo : t;
   if (hi < 127) t = t > hi ? hi : t;
   return t;
+}
+
+/* the int16 pair word (a 2**l, b 2**l) */
+UTVM_DWP_AI int32_t utvm_dwp_pack(int32_t a, int32_t b, int32_t l) {
+  return (int32_t)((((uint32_t)a << l) & 0xFFFFu) | ((uint32_t)b << (l + 16)));
+}
+
+/* the pair words of one channel (see above) from its int8 taps t (kh x kw), scaled by 2**l */
+UTVM_DWP_AI void utvm_dwp_widen(int32_t* wv, const int8_t* t, int32_t l, int32_t kh, int32_t kw, int32_t sw) {
+  const int32_t mh = kw / 2, odd = kw & 1;
+  int32_t r, k, n = 0;
+  UTVM_DWP_UNROLL for (r = 0; r < kh; ++r) {
+    const int8_t* tr = t + r * kw;
+    if (sw == 1 && kw == 1) {
+      wv[n++] = utvm_dwp_pack(tr[0], tr[0], l);
+      continue;
+    }
+    UTVM_DWP_UNROLL for (k = 0; k < mh; ++k) wv[n++] = utvm_dwp_pack(tr[2 * k], tr[2 * k + 1], l);
+    if (sw == 1) {
+      UTVM_DWP_UNROLL for (k = 1; k < mh + odd; ++k) wv[n++] = utvm_dwp_pack(tr[2 * k - 1], tr[2 * k], l);
+    } else if (odd) {
+      wv[n++] = utvm_dwp_pack(r > 0 ? tr[2 * mh - kw] : 0, tr[2 * mh], l);
+    }
+  }
 }
 
 /* the pair words (x_a, x_b) of four channels from the input words xa, xb, into the four planes
@@ -1971,10 +2000,11 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
   int8_t* y = (int8_t*)yv;
   const int8_t* x = (const int8_t*)xv;
   int16_t* sc = (int16_t*)scv;
-  const int32_t* wt = (const int32_t*)wtv;
+  const int8_t* wt = (const int8_t*)wtv;
   const int32_t* q = (const int32_t*)qv;
+  const int32_t tapw = UTVM_DWP_TAPW(kh, kw);
+  int32_t wv[UTVM_DWP_MAXW], qv5[5];
   const int32_t span = (kh - 1) * dh + 1, rows = (band - 1) * sh + span;
-  const int32_t rw = sw == 1 ? (kw > 1 ? kw - 1 : 1) : (kw + 1) / 2, nw = kh * rw;
   const int32_t zw = (int32_t)(((uint32_t)zx & 0xFFu) * 0x01010101u);
   const int32_t dataend = ((left + w + 1) / 2) * 2; /* first column of the padding-only pairs */
   /* stride 2: the planes in blocks (see utvm_dwp_col) where the data starts at a block */
@@ -2048,11 +2078,17 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
       {
         /* output channel o = (g0 + gi) mult + mm: its plane, q, weights and outputs */
         const int16_t* pl = sc;
-        const int32_t* qo = q + 5 * g0 * mult;
-        const int32_t* wo = wt + g0 * mult * nw;
+        const int32_t* qc = q + 4 * g0 * mult;
+        const int8_t* tc = wt + g0 * mult * tapw;
+        const int32_t *qo = qv5, *wo = wv;
         int8_t* yo = y + i0 * yrs + g0 * mult;
         for (gi = 0; gi < gc; ++gi, pl += blk ? 4 : rs)
-          for (mm = 0; mm < mult; ++mm, qo += 5, wo += nw, ++yo) {
+          for (mm = 0; mm < mult; ++mm, qc += 4, tc += tapw, ++yo) {
+            utvm_dwp_widen(wv, tc, (qc[3] >> 8) & 0xFF, kh, kw, sw);
+            qv5[0] = qv5[1] = qc[0];
+            qv5[2] = qc[1];
+            qv5[3] = qc[2];
+            qv5[4] = (int32_t)(int8_t)(qc[3] & 0xFF);
 #ifdef UTVM_DWP_ASM
             if (kh == 3 && kw == 3 && sw <= 2 && (flags & UTVM_DWP_ROUND_NEG) == 0 && lo == -128 && hi == 127 &&
                 16 * rs * dh <= 1020 && 8 * rs * sh <= 4095 && ycs <= 2047) {
