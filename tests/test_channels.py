@@ -78,6 +78,64 @@ def test_dropped_channels_stay_bit_exact_on_the_boards(tmp_path: Path, board: st
     assert report.max_abs_diff == 0
 
 
+#: output channels of the pooled layer whose weights are all zero (constants folded into the FC)
+CONSTANT = [0, 2, 3, 4, 7, 9, 10, 13, 15, 16, 18, 21, 22, 24, 27, 30, 31]
+
+
+def pooled_model(seed: int = 0) -> bytes:
+    """CONV_2D 8 -> 32 (1x1, RELU) whose weights are zero on the output channels CONSTANT (their
+    outputs the requantized biases), AVERAGE_POOL_2D 4x4 (VALID), RESHAPE to [1, 32],
+    FULLY_CONNECTED 32 -> 5."""
+    rng = np.random.default_rng(seed)
+    m = ModelBuilder("pooled")
+    c = CHANNELS
+    x = m.add_tensor("input", [1, 4, 4, 8], "int8", scale=0.05, zero_point=-7)
+    ws = rng.uniform(0.002, 0.02, c)
+    w = rng.integers(-127, 128, (c, 1, 1, 8))
+    w[CONSTANT] = 0
+    wt = m.add_tensor("conv_w", [c, 1, 1, 8], "int8", data=w, scale=ws, zero_point=0, quantized_dimension=0)
+    bt = m.add_tensor("conv_b", [c], "int32", data=rng.integers(-4000, 4000, c),
+                      scale=0.05 * ws.astype(np.float32).astype(np.float64), zero_point=0)
+    a = m.add_tensor("conv_y", [1, 4, 4, c], "int8", scale=0.1, zero_point=-128)
+    m.add_operator("CONV_2D", [x, wt, bt], [a], {"padding": "VALID", "stride_w": 1, "stride_h": 1,
+                                                "fused_activation_function": "RELU", "dilation_w_factor": 1,
+                                                "dilation_h_factor": 1})
+    p = m.add_tensor("pool_y", [1, 1, 1, c], "int8", scale=0.1, zero_point=-128)
+    m.add_operator("AVERAGE_POOL_2D", [a], [p], {"padding": "VALID", "stride_w": 4, "stride_h": 4, "filter_width": 4,
+                                                "filter_height": 4, "fused_activation_function": "NONE"})
+    shape = m.add_tensor("shape", [2], "int32", data=[1, c])
+    r = m.add_tensor("flat", [1, c], "int8", scale=0.1, zero_point=-128)
+    m.add_operator("RESHAPE", [p, shape], [r], {"new_shape": [1, c]})
+    fs = rng.uniform(0.002, 0.02, 1)
+    fw = m.add_tensor("fc_w", [5, c], "int8", data=rng.integers(-127, 128, (5, c)), scale=fs, zero_point=0)
+    fb = m.add_tensor("fc_b", [5], "int32", data=rng.integers(-2000, 2000, 5), scale=0.1 * fs, zero_point=0)
+    y = m.add_tensor("output", [1, 5], "int8", scale=0.2, zero_point=3)
+    m.add_operator("FULLY_CONNECTED", [r, fw, fb], [y], {"fused_activation_function": "NONE"})
+    return m.finish([x], [y])
+
+
+def test_constant_output_channels_fold_into_the_next_bias(tmp_path: Path) -> None:
+    """17 constant channels of 32: 16 dropped (16 stay aligned), the FC's bias takes their product
+    with its weights; bit-exact with TFLite Micro on the host."""
+    path = tmp_path / "pooled.tflite"
+    path.write_bytes(pooled_model())
+    g = load_model(path)
+    dropped, n = drop_channels(g)
+    assert n == 16
+    assert [dropped.tensors[op.inputs[1]].shape for op in dropped.ops if op.kind in ("conv2d", "fully_connected")] \
+        == [(16, 1, 1, 8), (5, 16)]
+    fc = dropped.ops[-1]
+    assert not np.array_equal(dropped.tensors[fc.inputs[2]].data, g.tensors[fc.inputs[2]].data)
+    for seed in (0, 1):
+        (tmp_path / f"s{seed}").mkdir()
+        assert check_model(pooled_model(seed), tmp_path / f"s{seed}").max_abs_diff == 0
+
+
+@on_boards
+def test_constant_output_channels_fold_bit_exact_on_the_boards(tmp_path: Path, board: str) -> None:
+    assert check_model(pooled_model(seed=2), tmp_path, board).max_abs_diff == 0
+
+
 def _constant_bytes(model: Path) -> int:
     return sum(t.nbytes for t in load_model(model).tensors.values() if t.data is not None)
 
