@@ -332,12 +332,26 @@ def wide_weights(op: Operator) -> bool:
     return knob(op, "weights", "int8") == "int16"
 
 
+#: dsp_gemm widens a layer's weights to int16 by default only where that costs at most
+#: WIDEN_BYTES of flash and saves at least WIDEN_ROWS / 2 instructions per byte it adds (int8
+#: weights take 8 more instructions per quad and block of four channels, once per output row:
+#: about rows / 2 per weight byte), e.g. VWW's first layers on 48 x 48 maps; elsewhere int8
+WIDEN_BYTES, WIDEN_ROWS = 1024, 64
+
+
+def widened_by_default(g: Graph, op: Operator) -> bool:
+    """dsp_gemm's default for a layer without a tuned configuration: weights widened to int16."""
+    w, y = g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    return w.size <= WIDEN_BYTES and y.size // max(y.shape[-1], 1) >= WIDEN_ROWS
+
+
 def gemm_knobs(g: Graph, op: Operator, geo: Geometry) -> dict[str, tuple[Any, ...]]:
     """The dsp_gemm variants' knobs, defaults first: ``weights`` (int8 or int16, see
-    :func:`mac4_knobs`): int8 by default (int16 costs flash: a tuning knob); and
+    :func:`mac4_knobs`): int8 by default, int16 where :func:`widened_by_default`; and
     where rows are read in place one at a time, ``widen``: each row widened into scratch first
     (fewer instructions with several blocks, more RAM) or not (the default: no scratch)."""
-    knobs: dict[str, tuple[Any, ...]] = {"weights": ("int8", "int16")}
+    knobs: dict[str, tuple[Any, ...]] = {
+        "weights": ("int16", "int8") if widened_by_default(g, op) else ("int8", "int16")}
     if widen_applies(geo, False) and geo.kq > SMALL_QUADS:
         knobs["widen"] = (False, True)
     return knobs
@@ -350,4 +364,4 @@ def gemm_widen(op: Operator) -> bool:
 
 def gemm_wide(g: Graph, op: Operator) -> bool:
     """dsp_gemm takes the weights widened to int16 (see :func:`gemm_knobs`)."""
-    return knob(op, "weights", "int8") == "int16"
+    return knob(op, "weights", "int16" if widened_by_default(g, op) else "int8") == "int16"
