@@ -529,21 +529,23 @@ def _dwp_constants(g: Graph, op: Operator) -> DwpConstants | None:
 
 def _dwp_taps(w: np.ndarray, geo: DwpGeometry) -> np.ndarray:
     """Weights (kh, kw, cout) as utvm_dwp_s8 keeps them in flash: int8, per output channel its
-    kh x kw taps row-major, zero-padded to a whole word (UTVM_DWP_TAPW); it widens them to its
-    int16 pair words (scaled by the channel's factor) itself."""
-    t = w.transpose(2, 0, 1).reshape(w.shape[2], -1)  # cout, kh * kw
-    pad = -t.shape[1] % 4
-    return np.ascontiguousarray(np.pad(t, ((0, 0), (0, pad))).astype(np.int8)).reshape(-1)
+    kh x kw taps row-major; it widens them to its int16 pair words (scaled by the channel's
+    factor) itself."""
+    return np.ascontiguousarray(w.transpose(2, 0, 1).astype(np.int8)).reshape(-1)
 
 
 def _dwp_q(consts: DwpConstants) -> np.ndarray:
-    """Per output channel the four words of utvm_dwp_s8: bias, m, r and e | l << 8 (2**l: the
-    factor of the channel's weights); bias and e as (bias, bias, m, r, e) has them."""
+    """Per output channel the three words of utvm_dwp_s8: bias, m and e | l << 8 | k << 16 (2**l:
+    the factor of the channel's weights, r the k-th of the layer's distinct r values, which
+    follow the channels' words)."""
     q = consts.q.astype(np.int64)
     ls = np.log2(consts.scale).astype(np.int64)
     assert np.all(np.left_shift(1, ls) == consts.scale) and np.all(q[:, 0] == q[:, 1])
     ls = np.where(ls > 15, 0, ls)  # only all-zero weights take more (|w| 2**l <= 32767 otherwise)
-    return np.stack([q[:, 0], q[:, 2], q[:, 3], (q[:, 4] & 0xFF) | (ls << 8)], axis=1).astype(np.int32).reshape(-1)
+    rvals, k = np.unique(q[:, 3], return_inverse=True)
+    assert rvals.size <= 256  # r is 2**(d-1) + (2**(e-1) + zy 2**e) 2**d: a few dozen at most
+    words = np.stack([q[:, 0], q[:, 2], (q[:, 4] & 0xFF) | (ls << 8) | (k.reshape(-1) << 16)], axis=1)
+    return np.concatenate([words.reshape(-1), rvals]).astype(np.int32)
 
 
 def _dwp_orients(g: Graph, op: Operator) -> tuple[str, ...]:
@@ -635,14 +637,14 @@ def _dwp(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     if orient == "cols":
         wdata = wdata.transpose(1, 0, 2)
     n, c = x.shape[0], x.shape[3]
-    taps = _dwp_taps(wdata, geo)
-    args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
-            KernelArg(te.placeholder((taps.size,), "int8", name="w"), constant=taps, role="w"),
-            KernelArg(te.placeholder((y.shape[3] * 4,), I32, name="q"), constant=_dwp_q(consts), role="q"),
-            KernelArg(te.placeholder((geo.scratch_values(band),), "int16", name="planes"), role="planes",
-                      scratch=True)]
+    taps, q = _dwp_taps(wdata, geo), _dwp_q(consts)
     assert x.quant is not None
     _, zx = x.quant.scalar()
+    args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
+            KernelArg(te.placeholder((taps.size,), "int8", name="w"), constant=taps, role="w"),
+            KernelArg(te.placeholder((q.size,), I32, name="q"), constant=q, role="q"),
+            KernelArg(te.placeholder((geo.scratch_values(band),), "int16", name="planes"), role="planes",
+                      scratch=True)]
     params = (geo.h, geo.w, c, mult, geo.oh, geo.ow, geo.xrs, geo.xcs, geo.yrs, geo.ycs, geo.kh, geo.kw, geo.sh,
               geo.sw, geo.dh, geo.top, geo.left, zx, band, geo.rs, consts.flags, consts.lo, consts.hi, consts.shift)
 
