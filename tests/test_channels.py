@@ -150,6 +150,20 @@ def test_cortex_m4_constants_within_1_10_of_the_weights(models_dir: Path, tmp_pa
     assert result.sources.constants_bytes <= 1.10 * _constant_bytes(model)
 
 
+def test_kws_constants_within_1_10_of_int8_weights_and_tflm_per_channel_data(models_dir: Path, tmp_path: Path) -> None:
+    """KWS on the Cortex-M4: the constants at most 1.10 times what TFLite Micro keeps, the int8
+    weights plus bias, multiplier and shift (12 bytes) per output channel of each weighted layer
+    (the depthwise taps int8 in flash, widened in registers)."""
+    model = models_dir / "kws_ref_model.tflite"
+    g = load_model(model)
+    weighted = [op for op in g.ops if op.kind in ("conv2d", "depthwise_conv2d", "fully_connected")]
+    tflm = sum(g.tensors[op.inputs[1]].nbytes + 12 * g.tensors[op.inputs[2]].size for op in weighted)
+    assert tflm + sum(t.nbytes for t in g.tensors.values() if t.data is not None) - sum(
+        g.tensors[n].nbytes for op in weighted for n in op.inputs[1:3]) == 29_080
+    result = compile_model(model, tmp_path / "mlf", CompileOptions(cpu="cortex-m4"))
+    assert result.sources.constants_bytes <= 1.10 * 29_080
+
+
 def test_max_flash_keeps_int8_weights_as_int8_or_refuses(tmp_path: Path) -> None:
     """int8 weights stay int8 by default; --max-flash: a budget below a tuned configuration's
     constants (weights widened to int16 by the log) compiles with the int8 layouts, within it;

@@ -335,14 +335,17 @@ def wide_weights(op: Operator) -> bool:
 #: dsp_gemm widens a layer's weights to int16 by default only where that costs at most
 #: WIDEN_BYTES of flash and saves at least WIDEN_ROWS / 2 instructions per byte it adds (int8
 #: weights take 8 more instructions per quad and block of four channels, once per output row:
-#: about rows / 2 per weight byte), e.g. VWW's first layers on 48 x 48 maps; elsewhere int8
+#: about rows / 2 per weight byte), e.g. VWW's first layers on 48 x 48 maps, or its rows are
+#: short enough to stay in registers (SMALL_QUADS: the small kernels take int16 weights only,
+#: AD's 8-input layer); elsewhere int8
 WIDEN_BYTES, WIDEN_ROWS = 1024, 64
 
 
 def widened_by_default(g: Graph, op: Operator) -> bool:
     """dsp_gemm's default for a layer without a tuned configuration: weights widened to int16."""
     w, y = g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
-    return w.size <= WIDEN_BYTES and y.size // max(y.shape[-1], 1) >= WIDEN_ROWS
+    short = w.size // max(w.shape[0], 1) <= 4 * SMALL_QUADS
+    return w.size <= WIDEN_BYTES and (short or y.size // max(y.shape[-1], 1) >= WIDEN_ROWS)
 
 
 def gemm_knobs(g: Graph, op: Operator, geo: Geometry) -> dict[str, tuple[Any, ...]]:
