@@ -5,8 +5,10 @@ against the layer's bytes in the model (int8 weights, int32 biases), for each CP
 
 Compiles (lowers) each model for each CPU the way `utvm compile --cpu` does, channels that only
 meet zero weights dropped (lower/channels.py), and prints per model and CPU the model's constant
-bytes, the compiled constants and their ratio; with --layers also every kernel's constants
-beside its layer's own bytes and its variant. Not a test: figures only (no files written).
+bytes, the compiled constants and their ratio, and the ratio to the "TFLM form": the int8 weights
+plus 12 bytes per output channel of each weighted layer (bias, multiplier and shift, what TFLite
+Micro keeps per channel); with --layers also every kernel's constants beside its layer's own
+bytes and its variant. With --out FILE also a markdown table of the totals. Not a test.
 """
 
 from __future__ import annotations
@@ -33,8 +35,23 @@ def model_bytes(g: Graph, names: list[str] | None = None) -> int:
     return sum(t.nbytes for n, t in g.tensors.items() if t.is_constant and (names is None or n in names))
 
 
-def report(path: Path, cpu: str, layers: bool) -> tuple[int, int]:
-    """(model constant bytes, compiled constant bytes) of one model on one CPU."""
+#: bytes per output channel besides the int8 weights in the TFLM form: bias, multiplier, shift
+PER_CHANNEL = 12
+
+
+def tflm_bytes(g: Graph) -> int:
+    """The model's constants with every weighted layer's biases as PER_CHANNEL bytes a channel."""
+    total = model_bytes(g)
+    for op in g.ops:
+        if op.kind in ("conv2d", "depthwise_conv2d", "fully_connected") and len(op.inputs) > 2 and op.inputs[2]:
+            b = g.tensors[op.inputs[2]]
+            if b.is_constant:
+                total += PER_CHANNEL * b.size - b.nbytes
+    return total
+
+
+def report(path: Path, cpu: str, layers: bool) -> tuple[int, int, int]:
+    """(model constant bytes, its TFLM form, compiled constant bytes) of one model on one CPU."""
     source = load_model(path)
     graph, dropped = drop_channels(source)
     lowered = lower_graph(graph, f"tvmgen_{graph.name}", cpu)
@@ -54,10 +71,10 @@ def report(path: Path, cpu: str, layers: bool) -> tuple[int, int]:
             mine = model_bytes(source, [n for n in op.inputs if n])
             print(f"  {call.op_name:28} {call.variant:12} model {mine:8,} B  flash {own:8,} B  "
                   f"{own / max(mine, 1):5.2f}x")
-    weights = model_bytes(source)
+    weights, tflm = model_bytes(source), tflm_bytes(source)
     print(f"{path.stem:24} {cpu:11} model {weights:9,} B  constants {total:9,} B  {total / weights:5.2f}x"
-          f"  ({dropped} channels dropped)")
-    return weights, total
+          f"  TFLM form {tflm:9,} B {total / tflm:5.2f}x  ({dropped} channels dropped)")
+    return weights, tflm, total
 
 
 def main() -> int:
@@ -66,10 +83,20 @@ def main() -> int:
     p.add_argument("--models", default=",".join(MODELS), help="comma-separated model names")
     p.add_argument("--models-dir", type=Path, default=ROOT.parent / "shared" / "models")
     p.add_argument("--layers", action="store_true", help="every kernel's constants too")
+    p.add_argument("--out", type=Path, help="also write the totals as a markdown table here")
     args = p.parse_args()
+    rows = ["| model | CPU | model constants B | TFLM form B | compiled constants B | / model | / TFLM form |",
+            "|---|---|---|---|---|---|---|"]
     for name in args.models.split(","):
         for cpu in args.cpus.split(","):
-            report(args.models_dir / f"{name}.tflite", cpu, args.layers)
+            weights, tflm, total = report(args.models_dir / f"{name}.tflite", cpu, args.layers)
+            rows.append(f"| {name} | {cpu} | {weights:,} | {tflm:,} | {total:,} | {total / weights:.2f} "
+                        f"| {total / tflm:.2f} |")
+    if args.out:
+        note = ("\nModel constants: the .tflite's (int8 weights, int32 biases). TFLM form: the int8 weights plus "
+                f"{PER_CHANNEL} B per output channel (bias, multiplier, shift). Compiled: the constants utvm emits "
+                "(benchmarks/bench_flash.py; channels that cannot change an output dropped first).\n")
+        args.out.write_text("# Constants in flash against the model's weights\n\n" + "\n".join(rows) + "\n" + note)
     return 0
 
 

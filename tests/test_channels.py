@@ -78,6 +78,64 @@ def test_dropped_channels_stay_bit_exact_on_the_boards(tmp_path: Path, board: st
     assert report.max_abs_diff == 0
 
 
+#: output channels of the pooled layer whose weights are all zero (constants folded into the FC)
+CONSTANT = [0, 2, 3, 4, 7, 9, 10, 13, 15, 16, 18, 21, 22, 24, 27, 30, 31]
+
+
+def pooled_model(seed: int = 0) -> bytes:
+    """CONV_2D 8 -> 32 (1x1, RELU) whose weights are zero on the output channels CONSTANT (their
+    outputs the requantized biases), AVERAGE_POOL_2D 4x4 (VALID), RESHAPE to [1, 32],
+    FULLY_CONNECTED 32 -> 5."""
+    rng = np.random.default_rng(seed)
+    m = ModelBuilder("pooled")
+    c = CHANNELS
+    x = m.add_tensor("input", [1, 4, 4, 8], "int8", scale=0.05, zero_point=-7)
+    ws = rng.uniform(0.002, 0.02, c)
+    w = rng.integers(-127, 128, (c, 1, 1, 8))
+    w[CONSTANT] = 0
+    wt = m.add_tensor("conv_w", [c, 1, 1, 8], "int8", data=w, scale=ws, zero_point=0, quantized_dimension=0)
+    bt = m.add_tensor("conv_b", [c], "int32", data=rng.integers(-4000, 4000, c),
+                      scale=0.05 * ws.astype(np.float32).astype(np.float64), zero_point=0)
+    a = m.add_tensor("conv_y", [1, 4, 4, c], "int8", scale=0.1, zero_point=-128)
+    m.add_operator("CONV_2D", [x, wt, bt], [a], {"padding": "VALID", "stride_w": 1, "stride_h": 1,
+                                                "fused_activation_function": "RELU", "dilation_w_factor": 1,
+                                                "dilation_h_factor": 1})
+    p = m.add_tensor("pool_y", [1, 1, 1, c], "int8", scale=0.1, zero_point=-128)
+    m.add_operator("AVERAGE_POOL_2D", [a], [p], {"padding": "VALID", "stride_w": 4, "stride_h": 4, "filter_width": 4,
+                                                "filter_height": 4, "fused_activation_function": "NONE"})
+    shape = m.add_tensor("shape", [2], "int32", data=[1, c])
+    r = m.add_tensor("flat", [1, c], "int8", scale=0.1, zero_point=-128)
+    m.add_operator("RESHAPE", [p, shape], [r], {"new_shape": [1, c]})
+    fs = rng.uniform(0.002, 0.02, 1)
+    fw = m.add_tensor("fc_w", [5, c], "int8", data=rng.integers(-127, 128, (5, c)), scale=fs, zero_point=0)
+    fb = m.add_tensor("fc_b", [5], "int32", data=rng.integers(-2000, 2000, 5), scale=0.1 * fs, zero_point=0)
+    y = m.add_tensor("output", [1, 5], "int8", scale=0.2, zero_point=3)
+    m.add_operator("FULLY_CONNECTED", [r, fw, fb], [y], {"fused_activation_function": "NONE"})
+    return m.finish([x], [y])
+
+
+def test_constant_output_channels_fold_into_the_next_bias(tmp_path: Path) -> None:
+    """17 constant channels of 32: 16 dropped (16 stay aligned), the FC's bias takes their product
+    with its weights; bit-exact with TFLite Micro on the host."""
+    path = tmp_path / "pooled.tflite"
+    path.write_bytes(pooled_model())
+    g = load_model(path)
+    dropped, n = drop_channels(g)
+    assert n == 16
+    assert [dropped.tensors[op.inputs[1]].shape for op in dropped.ops if op.kind in ("conv2d", "fully_connected")] \
+        == [(16, 1, 1, 8), (5, 16)]
+    fc = dropped.ops[-1]
+    assert not np.array_equal(dropped.tensors[fc.inputs[2]].data, g.tensors[fc.inputs[2]].data)
+    for seed in (0, 1):
+        (tmp_path / f"s{seed}").mkdir()
+        assert check_model(pooled_model(seed), tmp_path / f"s{seed}").max_abs_diff == 0
+
+
+@on_boards
+def test_constant_output_channels_fold_bit_exact_on_the_boards(tmp_path: Path, board: str) -> None:
+    assert check_model(pooled_model(seed=2), tmp_path, board).max_abs_diff == 0
+
+
 def _constant_bytes(model: Path) -> int:
     return sum(t.nbytes for t in load_model(model).tensors.values() if t.data is not None)
 
@@ -92,16 +150,41 @@ def test_cortex_m4_constants_within_1_10_of_the_weights(models_dir: Path, tmp_pa
     assert result.sources.constants_bytes <= 1.10 * _constant_bytes(model)
 
 
+def test_kws_constants_within_1_10_of_int8_weights_and_tflm_per_channel_data(models_dir: Path, tmp_path: Path) -> None:
+    """KWS on the Cortex-M4: the constants at most 1.10 times what TFLite Micro keeps, the int8
+    weights plus bias, multiplier and shift (12 bytes) per output channel of each weighted layer
+    (the depthwise taps int8 in flash, widened in registers)."""
+    model = models_dir / "kws_ref_model.tflite"
+    g = load_model(model)
+    weighted = [op for op in g.ops if op.kind in ("conv2d", "depthwise_conv2d", "fully_connected")]
+    tflm = sum(g.tensors[op.inputs[1]].nbytes + 12 * g.tensors[op.inputs[2]].size for op in weighted)
+    assert tflm + sum(t.nbytes for t in g.tensors.values() if t.data is not None) - sum(
+        g.tensors[n].nbytes for op in weighted for n in op.inputs[1:3]) == 29_080
+    result = compile_model(model, tmp_path / "mlf", CompileOptions(cpu="cortex-m4"))
+    assert result.sources.constants_bytes <= 1.10 * 29_080
+
+
 def test_max_flash_keeps_int8_weights_as_int8_or_refuses(tmp_path: Path) -> None:
-    """--max-flash: a budget below the default's constants (small layers' weights widened to
-    int16) compiles with the int8 layouts, within it; one below even those is one error."""
+    """int8 weights stay int8 by default; --max-flash: a budget below a tuned configuration's
+    constants (weights widened to int16 by the log) compiles with the int8 layouts, within it;
+    one below even those is one error."""
     from tflite_builder import fully_connected_model
+    from utvm.tune.log import write_log
+    from utvm.tune.workload import workload, workload_key
 
     path = tmp_path / "fc.tflite"
     path.write_bytes(fully_connected_model(2, 64, 12))
     default = compile_model(path, tmp_path / "default", CompileOptions(cpu="cortex-m4")).sources.constants_bytes
-    lean = compile_model(path, tmp_path / "lean", CompileOptions(cpu="cortex-m4", max_flash=default - 1))
-    assert lean.sources.constants_bytes <= default - 1
+    graph = load_model(path)
+    (op,) = [o for o in graph.ops if o.kind == "fully_connected"]
+    w = workload(graph, op, "cortex-m4")
+    log = tmp_path / "log.json"
+    write_log(log, [{"key": workload_key(w), "workload": w, "config": {"variant": "dsp_gemm", "weights": "int16"},
+                     "cost": {"instructions": 1}}])
+    wide = compile_model(path, tmp_path / "wide", CompileOptions(cpu="cortex-m4", tuning_log=log)).sources.constants_bytes
+    assert wide > default  # the int16 layout costs flash, the default does not
+    lean = compile_model(path, tmp_path / "lean", CompileOptions(cpu="cortex-m4", tuning_log=log, max_flash=wide - 1))
+    assert lean.sources.constants_bytes == default
     with pytest.raises(UtvmError, match=r"--max-flash \d+: the model's constants take \d+ bytes"):
-        compile_model(path, tmp_path / "none", CompileOptions(cpu="cortex-m4", max_flash=lean.sources.constants_bytes - 1))
+        compile_model(path, tmp_path / "none", CompileOptions(cpu="cortex-m4", max_flash=default - 1))
     assert not (tmp_path / "none").exists()

@@ -33,7 +33,7 @@ def test_float_within_1e5_relative(models_dir: Path, tmp_root: Path, name: str) 
 def test_int8_weights_stay_int8(models_dir: Path, tmp_root: Path, name: str) -> None:
     """No float constants, and the constants stay within two bytes per int8 weight (the DSP
     kernels pack int8 weights four to an int32 word beside per-channel requantization words;
-    int16 weights only for small layers and for the depthwise kernel's tap pairs): far from
+    int16 weights only for small layers on large maps or with rows of at most 8 inputs): far from
     float32's four bytes."""
     from utvm.importer import load_model
 

@@ -216,14 +216,13 @@ def _lean(graph: Graph, lowered: Lowered, options: CompileOptions, modules: list
     (LEAN_KNOBS, over tuned configurations too); UtvmError when its constants still pass
     --max-flash."""
     before = constants_bytes(lowered)
-    from .ops.common import WIDEN_BYTES
+    from .ops.common import widened_by_default
 
     for op in graph.ops:
         config = op.attrs.get("config") or {}
-        widened = config.get("weights") == "int16" or (
-            not config and op.kind in ("conv2d", "fully_connected") and len(op.inputs) > 1
-            and graph.tensors[op.inputs[1]].is_constant and graph.tensors[op.inputs[1]].size <= WIDEN_BYTES)
-        if widened:
+        if config.get("weights") == "int16" or (not config and op.kind in ("conv2d", "fully_connected")
+                                                and len(op.inputs) > 1 and graph.tensors[op.inputs[1]].is_constant
+                                                and widened_by_default(graph, op)):
             op.attrs["config"] = {**config, **LEAN_KNOBS}
     lowered = lower_graph(graph, f"tvmgen_{graph.name}", options.cpu, modules)
     after = constants_bytes(lowered)

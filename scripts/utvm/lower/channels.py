@@ -10,6 +10,13 @@ bit-exact: C's accumulators never saw the channel (its weights there are zero), 
 operator reads it. Pruned models (VWW) lose most of their weights' bytes on every CPU, not only
 where a kernel skips channels of zero weights.
 
+An output channel of a convolution or fully connected layer P whose weights are all zero is a
+constant (its requantized bias). When it reaches a layer C only through average pools without
+padding (a constant's average is itself) and reshapes that keep the channel axis, and C is a
+fully connected layer or an unpadded 1x1 convolution, C's bias takes the constant's product
+with C's weights on that channel (TFLite's accumulator, exactly) and the channel is dropped
+from P, the tensors on the way and C's weights: VWW's last convolution keeps 32 of 256.
+
 The channel count left is rounded up to keep the largest power of two (up to 16) that divided
 it, so that kernels needing channels in multiples of 4, 8 or 16 still apply.
 """
@@ -21,6 +28,9 @@ from dataclasses import replace
 import numpy as np
 
 from ..ir import Graph, Operator, Quant, Tensor
+from . import fixedpoint as fp
+from .helium import requant_params
+from .requant import activation_range_int8
 
 #: the channel counts left keep this alignment (or the power of two that divided the count)
 ALIGN = 16
@@ -74,6 +84,82 @@ def _take(t: Tensor, keep: np.ndarray, axis: int) -> Tensor:
     return replace(t, shape=tuple(shape), data=data, quant=quant)
 
 
+def _to_consumer(g: Graph, name: str, consumers: dict[str, list[Operator]]) -> tuple[list[Operator], int, int] | None:
+    """From P's output ``name``: the average pools and reshapes on the way to a layer C (last),
+    and the clamp of the pools' activations, or None where a constant channel would not reach C
+    as itself (see the module)."""
+    chain: list[Operator] = []
+    lo, hi = -128, 127
+    while True:
+        users = consumers.get(name, [])
+        if name in g.outputs or len(users) != 1:
+            return None
+        op = users[0]
+        x, y = g.tensors[name], g.tensors[op.outputs[0]]
+        if op.inputs[0] != name or x.quant is None or y.quant is None or x.quant.per_channel or x.dtype != "int8" \
+                or (op.kind not in MACS and x.shape[-1] != y.shape[-1]):
+            return None
+        chain.append(op)
+        same = x.quant.scalar() == y.quant.scalar()
+        if op.kind in MACS:
+            w = g.tensors[op.inputs[1]]
+            ok = _int8_weights(g, op) and len(op.inputs) > 2 and g.tensors[op.inputs[2]].data is not None \
+                and len(consumers.get(op.inputs[2], [])) == 1 and (op.kind == "fully_connected" or (
+                    tuple(w.shape[1:3]) == (1, 1) and not any(op.attrs.get("padding", (0,)))))
+            return (chain, lo, hi) if ok else None
+        if op.kind == "avg_pool2d" and not any(op.attrs["padding"]) and same:
+            alo, ahi = activation_range_int8(op.attrs.get("activation", "none"), *y.quant.scalar())
+            lo, hi = max(lo, alo), min(hi, ahi)
+        elif op.kind != "reshape" or not same or int(np.prod(x.shape[:-1])) != int(np.prod(y.shape[:-1])):
+            return None
+        name = op.outputs[0]
+
+
+def _fold_constants(tensors: dict[str, Tensor], view: Graph, consumers: dict[str, list[Operator]]) -> int:
+    """Drop the constant output channels that fold into a later layer's bias (see the module);
+    returns how many."""
+    dropped = 0
+    for p_op in view.ops:
+        if p_op.kind not in MACS or len(p_op.outputs) != 1 or len(p_op.inputs) < 3 or not _int8_weights(view, p_op):
+            continue
+        x, w, b, y = (tensors[n] for n in (*p_op.inputs[:3], p_op.outputs[0]))
+        assert w.data is not None
+        cout = w.shape[0]
+        dead = np.flatnonzero(~np.any(w.data.reshape(cout, -1) != 0, axis=1))
+        path = _to_consumer(view, p_op.outputs[0], consumers)
+        if dead.size == 0 or path is None or b.data is None or y.quant is None or y.quant.per_channel \
+                or y.shape[-1] != cout or w.quant is None or np.any(w.quant.zero_point != 0):
+            continue
+        chain, plo, phi = path
+        params = requant_params(x, w, y, b, np.zeros(cout, np.int64), cout)
+        if params is None:
+            continue
+        zy = y.quant.scalar()[1]
+        lo, hi = activation_range_int8(p_op.attrs.get("activation", "none"), *y.quant.scalar())
+        value = np.clip(fp.np_multiply_by_quantized_multiplier(*params) + zy, max(lo, plo), min(hi, phi))
+        c_op = chain[-1]
+        wc, bc = tensors[c_op.inputs[1]], tensors[c_op.inputs[2]]
+        assert wc.data is not None and bc.data is not None
+        a = _alignment(cout)
+        keep_n = -(-(cout - dead.size) // a) * a
+        drop = dead[:cout - keep_n]
+        if drop.size == 0:
+            continue
+        wmat = wc.data.reshape(-1, cout).astype(np.int64)
+        bias = bc.data.astype(np.int64).reshape(-1) + wmat[:, drop] @ (value[drop].astype(np.int64) - zy)
+        if bias.size != wmat.shape[0] or np.any(np.abs(bias) >= 1 << 31):
+            continue
+        keep = np.setdiff1d(np.arange(cout), drop)
+        tensors[p_op.inputs[1]] = _take(w, keep, 0)
+        tensors[p_op.inputs[2]] = _take(b, keep, 0)
+        for n in [p_op.outputs[0]] + [op.outputs[0] for op in chain[:-1]]:
+            tensors[n] = _take(tensors[n], keep, len(tensors[n].shape) - 1)
+        tensors[c_op.inputs[1]] = _take(wc, keep, len(wc.shape) - 1)
+        tensors[c_op.inputs[2]] = replace(bc, data=bias.astype(bc.data.dtype).reshape(bc.data.shape))
+        dropped += drop.size
+    return dropped
+
+
 def drop_channels(g: Graph) -> tuple[Graph, int]:
     """A copy of ``g`` without the channels that only meet zero weights (see the module), and
     how many channels were dropped; ``g`` itself is not changed."""
@@ -86,7 +172,7 @@ def drop_channels(g: Graph) -> tuple[Graph, int]:
             consumers.setdefault(i, []).append(op)
         for o in op.outputs:
             producer[o] = op
-    dropped = 0
+    dropped = _fold_constants(tensors, view, consumers)
     for c_op in g.ops:
         if c_op.kind not in MACS or not _int8_weights(view, c_op):
             continue

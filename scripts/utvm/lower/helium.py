@@ -189,8 +189,8 @@ def conv42_filters(wdata: np.ndarray, sub: int, params: tuple[np.ndarray, np.nda
     utvm_mve_conv42_s8 as one byte array (see kernels_mve.h): ``sub`` vectors per output channel
     whose weights are not all zero (sub > 1 only for k = 16 / sub: vector j holds the weights in
     lanes [j * k, j * k + k)), each zero-padded to whole 16-byte steps, two at a time with their
-    steps interleaved, each pair followed by its record (biases, multipliers, shifts, output
-    offsets j * cout + o); then, when some channel's weights are all zero, the template of an
+    steps interleaved, each pair followed by its record (biases, multipliers, then shift | output
+    offset j * cout + o << 8); then, when some channel's weights are all zero, the template of an
     output pixel (those channels' constant outputs). ``out_range``: zy, lo, hi."""
     folded, mults, shifts = params
     zy, lo, hi = out_range
@@ -205,8 +205,9 @@ def conv42_filters(wdata: np.ndarray, sub: int, params: tuple[np.ndarray, np.nda
     for v, (o, j) in enumerate(zip(owner, lane)):
         vecs[v, j * k:j * k + k] = wdata[o]
     npairs = owner.size // 2
-    rec = np.stack([folded[owner], mults[owner], shifts[owner], lane * cout + owner])  # word, vector
-    rec = rec.reshape(4, npairs, 2).transpose(1, 0, 2).reshape(npairs, 8).astype(np.int32).view(np.int8)
+    packed = (shifts[owner] & 0xFF) | ((lane * cout + owner) << 8)  # the shift's byte and the offset
+    rec = np.stack([folded[owner], mults[owner], packed])  # word, vector
+    rec = rec.reshape(3, npairs, 2).transpose(1, 0, 2).reshape(npairs, 6).astype(np.int32).view(np.int8)
     steps_bytes = vecs.reshape(npairs, 2, steps, 16).transpose(0, 2, 1, 3).reshape(npairs, steps * 32)
     parts = [np.concatenate([steps_bytes, rec], axis=1).reshape(-1)]
     dead = live.size < cout

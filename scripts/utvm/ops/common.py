@@ -332,23 +332,29 @@ def wide_weights(op: Operator) -> bool:
     return knob(op, "weights", "int8") == "int16"
 
 
-#: layers with at most this many bytes of weights take them widened to int16 by default (the
-#: dsp_gemm kernels): the flash it adds is at most this, the instructions it saves the most
-#: where the rows are short
-WIDEN_BYTES = 1024
+#: dsp_gemm widens a layer's weights to int16 by default only where that costs at most
+#: WIDEN_BYTES of flash and saves at least WIDEN_ROWS / 2 instructions per byte it adds (int8
+#: weights take 8 more instructions per quad and block of four channels, once per output row:
+#: about rows / 2 per weight byte), e.g. VWW's first layers on 48 x 48 maps, or its rows are
+#: short enough to stay in registers (SMALL_QUADS: the small kernels take int16 weights only,
+#: AD's 8-input layer); elsewhere int8
+WIDEN_BYTES, WIDEN_ROWS = 1024, 64
 
 
-def _widen_by_default(g: Graph, op: Operator) -> bool:
-    return g.tensors[op.inputs[1]].size <= WIDEN_BYTES
+def widened_by_default(g: Graph, op: Operator) -> bool:
+    """dsp_gemm's default for a layer without a tuned configuration: weights widened to int16."""
+    w, y = g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    short = w.size // max(w.shape[0], 1) <= 4 * SMALL_QUADS
+    return w.size <= WIDEN_BYTES and (short or y.size // max(y.shape[-1], 1) >= WIDEN_ROWS)
 
 
 def gemm_knobs(g: Graph, op: Operator, geo: Geometry) -> dict[str, tuple[Any, ...]]:
     """The dsp_gemm variants' knobs, defaults first: ``weights`` (int8 or int16, see
-    :func:`mac4_knobs`): int16 for layers of at most WIDEN_BYTES of weights, else int8; and
+    :func:`mac4_knobs`): int8 by default, int16 where :func:`widened_by_default`; and
     where rows are read in place one at a time, ``widen``: each row widened into scratch first
     (fewer instructions with several blocks, more RAM) or not (the default: no scratch)."""
     knobs: dict[str, tuple[Any, ...]] = {
-        "weights": ("int16", "int8") if _widen_by_default(g, op) else ("int8", "int16")}
+        "weights": ("int16", "int8") if widened_by_default(g, op) else ("int8", "int16")}
     if widen_applies(geo, False) and geo.kq > SMALL_QUADS:
         knobs["widen"] = (False, True)
     return knobs
@@ -361,4 +367,4 @@ def gemm_widen(op: Operator) -> bool:
 
 def gemm_wide(g: Graph, op: Operator) -> bool:
     """dsp_gemm takes the weights widened to int16 (see :func:`gemm_knobs`)."""
-    return knob(op, "weights", "int16" if _widen_by_default(g, op) else "int8") == "int16"
+    return knob(op, "weights", "int16" if widened_by_default(g, op) else "int8") == "int16"

@@ -11,8 +11,8 @@ Kernel variants, first that applies:
 - dsp_gemm: Cortex-M4/M7/M33, int8 whose requantization has the short exact form (lower/dsp.py):
   the whole layer in one call of kernels_dsp.h (pointwise rows read in place, other windows
   gathered into patches, widened to int16 once, assembly blocks of output channels); knob
-  ``weights``: int16 (widened and doubled ahead of time) or int8, int16 by default for layers of
-  at most common.WIDEN_BYTES of weights;
+  ``weights``: int16 (widened and doubled ahead of time) or int8, int16 by default only for
+  small layers on large maps (common.widened_by_default);
 - dsp_rows4: one input channel and four taps per kernel row (KWS's first layer), a word per row;
   knob ``weights`` as dsp_mac4's;
 - dsp_rows_flat: input channels that do not fill words (RGB images), flat row dot products;

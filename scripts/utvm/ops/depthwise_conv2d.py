@@ -16,7 +16,7 @@ Kernel variants, first that applies:
   stride, dilation along one axis at most, requantization constants that fit (see
   _dwp_constants): the input converted four channels at a time into planar int16 rows in
   planned scratch (a band of output rows at a time), then each output channel over its plane
-  with its weights in registers as int16 pairs, two outputs per step (utvm_dwp_s8 of
+  with its weights (int8 in flash) widened in registers to int16 pairs, two outputs per step (utvm_dwp_s8 of
   utvm/kernels.h; 3x3 windows of stride 1 or 2 in assembly). Knobs: ``orient`` (the output rows
   run along the image rows, or along its columns: a narrow tall image transposed) and ``band``
   (output rows per conversion: fewer rows, less scratch, more input rows converted twice);
@@ -527,23 +527,25 @@ def _dwp_constants(g: Graph, op: Operator) -> DwpConstants | None:
     return DwpConstants(q.astype(np.int32), scale, flags, lo, hi, top)
 
 
-def _dwp_weights(w: np.ndarray, geo: DwpGeometry) -> np.ndarray:
-    """Weights (kh, kw, cout), already scaled, as the int16 pair words utvm_dwp_s8 reads: per
-    output channel and kernel row E_k, then O_k (stride 1) or T (see kernels.h)."""
-    t = w.transpose(2, 0, 1)  # cout, kh, kw
-    kw, mh, odd = geo.kw, geo.kw // 2, geo.kw % 2
-    zero = np.zeros_like(t[..., 0])
-    if geo.sw == 1 and kw == 1:
-        halves = [(t[..., 0], t[..., 0])]
-    else:
-        halves = [(t[..., 2 * k], t[..., 2 * k + 1]) for k in range(mh)]
-        if geo.sw == 1:
-            halves += [(t[..., 2 * k - 1], t[..., 2 * k]) for k in range(1, mh + odd)]
-        elif odd:  # T of row r: (the last tap of row r - 1, its own): the 3x3 assembly's (w02, w12) is T of row 1
-            halves.append((np.concatenate([zero[:, :1], t[:, :-1, 2 * mh]], axis=1), t[..., 2 * mh]))
-    lo = np.stack([a for a, _ in halves], axis=-1) & 0xFFFF
-    hi = np.stack([b for _, b in halves], axis=-1) & 0xFFFF
-    return (lo | (hi << 16)).astype(np.uint32).view(np.int32).reshape(-1)
+def _dwp_taps(w: np.ndarray, geo: DwpGeometry) -> np.ndarray:
+    """Weights (kh, kw, cout) as utvm_dwp_s8 keeps them in flash: int8, per output channel its
+    kh x kw taps row-major; it widens them to its int16 pair words (scaled by the channel's
+    factor) itself."""
+    return np.ascontiguousarray(w.transpose(2, 0, 1).astype(np.int8)).reshape(-1)
+
+
+def _dwp_q(consts: DwpConstants) -> np.ndarray:
+    """Per output channel the three words of utvm_dwp_s8: bias, m and e | l << 8 | k << 16 (2**l:
+    the factor of the channel's weights, r the k-th of the layer's distinct r values, which
+    follow the channels' words)."""
+    q = consts.q.astype(np.int64)
+    ls = np.log2(consts.scale).astype(np.int64)
+    assert np.all(np.left_shift(1, ls) == consts.scale) and np.all(q[:, 0] == q[:, 1])
+    ls = np.where(ls > 15, 0, ls)  # only all-zero weights take more (|w| 2**l <= 32767 otherwise)
+    rvals, k = np.unique(q[:, 3], return_inverse=True)
+    assert rvals.size <= 256  # r is 2**(d-1) + (2**(e-1) + zy 2**e) 2**d: a few dozen at most
+    words = np.stack([q[:, 0], q[:, 2], (q[:, 4] & 0xFF) | (ls << 8) | (k.reshape(-1) << 16)], axis=1)
+    return np.concatenate([words.reshape(-1), rvals]).astype(np.int32)
 
 
 def _dwp_orients(g: Graph, op: Operator) -> tuple[str, ...]:
@@ -631,18 +633,18 @@ def _dwp(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     inplace = _dwp_inplace(geo, x, y, mult)
     bands = _dwp_bands(geo, inplace)
     band = min(max(int(knob(op, "band", bands[0])), 1), geo.oh)
-    wdata = w.data.astype(np.int64)[0] * consts.scale
+    wdata = w.data[0]
     if orient == "cols":
         wdata = wdata.transpose(1, 0, 2)
     n, c = x.shape[0], x.shape[3]
-    args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
-            KernelArg(te.placeholder((y.shape[3] * geo.kh * geo.row_words,), I32, name="w"),
-                      constant=_dwp_weights(wdata, geo), role="w"),
-            KernelArg(te.placeholder((y.shape[3] * 5,), I32, name="q"), constant=consts.q.reshape(-1), role="q"),
-            KernelArg(te.placeholder((geo.scratch_values(band),), "int16", name="planes"), role="planes",
-                      scratch=True)]
+    taps, q = _dwp_taps(wdata, geo), _dwp_q(consts)
     assert x.quant is not None
     _, zx = x.quant.scalar()
+    args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
+            KernelArg(te.placeholder((taps.size,), "int8", name="w"), constant=taps, role="w"),
+            KernelArg(te.placeholder((q.size,), I32, name="q"), constant=q, role="q"),
+            KernelArg(te.placeholder((geo.scratch_values(band),), "int16", name="planes"), role="planes",
+                      scratch=True)]
     params = (geo.h, geo.w, c, mult, geo.oh, geo.ow, geo.xrs, geo.xcs, geo.yrs, geo.ycs, geo.kh, geo.kw, geo.sh,
               geo.sw, geo.dh, geo.top, geo.left, zx, band, geo.rs, consts.flags, consts.lo, consts.hi, consts.shift)
 

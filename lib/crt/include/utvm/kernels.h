@@ -966,7 +966,7 @@ static inline int32_t utvm_dot_s8(int32_t acc, int8_t* a, int8_t* b, int32_t n) 
  * assembly with DSP: 22 instructions for 16 values). Then each output channel runs over its
  * plane with its weights in registers, as int16 pairs in the order SMLAD reads them.
  *
- * Requantization: per output channel q = (bias, bias, m, r, e), the weights and the bias scaled
+ * Requantization: per output channel (bias, m, r, e), the weights and the bias scaled
  * at compile time (ops/depthwise_conv2d.py, _dwp_constants) so that the output is
  * sat8(SMMLA(acc, m, r) >> -e) for e < 0 (-e is then the layer's ``shift``, SSAT's operand in
  * assembly) or sat8((SMMLAR(acc, m, r) [+ acc >> 31]) >> e) for e >= 0 (the channel's own shift;
@@ -974,6 +974,11 @@ static inline int32_t utvm_dot_s8(int32_t acc, int8_t* a, int8_t* b, int32_t n) 
  * both are TFLite's MultiplyByQuantizedMultiplier plus the output zero point, exactly. The
  * accumulator starts at the bias (2 acc < 2**31 by the bound known at compile time).
  *
+ * Flash holds per output channel its int8 taps (kh x kw, row-major, at wt + o kh kw) and three
+ * words q = (bias, m, e | l << 8 | k << 16), what TFLite Micro keeps per channel (2**l the factor
+ * of its weights, r the k-th word of the layer's table of r values after the cout channels' words:
+ * a layer has few); before a channel's outputs its taps are widened to the int16 pair words
+ * below, each scaled by 2**l (utvm_dwp_widen, as CMSIS-NN widens int8 in registers).
  * Weights per output channel and kernel row (kw taps, mh = kw / 2), int16 pairs (low, high):
  * - horizontal stride 1 (two outputs j, j + 1 per step from the words A_k = (x_j+2k, x_j+2k+1)):
  *   E_k = (w_2k, w_2k+1) for k < mh, then O_k = (w_2k-1, w_2k) for 1 <= k < mh + kw % 2;
@@ -1085,6 +1090,29 @@ UTVM_DWP_AI int32_t utvm_dwp_rq(int32_t acc2, int32_t m, int32_t r, int32_t e, i
   if (lo > -128) t = t < lo ? lo : t;
   if (hi < 127) t = t > hi ? hi : t;
   return t;
+}
+
+/* the pair words of one channel (see above) from its int8 taps t (kh x kw), scaled by 2**l: each
+ * tap loaded and shifted once (a row's taps in registers, the last of the row before kept for
+ * T), each word one PKHBT */
+UTVM_DWP_AI void utvm_dwp_widen(int32_t* wv, const int8_t* t, int32_t l, int32_t kh, int32_t kw, int32_t sw) {
+  const int32_t mh = kw / 2, odd = kw & 1, f = 1 << l;
+  int32_t r, k, n = 0, prev = 0;
+  UTVM_DWP_UNROLL for (r = 0; r < kh; ++r) {
+    int32_t s[2 * UTVM_DWP_MAXW + 1];
+    UTVM_DWP_UNROLL for (k = 0; k < kw; ++k) s[k] = t[r * kw + k] * f;
+    if (sw == 1 && kw == 1) {
+      wv[n++] = utvm_dwp_pkhbt(s[0], s[0]);
+      continue;
+    }
+    UTVM_DWP_UNROLL for (k = 0; k < mh; ++k) wv[n++] = utvm_dwp_pkhbt(s[2 * k], s[2 * k + 1]);
+    if (sw == 1) {
+      UTVM_DWP_UNROLL for (k = 1; k < mh + odd; ++k) wv[n++] = utvm_dwp_pkhbt(s[2 * k - 1], s[2 * k]);
+    } else if (odd) {
+      wv[n++] = utvm_dwp_pkhbt(prev, s[2 * mh]);
+      prev = s[2 * mh];
+    }
+  }
 }
 
 /* the pair words (x_a, x_b) of four channels from the input words xa, xb, into the four planes
@@ -1754,12 +1782,12 @@ typedef struct {
   } while (0)
 
 /* sh: the layer's right shift as an immediate (1..31: SMMLA), or 0: the channel's own (SMMLAR, k.e);
- * q: (bias, bias, m, r, e) of the channel (e < 0: the layer's shift); k: the loop's constants
+ * q: (bias, m, e | ...) of the channel (e < 0: the layer's shift), r its r; k: the loop's constants
  * (steps, ny) set by the caller; unrolled: nb is the layer's constant row count (one band).
  * *pp, *yp: the plane and the output, given back unchanged (recovered from where the assembly
  * leaves them, so that the caller keeps them in registers rather than on the stack) */
 UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* wv, const int32_t* q,
-                               utvm_dwp_loop_t* kp, int32_t nb, int32_t unrolled, int32_t ow, int32_t sw, int32_t rb,
+                               int32_t r, utvm_dwp_loop_t* kp, int32_t nb, int32_t unrolled, int32_t ow, int32_t sw, int32_t rb,
                                int32_t psh, int32_t yrs, int32_t ycs, int32_t sh, int32_t blk) {
   const int16_t* p = *pp;
   int8_t* y = *yp;
@@ -1778,11 +1806,11 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* w
    * (stride 2 otherwise holds it in a register), (m, r), e for the channel's own shift (GCC finds
    * no register for q's address in some functions when the loops read q itself) */
   if (sw == 1 || !small)
-    __asm__ volatile("ldrd ip, lr, [%[q]]\n\tstrd ip, lr, %[bb]\n\t" : [bb] "=m"(kp->bb) : [q] "r"(q), "m"(*q),
-                     "m"(q[1]) : "ip", "lr");
-  __asm__ volatile("ldrd ip, lr, [%[q], #8]\n\tstrd ip, lr, %[mr]\n\t" : [mr] "=m"(kp->mr) : [q] "r"(q), "m"(q[2]),
-                   "m"(q[3]) : "ip", "lr");
-  if (sh == 0) kp->e = q[4];
+    __asm__ volatile("ldr ip, [%[q]]\n\tmov lr, ip\n\tstrd ip, lr, %[bb]\n\t" : [bb] "=m"(kp->bb) : [q] "r"(q),
+                     "m"(*q) : "ip", "lr");
+  __asm__ volatile("ldr ip, [%[q], #4]\n\tstrd ip, %[r], %[mr]\n\t" : [mr] "=m"(kp->mr) : [q] "r"(q), "m"(q[1]),
+                   [r] "r"(r) : "ip");
+  if (sh == 0) kp->e = (int8_t)(uint8_t)(uint32_t)q[2];
   if (!fixed) kp->rows = nb;
 #define UTVM_DWP_EXTRA \
   , [pstep] "i"(pstep), [ystep] "i"(ystep), [psh] "i"(psh), [yrs] "i"(yrs), [yspan] "i"(ow * ycs), [pa] "i"(pa)
@@ -1907,11 +1935,12 @@ UTVM_DWP_AI void utvm_dwp_fill(int16_t* sc, int32_t rs, int32_t blk, int32_t gc,
 }
 
 /* the outputs of one channel over nb output rows in plain C (any window, strides) */
-UTVM_DWP_AI void utvm_dwp_chan_c(int8_t* yo, const int16_t* pl, const int32_t* wv, const int32_t* q, int32_t nb,
+UTVM_DWP_AI void utvm_dwp_chan_c(int8_t* yo, const int16_t* pl, const int32_t* wv, const int32_t* q, int32_t r0,
+                                 int32_t nb,
                                  int32_t ow, int32_t yrs, int32_t ycs, int32_t kh, int32_t kw, int32_t sh,
                                  int32_t sw, int32_t dh, int32_t rs, int32_t flags, int32_t lo, int32_t hi,
                                  int32_t blk) {
-  const int32_t b2 = q[0], m = q[2], r0 = q[3], e = q[4], mh = kw / 2, odd = kw & 1;
+  const int32_t b2 = q[0], m = q[1], e = (int8_t)(uint8_t)(uint32_t)q[2], mh = kw / 2, odd = kw & 1;
   const int32_t rw = sw == 1 ? (kw > 1 ? kw - 1 : 1) : (kw + 1) / 2; /* words per kernel row */
   const int32_t sg = sw == 1 ? (kw > 1 ? 2 * mh - 1 : 0) : mh;       /* the word of the last odd tap */
   const int32_t rstep = 4 * rs * dh;
@@ -1971,10 +2000,12 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
   int8_t* y = (int8_t*)yv;
   const int8_t* x = (const int8_t*)xv;
   int16_t* sc = (int16_t*)scv;
-  const int32_t* wt = (const int32_t*)wtv;
+  const int8_t* wt = (const int8_t*)wtv;
   const int32_t* q = (const int32_t*)qv;
+  const int32_t* rt = q + 3 * cin * mult; /* the r values */
+  const int32_t tapw = kh * kw;
+  int32_t wv[UTVM_DWP_MAXW];
   const int32_t span = (kh - 1) * dh + 1, rows = (band - 1) * sh + span;
-  const int32_t rw = sw == 1 ? (kw > 1 ? kw - 1 : 1) : (kw + 1) / 2, nw = kh * rw;
   const int32_t zw = (int32_t)(((uint32_t)zx & 0xFFu) * 0x01010101u);
   const int32_t dataend = ((left + w + 1) / 2) * 2; /* first column of the padding-only pairs */
   /* stride 2: the planes in blocks (see utvm_dwp_col) where the data starts at a block */
@@ -2048,23 +2079,27 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
       {
         /* output channel o = (g0 + gi) mult + mm: its plane, q, weights and outputs */
         const int16_t* pl = sc;
-        const int32_t* qo = q + 5 * g0 * mult;
-        const int32_t* wo = wt + g0 * mult * nw;
+        const int32_t* qo = q + 3 * g0 * mult;
+        const int8_t* tc = wt + g0 * mult * tapw;
+        const int32_t* wo = wv;
         int8_t* yo = y + i0 * yrs + g0 * mult;
         for (gi = 0; gi < gc; ++gi, pl += blk ? 4 : rs)
-          for (mm = 0; mm < mult; ++mm, qo += 5, wo += nw, ++yo) {
+          for (mm = 0; mm < mult; ++mm, qo += 3, tc += tapw, ++yo) {
+            const int32_t qe = qo[2], r0 = rt[(qe >> 16) & 0xFF];
+            utvm_dwp_widen(wv, tc, (qe >> 8) & 0xFF, kh, kw, sw);
 #ifdef UTVM_DWP_ASM
             if (kh == 3 && kw == 3 && sw <= 2 && (flags & UTVM_DWP_ROUND_NEG) == 0 && lo == -128 && hi == 127 &&
                 16 * rs * dh <= 1020 && 8 * rs * sh <= 4095 && ycs <= 2047) {
-              if (shift > 0 && ((flags & UTVM_DWP_MIXED) == 0 || qo[4] < 0))
-                utvm_dwp3_asm(&pl, &yo, wo, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs, shift,
-                              blk);
+              if (shift > 0 && ((flags & UTVM_DWP_MIXED) == 0 || (qe & 0x80)))
+                utvm_dwp3_asm(&pl, &yo, wo, qo, r0, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs,
+                              shift, blk);
               else
-                utvm_dwp3_asm(&pl, &yo, wo, qo, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs, 0, blk);
+                utvm_dwp3_asm(&pl, &yo, wo, qo, r0, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs, 0,
+                              blk);
               continue;
             }
 #endif
-            utvm_dwp_chan_c(yo, pl, wo, qo, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi, blk);
+            utvm_dwp_chan_c(yo, pl, wo, qo, r0, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi, blk);
           }
       }
     }

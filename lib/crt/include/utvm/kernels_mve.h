@@ -736,9 +736,9 @@ static inline void utvm_mve_add_impl(int8_t* out, const int8_t* a, const int8_t*
  * sub vectors (vector j of channel o: its weights in lanes [j * cin, j * cin + cin), zeros
  * elsewhere; it computes the pixels j, j + sub, ... of a group), two at a time ("pair") with
  * their steps interleaved the same way (step s of vector 2i + c at s * 32 + c * 16 of pair i),
- * each pair followed by its "record" of eight words: biases (folded with the input zero point),
- * multipliers, shifts and output offsets (j * cout + o) of its two vectors, each two side by
- * side; an odd last vector repeated. The channels whose weights are all zero ("dead", common in
+ * each pair followed by its "record" of six words: biases (folded with the input zero point),
+ * multipliers, and the shift (low byte, signed) with the output offset (j * cout + o) above it,
+ * of its two vectors, each two side by side; an odd last vector repeated. The channels whose weights are all zero ("dead", common in
  * pruned models) have a constant output: with `dead` set, a template of cout bytes follows the
  * pairs (the dead channels' outputs) and is copied to every output pixel first.
  * One block: per step one load per filter vector and per row and 8 VMLADAV(A), i.e. 14
@@ -750,11 +750,12 @@ static inline void utvm_mve_add_impl(int8_t* out, const int8_t* a, const int8_t*
 #define UTVM_MVE_C42_RIGHT 1 /* every shift is a right shift of 1..31 */
 
 /* bytes of a pair of filter vectors and its record */
-static inline int32_t utvm_mve_c42_pair_bytes(int32_t steps) { return steps * 32 + 32; }
+static inline int32_t utvm_mve_c42_pair_bytes(int32_t steps) { return steps * 32 + 24; }
 
-/* the record of the pair at wt: word i of vector c (0: bias, 1: multiplier, 2: shift, 3: offset) */
+/* the record of the pair at wt: value i of vector c (0: bias, 1: multiplier, 2: shift, 3: offset) */
 static inline int32_t utvm_mve_c42_rec(const int8_t* pair, int32_t steps, int32_t c, int32_t i) {
-  return ((const int32_t*)(const void*)(pair + steps * 32))[2 * i + c];
+  const int32_t w = ((const int32_t*)(const void*)(pair + steps * 32))[2 * (i < 2 ? i : 2) + c];
+  return i < 2 ? w : i == 2 ? (int32_t)(int8_t)(uint8_t)(uint32_t)w : w >> 8;
 }
 
 #ifdef UTVM_MVE_VECTOR
@@ -887,10 +888,13 @@ __attribute__((always_inline)) static inline void utvm_mve_group42_asm(int8_t* o
           "sub %[dp], %[dp], %[back]\n\t" \
           UTVM_MVE_LANES4("%q[w0]", "%[a0]", "%[a1]", "%[a2]", "%[a3]") \
           UTVM_MVE_LANES4("%q[w1]", "%[b0]", "%[b1]", "%[b2]", "%[b3]") \
-          "ldrd %[a0], %[a1], [%[wp]], #32\n\t" \
-          "ldrd %[a2], %[a3], [%[wp], #-24]\n\t" \
-          "ldrd %[b0], %[b1], [%[wp], #-16]\n\t" \
+          "ldrd %[a0], %[a1], [%[wp]], #24\n\t" \
+          "ldrd %[a2], %[a3], [%[wp], #-16]\n\t" \
           "ldrd %[b2], %[b3], [%[wp], #-8]\n\t" \
+          "sxtb %[b0], %[b2]\n\t" \
+          "sxtb %[b1], %[b3]\n\t" \
+          "asr %[b2], %[b2], #8\n\t" \
+          "asr %[b3], %[b3], #8\n\t" \
           "vadd.i32 %q[w0], %q[w0], %[a0]\n\t" \
           "vadd.i32 %q[w1], %q[w1], %[a1]\n\t" \
           "vshr.s32 %q[x0], %q[w0], #31\n\t" \
