@@ -169,8 +169,8 @@ def test_max_flash_keeps_int8_weights_as_int8_or_refuses(tmp_path: Path) -> None
     constants (weights widened to int16 by the log) compiles with the int8 layouts, within it;
     one below even those is one error."""
     from tflite_builder import fully_connected_model
-    from utvm.tune.log import write_log
-    from utvm.tune.workload import workload, workload_key
+    from utvm.configs.log import write_log
+    from utvm.configs.workload import workload, workload_key
 
     path = tmp_path / "fc.tflite"
     path.write_bytes(fully_connected_model(2, 64, 12))
