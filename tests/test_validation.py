@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from op_check import assert_refused, check_cases
 from tflite_builder import ModelBuilder
@@ -43,3 +44,38 @@ def test_pool_scales_beyond_tflm_tolerance_still_refused(tmp_path: Path) -> None
     m = ModelBuilder()
     ins, outs = _pool("AVERAGE_POOL_2D", 0.07 + 3e-6)(m)
     assert_refused(m.finish(ins, outs), "int8 pooling needs the same quantization in and out", tmp_path)
+
+
+def _unary(op: str, dtype: str, x_q: tuple[float, int], y_q: tuple[float, int], n: int):
+    def case(m: ModelBuilder) -> tuple[list[int], list[int]]:
+        x = m.add_tensor(f"{op}_{dtype}_x_{y_q}", [n], dtype, scale=x_q[0], zero_point=x_q[1])
+        y = m.add_tensor(f"{op}_{dtype}_y_{y_q}", [n], dtype, scale=y_q[0], zero_point=y_q[1])
+        m.add_operator(op, [x], [y])
+        return [x], [y]
+    return case
+
+
+def test_logistic_tanh_output_quantization_tflm_does_not_read(tmp_path: Path) -> None:
+    """TFLite Micro's int8 LOGISTIC checks only the output zero point (-128), int8 TANH nothing
+    of the output, int16 both a scale whose log2 rounds to -15 within 1e-3: their kernels write
+    the fixed quantization whatever the tensor says. We refused any other output scale."""
+    every = np.arange(-128, 128, dtype=np.int8)
+    rng = np.random.default_rng(23)
+    wide = rng.integers(-32768, 32768, size=64).astype(np.int16)
+    cases = [_unary("LOGISTIC", "int8", (0.05, 3), (0.02, -128), 256),
+             _unary("TANH", "int8", (0.05, 3), (0.03, 7), 256),
+             _unary("LOGISTIC", "int16", (2.0 ** -11, 0), (2.0 ** -15 * 1.0004, 0), 64),
+             _unary("TANH", "int16", (0.0007, 0), (2.0 ** -15 * 0.9997, 0), 64)]
+    report = check_cases(cases, tmp_path, inputs=[every, every, wide, wide])
+    assert report.max_abs_diff == 0
+
+
+@pytest.mark.parametrize("op,dtype,y_q,words", [
+    ("LOGISTIC", "int8", (1 / 256, 0), "must be (0.00390625, -128)"),
+    ("LOGISTIC", "int16", (2.0 ** -14, 0), "must be (3.05176e-05, 0)"),
+    ("TANH", "int16", (2.0 ** -15 * 1.01, 0), "must be (3.05176e-05, 0)")])
+def test_logistic_tanh_output_tflm_refuses_still_refused(op: str, dtype: str, y_q: tuple[float, int], words: str,
+                                                         tmp_path: Path) -> None:
+    m = ModelBuilder()
+    ins, outs = _unary(op, dtype, (0.05 if dtype == "int8" else 2.0 ** -12, 0), y_q, 8)(m)
+    assert_refused(m.finish(ins, outs), words, tmp_path)
