@@ -79,3 +79,28 @@ def test_logistic_tanh_output_tflm_refuses_still_refused(op: str, dtype: str, y_
     m = ModelBuilder()
     ins, outs = _unary(op, dtype, (0.05 if dtype == "int8" else 2.0 ** -12, 0), y_q, 8)(m)
     assert_refused(m.finish(ins, outs), words, tmp_path)
+
+
+def test_float_softmax_any_beta_bit_exact(tmp_path: Path) -> None:
+    """float32 SOFTMAX: TFLite Micro computes exp((x - max) * beta) / sum for any beta; we
+    refused beta 0 and negative ones."""
+    def case(beta: float):
+        def make(m: ModelBuilder) -> tuple[list[int], list[int]]:
+            x = m.add_tensor(f"x_{beta}", [3, 10], "float32")
+            y = m.add_tensor(f"y_{beta}", [3, 10], "float32")
+            m.add_operator("SOFTMAX", [x], [y], {"beta": beta})
+            return [x], [y]
+        return make
+
+    rng = np.random.default_rng(5)
+    data = [rng.uniform(-4, 4, size=(3, 10)).astype(np.float32) for _ in range(3)]
+    report = check_cases([case(0.0), case(-0.7), case(-2.5)], tmp_path, inputs=data)
+    assert report.max_abs_diff <= 1e-6
+
+
+def test_int8_softmax_negative_beta_still_refused(tmp_path: Path) -> None:
+    m = ModelBuilder()
+    x = m.add_tensor("x", [1, 10], "int8", scale=0.1, zero_point=0)
+    y = m.add_tensor("y", [1, 10], "int8", scale=1 / 256, zero_point=-128)
+    m.add_operator("SOFTMAX", [x], [y], {"beta": -1.0})
+    assert_refused(m.finish([x], [y]), "must be finite and positive", tmp_path)
