@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from op_check import assert_refused, check_cases
+from op_check import assert_refused, check_cases, check_model, side_by_side
 from tflite_builder import ModelBuilder
+from tflite_patch import edit_model
 
 ROOT = Path(__file__).resolve().parents[1]
 POOL_OPTIONS = {"padding": "VALID", "stride_w": 2, "stride_h": 2, "filter_width": 2, "filter_height": 2}
@@ -104,3 +105,39 @@ def test_int8_softmax_negative_beta_still_refused(tmp_path: Path) -> None:
     y = m.add_tensor("y", [1, 10], "int8", scale=1 / 256, zero_point=-128)
     m.add_operator("SOFTMAX", [x], [y], {"beta": -1.0})
     assert_refused(m.finish([x], [y]), "must be finite and positive", tmp_path)
+
+
+def _filter_zero_points(model: object, rng: np.random.Generator) -> None:
+    """Nonzero zero points on every filter TFLite Micro reads without them: those of CONV_2D,
+    DEPTHWISE_CONV_2D, TRANSPOSE_CONV, and of FULLY_CONNECTED quantized per channel."""
+    sg = model.subgraphs[0]  # type: ignore[attr-defined]
+    for op in sg.operators:
+        oc = model.operatorCodes[op.opcodeIndex]  # type: ignore[attr-defined]
+        code = max(oc.builtinCode, oc.deprecatedBuiltinCode)
+        if code not in (3, 4, 9, 67):
+            continue
+        q = sg.tensors[int(op.inputs[1])].quantization
+        if code == 9 and len(q.scale) < 2:
+            continue  # per-tensor FullyConnected reads its weights offset
+        q.zeroPoint = [int(z) for z in rng.integers(-40, 41, len(q.scale))]
+        q.zeroPoint[0] = q.zeroPoint[0] or 7
+
+
+def test_filter_zero_points_tflm_ignores_compile_bit_exact(tmp_path: Path) -> None:
+    """TFLite Micro's ConvPerChannel, DepthwiseConvPerChannel, TransposeConv and
+    FullyConnectedPerChannel take no weights offset: a filter's zero points are never read. We
+    refused nonzero ones ('filter zero points must be 0') on convolutions and subtracted the
+    first one in a per-channel FULLY_CONNECTED. Random layers of test_op_mac (int8, 16x8 CONV_2D)
+    with filter zero points in [-40, 40]."""
+    from test_op_mac import Cases
+
+    cases = Cases()
+    for seed in range(4):
+        cases.conv("int8", seed)
+        cases.conv("int8", 10 + seed, depthwise=True)
+        cases.fully_connected("int8", 2 * seed + 1)  # odd seeds: per channel
+        cases.transpose_conv("int8", seed)
+    cases.conv("int16", 3)
+    model = edit_model(side_by_side(cases.cases), lambda m: _filter_zero_points(m, np.random.default_rng(11)))
+    report = check_model(model, tmp_path, inputs=cases.inputs)
+    assert report.max_abs_diff == 0
