@@ -9,6 +9,9 @@ error has its row there.
 
 from __future__ import annotations
 
+import ast
+import re
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -141,3 +144,64 @@ def test_filter_zero_points_tflm_ignores_compile_bit_exact(tmp_path: Path) -> No
     model = edit_model(side_by_side(cases.cases), lambda m: _filter_zero_points(m, np.random.default_rng(11)))
     report = check_model(model, tmp_path, inputs=cases.inputs)
     assert report.max_abs_diff == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# docs/VALIDATION.md lists every check
+
+#: the exceptions a check raises, and the classes of docs/VALIDATION.md
+_CLASSES = ("refused-by-TFLM", "would-compute-differently", "neither", "not-a-model-check")
+_ERRORS = {"OpError", "UtvmError"}
+_FILES = [*sorted((ROOT / "scripts" / "utvm" / "ops").glob("*.py")),
+          *(ROOT / "scripts" / "utvm" / "importer" / n for n in ("__init__.py", "limits.py", "tflite_import.py",
+                                                                  "onnx_import.py"))]
+
+
+def _calls(node: ast.AST, func: str, rel: str, sites: Counter[str]) -> None:
+    for child in ast.iter_child_nodes(node):
+        name = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else func
+        if isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id in _ERRORS:
+            sites[f"{rel}:{func}"] += 1
+        _calls(child, name, rel, sites)
+
+
+def check_sites() -> Counter[str]:
+    """``file:function`` -> how many checks raise there: each ``OpError(...)`` /
+    ``UtvmError(...)`` of the operator modules and the importer. ctx.fail / imp.fail (an
+    operator's import rule) are not counted."""
+    sites: Counter[str] = Counter()
+    for path in _FILES:
+        _calls(ast.parse(path.read_text()), "<module>", path.relative_to(ROOT / "scripts" / "utvm").as_posix(), sites)
+    return sites
+
+
+def doc_rows() -> Counter[str]:
+    """``file:function`` of each row of docs/VALIDATION.md's tables (the first column)."""
+    rows: Counter[str] = Counter()
+    for line in (ROOT / "docs" / "VALIDATION.md").read_text().splitlines():
+        m = re.match(r"\|\s*`([\w/.]+\.py:[\w<>]+)`", line)
+        if m:
+            rows[m.group(1)] += 1
+    return rows
+
+
+def test_validation_doc_lists_every_check() -> None:
+    sites, rows = check_sites(), doc_rows()
+    missing = {k: n - rows[k] for k, n in sites.items() if rows[k] < n}
+    extra = {k: n - sites[k] for k, n in rows.items() if sites[k] < n}
+    assert not missing and not extra, f"docs/VALIDATION.md rows missing: {missing}; rows of no check: {extra}"
+
+
+def test_validation_doc_sums_match_rows() -> None:
+    """The sum line counts the rows of each class, and every row has one of the four classes."""
+    text = (ROOT / "docs" / "VALIDATION.md").read_text()
+    classes: Counter[str] = Counter()
+    for line in text.splitlines():
+        if re.match(r"\|\s*`[\w/.]+\.py:[\w<>]+`", line):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            assert len(cells) == 5 and cells[3] in _CLASSES, line
+            classes[cells[3]] += 1
+    sums = re.search(r"^Sum: (.*) \((\d+) checks", text, re.M)
+    assert sums, "no sum line"
+    stated = {m.group(1): int(m.group(2)) for m in re.finditer(r"([\w-]+) (\d+)", sums.group(1))}
+    assert stated == dict(classes) and int(sums.group(2)) == sum(classes.values()), (stated, classes)
