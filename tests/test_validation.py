@@ -146,6 +146,38 @@ def test_filter_zero_points_tflm_ignores_compile_bit_exact(tmp_path: Path) -> No
     assert report.max_abs_diff == 0
 
 
+def _filter_axes(model: object) -> None:
+    """quantized_dimension 1 on every CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV filter."""
+    sg = model.subgraphs[0]  # type: ignore[attr-defined]
+    for op in sg.operators:
+        oc = model.operatorCodes[op.opcodeIndex]  # type: ignore[attr-defined]
+        if max(oc.builtinCode, oc.deprecatedBuiltinCode) in (3, 4, 67):
+            sg.tensors[int(op.inputs[1])].quantization.quantizedDimension = 1
+
+
+def test_convolution_filter_quantized_dimension_refused_as_tflm(tmp_path: Path) -> None:
+    """A per-channel filter whose quantized_dimension is not its channel dimension:
+    PopulateConvolutionQuantizationParams refuses it (TF_LITE_ENSURE_EQ(filter dims at
+    quantized_dimension, channels), kernel_util.cc), and so does utvm (the tflite-micro
+    interpreter fails these models' AllocateTensors: 'CONV_2D failed to prepare')."""
+    from test_op_mac import Cases
+
+    cases = Cases()
+    cases.conv("int8", 20)
+    model = edit_model(side_by_side(cases.cases), _filter_axes)
+    assert_refused(model, "quantization scales for", tmp_path)
+
+
+def test_per_channel_quantize_output_refused_as_tflm(tmp_path: Path) -> None:
+    """TFLite Micro's QUANTIZE: TF_LITE_ENSURE(output scale->size == 1); we quantized with the
+    first scale."""
+    m = ModelBuilder()
+    x = m.add_tensor("x", [1, 2, 3], "float32")
+    y = m.add_tensor("y", [1, 2, 3], "int8", scale=[0.1, 0.2], zero_point=[0, 0], quantized_dimension=1)
+    m.add_operator("QUANTIZE", [x], [y])
+    assert_refused(m.finish([x], [y]), "per-channel QUANTIZE output", tmp_path)
+
+
 # ---------------------------------------------------------------------------------------------
 # docs/VALIDATION.md lists every check
 
