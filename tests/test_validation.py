@@ -178,6 +178,30 @@ def test_per_channel_quantize_output_refused_as_tflm(tmp_path: Path) -> None:
     assert_refused(m.finish([x], [y]), "per-channel QUANTIZE output", tmp_path)
 
 
+def test_zero_point_count_other_than_scales_first_one_bit_exact(tmp_path: Path) -> None:
+    """TFLite Micro's allocator gives every channel the first zero point when a tensor has
+    another count of zero points than of scales; we refused it ('1 quantization scales but 3
+    zero points'). ADD with such an operand and output, DEQUANTIZE of such an input."""
+    def case(m: ModelBuilder) -> tuple[list[int], list[int]]:
+        a = m.add_tensor("a", [2, 8], "int8", scale=0.05, zero_point=3)
+        b = m.add_tensor("b", [2, 8], "int8", scale=0.07, zero_point=-4)
+        y = m.add_tensor("y", [2, 8], "int8", scale=0.1, zero_point=6)
+        d = m.add_tensor("d", [2, 8], "float32")
+        m.add_operator("ADD", [a, b], [y])
+        m.add_operator("DEQUANTIZE", [b], [d])
+        return [a, b], [y, d]
+
+    def zero_points(model: object) -> None:
+        for t in model.subgraphs[0].tensors:  # type: ignore[attr-defined]
+            if t.quantization is not None and t.quantization.zeroPoint is not None and len(t.quantization.scale) == 1:
+                z = int(t.quantization.zeroPoint[0])
+                t.quantization.zeroPoint = [z, z + 9, z - 11]
+
+    model = edit_model(side_by_side([case]), zero_points)
+    report = check_model(model, tmp_path)
+    assert report.max_abs_diff == 0
+
+
 # ---------------------------------------------------------------------------------------------
 # docs/VALIDATION.md lists every check
 

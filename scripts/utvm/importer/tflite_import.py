@@ -269,6 +269,9 @@ def tflm_quantization(graph: Graph) -> None:
         for k, name in enumerate(op.inputs):
             readers.setdefault(name, set()).add((op.kind, k))
     for name, t in graph.tensors.items():
+        if t.quant is not None and t.quant.zero_point.size not in (0, 1, t.quant.scale.size):
+            # TFLite Micro's allocator: zero points of another count than the scales are the first one
+            t.quant.zero_point = np.full(t.quant.scale.size, t.quant.zero_point.reshape(-1)[0])
         if t.quant is not None and _ignores_filter_zero_points(t, readers.get(name, set())):
             t.quant.zero_point = np.zeros_like(t.quant.zero_point)
         if t.quant is not None and t.dtype in ("int32", "int64") and readers.get(name) and readers[name] <= _BIASES:
