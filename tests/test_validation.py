@@ -102,6 +102,15 @@ def test_float_softmax_any_beta_bit_exact(tmp_path: Path) -> None:
     assert report.max_abs_diff <= 1e-6
 
 
+def test_float_softmax_non_finite_beta_refused(tmp_path: Path) -> None:
+    """TFLite Micro runs it (NaN outputs); utvm's generated C has no constant for it."""
+    m = ModelBuilder()
+    x = m.add_tensor("x", [1, 10], "float32")
+    y = m.add_tensor("y", [1, 10], "float32")
+    m.add_operator("SOFTMAX", [x], [y], {"beta": float("inf")})
+    assert_refused(m.finish([x], [y]), "(must be finite)", tmp_path)
+
+
 def test_int8_softmax_negative_beta_still_refused(tmp_path: Path) -> None:
     m = ModelBuilder()
     x = m.add_tensor("x", [1, 10], "int8", scale=0.1, zero_point=0)

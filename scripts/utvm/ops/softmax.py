@@ -366,10 +366,13 @@ def check(g: Graph, op: Operator) -> None:
         if x.quant.scalar()[1] != 0:
             raise OpError(f"{op.source}: int16 SOFTMAX input must have zero point 0")
     beta = float(op.attrs["beta"])
-    # float32: TFLite Micro computes exp((x - max) * beta) / sum for any beta (0, negative,
-    # non-finite), and so does softmax_float; the integer kernels need a positive beta (int8:
-    # PreprocessSoftmaxScaling's QuantizeMultiplierGreaterThanOne aborts on anything else)
-    if x.dtype != "float32" and not (math.isfinite(beta) and beta > 0):
+    # float32: TFLite Micro computes exp((x - max) * beta) / sum for any beta (0, negative), and
+    # so does softmax_float; a non-finite one has no C constant in the generated code. The
+    # integer kernels need a positive beta (int8: PreprocessSoftmaxScaling's
+    # QuantizeMultiplierGreaterThanOne aborts on anything else)
+    if not math.isfinite(beta):
+        raise OpError(f"{op.source}: beta {beta:g} (must be finite)")
+    if x.dtype != "float32" and beta <= 0:
         raise OpError(f"{op.source}: beta {beta:g} (must be finite and positive)")
     if x.dtype == "int8":
         assert x.quant is not None
