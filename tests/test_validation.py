@@ -222,12 +222,16 @@ _FILES = [*sorted((ROOT / "scripts" / "utvm" / "ops").glob("*.py")),
                                                                   "onnx_import.py"))]
 
 
-def _calls(node: ast.AST, func: str, rel: str, sites: Counter[str]) -> None:
+def _calls(node: ast.AST, func: str, rel: str, sites: Counter[str], rules: bool = False) -> None:
+    """Count the raise sites under ``node`` (``rules``: the ``ctx.fail(...)`` calls instead)."""
     for child in ast.iter_child_nodes(node):
         name = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else func
-        if isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id in _ERRORS:
-            sites[f"{rel}:{func}"] += 1
-        _calls(child, name, rel, sites)
+        if isinstance(child, ast.Call):
+            f = child.func
+            if (rules and isinstance(f, ast.Attribute) and f.attr == "fail" and isinstance(f.value, ast.Name)
+                    and f.value.id == "ctx") or (not rules and isinstance(f, ast.Name) and f.id in _ERRORS):
+                sites[f"{rel}:{func}"] += 1
+        _calls(child, name, rel, sites, rules)
 
 
 def check_sites() -> Counter[str]:
@@ -240,11 +244,21 @@ def check_sites() -> Counter[str]:
     return sites
 
 
-def doc_rows() -> Counter[str]:
-    """``file:function`` of each row of docs/VALIDATION.md's tables (the first column)."""
+def rule_sites() -> Counter[str]:
+    """``file:function`` -> how many TFLite import rules refuse there (``ctx.fail(...)``)."""
+    sites: Counter[str] = Counter()
+    for path in sorted((ROOT / "scripts" / "utvm" / "ops").glob("*.py")):
+        _calls(ast.parse(path.read_text()), "<module>", path.relative_to(ROOT / "scripts" / "utvm").as_posix(), sites,
+               rules=True)
+    return sites
+
+
+def doc_rows(prefix: str = "") -> Counter[str]:
+    """``file:function`` of each row of docs/VALIDATION.md's tables (the first column; ``prefix``
+    "rule ": the import rules' table)."""
     rows: Counter[str] = Counter()
     for line in (ROOT / "docs" / "VALIDATION.md").read_text().splitlines():
-        m = re.match(r"\|\s*`([\w/.]+\.py:[\w<>]+)`", line)
+        m = re.match(rf"\|\s*{prefix}`([\w/.]+\.py:[\w<>]+)`", line)
         if m:
             rows[m.group(1)] += 1
     return rows
@@ -255,6 +269,17 @@ def test_validation_doc_lists_every_check() -> None:
     missing = {k: n - rows[k] for k, n in sites.items() if rows[k] < n}
     extra = {k: n - sites[k] for k, n in rows.items() if sites[k] < n}
     assert not missing and not extra, f"docs/VALIDATION.md rows missing: {missing}; rows of no check: {extra}"
+
+
+def test_validation_doc_lists_every_tflite_import_rule() -> None:
+    sites, rows = rule_sites(), doc_rows("rule ")
+    assert sites == rows, f"rules without rows: {sites - rows}; rows of no rule: {rows - sites}"
+    text = (ROOT / "docs" / "VALIDATION.md").read_text()
+    classes = Counter(m.group(1) for m in re.finditer(r"^\| rule `[^`]+` \|.*\| ([\w-]+) \| [^|]* \|$", text, re.M))
+    sums = re.search(r"^Rules sum: (.*) \((\d+) rules", text, re.M)
+    assert sums, "no rules sum line"
+    stated = {m.group(1): int(m.group(2)) for m in re.finditer(r"([\w-]+) (\d+)", sums.group(1))}
+    assert {k: v for k, v in stated.items() if v} == dict(classes) and int(sums.group(2)) == sum(classes.values())
 
 
 def test_validation_doc_sums_match_rows() -> None:
