@@ -258,6 +258,20 @@ _BIASES = {("conv2d", 2), ("depthwise_conv2d", 2), ("fully_connected", 2), ("tra
 _PER_CHANNEL_OPS = {"quantize", "dequantize"}
 
 
+#: filters whose zero points TFLite Micro's reference kernels never read (ConvPerChannel,
+#: DepthwiseConvPerChannel, TransposeConv take no weights offset)
+_FILTERS_WITHOUT_OFFSET = {("conv2d", 1), ("depthwise_conv2d", 1), ("transpose_conv2d", 1)}
+
+
+def _ignores_filter_zero_points(t: Tensor, readers: set[tuple[str, int]]) -> bool:
+    """Every reader of ``t`` is a filter input that ignores its zero points: that of a
+    convolution, or of a FULLY_CONNECTED when ``t`` has several scales (FullyConnectedPerChannel
+    takes no weights offset; the per-tensor FullyConnected does)."""
+    per_channel = t.quant is not None and t.quant.scale.size > 1
+    return bool(readers) and all(r in _FILTERS_WITHOUT_OFFSET or (r == ("fully_connected", 1) and per_channel)
+                                 for r in readers)
+
+
 def tflm_quantization(graph: Graph) -> None:
     """Quantization parameters as TFLite Micro reads them. A filter's scales are per output
     channel (their quantized dimension is checked against the shape, as TFLite Micro does, by
@@ -274,6 +288,11 @@ def tflm_quantization(graph: Graph) -> None:
         for k, name in enumerate(op.inputs):
             readers.setdefault(name, set()).add((op.kind, k))
     for name, t in graph.tensors.items():
+        if t.quant is not None and t.quant.zero_point.size not in (0, 1, t.quant.scale.size):
+            # TFLite Micro's allocator: zero points of another count than the scales are the first one
+            t.quant.zero_point = np.full(t.quant.scale.size, t.quant.zero_point.reshape(-1)[0])
+        if t.quant is not None and _ignores_filter_zero_points(t, readers.get(name, set())):
+            t.quant.zero_point = np.zeros_like(t.quant.zero_point)
         if t.quant is not None and t.dtype in ("int32", "int64") and readers.get(name) and readers[name] <= _BIASES:
             t.quant = None  # a bias: its parameters are never read (any values, e.g. scale 0, are valid)
         q = t.quant

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from tvm import te, tirx
 
-from ..ir import NHWC, Graph, Operator
+from ..ir import NHWC, Graph, Operator, Quant
 from ..lower import fixedpoint as fp
 from ..lower.kerneldef import KernelArg, KernelDef
 from ..lower.padding import padding
@@ -108,8 +109,15 @@ def check(g: Graph, op: Operator) -> None:
     if x.dtype == "int8" and op.attrs.get("rescale"):
         if op.kind != "avg_pool2d" or any(op.attrs["padding"]):
             raise OpError(f"{op.source}: rescaling pools must be average pools without padding")
-    elif x.dtype == "int8" and x.quant is not None and y.quant is not None and x.quant.scalar() != y.quant.scalar():
+    elif x.dtype == "int8" and x.quant is not None and y.quant is not None and not same_pool_quant(x.quant, y.quant):
         raise OpError(f"{op.source}: int8 pooling needs the same quantization in and out")
+
+
+def same_pool_quant(a: Quant, b: Quant) -> bool:
+    """TFLite Micro's PoolingPrepare test: zero points equal, scales (float32) at most 1e-6 apart
+    (the pooling kernels copy or average the values as they are, in neither scale)."""
+    (sa, za), (sb, zb) = a.scalar(), b.scalar()
+    return za == zb and float(abs(np.float32(sa) - np.float32(sb))) <= 1.0e-6
 
 
 def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:

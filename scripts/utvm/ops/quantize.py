@@ -50,6 +50,9 @@ def check(g: Graph, op: Operator) -> None:
         raise OpError(f"{op.source}: QUANTIZE from {x.dtype} to {y.dtype} is not supported")
     if y.quant is None or (x.dtype != "float32" and x.quant is None):
         raise OpError(f"{op.source}: {y.dtype} tensors without quantization parameters")
+    if y.quant.scale.size > 1:  # TFLite Micro: TF_LITE_ENSURE(output scale->size == 1)
+        raise OpError(f"{op.source}: a per-channel QUANTIZE output ({y.quant.scale.size} scales); "
+                      "TFLite Micro quantizes per tensor only")
     check_same_size(g, op)
 
 

@@ -346,7 +346,7 @@ def from_onnx(imp: Any, node: Any) -> None:
 
 
 def check(g: Graph, op: Operator) -> None:
-    """TFLite Micro's SoftmaxPrepare: equal shapes, beta positive, the output quantization fixed
+    """TFLite Micro's SoftmaxPrepare: equal shapes, beta positive (integer types), the output quantization fixed
     for int8 and int16, and for int8 beta x input scale giving a multiplier above 1."""
     # TFLite Micro: int8 output scale 1/256 (to 1e-8), int16 1/32768 (to 1e-3 of it); an int8 input
     # with an int16 output: scale 1/65536 (to 1e-3 of it), zero point -32768
@@ -366,7 +366,13 @@ def check(g: Graph, op: Operator) -> None:
         if x.quant.scalar()[1] != 0:
             raise OpError(f"{op.source}: int16 SOFTMAX input must have zero point 0")
     beta = float(op.attrs["beta"])
-    if not (math.isfinite(beta) and beta > 0):
+    # float32: TFLite Micro computes exp((x - max) * beta) / sum for any beta (0, negative), and
+    # so does softmax_float; a non-finite one has no C constant in the generated code. The
+    # integer kernels need a positive beta (int8: PreprocessSoftmaxScaling's
+    # QuantizeMultiplierGreaterThanOne aborts on anything else)
+    if not math.isfinite(beta):
+        raise OpError(f"{op.source}: beta {beta:g} (must be finite)")
+    if x.dtype != "float32" and beta <= 0:
         raise OpError(f"{op.source}: beta {beta:g} (must be finite and positive)")
     if x.dtype == "int8":
         assert x.quant is not None
