@@ -59,8 +59,10 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (top / "manifest").mkdir()
     (top / "manifest" / "west.yml").write_text(_MANIFEST)
     (top / "utvm").symlink_to(REPO, target_is_directory=True)
+    # without ZEPHYR_BASE: west init would look for a workspace there, find the one around
+    # that Zephyr tree and stop ("already initialized")
     r = subprocess.run([sys.executable, "-m", "west", "init", "-l", "manifest"], cwd=top,
-                       capture_output=True, text=True, check=False)
+                       env=_without_zephyr(), capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr
     return top
 
