@@ -31,6 +31,25 @@ def _toolchain() -> None:
         pytest.skip(problem)
 
 
+def conv_case(seed: int, kernel: tuple[int, int], cin: int, cout: int):  # type: ignore[no-untyped-def]
+    """An int8 CONV_2D on a 6x6 input (SAME, stride 1), per-channel weights, for op_check.side_by_side."""
+    from tflite_builder import ModelBuilder
+
+    def case(m: ModelBuilder):  # type: ignore[no-untyped-def]
+        rng = np.random.default_rng(seed)
+        p = f"c{seed}_"
+        x = m.add_tensor(p + "x", (1, 6, 6, cin), "int8", scale=0.05, zero_point=-7)
+        ws = rng.uniform(0.002, 0.02, cout)
+        w = m.add_tensor(p + "w", (cout, *kernel, cin), "int8", rng.integers(-127, 128, (cout, *kernel, cin)),
+                         scale=ws)
+        b = m.add_tensor(p + "b", (cout,), "int32", rng.integers(-500, 500, cout), scale=0.05 * ws)
+        y = m.add_tensor(p + "y", (1, 6, 6, cout), "int8", scale=0.1, zero_point=4)
+        m.add_operator("CONV_2D", [x, w, b], [y], {"padding": "SAME", "stride_w": 1, "stride_h": 1,
+                                                   "dilation_w_factor": 1, "dilation_h_factor": 1})
+        return [x], [y]
+    return case
+
+
 @pytest.fixture(scope="module")
 def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A pointwise, a 3x3 and a one-channel 3x4 int8 convolution and two fully connected layers
@@ -38,21 +57,6 @@ def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     weights)."""
     from op_check import side_by_side
     from tflite_builder import ModelBuilder
-
-    def conv(seed: int, kernel: tuple[int, int], cin: int, cout: int):  # type: ignore[no-untyped-def]
-        def case(m: ModelBuilder):  # type: ignore[no-untyped-def]
-            rng = np.random.default_rng(seed)
-            p = f"c{seed}_"
-            x = m.add_tensor(p + "x", (1, 6, 6, cin), "int8", scale=0.05, zero_point=-7)
-            ws = rng.uniform(0.002, 0.02, cout)
-            w = m.add_tensor(p + "w", (cout, *kernel, cin), "int8", rng.integers(-127, 128, (cout, *kernel, cin)),
-                             scale=ws)
-            b = m.add_tensor(p + "b", (cout,), "int32", rng.integers(-500, 500, cout), scale=0.05 * ws)
-            y = m.add_tensor(p + "y", (1, 6, 6, cout), "int8", scale=0.1, zero_point=4)
-            m.add_operator("CONV_2D", [x, w, b], [y], {"padding": "SAME", "stride_w": 1, "stride_h": 1,
-                                                       "dilation_w_factor": 1, "dilation_h_factor": 1})
-            return [x], [y]
-        return case
 
     def fc(seed: int, depth: int, units: int):  # type: ignore[no-untyped-def]
         def case(m: ModelBuilder):  # type: ignore[no-untyped-def]
@@ -67,7 +71,7 @@ def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
         return case
 
     path = tmp_path_factory.mktemp("tune") / "small.tflite"
-    path.write_bytes(side_by_side([conv(1, (1, 1), 8, 8), conv(2, (3, 3), 4, 8), conv(5, (3, 4), 1, 4), fc(3, 16, 8),
+    path.write_bytes(side_by_side([conv_case(1, (1, 1), 8, 8), conv_case(2, (3, 3), 4, 8), conv_case(5, (3, 4), 1, 4), fc(3, 16, 8),
                                    fc(4, 96, 3)]))
     return path
 
