@@ -249,3 +249,28 @@ def test_tune_through_the_rpc_server_on_qemu(small_model: Path, tmp_path: Path) 
         # within 2 %, or one tick of the MPS2 counter (40 instructions) for the smallest kernels
         tolerance = max(0.02 * rec["cost"]["instructions"], 40)
         assert abs(rec["cost"]["instructions"] - direct[key]["cost"]["instructions"]) <= tolerance
+
+
+def test_zephyr_models_file_lists_what_the_sample_compiles(tmp_path: Path) -> None:
+    """zephyr_models.cmake (written into {build} for samples/utvm_rpc_server -DUTVM_RPC_MODELS):
+    CMake reads back the sources, the include directories and the I/O bytes as written, paths
+    with spaces included."""
+    import shutil
+
+    from utvm.rpc.server import write_zephyr_models
+
+    if shutil.which("cmake") is None:
+        pytest.skip("cmake is not on PATH")
+    srcs = [tmp_path / "c 0" / "lib0.c", tmp_path / "rpc_models.c"]
+    incs = [tmp_path / "c 0" / "include"]
+    models = write_zephyr_models(tmp_path / "zephyr_models.cmake", srcs, incs, 20000)
+    script = tmp_path / "read.cmake"
+    script.write_text(f'include("{models.as_posix()}")\n'
+                      'foreach(v IN LISTS UTVM_RPC_MODELS_SOURCES UTVM_RPC_MODELS_INCLUDES)\n'
+                      '  message(STATUS "item=${v}")\nendforeach()\n'
+                      'message(STATUS "io=${UTVM_RPC_MODELS_IO_BYTES}")\n')
+    r = subprocess.run(["cmake", "-P", str(script)], capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    items = [ln.split("item=", 1)[1] for ln in r.stdout.splitlines() if "item=" in ln]
+    assert items == [str(p) for p in [*srcs, *incs]]
+    assert "-- io=20000" in r.stdout
