@@ -31,6 +31,25 @@ def _toolchain() -> None:
         pytest.skip(problem)
 
 
+def conv_case(seed: int, kernel: tuple[int, int], cin: int, cout: int):  # type: ignore[no-untyped-def]
+    """An int8 CONV_2D on a 6x6 input (SAME, stride 1), per-channel weights, for op_check.side_by_side."""
+    from tflite_builder import ModelBuilder
+
+    def case(m: ModelBuilder):  # type: ignore[no-untyped-def]
+        rng = np.random.default_rng(seed)
+        p = f"c{seed}_"
+        x = m.add_tensor(p + "x", (1, 6, 6, cin), "int8", scale=0.05, zero_point=-7)
+        ws = rng.uniform(0.002, 0.02, cout)
+        w = m.add_tensor(p + "w", (cout, *kernel, cin), "int8", rng.integers(-127, 128, (cout, *kernel, cin)),
+                         scale=ws)
+        b = m.add_tensor(p + "b", (cout,), "int32", rng.integers(-500, 500, cout), scale=0.05 * ws)
+        y = m.add_tensor(p + "y", (1, 6, 6, cout), "int8", scale=0.1, zero_point=4)
+        m.add_operator("CONV_2D", [x, w, b], [y], {"padding": "SAME", "stride_w": 1, "stride_h": 1,
+                                                   "dilation_w_factor": 1, "dilation_h_factor": 1})
+        return [x], [y]
+    return case
+
+
 @pytest.fixture(scope="module")
 def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A pointwise, a 3x3 and a one-channel 3x4 int8 convolution and two fully connected layers
@@ -38,21 +57,6 @@ def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     weights)."""
     from op_check import side_by_side
     from tflite_builder import ModelBuilder
-
-    def conv(seed: int, kernel: tuple[int, int], cin: int, cout: int):  # type: ignore[no-untyped-def]
-        def case(m: ModelBuilder):  # type: ignore[no-untyped-def]
-            rng = np.random.default_rng(seed)
-            p = f"c{seed}_"
-            x = m.add_tensor(p + "x", (1, 6, 6, cin), "int8", scale=0.05, zero_point=-7)
-            ws = rng.uniform(0.002, 0.02, cout)
-            w = m.add_tensor(p + "w", (cout, *kernel, cin), "int8", rng.integers(-127, 128, (cout, *kernel, cin)),
-                             scale=ws)
-            b = m.add_tensor(p + "b", (cout,), "int32", rng.integers(-500, 500, cout), scale=0.05 * ws)
-            y = m.add_tensor(p + "y", (1, 6, 6, cout), "int8", scale=0.1, zero_point=4)
-            m.add_operator("CONV_2D", [x, w, b], [y], {"padding": "SAME", "stride_w": 1, "stride_h": 1,
-                                                       "dilation_w_factor": 1, "dilation_h_factor": 1})
-            return [x], [y]
-        return case
 
     def fc(seed: int, depth: int, units: int):  # type: ignore[no-untyped-def]
         def case(m: ModelBuilder):  # type: ignore[no-untyped-def]
@@ -67,7 +71,7 @@ def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
         return case
 
     path = tmp_path_factory.mktemp("tune") / "small.tflite"
-    path.write_bytes(side_by_side([conv(1, (1, 1), 8, 8), conv(2, (3, 3), 4, 8), conv(5, (3, 4), 1, 4), fc(3, 16, 8),
+    path.write_bytes(side_by_side([conv_case(1, (1, 1), 8, 8), conv_case(2, (3, 3), 4, 8), conv_case(5, (3, 4), 1, 4), fc(3, 16, 8),
                                    fc(4, 96, 3)]))
     return path
 
@@ -245,3 +249,28 @@ def test_tune_through_the_rpc_server_on_qemu(small_model: Path, tmp_path: Path) 
         # within 2 %, or one tick of the MPS2 counter (40 instructions) for the smallest kernels
         tolerance = max(0.02 * rec["cost"]["instructions"], 40)
         assert abs(rec["cost"]["instructions"] - direct[key]["cost"]["instructions"]) <= tolerance
+
+
+def test_zephyr_models_file_lists_what_the_sample_compiles(tmp_path: Path) -> None:
+    """zephyr_models.cmake (written into {build} for samples/utvm_rpc_server -DUTVM_RPC_MODELS):
+    CMake reads back the sources, the include directories and the I/O bytes as written, paths
+    with spaces included."""
+    import shutil
+
+    from utvm.rpc.server import write_zephyr_models
+
+    if shutil.which("cmake") is None:
+        pytest.skip("cmake is not on PATH")
+    srcs = [tmp_path / "c 0" / "lib0.c", tmp_path / "rpc_models.c"]
+    incs = [tmp_path / "c 0" / "include"]
+    models = write_zephyr_models(tmp_path / "zephyr_models.cmake", srcs, incs, 20000)
+    script = tmp_path / "read.cmake"
+    script.write_text(f'include("{models.as_posix()}")\n'
+                      'foreach(v IN LISTS UTVM_RPC_MODELS_SOURCES UTVM_RPC_MODELS_INCLUDES)\n'
+                      '  message(STATUS "item=${v}")\nendforeach()\n'
+                      'message(STATUS "io=${UTVM_RPC_MODELS_IO_BYTES}")\n')
+    r = subprocess.run(["cmake", "-P", str(script)], capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    items = [ln.split("item=", 1)[1] for ln in r.stdout.splitlines() if "item=" in ln]
+    assert items == [str(p) for p in [*srcs, *incs]]
+    assert "-- io=20000" in r.stdout

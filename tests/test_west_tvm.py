@@ -59,8 +59,10 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (top / "manifest").mkdir()
     (top / "manifest" / "west.yml").write_text(_MANIFEST)
     (top / "utvm").symlink_to(REPO, target_is_directory=True)
+    # without ZEPHYR_BASE: west init would look for a workspace there, find the one around
+    # that Zephyr tree and stop ("already initialized")
     r = subprocess.run([sys.executable, "-m", "west", "init", "-l", "manifest"], cwd=top,
-                       capture_output=True, text=True, check=False)
+                       env=_without_zephyr(), capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr
     return top
 
@@ -691,17 +693,20 @@ def test_report_follows_build_dir_fmt_and_sysbuild(workspace: Path, tmp_path: Pa
     assert json.loads(r.stdout)["elf"] == str(app_dir / "zephyr" / "zephyr.elf")
 
 
-def test_utvm_info_says_what_the_workspace_lacks(tmp_path: Path) -> None:
+def test_utvm_info_says_what_the_workspace_lacks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A workspace that lists utvm as an ordinary project (no west-commands) has no
     `west tvm`: west only says "unknown command"; `utvm info` names the missing line."""
     from utvm.zephyr.workspace import WEST_COMMANDS_LINE, check
+
+    # west's topdir search falls back on ZEPHYR_BASE's workspace outside a workspace
+    monkeypatch.delenv("ZEPHYR_BASE", raising=False)
 
     top = tmp_path / "ws"
     (top / "manifest").mkdir(parents=True)
     (top / "manifest" / "west.yml").write_text(_MANIFEST.replace(
         "      west-commands: west-commands/west-commands.yml\n", ""))
     (top / "utvm").symlink_to(REPO, target_is_directory=True)
-    env = dict(os.environ)
+    env = _without_zephyr()  # else west looks for the workspace around ZEPHYR_BASE (see workspace)
     env.pop("PYTHONPATH", None)
     r = subprocess.run([sys.executable, "-m", "west", "init", "-l", "manifest"], cwd=top, env=env,
                        capture_output=True, text=True, check=False)

@@ -27,12 +27,21 @@
 #define RPC_UART_NODE DT_CHOSEN(zephyr_console)
 #endif
 
+/* With -DUTVM_RPC_MODELS (utvm tune --device) a generated table defines utvm_rpc_models. */
+#ifndef UTVM_RPC_SAMPLE_MODELS_TABLE
 extern const utvm_model_t UTVM_RPC_SAMPLE_MODEL;
 UTVM_RPC_DEFINE_MODELS(&UTVM_RPC_SAMPLE_MODEL);
+#endif
+
+#ifdef UTVM_RPC_SAMPLE_IO_BUF_SIZE
+#define IO_BUF_SIZE UTVM_RPC_SAMPLE_IO_BUF_SIZE
+#else
+#define IO_BUF_SIZE CONFIG_APP_RPC_IO_BUF_SIZE
+#endif
 
 static const struct device* const rpc_uart = DEVICE_DT_GET(RPC_UART_NODE);
 
-static uint8_t io_buf[CONFIG_APP_RPC_IO_BUF_SIZE] __aligned(16);
+static uint8_t io_buf[IO_BUF_SIZE] __aligned(16);
 static uint8_t frame_buf[UTVM_RPC_FRAME_BUF_SIZE(CONFIG_APP_RPC_MAX_PAYLOAD)];
 #if CONFIG_APP_RPC_POOL_SIZE > 0
 static uint8_t pool[CONFIG_APP_RPC_POOL_SIZE] __aligned(16);

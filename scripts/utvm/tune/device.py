@@ -28,6 +28,7 @@ from ..rpc.server import (
     mlf_io_bytes,
     server_runtime_sources,
     write_model_table,
+    write_zephyr_models,
 )
 from .measure import Candidate, compile_candidates, kernel_inputs
 from .options import TuneOptions
@@ -39,6 +40,8 @@ REPEATS = 5
 #: several times inside one measurement (an MPS2 counter ticks every 40 instructions, Zephyr's
 #: fallback clock may be a 32 kHz RTC), so the counter's resolution does not decide the choice
 TARGET_TICKS = 2000
+#: the CMake file in {build} by which samples/utvm_rpc_server serves the candidates
+ZEPHYR_MODELS = "zephyr_models.cmake"
 
 
 def server_sources(cands: list[Candidate], board: str, build: Path) -> ServerSources:
@@ -61,6 +64,8 @@ def server_sources(cands: list[Candidate], board: str, build: Path) -> ServerSou
         includes += model.include_dirs
     table = write_model_table(build / "rpc_models.c", [f"tvmgen_tune_c{c.index}_model" for c in built])
     io = sum((mlf_io_bytes(c.mlf) or 16) for c in built)  # type: ignore[arg-type]  # the server sizes for all
+    # the same models for a Zephyr build of samples/utvm_rpc_server (-DUTVM_RPC_MODELS={build})
+    write_zephyr_models(build / ZEPHYR_MODELS, [*codegen, table], includes[1:], io)
     return ServerSources(tuple([*codegen, *sources, *ports, table]), tuple(includes),
                          {"UTVM_RPC_MAIN": "", "UTVM_RPC_IO_BUF_SIZE": f"{max(io, 16)}u"})
 
