@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pytest
 
+from utvm.configs.log import read_log
 from utvm.rpc.client import RpcClient
 from utvm.rpc.runner import soak
-from utvm.tune.log import read_log
 from zephyr_tree import require_zephyr, version
 
 REPO = Path(__file__).resolve().parents[1]
