@@ -13,7 +13,7 @@ import pytest
 import op_check
 from op_check import check_model
 
-MODELS = sorted((Path(__file__).resolve().parent / "models").glob("*.tflite"))
+MODELS = sorted((Path(__file__).resolve().parent / "models").glob("*_blocks_*.tflite"))
 
 
 def test_models_are_there() -> None:
