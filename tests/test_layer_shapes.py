@@ -56,7 +56,8 @@ def test_sample_bit_exact_for_cortex_m55_on_host(tmp_path: Path) -> None:
 def test_depthwise_on_cortex_m55_near_the_m4(tmp_path: Path, layer: Shape) -> None:
     """The issue's keyword-spotting layer ran 3.02 instructions per MAC on the M55 (generic
     kernel) against 1.52 on the M4; with dsp_dwp on both, the M55 within 5% of the M4 (this
-    layer: 1.80 and 1.77, within 2.0)."""
+    layer: 2.04 and 1.95, within 2.1; 1.80 and 1.77 before dsp_dwp kept its taps int8 in flash
+    and widened each channel's 80 taps before its outputs, b136683)."""
     m = ModelBuilder("one layer")
     x, y = add_layer(m, layer, "l")
     model = m.finish(x, y)
@@ -69,6 +70,6 @@ def test_depthwise_on_cortex_m55_near_the_m4(tmp_path: Path, layer: Shape) -> No
         figures[board] = report.instructions / layer.macs
     # the 1-D layer stays above the issue's bounds on both CPUs (3.75 and 3.77: dsp_dwp's planes
     # of one row; the generic kernel took 7.7 on the M55)
-    bound = 2.0 if layer is KWS_M8 else 4.0
+    bound = 2.1 if layer is KWS_M8 else 4.0
     assert figures["mps3/an547"] <= bound and figures["mps2/an386"] <= bound, figures
     assert figures["mps3/an547"] <= 1.05 * figures["mps2/an386"], figures
