@@ -21,8 +21,16 @@ python3 -m pip install -q --disable-pip-version-check -e ".[test]"
 # RPC sample's twister test runs against its device adapter in tests/test_twister_harness.py.
 # Its pytest plugin needs ZEPHYR_BASE when loaded: pyproject.toml keeps it out of this suite
 # (-p no:). Twister itself refuses to start where the harness is installed: run twister from
-# another Python environment.
+# another Python environment; its pytest scenarios (the RPC sample's) run under the `pytest` on
+# PATH, which needs utvm's packages but not the installed harness (twister loads it with -p:
+# 'Plugin already registered'): uninstall it before running twister.
 harness="${ZEPHYR_BASE:-/nonexistent}/scripts/pylib/pytest-twister-harness"
+# It is built from a copy: built in place, it leaves src/pytest_twister_harness.egg-info in the
+# Zephyr tree, whose pytest11 entry point then loads the plugin a second time in twister's own
+# pytest runs ('Plugin already registered under a different name: twister_harness').
 if [ -f "$harness/setup.cfg" ]; then
-  python3 -m pip install -q --disable-pip-version-check "$harness"
+  copy="$(mktemp -d)"
+  cp -r "$harness" "$copy/harness"
+  python3 -m pip install -q --disable-pip-version-check "$copy/harness"
+  rm -rf "$copy"
 fi
