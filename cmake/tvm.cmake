@@ -444,11 +444,20 @@ function(tvm_add_model)
       message(FATAL_ERROR "tvm_add_model: POOLS entry '${spec}' is not <pool>:<bytes or node label>")
     endif()
     set(pool "${CMAKE_MATCH_1}")
-    _utvm_region("${CMAKE_MATCH_2}" bytes section)
+    set(region "${CMAKE_MATCH_2}")
+    _utvm_region("${region}" bytes section)
     list(APPEND args --pool "${pool}:${bytes}")
     string(TOUPPER "${pool}" POOL)
     if(section)
       list(APPEND pool_defines "UTVM_POOL_${POOL}_SECTION=\"${section}\"")
+      # Zephyr's startup zeroes .bss and copies .data; a devicetree region's own section gets
+      # neither. The pool needs neither (scratch: each run writes before it reads, the state
+      # kept between runs stays in .bss), but the memory must answer before the first run.
+      message(NOTICE "tvm_add_model(${ARG_NAME}): pool '${pool}' is in devicetree region "
+                     "'${region}' (section ${section}), which Zephyr's startup neither zeroes "
+                     "nor loads: the pool is scratch and needs neither, but the application must make "
+                     "that memory usable (power, clock, memory controller, MPU) before the first "
+                     "tvmgen_${ARG_NAME}_run()")
     endif()
     list(APPEND pool_report "${pool}:${bytes}:${section}")
   endforeach()

@@ -679,8 +679,9 @@ def test_cmake_fit_check_with_sizes(tmp_path: Path) -> None:
 
 def test_cmake_pools_in_devicetree_regions(tmp_path: Path) -> None:
     """POOLS <pool>:<node label>: the size comes from the node (dt_nodelabel, dt_reg_size), the
-    executor places the pool in the node's zephyr,memory-region section; too small a node fails
-    the configure."""
+    executor places the pool in the node's zephyr,memory-region section (the configure says
+    what the application must do for a region Zephyr's startup does not initialise); too small
+    a node fails the configure."""
     _need_real_model()
     configure = _fit_project(tmp_path, "tvm_add_model(NAME m MODEL {model} TARGET t POOLS ${P})", devicetree=True)
     r = _run([*configure, "-DP=fast:dtcm"])
@@ -689,6 +690,12 @@ def test_cmake_pools_in_devicetree_regions(tmp_path: Path) -> None:
     r = _run([*configure, "-DP=fast:dtcm;slow:sram2"])
     assert r.returncode == 0, r.stderr
     assert re.search(r"constants \d+/1048576", r.stdout), r.stdout  # the chosen zephyr,flash
+    # a region's own section is neither zeroed nor loaded at boot: the configure says what that means
+    said = " ".join(r.stderr.split())
+    for pool, label, section in (("fast", "dtcm", "DTCM"), ("slow", "sram2", "SRAM2")):
+        assert (f"tvm_add_model(m): pool '{pool}' is in devicetree region '{label}' (section {section}), which "
+                "Zephyr's startup neither zeroes nor loads: the pool is scratch and needs neither, but the "
+                "application must make that memory usable") in said, r.stderr
     r = _run([_cmake(), "--build", str(tmp_path / "b")])
     assert r.returncode == 0, r.stdout + r.stderr
     commands = {Path(c["file"]).name: c["command"]
