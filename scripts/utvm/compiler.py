@@ -22,6 +22,7 @@ from .ir import Graph, Operator
 from .lower.channels import drop_channels
 from .lower.lowering import KernelCall, Lowered, lower_graph
 from .lower.target import Target
+from .ops.common import widened_by_default
 from .options import CompileOptions
 from .package.mlf import called_functions, external_layout, metadata, write_mlf, write_tar
 from .package.staticlib import build_static_lib
@@ -216,15 +217,13 @@ def _lean(graph: Graph, lowered: Lowered, options: CompileOptions, modules: list
     (LEAN_KNOBS, over tuned configurations too); UtvmError when its constants still pass
     --max-flash."""
     before = constants_bytes(lowered)
-    from .ops.common import widened_by_default
-
     for op in graph.ops:
         config = op.attrs.get("config") or {}
         if config.get("weights") == "int16" or (not config and op.kind in ("conv2d", "fully_connected")
                                                 and len(op.inputs) > 1 and graph.tensors[op.inputs[1]].is_constant
                                                 and widened_by_default(graph, op)):
             op.attrs["config"] = {**config, **LEAN_KNOBS}
-    lowered = lower_graph(graph, f"tvmgen_{graph.name}", options.cpu, modules)
+    lowered = lower_graph(graph, f"tvmgen_{graph.name}", options.target, modules)
     after = constants_bytes(lowered)
     if after > (options.max_flash or 0):
         raise UtvmError(f"--max-flash {options.max_flash}: the model's constants take {after} bytes of flash "
