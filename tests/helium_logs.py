@@ -21,6 +21,6 @@ def tiny_plan_log(tmp_path: Path, path: Path) -> Path:
     for call in result.lowered.calls:
         op = result.graph.ops[call.op_index]
         if op.kind == "depthwise_conv2d":
-            assert call.variant == "helium" and op.attrs["config"]["plan"] == "tiny"
+            assert call.variant == "helium" and result.configs[call.op_index]["plan"] == "tiny"
             assert "tiny" in helium_plans(result.graph, op)
     return log

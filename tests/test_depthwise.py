@@ -433,10 +433,12 @@ def test_planes_shrink_where_they_set_the_pool(tmp_path: Path) -> None:
     result = compile_model(path, tmp_path / "mlf", CompileOptions(cpu="cortex-m4"))
     call = next(c for c in result.lowered.calls if c.variant == "dsp_dwp")
     op = result.graph.ops[call.op_index]
-    geo = _dwp_geometry(result.graph, op, op.attrs["config"]["orient"])
+    config = result.configs[call.op_index]
+    assert result.configs.source(call.op_index) == "less scratch where it sets the pool"
+    geo = _dwp_geometry(result.graph, op, config["orient"])
     assert geo is not None
     default = _dwp_bands(geo, False)[0]
-    assert op.attrs["config"]["band"] < default
+    assert config["band"] < default
     x, d = result.graph.tensors[op.inputs[0]], result.graph.tensors[op.outputs[0]]
     assert result.plan.pool_size <= x.nbytes + d.nbytes + DWP_SCRATCH_BUDGET // 4 + 16
     assert 2 * geo.scratch_values(default) > DWP_SCRATCH_BUDGET // 2  # the default would have cost more

@@ -233,6 +233,6 @@ def test_helium_tiny_map_in_place(tmp_path: Path) -> None:
     result = compile_model(model, tmp_path / "mlf", CompileOptions(cpu="cortex-m55", io_in_pool=True, tuning_log=log))
     (call,) = [c for c in result.lowered.calls if result.graph.ops[c.op_index].kind == "depthwise_conv2d"]
     op = result.graph.ops[call.op_index]
-    assert call.variant == "helium" and op.attrs["config"]["plan"] == "tiny" and not call.rows_out_of_order
+    assert call.variant == "helium" and result.configs[call.op_index]["plan"] == "tiny" and not call.rows_out_of_order
     assert any(t.how == "shifted" and t.name == op.inputs[0] for t in result.plan.tenants)
     check_model(model, tmp_path, "mps3/an547", io_in_pool=True, tuning_log=log)

@@ -99,8 +99,10 @@ def test_dsp_gemm_takes_the_int8_layers(model: tuple[Path, Cases], tmp_path: Pat
         assert call.variant == ("dsp_tiny" if fits else "dsp_gemm")
     log = _wide_log(tmp_path / "log.json", model[0], "cortex-m4")
     tuned = compile_model(model[0], tmp_path / "tuned", CompileOptions(cpu="cortex-m4", tuning_log=log))
-    configs = [tuned.graph.ops[call.op_index].attrs.get("config") for call in tuned.lowered.calls]
+    configs = [tuned.configs.get(call.op_index) for call in tuned.lowered.calls]
     assert configs == [{"variant": "dsp_gemm", "weights": "int16"}] * (N_CONV + N_FC)
+    assert {tuned.configs.source(call.op_index) for call in tuned.lowered.calls} == {"tuning log"}
+    assert all(op.config is None and "config" not in op.attrs for op in tuned.graph.ops)  # the graph is not edited
     assert {call.variant for call in tuned.lowered.calls} == {"dsp_gemm"}
 
 

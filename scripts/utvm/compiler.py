@@ -6,12 +6,14 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .configs.log import apply_log
+from .configs.kernels import Config, KernelConfigs
+from .configs.log import tuned_configs
 from .emit.aot import EmittedSources, emit
 from .emit.compat_v018 import COMPAT_TVM_018
 from .errors import REPORT_HINT, UtvmError, internal
@@ -21,7 +23,7 @@ from .importer.limits import MAX_POOL_BYTES, mib
 from .ir import Graph, Operator
 from .lower.channels import drop_channels
 from .lower.lowering import KernelCall, Lowered, lower_graph
-from .lower.target import Target
+from .ops import get as get_op
 from .ops.common import widened_by_default
 from .options import CompileOptions
 from .package.mlf import called_functions, external_layout, metadata, write_mlf, write_tar
@@ -46,6 +48,14 @@ class CompileResult:
     compile_seconds: float
     #: the graph as imported, before the channels that only meet zero weights were dropped
     source_graph: Graph | None = None
+
+    @property
+    def configs(self) -> KernelConfigs:
+        """The kernel configuration of each operator of ``graph`` (none: its default), with where
+        it came from."""
+        configs = self.lowered.configs
+        assert isinstance(configs, KernelConfigs)  # the compile loop lowers with one
+        return configs
 
     @property
     def module_memory(self) -> dict[str, Any]:
@@ -149,9 +159,12 @@ def _check_options(options: CompileOptions) -> None:
 
 
 def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = None,
-                  progress: Progress = _quiet, start: float | None = None) -> CompileResult:
+                  progress: Progress = _quiet, start: float | None = None,
+                  configs: Mapping[int, Config] | None = None) -> CompileResult:
     """Compile an imported graph (``graph.name`` is the model name in C symbols) into
-    ``out_dir`` (an MLF directory) and ``out_dir``.tar; see :func:`compile_model`."""
+    ``out_dir`` (an MLF directory) and ``out_dir``.tar; see :func:`compile_model`. ``configs``
+    (operator index -> kernel configuration: the tuner's candidate) are where the loop starts;
+    the tuning log's configurations go over them."""
     options = options or CompileOptions()
     _check_options(options)
     start = time.monotonic() if start is None else start
@@ -161,18 +174,22 @@ def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = 
     graph, dropped = drop_channels(graph)
     if dropped:
         progress(f"{dropped} channels that only meet zero weights dropped")
+    kernel_configs = KernelConfigs.of(configs or {}, "tuner")
     if options.tuning_log is not None:
-        applied = apply_log(graph, options.tuning_log, options.cpu, progress)
-        progress(f"tuning log: {applied} of {len(graph.ops)} operators take a tuned configuration")
+        tuned = tuned_configs(graph, options.tuning_log, options.cpu)
+        kernel_configs = kernel_configs.with_configs(tuned, "tuning log")
+        progress(f"tuning log: {len(tuned)} of {len(graph.ops)} operators take a tuned configuration")
     patch_plan = None
     if not options.memory_mode.fast:
-        graph, patch_plan = choose_patches(graph, options.io_in_pool, options.memory_mode.max_extra_macs)
+        patched, patch_plan = choose_patches(graph, options.io_in_pool, options.memory_mode.max_extra_macs)
         if patch_plan is not None:
+            kernel_configs = _through_patches(kernel_configs, graph, patched)
+            graph = patched
             progress(f"patches: the first {len(patch_plan.stage)} layers on a {patch_plan.grid[0]}x{patch_plan.grid[1]} "
                      f"grid, {patch_plan.overhead:.1%} more MACs")
     progress(f"lowering {len(graph.ops)} operators with TVM")
     try:
-        result = _compile_lowered(graph, out_dir, options, progress, start, modules, patch_plan)
+        result = _compile_lowered(graph, out_dir, options, progress, start, modules, patch_plan, kernel_configs)
     except UtvmError:
         raise
     except Exception as exc:  # the last line: one error, never a traceback
@@ -181,23 +198,38 @@ def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = 
     return result
 
 
-def _configure(lowered: Lowered, pick: Callable[[int, KernelCall, Operator, OpDef], dict[str, Any] | None]) -> list[Operator]:
-    """Give each operator without a tuned configuration the one ``pick(step, call, op, opdef)``
-    returns (None: keep the default); the operators that got one (the graph must be lowered and
-    planned again)."""
-    from .ops import get
+def _through_patches(configs: KernelConfigs, graph: Graph, patched: Graph) -> KernelConfigs:
+    """``configs`` for the graph with its first stage split into patches (``split_stage``): an
+    operator after the stage keeps its configuration, each patch of a stage operator takes the
+    operator's. The patches are the new operators other than the slices and concatenations that
+    cut and join them, the stage's operators in order once per patch."""
+    kept = {id(op): index for index, op in enumerate(graph.ops)}
+    after = {id(op) for op in patched.ops}
+    stage = [index for index, op in enumerate(graph.ops) if id(op) not in after]
+    copies = [index for index, op in enumerate(patched.ops)
+              if id(op) not in kept and op.kind not in ("strided_slice", "concatenation")]
+    old = {index: kept[id(op)] for index, op in enumerate(patched.ops) if id(op) in kept}
+    for n, index in enumerate(copies):
+        old[index] = stage[n % len(stage)]
+        if patched.ops[index].kind != graph.ops[old[index]].kind:
+            raise internal(f"{graph.name} (patches)", ValueError("a patch is not of its stage operator's kind"))
+    return KernelConfigs({new: configs.entries[i] for new, i in old.items() if i in configs.entries})
 
-    changed = []
-    for step, call in enumerate(lowered.calls):
-        op = lowered.graph.ops[call.op_index]
-        opdef = get(op.kind)
-        if opdef is None or op.attrs.get("config"):
+
+def _configure(last: Attempt, pick: Callable[[int, KernelCall, Operator, OpDef], Config | None]) -> dict[int, Config]:
+    """The configuration ``pick(step, call, op, opdef)`` returns (None: keep the default) for each
+    operator the last round left without one."""
+    changes: dict[int, Config] = {}
+    for step, call in enumerate(last.lowered.calls):
+        index = call.op_index
+        op = last.lowered.graph.ops[index]
+        opdef = get_op(op.kind)
+        if opdef is None or index in last.configs or index in changes:
             continue
         config = pick(step, call, op, opdef)
         if config is not None:
-            op.attrs["config"] = config
-            changed.append(op)
-    return changed
+            changes[index] = config
+    return changes
 
 
 #: knob values of the layouts that cost flash, each with the one that stores int8 weights as
@@ -211,89 +243,152 @@ def constants_bytes(lowered: Lowered) -> int:
     return sum(t.nbytes for n in seen if (t := lowered.graph.tensors[n]).is_constant)
 
 
-def _lean(graph: Graph, lowered: Lowered, options: CompileOptions, modules: list[Any],
-          progress: Progress) -> Lowered:
-    """``graph`` lowered again with every layout that costs flash replaced by its int8 one
-    (LEAN_KNOBS, over tuned configurations too); UtvmError when its constants still pass
-    --max-flash."""
-    before = constants_bytes(lowered)
-    for op in graph.ops:
-        config = op.attrs.get("config") or {}
+@dataclass
+class Attempt:
+    """One lowering of the compile loop: the configurations it was lowered with, the lowering, and
+    its memory plan (made when a round first asks for it)."""
+
+    configs: KernelConfigs
+    lowered: Lowered
+    planner: Callable[[Lowered], MemoryPlan]
+
+    @cached_property
+    def plan(self) -> MemoryPlan:
+        return self.planner(self.lowered)
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round of the compile loop: ``propose`` reads the last attempt and returns new
+    configurations for some operators (none: nothing to do, the round is skipped); the loop lowers
+    and plans with them and keeps the new attempt when ``keep(last, new, options)`` says so (it may
+    also refuse the compile: one UtvmError); progress shows ``figure`` of both attempts."""
+
+    name: str
+    propose: Callable[[Attempt, CompileOptions], dict[int, Config]]
+    keep: Callable[[Attempt, Attempt, CompileOptions], bool]
+    #: what the round changes, in bytes: "constants" (flash) or "pool"
+    figure: str = "pool"
+
+    def measure(self, attempt: Attempt) -> int:
+        return constants_bytes(attempt.lowered) if self.figure == "constants" else attempt.plan.pool_size
+
+
+def _lean(last: Attempt, options: CompileOptions) -> dict[int, Config]:
+    """With --max-flash and constants over it: every layout that costs flash replaced by its int8
+    one (LEAN_KNOBS, over tuned configurations too)."""
+    if options.max_flash is None or constants_bytes(last.lowered) <= options.max_flash:
+        return {}
+    graph = last.lowered.graph
+    changes = {}
+    for index, op in enumerate(graph.ops):
+        config = last.configs.get(index) or {}
         if config.get("weights") == "int16" or (not config and op.kind in ("conv2d", "fully_connected")
                                                 and len(op.inputs) > 1 and graph.tensors[op.inputs[1]].is_constant
                                                 and widened_by_default(graph, op)):
-            op.attrs["config"] = {**config, **LEAN_KNOBS}
-    lowered = lower_graph(graph, f"tvmgen_{graph.name}", options.target, modules)
-    after = constants_bytes(lowered)
+            changes[index] = {**config, **LEAN_KNOBS}
+    if not changes:
+        _within_flash(last, last, options)
+    return changes
+
+
+def _within_flash(last: Attempt, new: Attempt, options: CompileOptions) -> bool:
+    """Kept when its constants are within --max-flash; else UtvmError."""
+    after = constants_bytes(new.lowered)
     if after > (options.max_flash or 0):
         raise UtvmError(f"--max-flash {options.max_flash}: the model's constants take {after} bytes of flash "
                         f"even with int8 weights kept as int8 wherever a knob allows")
-    progress(f"--max-flash {options.max_flash}: constants {before} -> {after} bytes (int8 weights kept as int8)")
-    return lowered
+    return True
 
 
-def _fit_scratch(lowered: Lowered, plan: MemoryPlan, target: Target) -> bool:
-    """Give a configuration with less scratch (``OpDef.fit_scratch``) to each operator without a
-    tuned configuration whose kernel's scratch raises the pool above what the other steps need;
-    True when some operator got one (the graph must be lowered and planned again)."""
-    symbols = [c.symbol for c in lowered.calls]
-    heights, need = step_heights(plan, symbols), step_heights(plan, symbols, own=True)
+def _fit_scratch(last: Attempt, options: CompileOptions) -> dict[int, Config]:
+    """A configuration with less scratch (``OpDef.fit_scratch``) for each operator without one
+    whose kernel's scratch raises the pool above what the other steps need."""
+    symbols = [c.symbol for c in last.lowered.calls]
+    heights, need = step_heights(last.plan, symbols), step_heights(last.plan, symbols, own=True)
 
-    def pick(step: int, call: KernelCall, op: Operator, opdef: OpDef) -> dict[str, Any] | None:
+    def pick(step: int, call: KernelCall, op: Operator, opdef: OpDef) -> Config | None:
         others = max([need[s] for s in need if s != step] + [heights[step]])
         if opdef.fit_scratch is None or need[step] <= others:
             return None
-        return opdef.fit_scratch(lowered.graph, op, target, others - heights[step])
+        return opdef.fit_scratch(last.lowered.graph, op, options.target, others - heights[step])
 
-    return bool(_configure(lowered, pick))
+    return _configure(last, pick)
 
 
 #: --memory-mode fast: the most estimated instructions a kernel may take to run in place
 ROWS_IN_ORDER_SLACK = 1.25
 
 
-def _order_rows(lowered: Lowered, plan: MemoryPlan, target: Target, slack: float | None) -> list[Operator]:
-    """Give a configuration that writes rows in order (``OpDef.rows_in_order_config``, within
-    ``slack`` of the default's estimated cost) to each operator at the pool's peak, without a
-    tuned configuration, whose kernel writes them out of order (it cannot run shifted); the
-    operators that got one."""
-    need = step_heights(plan, [c.symbol for c in lowered.calls], own=True)
+def _order_rows(last: Attempt, options: CompileOptions) -> dict[int, Config]:
+    """A configuration that writes rows in order (``OpDef.rows_in_order_config``, with --memory-mode
+    fast within ROWS_IN_ORDER_SLACK of the default's estimated cost) for each operator at the
+    pool's peak, without one, whose kernel writes them out of order (it cannot run shifted)."""
+    need = step_heights(last.plan, [c.symbol for c in last.lowered.calls], own=True)
     peak = max(need.values(), default=0)
+    slack = ROWS_IN_ORDER_SLACK if options.memory_mode.fast else None
 
-    def pick(step: int, call: KernelCall, op: Operator, opdef: OpDef) -> dict[str, Any] | None:
+    def pick(step: int, call: KernelCall, op: Operator, opdef: OpDef) -> Config | None:
         if not call.rows_out_of_order or need[step] < peak or opdef.rows_in_order_config is None:
             return None
-        return opdef.rows_in_order_config(lowered.graph, op, target, slack)
+        return opdef.rows_in_order_config(last.lowered.graph, op, options.target, slack)
 
-    return _configure(lowered, pick)
+    return _configure(last, pick)
+
+
+def _always(last: Attempt, new: Attempt, options: CompileOptions) -> bool:
+    return True
+
+
+def _smaller_pool(last: Attempt, new: Attempt, options: CompileOptions) -> bool:
+    return new.plan.pool_size < last.plan.pool_size
+
+
+#: the rounds of the compile loop, in order: each proposes configurations from the attempt the
+#: last round kept, the loop lowers and plans with them and keeps the result if the rule says so
+ROUNDS = (
+    Round("int8 weights within --max-flash", _lean, _within_flash, "constants"),
+    Round("less scratch where it sets the pool", _fit_scratch, _always),
+    Round("rows in order where the pool's peak may run in place", _order_rows, _smaller_pool),
+)
+
+
+def _compile_loop(graph: Graph, configs: KernelConfigs, options: CompileOptions, modules: list[Any],
+                  progress: Progress) -> Attempt:
+    """Lower and plan ``graph`` with ``configs``, then once more for each of ROUNDS that
+    proposes new configurations; the attempt the last kept round made."""
+
+    def attempt(configs: KernelConfigs) -> Attempt:
+        lowered = lower_graph(graph, f"tvmgen_{graph.name}", options.target, modules, configs=configs)
+        return Attempt(configs, lowered, planner)
+
+    def planner(lowered: Lowered) -> MemoryPlan:
+        return plan_memory(lowered, options.io_in_pool, options.pools, options.reserved)
+
+    last = attempt(configs)
+    for m in modules:
+        taken = sum(1 for c in last.lowered.calls if c.module == m.name)
+        progress(f"{m.name}: {taken} of {len(last.lowered.calls)} operators offloaded")
+    for number, step in enumerate(ROUNDS, 1):
+        head = f"round {number} of {len(ROUNDS)}, {step.name}:"
+        changes = step.propose(last, options)
+        if not changes:
+            progress(f"{head} nothing to change")
+            continue
+        new = attempt(last.configs.with_configs(changes, step.name))
+        kept = step.keep(last, new, options)
+        progress(f"{head} {len(changes)} operators reconfigured, {step.figure} {step.measure(last)} -> "
+                 f"{step.measure(new)} bytes: " + ("kept" if kept else "dropped"))
+        if kept:
+            last = new
+    return last
 
 
 def _compile_lowered(graph: Graph, out_dir: Path, options: CompileOptions, progress: Progress, start: float,
-                     modules: list[Any], patch_plan: PatchPlan | None) -> CompileResult:
+                     modules: list[Any], patch_plan: PatchPlan | None, configs: KernelConfigs) -> CompileResult:
     name = graph.name
-    lowered = lower_graph(graph, f"tvmgen_{name}", options.target, modules)
-    if options.max_flash is not None and constants_bytes(lowered) > options.max_flash:
-        lowered = _lean(graph, lowered, options, modules, progress)
-    for m in modules:
-        taken = sum(1 for c in lowered.calls if c.module == m.name)
-        progress(f"{m.name}: {taken} of {len(lowered.calls)} operators offloaded")
-    progress("planning memory")
-    plan = plan_memory(lowered, options.io_in_pool, options.pools, options.reserved)
-    if _fit_scratch(lowered, plan, options.target):
-        progress("lowering again with less scratch where it set the pool")
-        lowered = lower_graph(graph, f"tvmgen_{name}", options.target, modules)
-        plan = plan_memory(lowered, options.io_in_pool, options.pools, options.reserved)
-    slack = ROWS_IN_ORDER_SLACK if options.memory_mode.fast else None
-    reordered = _order_rows(lowered, plan, options.target, slack)
-    if reordered:
-        again = lower_graph(graph, f"tvmgen_{name}", options.target, modules)
-        replanned = plan_memory(again, options.io_in_pool, options.pools, options.reserved)
-        if replanned.pool_size < plan.pool_size:
-            progress("lowered again with rows in order where the pool's peak may run in place")
-            lowered, plan = again, replanned
-        else:
-            for op in reordered:
-                del op.attrs["config"]
+    final = _compile_loop(graph, configs, options, modules, progress)
+    lowered, plan = final.lowered, final.plan
     problems = plan.check()
     if problems:
         raise UtvmError(f"internal error: invalid memory plan: {problems[0]}; {REPORT_HINT}")

@@ -6,6 +6,7 @@ and a tensor with ``data`` is a constant.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,6 +88,9 @@ class Operator:
     attrs: dict[str, Any] = field(default_factory=dict)
     #: the operator's name in the source model, for error messages and profiles
     source: str = ""
+    #: the kernel configuration to build with (``utvm.ops.base.knob``): set only on the copy the
+    #: lowering hands to the kernel builders (from its ``KernelConfigs``), never in a graph
+    config: dict[str, Any] | None = None
 
 
 @dataclass
@@ -100,15 +104,17 @@ class Graph:
     def tensor(self, name: str) -> Tensor:
         return self.tensors[name]
 
-    def text(self) -> str:
-        """Readable listing, written into the MLF as src/<name>.graph.txt."""
+    def text(self, configs: Mapping[int, dict[str, Any]] | None = None) -> str:
+        """Readable listing, written into the MLF as src/<name>.graph.txt; ``configs`` (operator
+        index -> kernel configuration, as lowered) shows as each operator's ``config=``."""
         lines = [f"graph {self.name}"]
         for name in self.inputs:
             t = self.tensors[name]
             lines.append(f"  input  {name}: {t.dtype}{list(t.shape)}")
         for i, op in enumerate(self.ops):
             args = ", ".join(op.inputs)
-            attrs = ", ".join(f"{k}={v}" for k, v in sorted(op.attrs.items()) if not _bulky(v))
+            items = {**op.attrs, "config": configs[i]} if configs and i in configs else op.attrs
+            attrs = ", ".join(f"{k}={v}" for k, v in sorted(items.items()) if not _bulky(v))
             outs = ", ".join(f"{o}: {self.tensors[o].dtype}{list(self.tensors[o].shape)}" for o in op.outputs)
             lines.append(f"  {i:3d} {outs} = {op.kind}({args}) {{{attrs}}}")
         for name in self.outputs:

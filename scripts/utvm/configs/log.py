@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import UtvmError
 from ..ir import Graph
+from .kernels import Config
 from .workload import tunable, workload, workload_key
 
 _REQUIRED = {"key": str, "workload": dict, "config": dict, "cost": dict}
@@ -96,23 +97,21 @@ def _warn(msg: str) -> None:
     print(f"utvm: warning: {msg}", file=sys.stderr, flush=True)
 
 
-def apply_log(graph: Graph, path: Path, cpu: str | None, progress: Callable[[str], None] | None = None,
-              warn: Callable[[str], None] = _warn) -> int:
-    """Give every tunable operator whose workload the log has its configuration
-    (``op.attrs["config"]``); returns how many. Records for other CPUs are ignored, with one
-    warning line when none is for this CPU."""
+def tuned_configs(graph: Graph, path: Path, cpu: str | None, warn: Callable[[str], None] = _warn) -> dict[int, Config]:
+    """The configuration the log has for each tunable operator whose workload it has (operator
+    index -> configuration; the graph is not changed). Records for other CPUs are ignored, with
+    one warning line when none is for this CPU."""
     records = read_log(path)
     target = cpu or "any"
     best = best_per_key([r for r in records if r["workload"]["cpu"] == target])
     others = sorted({r["workload"]["cpu"] for r in records} - {target})
     if others and not best:
         warn(f"{path}: tuned for {', '.join(others)}, not {target}: ignored")
-    applied = 0
-    for op in graph.ops:
+    configs = {}
+    for index, op in enumerate(graph.ops):
         if not tunable(graph, op):
             continue
         rec = best.get(workload_key(workload(graph, op, cpu)))
         if rec is not None:
-            op.attrs["config"] = dict(rec["config"])
-            applied += 1
-    return applied
+            configs[index] = dict(rec["config"])
+    return configs

@@ -37,7 +37,7 @@ def workload(graph: Graph, op: Operator, cpu: str | None) -> dict[str, Any]:
     """Operator kind, its tensors' shapes, types and quantization kinds (with the activations'
     zero points, which the padding uses), its attributes, and the CPU."""
     tensors = [_tensor(graph.tensors[n]) for n in [*op.inputs, *op.outputs] if n]
-    attrs = {k: _plain(v) for k, v in sorted(op.attrs.items()) if k != "config"}
+    attrs = {k: _plain(v) for k, v in sorted(op.attrs.items())}
     return {"op": op.kind, "tensors": tensors, "attrs": attrs, "cpu": cpu or "any"}
 
 

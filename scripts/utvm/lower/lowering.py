@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import tvm
@@ -49,6 +50,8 @@ class Lowered:
     views: dict[str, View] = field(default_factory=dict)
     c_source: str = ""
     tir_text: str = ""
+    #: operator index -> the kernel configuration it was lowered with (none: its default)
+    configs: Mapping[int, dict[str, Any]] = field(default_factory=dict)
 
 
 def _sanitize(s: str) -> str:
@@ -56,7 +59,8 @@ def _sanitize(s: str) -> str:
 
 
 def lower_graph(graph: Graph, prefix: str, target: Target | str | None = None,
-                offload: Sequence[ExternalModule] = (), compile_c: bool = True) -> Lowered:
+                offload: Sequence[ExternalModule] = (), compile_c: bool = True,
+                configs: Mapping[int, dict[str, Any]] | None = None) -> Lowered:
     """Build every kernel, compile them with TVM's C target into one source file.
 
     ``target``, a :class:`Target` or a CPU name (e.g. cortex-m4), selects kernel variants; None
@@ -64,10 +68,13 @@ def lower_graph(graph: Graph, prefix: str, target: Target | str | None = None,
     Each operator is first offered to the ``offload`` modules in order; the first that claims
     it supplies a glue function instead of a TVM kernel. ``compile_c=False`` stops before TVM's
     C code generation: calls, aliases and views as for the model, no source and no kernel scratch
-    (for planning alone, as the planner fuzz does)."""
+    (for planning alone, as the planner fuzz does). ``configs`` (operator index -> kernel
+    configuration, a ``utvm.configs.kernels.KernelConfigs``) reaches each operator's kernel
+    builders on a copy of the operator (``Operator.config``); the graph is not changed."""
     from ..ops import get
 
     target = target if isinstance(target, Target) else Target.for_cpu(target)
+    configs = configs or {}
     funcs: dict[str, tvm.tirx.PrimFunc] = {}
     sources: dict[str, None] = {}  # KernelDef.source texts, in order, each once
     calls: list[KernelCall] = []
@@ -104,7 +111,8 @@ def lower_graph(graph: Graph, prefix: str, target: Target | str | None = None,
                 if placed is not None and placed.view.strides is None:
                     views[placed.tensor] = placed.view
                 continue
-            variant, kdef = opdef.kernel(graph, op, target)
+            configured = replace(op, config=configs[index]) if index in configs else op
+            variant, kdef = opdef.kernel(graph, configured, target)
             symbol = f"{prefix}_{op.kind}_{index}"
             func, arg_names = _build(kdef, tensors, symbol)
             if placed is not None and kdef.output_tensor == placed.tensor:
@@ -124,7 +132,7 @@ def lower_graph(graph: Graph, prefix: str, target: Target | str | None = None,
             call.scratch_bytes = call.external.scratch_bytes
     lowered_graph = Graph(graph.name, tensors, graph.ops, graph.inputs, graph.outputs)
     if not funcs or not compile_c:
-        return Lowered(lowered_graph, calls, aliases, views)
+        return Lowered(lowered_graph, calls, aliases, views, configs=configs)
     mod = tvm.IRModule(funcs)
     try:
         with tvm.transform.PassContext(opt_level=3, config={"tirx.disable_assert": True}):
@@ -137,7 +145,7 @@ def lower_graph(graph: Graph, prefix: str, target: Target | str | None = None,
     for call in calls:
         if call.external is None:
             call.scratch_bytes = _scratch_bytes(source, call.symbol)
-    return Lowered(lowered_graph, calls, aliases, views, source, mod.script())
+    return Lowered(lowered_graph, calls, aliases, views, source, mod.script(), configs)
 
 
 def _build(kdef: KernelDef, tensors: dict[str, Tensor], symbol: str) -> tuple[tvm.tirx.PrimFunc, list[str]]:

@@ -51,9 +51,9 @@ Knobs = Callable[[Graph, Operator, Target], dict[str, tuple[Any, ...]]]
 
 
 def knob(op: Operator, name: str, default: Any) -> Any:
-    """The value of knob ``name`` in the operator's tuned configuration (``op.attrs["config"]``,
-    set from a tuning log), else ``default`` (the untuned rule)."""
-    return (op.attrs.get("config") or {}).get(name, default)
+    """The value of knob ``name`` in the configuration the operator is built with (``op.config``,
+    which the lowering sets from its ``KernelConfigs``), else ``default`` (the untuned rule)."""
+    return (op.config or {}).get(name, default)
 
 
 @dataclass(frozen=True)

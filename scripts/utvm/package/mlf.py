@@ -165,12 +165,12 @@ def write_mlf(directory: Path, name: str, graph: Graph, lowered: Lowered, plan: 
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(lib.root / rel, dest)
     (directory / "src").mkdir()
-    (directory / "src" / f"{name}.graph.txt").write_text(graph.text())
+    (directory / "src" / f"{name}.graph.txt").write_text(graph.text(lowered.configs))
     (directory / "src" / f"{name}.tir").write_text(lowered.tir_text)
     (directory / "src" / f"{name}.relay").write_text(
         f"# Model '{name}'. TVM 0.18 wrote the model's Relay here; TVM 0.27, which utvm compiles\n"
         "# with, has no Relay (removed in TVM 0.20). What follows is utvm's graph of the model, as\n"
-        f"# in {name}.graph.txt (and the TIR of its kernels in {name}.tir).\n\n" + graph.text())
+        f"# in {name}.graph.txt (and the TIR of its kernels in {name}.tir).\n\n" + graph.text(lowered.configs))
     (directory / "parameters").mkdir()
     (directory / "parameters" / f"{name}.params").write_bytes(param_dict_bytes(_parameters(graph, lowered)))
     shutil.copytree(crt / "templates", directory / "templates")

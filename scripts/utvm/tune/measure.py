@@ -58,25 +58,24 @@ class Candidate:
         return max(self.instructions - self.fixed, 0)
 
 
-def one_op_graph(graph: Graph, op: Operator, config: Config, name: str) -> Graph:
-    """A model of ``op`` alone with ``config`` applied: its non-constant inputs are the inputs."""
+def one_op_graph(graph: Graph, op: Operator, name: str) -> Graph:
+    """A model of ``op`` alone: its non-constant inputs are the inputs (its configuration is
+    the compile's, see :func:`_compile`)."""
     names = [n for n in [*op.inputs, *op.outputs] if n]
     tensors = {n: graph.tensors[n] for n in names}
-    attrs = {k: v for k, v in op.attrs.items() if k != "config"}
-    attrs["config"] = dict(config)
-    alone = Operator(op.kind, list(op.inputs), list(op.outputs), attrs, op.source)
+    alone = Operator(op.kind, list(op.inputs), list(op.outputs), dict(op.attrs), op.source)
     inputs = [n for n in dict.fromkeys(op.inputs) if n and not tensors[n].is_constant]
     return Graph(name, tensors, [alone], inputs, [op.outputs[0]])
 
 
-def _compile(args: tuple[Graph, CompileOptions, Path]) -> tuple[str | None, int, int, str]:
-    """(MLF directory, scratch bytes, constants bytes, error) of one candidate; runs in a worker
-    process."""
-    graph, options, out = args
+def _compile(args: tuple[Graph, Config, CompileOptions, Path]) -> tuple[str | None, int, int, str]:
+    """(MLF directory, scratch bytes, constants bytes, error) of one candidate: a model of one
+    operator compiled with its configuration; runs in a worker process."""
+    graph, config, options, out = args
     from ..compiler import compile_graph
 
     try:
-        result = compile_graph(graph, out, options)
+        result = compile_graph(graph, out, options, configs={0: config})
     except UtvmError as exc:
         return None, 0, 0, str(exc)
     except Exception as exc:  # a configuration TVM cannot build: rejected, not fatal
@@ -88,7 +87,7 @@ def compile_candidates(graph: Graph, op: Operator, configs: list[Config], option
                        jobs: int = 1) -> list[Candidate]:
     """Compile every configuration with ``options`` (``jobs`` at a time, in worker processes)."""
     cands = [Candidate(i, c) for i, c in enumerate(configs)]
-    tasks = [(one_op_graph(graph, op, c.config, f"tune_c{c.index}"), options, work / f"c{c.index}") for c in cands]
+    tasks = [(one_op_graph(graph, op, f"tune_c{c.index}"), c.config, options, work / f"c{c.index}") for c in cands]
     if jobs > 1 and len(tasks) > 1:
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
@@ -209,7 +208,7 @@ def run_candidates(cands: list[Candidate], board_name: str, inputs: list[np.ndar
 
 def kernel_inputs(graph: Graph, op: Operator, seed: int) -> list[np.ndarray]:
     """Seeded random inputs for the operator's non-constant inputs."""
-    alone = one_op_graph(graph, op, {}, "inputs")
+    alone = one_op_graph(graph, op, "inputs")
     return random_inputs(alone, seed)
 
 
@@ -221,7 +220,7 @@ def measure(graph: Graph, op: Operator, configs: list[Config], board: str, optio
     """Compile (with ``options``) and measure every configuration of ``op`` on an emulated ``board``."""
     work.mkdir(parents=True, exist_ok=True)
     cands = compile_candidates(graph, op, configs, options, work, jobs)
-    null, _, _, error = _compile((one_op_graph(graph, op, configs[0] if configs else {}, NULL_NAME), options,
+    null, _, _, error = _compile((one_op_graph(graph, op, NULL_NAME), configs[0] if configs else {}, options,
                                   work / "null"))
     inputs = kernel_inputs(graph, op, seed)
     run_candidates(cands, board, inputs, graph.tensors[op.outputs[0]].nbytes, work,

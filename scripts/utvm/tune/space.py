@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-from copy import copy
 from typing import Any
 
 import numpy as np
@@ -21,13 +20,11 @@ def space(graph: Graph, op: Operator, target: Target) -> list[Config]:
     opdef = get(op.kind)
     if opdef is None:
         return []
-    plain = copy(op)
-    plain.attrs = {k: v for k, v in op.attrs.items() if k != "config"}
     out: list[Config] = []
     for variant in opdef.variants:
-        if variant.build(graph, plain, target) is None:
+        if variant.build(graph, op, target) is None:
             continue
-        knobs = variant.knobs(graph, plain, target) if variant.knobs else {}
+        knobs = variant.knobs(graph, op, target) if variant.knobs else {}
         names = list(knobs)
         for values in itertools.product(*(knobs[n] for n in names)):
             out.append({"variant": variant.name, **dict(zip(names, values))})
