@@ -183,8 +183,20 @@ def test_max_flash_keeps_int8_weights_as_int8_or_refuses(tmp_path: Path) -> None
                      "cost": {"instructions": 1}}])
     wide = compile_model(path, tmp_path / "wide", CompileOptions(cpu="cortex-m4", tuning_log=log)).sources.constants_bytes
     assert wide > default  # the int16 layout costs flash, the default does not
-    lean = compile_model(path, tmp_path / "lean", CompileOptions(cpu="cortex-m4", tuning_log=log, max_flash=wide - 1))
+    lines: list[str] = []
+    lean = compile_model(path, tmp_path / "lean", CompileOptions(cpu="cortex-m4", tuning_log=log, max_flash=wide - 1),
+                         lines.append)
     assert lean.sources.constants_bytes == default
+    # the compile loop's rounds, one line each; the first replaced the log's configuration (in
+    # the map the lowering took, not in the graph)
+    rounds = [ln for ln in lines if ln.startswith("round ")]
+    assert [ln.split(",")[0] for ln in rounds] == ["round 1 of 3", "round 2 of 3", "round 3 of 3"]
+    assert rounds[0].endswith(f"1 operators reconfigured, constants {wide} -> {default} bytes: kept"), rounds
+    (index,) = [i for i, o in enumerate(lean.graph.ops) if o.kind == "fully_connected"]
+    assert lean.configs[index] == {"variant": "dsp_gemm", "weights": "int8"}
+    assert lean.configs.source(index) == "int8 weights within --max-flash"
+    assert all(o.config is None and "config" not in o.attrs for o in lean.graph.ops)
+    assert "config={'variant': 'dsp_gemm', 'weights': 'int8'}" in (tmp_path / "lean" / "src" / "fc.graph.txt").read_text()
     with pytest.raises(UtvmError, match=r"--max-flash \d+: the model's constants take \d+ bytes"):
         compile_model(path, tmp_path / "none", CompileOptions(cpu="cortex-m4", max_flash=default - 1))
     assert not (tmp_path / "none").exists()
