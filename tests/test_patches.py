@@ -182,3 +182,42 @@ def test_vww_min_memory_mode(models_dir: Path, board: str) -> None:
     assert report.workspace_bytes <= 41472, report.workspace_bytes
     assert report.patch_plan is not None
     assert 0 < report.patch_plan["mac_overhead"] <= MemoryMode.parse("min").max_extra_macs, report.patch_plan["mac_overhead"]
+
+
+def test_a_tuned_configuration_follows_its_operator_into_the_patches(tmp_path: Path) -> None:
+    """The kernel configurations are a map beside the graph: with --memory-mode min every patch of
+    a stage operator is lowered with the configuration the tuning log gave the operator, the
+    operators after the stage keep theirs, and no operator of the graph carries one."""
+    from utvm.configs.log import write_log
+    from utvm.configs.workload import tunable, workload, workload_key
+    from utvm.lower.target import Target
+    from utvm.tune.space import space
+
+    model = _cnn(tmp_path / "cnn.tflite")
+    graph = load_model(model)
+    tuned: dict[str, dict[str, object]] = {}
+    records = {}
+    for op in graph.ops:
+        configs = space(graph, op, Target.for_cpu("cortex-m4")) if tunable(graph, op) else []
+        if len(configs) > 1:
+            w = workload(graph, op, "cortex-m4")
+            tuned[op.source] = configs[-1]  # not the default
+            records[workload_key(w)] = {"key": workload_key(w), "workload": w, "config": configs[-1],
+                                        "cost": {"instructions": 1}}
+    assert len(tuned) >= 3
+    log = tmp_path / "log.json"
+    write_log(log, list(records.values()))
+    graph.name = "cnn"
+    result = compile_graph(graph, tmp_path / "mlf", CompileOptions(cpu="cortex-m4", tuning_log=log, memory_mode="min"))
+    assert result.metadata["modules"]["cnn"]["patch_plan"] is not None
+    patches = 0
+    for index, op in enumerate(result.graph.ops):
+        assert op.config is None and "config" not in op.attrs
+        original = op.source.split(" (patch ")[0]
+        patches += original != op.source and original in tuned
+        if original in tuned:
+            assert result.configs[index] == tuned[original], op.source
+            assert result.configs.source(index) == "tuning log"
+        elif index in result.configs:
+            assert result.configs.source(index) != "tuning log", op.source
+    assert patches >= 4
