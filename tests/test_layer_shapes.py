@@ -1,5 +1,6 @@
-"""The seeded layer shapes of benchmarks/bench_layers.py (tests/layer_shapes.py), and the
-Cortex-M55's kernel for the depthwise layers its Helium kernels do not take (dsp_dwp)."""
+"""The seeded layer shapes of benchmarks/bench_layers.py (tests/layer_shapes.py), the depthwise
+kernels of the Cortex-M55 outside the 3x3 multiplier-1 Helium kernels (conv and the Helium
+multiplier kernels for multiplier > 1, dsp_dwp otherwise), and per-layer instructions per MAC."""
 
 from __future__ import annotations
 
