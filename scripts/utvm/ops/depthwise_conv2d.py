@@ -514,8 +514,7 @@ def _helium_dot(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     planes = c * ((rows - 1) * sh + (kh - 1) * dh + 1) * pw
     folded, mults, shifts = lay.params
     rq = np.stack([folded, mults, shifts], axis=1).astype(np.int32).reshape(-1)
-    wt = np.zeros((cout, 16), np.int8)
-    wt[:, :toff.size] = lay.wdata[0].transpose(2, 0, 1).reshape(cout, -1)
+    wt = np.ascontiguousarray(lay.wdata[0].transpose(2, 0, 1).astype(np.int8))  # int8 taps per channel
     offs = np.zeros(16, np.uint8)
     offs[:toff.size] = toff
     right = int(np.all(shifts <= -1))

@@ -133,11 +133,11 @@ __attribute__((always_inline)) static inline int32_t utvm_mve_dwm_s8(
  * bytes of the window's first in a channel plane ((kh - 1) dh pw + (kw - 1) dw <= 255): per band
  * of output rows the input rows re-laid out as one plane per channel (nr rows of pw pixels,
  * padded with the zero point; 8 pixels a gather), then per input channel its mult filters held
- * in vector registers (16 int8 lanes, zero past the taps) and per output pixel one gather of its
+ * in vector registers (16 int8 lanes, zero past the taps: a predicated load) and per output pixel one gather of its
  * window (VLDRB.U8 by tap offsets) and one VMLADAV per filter (up to 16 multiply-accumulates
  * each), four pixels of a channel requantized in one vector and scattered.
  *
- * wt: per output channel 16 bytes, its taps row-major then zeros; toff: the 16 byte offsets of
+ * wt: per output channel its kh x kw taps (int8, row-major); toff: the 16 byte offsets of
  * the taps in a plane (0 past the taps); offs: rows x ow + 3 words; planes: c x nr x pw bytes
  * (nr = (rows - 1) sh + (kh - 1) dh + 1).
  */
@@ -172,9 +172,8 @@ __attribute__((always_inline)) static inline void utvm_mve_dwd_impl(
     int32_t kw, int32_t sh, int32_t sw, int32_t dh, int32_t top, int32_t left, const int8_t* wt, const uint8_t* toff,
     const int32_t* rq, int32_t zx, int32_t zy, int32_t lo, int32_t hi, int32_t right, int32_t pw, int32_t rows,
     int8_t* planes, int32_t* offs) {
-  const int32_t cout = c * mult;
-  int32_t filled = 0;
-  (void)kw; /* the taps are toff's */ /* the rows of the table offs (the last band may have fewer: zeros past its pixels) */
+  const int32_t cout = c * mult, taps = kh * kw;
+  int32_t filled = 0; /* the rows of the table offs (the last band may have fewer: zeros past its pixels) */
 #ifdef UTVM_MVE_VECTOR
   const uint8x16_t tv = vldrbq_u8(toff);
   /* the lanes of utvm_mve_lanes4 (the predicate of a last partial group needs them in order) */
@@ -197,7 +196,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwd_impl(
         const int32_t nm = mult - m < UTVM_MVE_DWD_MAXM ? mult - m : UTVM_MVE_DWD_MAXM, o = ch * mult + m;
 #ifdef UTVM_MVE_VECTOR
         int8x16_t f[UTVM_MVE_DWD_MAXM];
-        for (int32_t k = 0; k < nm; k++) f[k] = vldrbq_s8(wt + 16 * (o + k));
+        for (int32_t k = 0; k < nm; k++) f[k] = vldrbq_z_s8(wt + taps * (o + k), vctp8q((uint32_t)taps));
         for (int32_t p = 0; p < np; p += 4) {
           const int32_t* op = offs + p;
           const int8x16_t v0 = vldrbq_gather_offset_s8(plane + op[0], tv);
@@ -218,7 +217,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwd_impl(
         for (int32_t p = 0; p < np; p++) {
           for (int32_t k = 0; k < nm; k++) {
             int32_t acc = rq[3 * (o + k)];
-            for (int32_t t = 0; t < kh * kw; t++) acc += plane[offs[p] + toff[t]] * wt[16 * (o + k) + t];
+            for (int32_t t = 0; t < taps; t++) acc += plane[offs[p] + toff[t]] * wt[taps * (o + k) + t];
             orow[p * cout + o + k] =
                 utvm_mve_clamp_s8(utvm_mve_mbqm(acc, rq[3 * (o + k) + 1], rq[3 * (o + k) + 2]) + zy, lo, hi);
           }
