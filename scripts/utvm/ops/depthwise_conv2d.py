@@ -428,6 +428,8 @@ def _as_conv(g: Graph, op: Operator, target: Target) -> KernelDef | None:
 
 #: the band of input rows utvm_mve_dwm_s8 copies stays within this many bytes (when one output row fits)
 DWM_BAND_BUDGET = 8192
+#: output pixels per step of utvm_mve_dwm_s8
+DWM_PIXELS = 8
 
 
 def _dwm_band(op: Operator, in_c: int, out_hw: tuple[int, int], kernel: tuple[int, int]) -> tuple[int, int, int]:
@@ -505,8 +507,9 @@ def _helium_dot(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     pw = (ow - 1) * sw + (kw - 1) * dw + 1
     toff = np.array([ky * dh * pw + kx * dw for ky in range(kh) for kx in range(kw)], np.int64)
     # 1-D windows (height 1) run faster on utvm_mve_dwm_s8 (1x3 multiplier 4: 2.7 against 3.7
-    # instructions per MAC, 1x9 multiplier 2: 1.43 against 1.52)
-    if kh == 1 or toff.size > 16 or toff.max() > 255:
+    # instructions per MAC, 1x9 multiplier 2: 1.43 against 1.52), except on fewer output pixels
+    # than its vectors of 8 (1x8 stride 2 on 8 inputs, one output: 8.08 there, dsp_dwp 7.3)
+    if (kh == 1 and oh * ow >= DWM_PIXELS) or toff.size > 16 or toff.max() > 255:
         return None
     rows = oh
     while rows > 1 and c * ((rows - 1) * sh + (kh - 1) * dh + 1) * pw > DWM_BAND_BUDGET:
