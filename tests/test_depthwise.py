@@ -15,7 +15,11 @@ utvm/kernels.h), against TFLite Micro.
 - a stride-1 layer writes its output over its input; a stride-2 layer at the pool's peak gets a
   band whose planes barely raise the pool;
 - the KWS and VWW layers measured alone on the Cortex-M4: stride 1 from 6x6 up at most 2
-  instructions per MAC, the others below 2.7.
+  instructions per MAC, the others below 2.7;
+- channel multiplier > 1 (30 seeded layers: one input channel or more, 1-D, strides 1 and 2,
+  SAME/VALID): one input channel on the convolution kernels (conv), more on dsp_dwp (Cortex-M4)
+  or the Helium multiplier kernels (helium_dot, helium_mult), identical to TFLite Micro on the
+  host (compiled for either CPU) and on mps2/an386 and mps3/an547.
 """
 
 from __future__ import annotations
@@ -248,8 +252,13 @@ def test_variant_taken_where_it_applies(model: tuple[Path, DwCases], tmp_path: P
     path, _ = model
     result = compile_model(path, tmp_path / "mlf", CompileOptions(cpu="cortex-m4"))
     variants = [call.variant for call in result.lowered.calls]
+    conv = 0
     for call in result.lowered.calls:
         op = result.graph.ops[call.op_index]
+        if result.graph.tensors[op.inputs[0]].shape[3] == 1 and op.attrs["depth_multiplier"] > 1:
+            assert call.variant == "conv", (op.source, call.variant)  # one input channel: a convolution
+            conv += 1
+            continue
         dh, dw = op.attrs["dilation"]
         assert (call.variant in ("dsp_dwp", "dsp_dwt")) == (dh == 1 or dw == 1), (op.source, call.variant)
         y = result.graph.tensors[op.outputs[0]]
@@ -259,7 +268,7 @@ def test_variant_taken_where_it_applies(model: tuple[Path, DwCases], tmp_path: P
             # tiny maps: dsp_dwp untuned (dsp_dwt's flash), dsp_dwt in the tuning space
             assert call.variant == "dsp_dwp", op.source
             assert "dsp_dwt" in {c["variant"] for c in space(result.graph, op, M4)}, op.source
-    assert variants.count("dsp_dwp") + variants.count("dsp_dwt") >= len(variants) - 4
+    assert variants.count("dsp_dwp") + variants.count("dsp_dwt") >= len(variants) - conv - 4
 
 
 def test_matches_tflite_micro_on_host(model: tuple[Path, DwCases], tmp_path: Path) -> None:
@@ -588,3 +597,124 @@ def test_tiny_map_output_over_its_input(board: str, tmp_path: Path) -> None:
     assert any(t.name == op.outputs[0] and t.how == "inplace" and t.target == op.inputs[0]
                for t in result.plan.tenants)
     check_model(path, tmp_path, board, tuning_log=log)
+
+
+# ---------------------------------------------------------------------------------------
+# channel multiplier > 1: the convolution kernels (one input channel) and the Helium kernels
+
+#: fixed multiplier > 1 layers: keyword spotting (one channel, 10x8 / 3x3 / 5x5), DS-CNN style
+#: multiplier 2, 1-D (height 1) of 3 to 15 taps, odd multipliers, narrow maps, dilation
+MULT_FIXED = [
+    dict(shape=(20, 10, 1), kernel=(10, 8), stride=(2, 2), same=True, mult=8, act="RELU"),
+    dict(shape=(24, 12, 1), kernel=(10, 8), stride=(2, 1), same=False, mult=2, act="RELU"),
+    dict(shape=(13, 9, 1), kernel=(3, 3), stride=(2, 2), same=True, mult=16, act="NONE"),
+    dict(shape=(12, 5, 1), kernel=(5, 5), stride=(1, 1), same=True, mult=3, act="RELU6"),
+    dict(shape=(7, 10, 16), kernel=(3, 3), stride=(1, 1), same=True, mult=2, act="RELU6"),
+    dict(shape=(9, 5, 24), kernel=(3, 3), stride=(2, 2), same=True, mult=2, act="NONE"),
+    dict(shape=(6, 7, 5), kernel=(3, 3), stride=(1, 1), same=False, mult=4, act="RELU", zy=-128),
+    dict(shape=(1, 20, 12), kernel=(1, 9), stride=(1, 1), same=False, mult=2, act="RELU"),
+    dict(shape=(1, 17, 8), kernel=(1, 3), stride=(1, 1), same=True, mult=4, act="NONE"),
+    dict(shape=(1, 25, 6), kernel=(1, 5), stride=(1, 2), same=True, mult=3, act="RELU6"),
+    dict(shape=(1, 30, 4), kernel=(1, 15), stride=(1, 1), same=True, mult=2, act="NONE"),
+    dict(shape=(8, 8, 6), kernel=(5, 5), stride=(1, 1), same=True, mult=2, act="RELU"),  # 25 taps: helium_mult
+    dict(shape=(9, 9, 4), kernel=(3, 3), stride=(1, 1), dilation=(2, 1), same=True, mult=2, act="NONE"),
+    dict(shape=(5, 6, 3), kernel=(2, 2), stride=(2, 2), same=False, mult=5, act="RELU", per_channel=False),
+    dict(shape=(6, 5, 8), kernel=(3, 3), stride=(1, 1), same=True, mult=2, act="RELU", per_channel=True,
+         last=600.0),  # a channel of its own shift
+    dict(shape=(4, 6, 4), kernel=(3, 3), stride=(1, 1), same=True, mult=2, batch=2, act="RELU"),
+    dict(shape=(1, 8, 12), kernel=(1, 8), stride=(1, 2), same=False, mult=4, act="NONE"),  # one output pixel
+]
+
+
+def _mult_cases(seed: int, n: int) -> DwCases:
+    """MULT_FIXED and n seeded random multiplier > 1 layers: one input channel or 2 to 20,
+    height 1 (1-D) or 2-D maps, windows 1x1 to 10x8, strides 1 and 2, SAME or VALID."""
+    rng = np.random.default_rng(seed)
+    cases = _cases([{"dilation": (1, 1), "batch": 1, **f} for f in MULT_FIXED], range(0))
+    for k in range(n):
+        one_d = rng.random() < 0.3
+        kernel = (1, int(rng.choice([3, 5, 7, 9]))) if one_d else tuple(
+            int(v) for v in [(3, 3), (3, 3), (5, 5), (10, 8), (4, 10), (2, 3)][int(rng.integers(6))])
+        cin = 1 if rng.random() < 0.35 else int(rng.integers(2, 21))
+        h = 1 if one_d else int(rng.integers(kernel[0], kernel[0] + 12))
+        w = int(rng.integers(kernel[1], kernel[1] + 14))
+        stride = (1, int(rng.integers(1, 3))) if one_d else tuple(int(v) for v in rng.integers(1, 3, 2))
+        cases.layer(seed * 1000 + k, shape=(h, w, cin), kernel=kernel, stride=stride, dilation=(1, 1),
+                    same=bool(rng.random() < 0.5), mult=int(rng.choice([2, 3, 4, 8])), batch=1)
+    return cases
+
+
+def _mult_variant(op: Operator, graph: object, cpu: str) -> str:
+    """The kernel a multiplier > 1 layer takes (batch 1)."""
+    x, w = graph.tensors[op.inputs[0]], graph.tensors[op.inputs[1]]  # type: ignore[attr-defined]
+    kh, kw = w.shape[1], w.shape[2]
+    if x.shape[3] == 1:
+        return "conv"
+    if cpu == "cortex-m4":
+        return "dsp_dwp"
+    y = graph.tensors[op.outputs[0]]  # type: ignore[attr-defined]
+    pw = (y.shape[2] - 1) * op.attrs["strides"][1] + (kw - 1) * op.attrs["dilation"][1] + 1
+    reach = (kh - 1) * op.attrs["dilation"][0] * pw + (kw - 1) * op.attrs["dilation"][1]
+    tiny = y.shape[1] * y.shape[2] < 8  # fewer pixels than utvm_mve_dwm_s8's vectors
+    return "helium_dot" if (kh > 1 or tiny) and kh * kw <= 16 and reach <= 255 else "helium_mult"
+
+
+@pytest.fixture(scope="module")
+def mult_model(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, DwCases]:
+    from op_check import side_by_side
+
+    cases = _mult_cases(23, 14)
+    path = tmp_path_factory.mktemp("dwm") / "dwm.tflite"
+    path.write_bytes(side_by_side(cases.cases))
+    return path, cases
+
+
+@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m55"])
+def test_multiplier_kernels_taken(mult_model: tuple[Path, DwCases], cpu: str, tmp_path: Path) -> None:
+    """One input channel: the convolution kernels (conv) on both CPUs; more channels: dsp_dwp on
+    the Cortex-M4, on the M55 helium_dot (2-D windows of at most 16 taps) or helium_mult; the
+    batch-2 layer (not taken by the Helium kernels) dsp_dwp."""
+    path, cases = mult_model
+    assert len(cases.cases) >= 30
+    result = compile_model(path, tmp_path / "mlf", CompileOptions(cpu=cpu))
+    taken = {}
+    for call in result.lowered.calls:
+        op = result.graph.ops[call.op_index]
+        assert op.attrs["depth_multiplier"] > 1
+        if result.graph.tensors[op.inputs[0]].shape[0] == 2:
+            assert call.variant == ("dsp_dwp" if result.graph.tensors[op.inputs[0]].shape[3] > 1 else "conv")
+            continue
+        expected = _mult_variant(op, result.graph, cpu)
+        assert call.variant == expected, (op.source, call.variant, expected)
+        taken[expected] = taken.get(expected, 0) + 1
+    assert set(taken) == ({"conv", "dsp_dwp"} if cpu == "cortex-m4" else {"conv", "helium_dot", "helium_mult"}), taken
+
+
+@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m55"])
+def test_multiplier_layers_match_tflite_micro_on_host(mult_model: tuple[Path, DwCases], cpu: str,
+                                                      tmp_path: Path) -> None:
+    """Compiled for each CPU and built on the host (the plain-C forms of the kernels): identical
+    to TFLite Micro."""
+    from utvm.run.runner import run_compiled
+
+    path, cases = mult_model
+    result = compile_model(path, tmp_path / "mlf", CompileOptions(cpu=cpu, constants_target="host"))
+    paths = []
+    for k, arr in enumerate(cases.inputs):
+        np.save(tmp_path / f"in{k}.npy", arr)
+        paths.append(tmp_path / f"in{k}.npy")
+    report = run_compiled(path, result, "host", tmp_path, paths)
+    assert report.outputs_match_reference and report.max_abs_diff == 0
+
+
+@needs_qemu
+@pytest.mark.parametrize("board", ["mps2/an386", "mps3/an547"])
+def test_multiplier_layers_match_tflite_micro(mult_model: tuple[Path, DwCases], board: str,
+                                              tmp_path: Path) -> None:
+    """On the emulated Cortex-M4 (conv, dsp_dwp) and Cortex-M55 (conv on utvm_mve_conv42_s8,
+    utvm_mve_dwd_s8, utvm_mve_dwm_s8): identical to TFLite Micro, the kernels warning-free."""
+    from op_check import assert_kernels_warning_free, check_model
+
+    path, cases = mult_model
+    check_model(path, tmp_path, board, cases.inputs)
+    assert_kernels_warning_free(tmp_path, board)

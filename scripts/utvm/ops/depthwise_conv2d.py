@@ -6,6 +6,16 @@ int8, reference_ops::DepthwiseConv for float32); output channel o reads input ch
 o // depth_multiplier.
 
 Kernel variants, first that applies:
+- conv: int8, one input channel, multiplier M > 1 (keyword spotting's first layer), on every DSP
+  or Helium CPU: the layer is a convolution of one input channel and M outputs (TFLite Micro
+  computes both alike), its filter transposed to M x kh x kw x 1 and run on the first
+  convolution kernel that takes it (Helium's utvm_mve_conv42_s8, the DSP GEMM), the M outputs of
+  a pixel sharing one patch (_as_conv);
+- helium_dot: multiplier > 1 on Cortex-M52/M55/M85, windows of 2 or more rows of at most 16 taps
+  (utvm_mve_dwd_s8 of utvm/kernels/depthwise_mve_mult.h: the input re-laid out as channel planes,
+  one gather of a pixel's window shared by the channel's filters, one VMLADAV per output);
+- helium_mult: multiplier > 1 on Cortex-M52/M55/M85, any other window (1-D ones, large ones):
+  utvm_mve_dwm_s8 (output pixels in vector lanes, one gather per tap shared by two outputs);
 - helium: 3x3 windows, multiplier 1 on Cortex-M52/M55/M85: utvm_mve_dwg_s8 for channels % 8 == 0
   without dilation, else utvm_mve_dw3x3_row_s8 (channels % 4 == 0), else utvm_mve_dwt_s8 on tiny
   maps (at most 36 input pixels, 6 columns; any channel count: every output pixel its own case,
@@ -34,13 +44,13 @@ Kernel variants, first that applies:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from tvm import te, tirx
 
-from ..ir import Graph, Operator, Tensor
+from ..ir import Graph, Operator, Quant, Tensor
 from ..lower import extern as ext
 from ..lower import fixedpoint as fp
 from ..lower import helium as mve
@@ -77,6 +87,7 @@ from .common import (
     quant_conv,
     requant16,
 )
+from .conv2d import OPS as CONV_OPS
 from .conv2d import float_output, from_tflite
 
 
@@ -379,6 +390,162 @@ def _depthwise_dw4(op: Operator, q: QuantConv, out_hw: tuple[int, int], y_name: 
 
 
 # ---------------------------------------------------------------------------------------
+# conv: one input channel, multiplier > 1, on the convolution kernels
+
+#: the convolution variants a one-channel depthwise layer is tried on, in order
+CONV_VARIANTS = ("helium", "dsp_gemm", "dsp_rows4", "dsp_rows_flat", "dsp_mac4")
+
+
+def _as_conv(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """A depthwise layer of one input channel and multiplier M > 1 is a convolution of one input
+    channel and M output channels (TFLite Micro's DepthwiseConvPerChannel and ConvPerChannel
+    compute the same sums and requantization): its 1 x kh x kw x M filter, transposed to
+    M x kh x kw x 1 (the same int8 bytes, per-channel scales on axis 0), runs on the first
+    convolution kernel of the CPU that takes it (Helium's utvm_mve_conv42_s8, the DSP GEMM), where
+    the M outputs of a pixel share one gathered patch.
+
+    bench_layers --per-op 200, the 49 one-channel multiplier > 1 shapes: the Cortex-M55 at most
+    1.55 instructions per MAC (dsp_dwp / generic before: 1.34-5.69); the Cortex-M4 faster on 37
+    (10x8 s2x1 m2 5.66 -> 1.77), slower on 12 where dsp_dwp's planes were already quick (narrow
+    maps, m4-m8: 8x8 s2x2 m8 on 49x10 1.36 -> 2.36), which `utvm tune` finds: dsp_dwp stays in
+    the tuning space."""
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    if not (x.dtype == "int8" and y.dtype == "int8" and x.shape[3] == 1 and op.attrs.get("depth_multiplier", 1) > 1
+            and w.data is not None and w.quant is not None and (target.helium or target.dsp)):
+        return None
+    name = f"{w.name}:conv"
+    wconv = Tensor(name, (w.shape[3], w.shape[1], w.shape[2], 1), w.dtype,
+                   Quant(w.quant.scale, w.quant.zero_point, 0), np.ascontiguousarray(w.data.transpose(3, 1, 2, 0)))
+    shadow = Graph(g.name, {**g.tensors, name: wconv}, [], g.inputs, g.outputs)
+    conv = Operator("conv2d", [op.inputs[0], name, *op.inputs[2:]], list(op.outputs),
+                    {k: v for k, v in op.attrs.items() if k not in ("depth_multiplier", "config")}, op.source)
+    variants = {v.name: v for v in CONV_OPS[0].variants}
+    for vname in CONV_VARIANTS:
+        kdef = variants[vname].build(shadow, conv, target)
+        if kdef is not None:
+            kdef.args = [replace(a, tensor="", constant=wconv.data, role=a.role or "w") if a.tensor == name else a
+                         for a in kdef.args]
+            return kdef
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# helium_mult: multiplier > 1 on Helium (utvm_mve_dwm_s8 of utvm/kernels/depthwise_mve_mult.h)
+
+#: the band of input rows utvm_mve_dwm_s8 copies stays within this many bytes (when one output row fits)
+DWM_BAND_BUDGET = 8192
+#: output pixels per step of utvm_mve_dwm_s8
+DWM_PIXELS = 8
+
+
+def _dwm_band(op: Operator, in_c: int, out_hw: tuple[int, int], kernel: tuple[int, int]) -> tuple[int, int, int]:
+    """(pixels per band row, output rows per band, band bytes) of utvm_mve_dwm_s8: as many output
+    rows as DWM_BAND_BUDGET holds, at least one."""
+    (sh, sw), (dh, dw) = op.attrs["strides"], op.attrs["dilation"]
+    oh, ow = out_hw
+    pw = (ow - 1) * sw + (kernel[1] - 1) * dw + 1
+
+    def size(rows: int) -> int:
+        return ((rows - 1) * sh + (kernel[0] - 1) * dh + 1) * pw * in_c
+
+    rows = oh
+    while rows > 1 and size(rows) > DWM_BAND_BUDGET:
+        rows -= 1
+    return pw, rows, size(rows)
+
+
+def _helium_mult(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """Multiplier > 1 on Helium (the layers of one input channel the convolution kernels have not
+    taken): per band of output rows the input rows their windows read copied into scratch padded
+    with the zero point, then per pair of output channels of an input channel and 8 output pixels
+    (running on across the band's rows) two gathers per tap shared by the two channels' VMLAs,
+    requantized and scattered 4 pixels at a time."""
+    mult = op.attrs.get("depth_multiplier", 1)
+    if not target.helium or mult < 2:
+        return None
+    lay = mve.layer(g, op, (0, 1, 2))
+    if lay is None:
+        return None
+    x, y = lay.x, lay.y
+    n, h, wd, c = x.shape
+    _, oh, ow, cout = y.shape
+    kh, kw = lay.wdata.shape[1], lay.wdata.shape[2]
+    (sh, sw), (dh, dw) = op.attrs["strides"], op.attrs["dilation"]
+    top, left, _, _ = op.attrs["padding"]
+    folded, mults, shifts = lay.params
+    rq = np.stack([folded, mults, shifts], axis=1).astype(np.int32).reshape(-1)
+    taps = np.ascontiguousarray(lay.wdata[0].transpose(2, 0, 1).astype(np.int8)).reshape(-1)
+    pw, rows, band = _dwm_band(op, c, (oh, ow), (kh, kw))
+    right = int(np.all(shifts <= -1))
+    args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
+            KernelArg(te.placeholder((taps.size,), "int8", name="w"), constant=taps, role="w"),
+            KernelArg(te.placeholder((rq.size,), I32, name="rq"), constant=rq, role="rq"),
+            KernelArg(te.placeholder((band,), "int8", name="band"), role="band", scratch=True),
+            KernelArg(te.placeholder((rows * ow + 8,), I32, name="offs"), role="offs", scratch=True)]
+
+    def body(ins, outs):  # type: ignore[no-untyped-def]
+        xb, wb, qb, bb, ob = ins
+        return seq([mve.call("utvm_mve_dwm_s8", outs[0].access_ptr("w", offset=i * (y.size // n)),
+                             xb.access_ptr("r", offset=i * (x.size // n)), h, wd, c, mult, oh, ow, kh, kw, sh, sw,
+                             dh, dw, top, left, wb.access_ptr("r"), qb.access_ptr("r"), lay.zx, lay.zy, lay.lo,
+                             lay.hi, right, pw, rows, bb.access_ptr("w"), ob.access_ptr("w")) for i in range(n)])
+
+    return mve.extern(y, args, body)
+
+
+def _helium_dot(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """Multiplier > 1 on Helium, windows of at most 16 taps within 255 bytes of a channel plane:
+    utvm_mve_dwd_s8 (per band of output rows the input re-laid out as channel planes padded with
+    the zero point; per input channel its filters in vector registers, per output pixel one gather
+    of its window and one VMLADAV per filter, four pixels requantized in one vector)."""
+    mult = op.attrs.get("depth_multiplier", 1)
+    if not target.helium or mult < 2:
+        return None
+    lay = mve.layer(g, op, (0, 1, 2))
+    if lay is None:
+        return None
+    x, y = lay.x, lay.y
+    n, h, wd, c = x.shape
+    _, oh, ow, cout = y.shape
+    kh, kw = lay.wdata.shape[1], lay.wdata.shape[2]
+    (sh, sw), (dh, dw) = op.attrs["strides"], op.attrs["dilation"]
+    top, left, _, _ = op.attrs["padding"]
+    pw = (ow - 1) * sw + (kw - 1) * dw + 1
+    toff = np.array([ky * dh * pw + kx * dw for ky in range(kh) for kx in range(kw)], np.int64)
+    # 1-D windows (height 1) run faster on utvm_mve_dwm_s8 (1x3 multiplier 4: 2.7 against 3.7
+    # instructions per MAC, 1x9 multiplier 2: 1.43 against 1.52), except on fewer output pixels
+    # than its vectors of 8 (1x8 stride 2 on 8 inputs, one output: 8.08 there, dsp_dwp 7.3)
+    if (kh == 1 and oh * ow >= DWM_PIXELS) or toff.size > 16 or toff.max() > 255:
+        return None
+    rows = oh
+    while rows > 1 and c * ((rows - 1) * sh + (kh - 1) * dh + 1) * pw > DWM_BAND_BUDGET:
+        rows -= 1
+    planes = c * ((rows - 1) * sh + (kh - 1) * dh + 1) * pw
+    folded, mults, shifts = lay.params
+    rq = np.stack([folded, mults, shifts], axis=1).astype(np.int32).reshape(-1)
+    wt = np.ascontiguousarray(lay.wdata[0].transpose(2, 0, 1).astype(np.int8))  # int8 taps per channel
+    offs = np.zeros(16, np.uint8)
+    offs[:toff.size] = toff
+    right = int(np.all(shifts <= -1))
+    args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
+            KernelArg(te.placeholder((wt.size,), "int8", name="w"), constant=wt.reshape(-1), role="w"),
+            KernelArg(te.placeholder((16,), "uint8", name="toff"), constant=offs, role="toff"),
+            KernelArg(te.placeholder((rq.size,), I32, name="rq"), constant=rq, role="rq"),
+            KernelArg(te.placeholder((planes,), "int8", name="planes"), role="planes", scratch=True),
+            KernelArg(te.placeholder((rows * ow + 3,), I32, name="offs"), role="offs", scratch=True)]
+
+    def body(ins, outs):  # type: ignore[no-untyped-def]
+        xb, wb, tb, qb, pb, ob = ins
+        return seq([mve.call("utvm_mve_dwd_s8", outs[0].access_ptr("w", offset=i * (y.size // n)),
+                             xb.access_ptr("r", offset=i * (x.size // n)), h, wd, c, mult, oh, ow, kh, kw, sh, sw,
+                             dh, top, left, wb.access_ptr("r"), tb.access_ptr("r"), qb.access_ptr("r"), lay.zx,
+                             lay.zy, lay.lo, lay.hi, right, pw, rows, pb.access_ptr("w"), ob.access_ptr("w"))
+                    for i in range(n)])
+
+    return mve.extern(y, args, body)
+
+
+# ---------------------------------------------------------------------------------------
 # dsp_dwp: planar int16 rows (utvm_dwp_s8 of utvm/kernels.h)
 
 #: weight words per output channel that utvm_dwp_s8 holds (UTVM_DWP_MAXW)
@@ -602,8 +769,8 @@ def _dwp_fit_scratch(g: Graph, op: Operator, target: Target, room: int) -> dict[
     network): the most output rows per band whose planes take at most ``room`` bytes, or, when
     not even one row fits, those of a quarter of DWP_SCRATCH_BUDGET (a little more pool, much
     less than the default's, at a few more conversions)."""
-    if _dwp(g, op, target) is None or _helium(g, op, target) is not None:  # Helium's layers keep theirs
-        return None
+    if _dwp(g, op, target) is None or any(f(g, op, target) is not None for f in (_helium, _as_conv, _helium_dot, _helium_mult)):
+        return None  # the layers of the kernels before dsp_dwp keep theirs
     orient = _dwp_orients(g, op)[0]
     geo = _dwp_geometry(g, op, orient)
     assert geo is not None
@@ -926,6 +1093,9 @@ OPS = (
                          "fused activation NONE/RELU/RELU6/RELU_N1_TO_1; any depth multiplier; "
                          "int16: zero points 0, int64 bias"),),
         variants=(
+            Variant("conv", _as_conv, "Cortex-M4/M7/M33/M52/M55/M85"),
+            Variant("helium_dot", _helium_dot, "Cortex-M52/M55/M85"),
+            Variant("helium_mult", _helium_mult, "Cortex-M52/M55/M85"),
             Variant("helium", _helium, "Cortex-M52/M55/M85", knobs=_helium_knobs, rows_in_order=True),
             # not rows_in_order: each group of four channels runs over all output rows (dwp: bands)
             Variant("dsp_dwp", _dwp, "Cortex-M4/M7/M33/M52/M55/M85", knobs=_dwp_knobs),
