@@ -23,8 +23,8 @@ from tvm import te  # noqa: E402
 
 import tflite_builder as tb  # noqa: E402
 from host_kernel import HostKernel, kernel_c_source  # noqa: E402
-from utvm.lower import activation16 as act16  # noqa: E402
-from utvm.lower import fixedpoint as fp  # noqa: E402
+from utvm.kernels import activation16 as act16  # noqa: E402
+from utvm.kernels import fixedpoint as fp  # noqa: E402
 
 
 def test_tflite_round_is_half_away_from_zero() -> None:

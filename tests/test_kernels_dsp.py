@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from utvm.lower import fixedpoint as fp
-from utvm.lower.dsp import (
+from utvm.kernels import fixedpoint as fp
+from utvm.kernels.dsp import (
     LO,
     NARROW,
     PAIRS,

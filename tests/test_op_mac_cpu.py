@@ -27,9 +27,9 @@ from op_check import check_cases
 from tflite_builder import ModelBuilder
 from toolchains import toolchain_problem
 from utvm.importer import load_model
-from utvm.lower import fixedpoint as fp
-from utvm.lower import mac16
-from utvm.lower.target import Target
+from utvm.kernels import fixedpoint as fp
+from utvm.kernels import mac16
+from utvm.kernels.target import Target
 from utvm.ops import get
 from utvm.run import qemu
 from utvm.run.boards import get_board

@@ -19,7 +19,7 @@ from op_check import Cases, check_model, side_by_side
 from toolchains import toolchain_problem
 from utvm.compiler import CompileOptions, compile_model
 from utvm.importer import load_model
-from utvm.lower import tiny
+from utvm.kernels import tiny
 
 N_CASES = 48
 #: of them, layers of depth up to MVE_LANES and 16 to 40 units (whole Helium blocks of 16 channels)

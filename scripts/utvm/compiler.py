@@ -19,9 +19,9 @@ from .external import OffloadOptions, create_modules
 from .importer import c_identifier, load_model
 from .importer.limits import MAX_POOL_BYTES, mib
 from .ir import Graph, Operator
+from .kernels.target import Target
 from .lower.channels import drop_channels
 from .lower.lowering import KernelCall, Lowered, lower_graph
-from .lower.target import Target
 from .ops.common import widened_by_default
 from .options import CompileOptions
 from .package.mlf import called_functions, external_layout, metadata, write_mlf, write_tar

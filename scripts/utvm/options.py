@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import UtvmError
-from .lower.target import Target
+from .kernels.target import Target
 
 #: --memory-mode min: the most extra MACs the patches may cost unless min:PCT says otherwise
 DEFAULT_PATCH_OVERHEAD = 0.5

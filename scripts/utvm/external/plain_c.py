@@ -7,8 +7,8 @@ int32 sums live in scratch that the memory planner places in the workspace pool.
 from __future__ import annotations
 
 from ..ir import Graph, Operator
+from ..kernels.requant import activation_range_int8
 from ..lower.offload import ExternalArg, ExternalKernel, ExternalModule, LibraryFiles, Pattern
-from ..lower.requant import activation_range_int8
 from ..paths import ext_lib_dir
 
 

@@ -13,11 +13,11 @@ from tvm import te
 
 from ..errors import UtvmError, internal
 from ..ir import Graph, Operator, Tensor
-from .kerneldef import KernelArg, KernelDef
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.target import Target
 from .offload import ExternalArg, ExternalKernel, ExternalModule
 from .pipeline import PIPELINE_NAME
 from .slots import Placement, View, alias_roots, plan_slots, read_view, strided_output
-from .target import Target
 
 
 @dataclass

@@ -11,7 +11,7 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelArg, KernelDef
+from ..kernels.kerneldef import KernelArg, KernelDef
 from .base import OpError
 
 #: element types the data-movement kernels copy (they only move values)

@@ -17,11 +17,11 @@ import numpy as np
 from tvm import te
 
 from ..ir import NHWC, PLAIN, TO_NHWC, Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower import helium as mve
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import activation_range_int8, float_clamp
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels import helium as mve
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import activation_range_int8, float_clamp
+from ..kernels.target import Target
 from . import elementwise
 from .base import OpDef, SourceOp, Variant
 

@@ -20,10 +20,10 @@ from typing import Any
 from tvm import tirx
 
 from ..ir import NHWC, PLAIN, Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelDef
-from ..lower.requant import clamp_s8, scale_const
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelDef
+from ..kernels.requant import clamp_s8, scale_const
+from ..kernels.target import Target
 from . import elementwise
 from .base import OpDef, OpError, SourceOp, Variant
 

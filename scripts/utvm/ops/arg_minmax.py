@@ -15,8 +15,8 @@ from typing import Any
 from tvm import te, tirx
 
 from ..ir import PLAIN, Graph, Operator
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 from .common import io
 from .reduce import check_reduced_shape, input_index, normalize_axes

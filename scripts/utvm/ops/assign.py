@@ -12,9 +12,9 @@ from __future__ import annotations
 from tvm import te, tirx
 
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.schedules import root_schedule
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.schedules import root_schedule
+from ..kernels.target import Target
 from .base import OpDef, OpError, Variant
 
 

@@ -19,8 +19,8 @@ from typing import Any
 
 from ..errors import UtvmError
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 
 
 class OpError(UtvmError):

@@ -23,13 +23,13 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import PLAIN, Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower import helium as mve
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.mac16 import guard
-from ..lower.requant import I32, Requant, bias_requant, clamp, imm
-from ..lower.schedules import CHANNEL_BLOCK, loop, reduction_schedule, root_schedule, seq, to_tir
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels import helium as mve
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.mac16 import guard
+from ..kernels.requant import I32, Requant, bias_requant, clamp, imm
+from ..kernels.schedules import CHANNEL_BLOCK, loop, reduction_schedule, root_schedule, seq, to_tir
+from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 from .elementwise import broadcast_shape
 

@@ -18,9 +18,9 @@ import numpy as np
 from tvm import te
 
 from ..ir import NHWC, PLAIN, Graph, Operator
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import float_clamp
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import float_clamp
+from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 from .common import io
 

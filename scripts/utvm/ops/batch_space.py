@@ -19,8 +19,8 @@ from typing import Any
 from tvm import tirx
 
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from ._movement import TYPES_8_F, check_same_types, gather_kernel, tflite_ints
 from .base import OpDef, OpError, SourceOp, Variant
 

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from ..ir import PLAIN, Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from ._movement import MOVE_TYPES, check_same_types, gather_kernel, onnx_ints, tflite_ints
 from .base import OpDef, OpError, SourceOp, Variant
 

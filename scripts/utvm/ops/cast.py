@@ -14,8 +14,8 @@ from typing import Any
 from tvm import tirx
 
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 from .common import io
 from .unary import expr_kernel, tflite_rule

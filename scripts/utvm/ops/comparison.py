@@ -17,9 +17,9 @@ from typing import Any
 from tvm import tirx
 
 from ..ir import Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from . import elementwise
 from .base import OpDef, OpError, SourceOp, Variant
 

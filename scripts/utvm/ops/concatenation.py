@@ -18,8 +18,8 @@ import numpy as np
 from tvm import te
 
 from ..ir import NHWC, PLAIN, TO_NHWC, Graph, Operator, Tensor
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.target import Target
 from .base import OpDef, OpError, Slot, SourceOp, Variant
 
 _TYPES = ("int8", "int16", "int32", "float32")

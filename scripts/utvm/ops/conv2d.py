@@ -34,13 +34,13 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import NHWC, Graph, Operator
-from ..lower import helium as mve
-from ..lower import mac16
-from ..lower.dsp import Geometry, gemm_kernel
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.padding import padding
-from ..lower.requant import I32, float_clamp, imm
-from ..lower.schedules import (
+from ..kernels import helium as mve
+from ..kernels import mac16
+from ..kernels.dsp import Geometry, gemm_kernel
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.padding import padding
+from ..kernels.requant import I32, float_clamp, imm
+from ..kernels.schedules import (
     CHANNEL_BLOCK,
     blocked_schedule,
     dot4,
@@ -62,7 +62,7 @@ from ..lower.schedules import (
     widen_words,
     window_conds,
 )
-from ..lower.target import VECTOR_LANES, Target
+from ..kernels.target import VECTOR_LANES, Target
 from .base import OpDef, OpError, SourceOp, Variant
 from .common import (
     QuantConv,

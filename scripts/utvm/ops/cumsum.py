@@ -21,11 +21,11 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import PLAIN, Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, clamp, imm
-from ..lower.schedules import reduction_schedule
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import I32, clamp, imm
+from ..kernels.schedules import reduction_schedule
+from ..kernels.target import Target
 from ._movement import onnx_ints
 from .base import OpDef, OpError, SourceOp, Variant
 from .common import check_io_types, io

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..ir import NHWC, Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from ._movement import TYPES_8_F, check_same_types, gather_kernel
 from .base import OpDef, OpError, SourceOp, Variant
 

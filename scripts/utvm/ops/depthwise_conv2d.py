@@ -41,13 +41,13 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import Graph, Operator, Tensor
-from ..lower import extern as ext
-from ..lower import fixedpoint as fp
-from ..lower import helium as mve
-from ..lower import mac16
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, acc_bound, activation_range_int8, dead_channels, effective_scales, imm
-from ..lower.schedules import (
+from ..kernels import extern as ext
+from ..kernels import fixedpoint as fp
+from ..kernels import helium as mve
+from ..kernels import mac16
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import I32, acc_bound, activation_range_int8, dead_channels, effective_scales, imm
+from ..kernels.schedules import (
     CHANNEL_BLOCK,
     Window,
     blocked_schedule,
@@ -63,7 +63,7 @@ from ..lower.schedules import (
     store_block,
     window_conds,
 )
-from ..lower.target import Target
+from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Variant, knob
 from .common import (
     QuantConv,

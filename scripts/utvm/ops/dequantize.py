@@ -12,9 +12,9 @@ from typing import Any
 from tvm import te
 
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, imm
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import I32, imm
+from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 from .common import check_same_size
 

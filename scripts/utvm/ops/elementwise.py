@@ -23,10 +23,10 @@ from tvm.sym import Analyzer
 from tvm.tirx.analysis import undefined_vars
 
 from ..ir import NHWC, PLAIN, TO_NHWC, Graph, Operator, Tensor, trivial_perm
-from ..lower import fixedpoint as fp
-from ..lower.fixedpoint import Expr
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, activation_range_quantized, clamp_s8, scale_const
+from ..kernels import fixedpoint as fp
+from ..kernels.fixedpoint import Expr
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import I32, activation_range_quantized, clamp_s8, scale_const
 from .base import OpError
 
 # ---------------------------------------------------------------------------------------

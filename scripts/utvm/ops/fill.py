@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 from .zeros_like import uniform_kernel
 

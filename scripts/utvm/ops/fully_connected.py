@@ -41,13 +41,13 @@ from tvm import te, tirx
 
 from ..errors import short_list
 from ..ir import PLAIN, Graph, Operator
-from ..lower import helium as mve
-from ..lower import mac16, tiny
-from ..lower.dsp import Geometry, Int8Layer, gemm_kernel, int8_layer, per_tensor
-from ..lower.helium import call, extern
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, acc_bound, activation_range_int8, bias_requant, effective_scales, float_clamp, imm
-from ..lower.schedules import (
+from ..kernels import helium as mve
+from ..kernels import mac16, tiny
+from ..kernels.dsp import Geometry, Int8Layer, gemm_kernel, int8_layer, per_tensor
+from ..kernels.helium import call, extern
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import I32, acc_bound, activation_range_int8, bias_requant, effective_scales, float_clamp, imm
+from ..kernels.schedules import (
     CHANNEL_BLOCK,
     blocked_schedule,
     dot4,
@@ -61,7 +61,7 @@ from ..lower.schedules import (
     seq,
     widen_words,
 )
-from ..lower.target import VECTOR_LANES, Target
+from ..kernels.target import VECTOR_LANES, Target
 from .base import OpDef, OpError, SourceOp, Variant
 from .common import (
     abs_sums,

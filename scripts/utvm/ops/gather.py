@@ -20,8 +20,8 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import PLAIN, Graph, Operator, Tensor
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.target import Target
 from ._movement import TYPES_8_F, check_same_types, onnx_ints
 from .base import OpDef, OpError, SourceOp, Variant
 

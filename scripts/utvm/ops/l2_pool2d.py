@@ -15,11 +15,11 @@ from typing import Any
 from tvm import te, tirx
 
 from ..ir import NHWC, Graph, Operator
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.padding import padding
-from ..lower.requant import float_clamp, imm
-from ..lower.schedules import reduction_schedule
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.padding import padding
+from ..kernels.requant import float_clamp, imm
+from ..kernels.schedules import reduction_schedule
+from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 from .common import check_io_types, check_window, io
 

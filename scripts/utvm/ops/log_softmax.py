@@ -21,10 +21,10 @@ import numpy.typing as npt
 from tvm import te, tirx
 
 from ..ir import PLAIN, Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelDef
-from ..lower.requant import clamp
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelDef
+from ..kernels.requant import clamp
+from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 from .common import check_row_op, rows_kernel
 from .softmax import ACCUMULATION_INTEGER_BITS, SCALED_DIFF_INTEGER_BITS, staged_exp, staged_one_over_one_plus_x

@@ -27,12 +27,12 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import Graph, Operator
-from ..lower import activation16 as act16
-from ..lower import fixedpoint as fp
-from ..lower.fixedpoint import Expr
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32
-from ..lower.target import Target
+from ..kernels import activation16 as act16
+from ..kernels import fixedpoint as fp
+from ..kernels.fixedpoint import Expr
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import I32
+from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 from .common import io
 from .unary import INT8_VALUES, check_unary, expr_kernel, onnx_rule, scales, table_kernel, tflite_rule

@@ -36,13 +36,13 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import Graph, Operator, Tensor
-from ..lower import activation16 as act16
-from ..lower import fixedpoint as fp
-from ..lower import mac16
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, acc_bound, clamp, imm, sat_s16, scale_const
-from ..lower.schedules import CHANNEL_BLOCK, loop, root_schedule, seq
-from ..lower.target import Target
+from ..kernels import activation16 as act16
+from ..kernels import fixedpoint as fp
+from ..kernels import mac16
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import I32, acc_bound, clamp, imm, sat_s16, scale_const
+from ..kernels.schedules import CHANNEL_BLOCK, loop, root_schedule, seq
+from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 
 #: TFLite Micro's scale of the gates before their activation (Q3.12) and after it (Q0.15), as

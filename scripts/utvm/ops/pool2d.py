@@ -14,12 +14,12 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import NHWC, Graph, Operator, Quant
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.padding import padding
-from ..lower.requant import I32, activation_range_int8, clamp, float_clamp, imm
-from ..lower.schedules import reduction_schedule
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.padding import padding
+from ..kernels.requant import I32, activation_range_int8, clamp, float_clamp, imm
+from ..kernels.schedules import reduction_schedule
+from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 from .common import check_io_types, check_window, io
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from tvm import tirx
 
 from ..ir import Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelDef
-from ..lower.requant import I32, scale_const
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelDef
+from ..kernels.requant import I32, scale_const
+from ..kernels.target import Target
 from . import elementwise
 from .base import OpDef, OpError, SourceOp, Variant
 

@@ -15,10 +15,10 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, clamp, imm
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import I32, clamp, imm
+from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 from .common import check_same_size
 from .elementwise import qrange

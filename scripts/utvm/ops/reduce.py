@@ -23,10 +23,10 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import NHWC, PLAIN, TO_NHWC, Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import clamp
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import clamp
+from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 from .common import io
 

@@ -15,10 +15,10 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import NHWC, PLAIN, Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, clamp, float_clamp
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import I32, clamp, float_clamp
+from ..kernels.target import Target
 from .base import OpDef, SourceOp, Variant
 from .common import check_io_types, check_same_size
 from .elementwise import activation_range, qrange

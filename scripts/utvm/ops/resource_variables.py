@@ -29,8 +29,8 @@ from typing import Any
 from tvm import te
 
 from ..ir import Graph, Operator, Tensor
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from ._movement import MOVE_TYPES, check_same_types, gather_kernel
 from .base import OpDef, OpError, SourceOp, Variant
 

@@ -26,10 +26,10 @@ import numpy.typing as npt
 from tvm import te, tirx
 
 from ..ir import PLAIN, Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import clamp
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import clamp
+from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 from .common import check_row_op, check_same_size, rows_kernel
 

@@ -10,10 +10,10 @@ by (2 * max scale)**2 / (2**(2 * shift) * output scale); float32 and int32 (wrap
 from __future__ import annotations
 
 from ..ir import Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelDef
-from ..lower.requant import scale_const
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelDef
+from ..kernels.requant import scale_const
+from ..kernels.target import Target
 from . import elementwise
 from .base import OpDef, OpError, SourceOp, Variant
 

@@ -18,8 +18,8 @@ import math
 from typing import Any
 
 from ..ir import NHWC, PLAIN, TO_NHWC, Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from ._movement import MOVE_TYPES, check_same_types, gather_kernel, onnx_ints, tflite_ints
 from .base import OpDef, OpError, SourceOp, Variant
 

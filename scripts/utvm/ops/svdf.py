@@ -28,12 +28,12 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import Graph, Operator, Tensor
-from ..lower import fixedpoint as fp
-from ..lower import mac16
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, acc_bound, clamp, float_clamp, imm, scale_const
-from ..lower.schedules import loop, reduction_schedule, root_schedule, seq
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels import mac16
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import I32, acc_bound, clamp, float_clamp, imm, scale_const
+from ..kernels.schedules import loop, reduction_schedule, root_schedule, seq
+from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 
 _STATE_TYPES = {"int8": (-128, 127), "int16": (-32768, 32767)}

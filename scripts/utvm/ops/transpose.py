@@ -14,8 +14,8 @@ from typing import Any
 from tvm import te
 
 from ..ir import NHWC, PLAIN, TO_NCHW, TO_NHWC, Graph, Operator, trivial_perm
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 
 

@@ -31,10 +31,10 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import NHWC, Graph, Operator
-from ..lower import helium as mve
-from ..lower import mac16
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import (
+from ..kernels import helium as mve
+from ..kernels import mac16
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import (
     I32,
     Requant,
     acc_bound,
@@ -44,7 +44,7 @@ from ..lower.requant import (
     float_clamp,
     imm,
 )
-from ..lower.schedules import (
+from ..kernels.schedules import (
     CHANNEL_BLOCK,
     interleave_rows,
     loop,
@@ -54,7 +54,7 @@ from ..lower.schedules import (
     seq,
     to_tir,
 )
-from ..lower.target import Target
+from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
 from .common import abs_sums, bias_of, check_16x8, mac4_knobs, requant16, wide_weights
 

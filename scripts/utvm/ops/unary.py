@@ -20,8 +20,8 @@ import numpy as np
 from tvm import te
 
 from ..ir import Graph, Operator, Tensor
-from ..lower.fixedpoint import Expr
-from ..lower.kerneldef import KernelArg, KernelDef
+from ..kernels.fixedpoint import Expr
+from ..kernels.kerneldef import KernelArg, KernelDef
 from .base import OpError
 from .common import io
 
