@@ -26,8 +26,9 @@ import numpy as np
 from ..errors import UtvmError
 from ..ir import Graph, Operator, Tensor
 from ..kernels import fixedpoint as fp
-from ..kernels.requant import activation_range_int8, effective_scales
+from ..kernels.requant import activation_range_int8, activation_range_quantized, effective_scales
 from ..lower.offload import ExternalArg, ExternalKernel, ExternalModule, LibraryFiles, OffloadOptions, Pattern
+from ..ops.common import int64_accumulation
 
 #: CPUs whose CMSIS-NN build uses Helium (MVE) or the DSP extension; others get plain C
 MVE_CPUS = ("cortex-m55", "cortex-m85")
@@ -180,9 +181,6 @@ class CmsisNN(ExternalModule):
         (arm_depthwise_conv_wrapper_s16, int64 bias, batch 1), as TFLite Micro's CMSIS-NN kernels
         call them: no offsets, int64 sums requantized by arm_nn_requantize_s64 (TFLite's int64
         MultiplyByQuantizedMultiplier)."""
-        from ..kernels.requant import activation_range_quantized
-        from ..ops.common import int64_accumulation
-
         depthwise = op.kind == "depthwise_conv2d"
         x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
         b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 else None

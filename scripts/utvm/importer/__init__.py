@@ -10,7 +10,10 @@ from pathlib import Path
 
 from ..errors import UtvmError
 from ..ir import Graph
+from ..ops import OpError, check_graph
 from .limits import MAX_MODEL_BYTES, check_graph_limits, mib
+from .onnx_import import load_onnx
+from .tflite_import import load_tflite
 
 
 def c_identifier(name: str) -> str:
@@ -129,14 +132,9 @@ def load_model(path: Path, note: Callable[[str], None] | None = None) -> Graph:
         article = "an" if fmt == "onnx" else "a"
         note(f"{path} holds {article} {FORMATS[fmt]} model (detected by content; {said})")
     if fmt == "tflite":
-        from .tflite_import import load_tflite
-
         graph = load_tflite(path, data)
     else:
-        from .onnx_import import load_onnx
-
         graph = load_onnx(path, data)
-    from ..ops import OpError, check_graph
 
     try:
         check_graph_limits(graph)

@@ -22,6 +22,8 @@ import numpy as np
 
 from ..errors import UtvmError
 from ..ir import NHWC, PLAIN, TO_NCHW, TO_NHWC, Graph, Operator, Quant, Tensor, trivial_perm
+from ..ops import onnx_ops
+from .onnx_qdq import contrib_value_infos, fuse_qdq
 from .tflite_import import count_list
 
 #: ONNX element types of values -> utvm dtypes (FLOAT, BOOL)
@@ -91,8 +93,6 @@ class OnnxImporter:
     def run(self) -> Graph:
         from onnx import numpy_helper
 
-        from ..ops import onnx_ops
-
         g = self.graph
         for init in g.initializer:
             if init.data_location == 1:  # EXTERNAL
@@ -107,8 +107,6 @@ class OnnxImporter:
             self._check_input(i)
         self._prefold()
         self._infer_shapes()
-        from .onnx_qdq import fuse_qdq
-
         fuse_qdq(self)
         self.qdq_fused = True
 
@@ -150,8 +148,6 @@ class OnnxImporter:
                      inputs=graph_inputs, outputs=graph_outputs)
 
     def _check_unsupported(self) -> None:
-        from ..ops import onnx_ops
-
         const = set(self.consts)
         unsupported: Counter[str] = Counter()
         for node in self.graph.node:
@@ -222,8 +218,6 @@ class OnnxImporter:
         """ONNX's strict shape inference; the outputs of onnxruntime's quantized contrib operators,
         which it does not know, are given their shapes and the inference repeated."""
         import onnx
-
-        from .onnx_qdq import contrib_value_infos
 
         for _ in range(len(self.graph.node) + 1):
             try:

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import UtvmError, short_list
 from ..ir import Graph, Operator, Quant, Tensor
+from ..ops import tflite_ops
 from ..ops.base import OpError
 from .limits import check_tensor
 
@@ -149,8 +150,6 @@ class TfliteImporter:
         return name
 
     def run(self) -> Graph:
-        from ..ops import tflite_ops
-
         converters = tflite_ops()
         sg = self.sg
         ops_raw = [sg.Operators(i) for i in range(sg.OperatorsLength())]

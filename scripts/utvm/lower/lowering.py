@@ -15,6 +15,7 @@ from ..errors import UtvmError, internal
 from ..ir import Graph, Operator, Tensor
 from ..kernels.kerneldef import KernelArg, KernelDef
 from ..kernels.target import Target
+from ..ops import get
 from .offload import ExternalArg, ExternalKernel, ExternalModule
 from .pipeline import PIPELINE_NAME
 from .slots import Placement, View, alias_roots, plan_slots, read_view, strided_output
@@ -65,8 +66,6 @@ def lower_graph(graph: Graph, prefix: str, target: Target | str | None = None,
     it supplies a glue function instead of a TVM kernel. ``compile_c=False`` stops before TVM's
     C code generation: calls, aliases and views as for the model, no source and no kernel scratch
     (for planning alone, as the planner fuzz does)."""
-    from ..ops import get
-
     target = target if isinstance(target, Target) else Target.for_cpu(target)
     funcs: dict[str, tvm.tirx.PrimFunc] = {}
     sources: dict[str, None] = {}  # KernelDef.source texts, in order, each once
@@ -170,8 +169,6 @@ def _fill_slots(graph: Graph, op: Operator, index: int, prefix: str, target: Tar
                 funcs: dict[str, tvm.tirx.PrimFunc], calls: list[KernelCall]) -> None:
     """A concatenation: every input whose producer did not write into its slot is copied there
     by the operator's kernel for one input."""
-    from ..ops import get
-
     opdef = get(op.kind)
     assert opdef is not None and opdef.input_slots is not None
     y = graph.tensors[op.outputs[0]]

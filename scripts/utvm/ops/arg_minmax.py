@@ -17,6 +17,7 @@ from tvm import te, tirx
 from ..ir import PLAIN, Graph, Operator
 from ..kernels.kerneldef import KernelArg, KernelDef
 from ..kernels.target import Target
+from ._movement import tflite_ints
 from .base import OpDef, OpError, SourceOp, Variant
 from .common import io
 from .reduce import check_reduced_shape, input_index, normalize_axes
@@ -27,8 +28,6 @@ OUT_TYPES = ("int32", "int64")
 
 
 def from_tflite(ctx: Any, node: Any) -> None:
-    from ._movement import tflite_ints
-
     x = ctx.tensors[node.inputs[0]]
     raw = tflite_ints(ctx, node, 1, "axis").reshape(-1)
     axes = normalize_axes(raw, len(x.shape)) if raw.size == 1 else None

@@ -12,9 +12,19 @@ from tvm import te
 
 from ..errors import short_list
 from ..ir import Graph, Operator, Tensor
+from ..kernels import fixedpoint as fp
 from ..kernels.dsp import SMALL_QUADS, Geometry, widen_applies
 from ..kernels.kerneldef import KernelArg, KernelDef
-from ..kernels.requant import Requant, acc_bound, activation_range_int8, bias_requant, effective_scales
+from ..kernels.mac16 import mulhr, short_int64_requant
+from ..kernels.requant import (
+    Requant,
+    acc_bound,
+    activation_range_int8,
+    activation_range_quantized,
+    bias_requant,
+    effective_scales,
+    sat_s16,
+)
 from ..kernels.target import Target
 from .base import OpError, knob
 
@@ -156,10 +166,6 @@ class Requant16:
     def output(self, acc: Any, o: Any, add_bias: bool = True) -> Any:
         """MultiplyByQuantizedMultiplier(acc + bias[o]) (the int64 form for int64 accumulators),
         clamped to the activation range, as int16; ``add_bias`` False: ``acc`` holds the bias."""
-        from ..kernels import fixedpoint as fp
-        from ..kernels.mac16 import mulhr
-        from ..kernels.requant import sat_s16
-
         if self.bias is not None and add_bias:
             acc = acc + self.bias[o].astype(self.acc)
         m, s = self.at(o)
@@ -181,10 +187,6 @@ def requant16(g: Graph, op: Operator, channels: int, in_double: bool, int64_acc:
               wabs: np.ndarray | None = None) -> Requant16:
     """The Requant16 of a 16x8 conv / depthwise / fully connected / transpose conv layer;
     ``wabs``: the sum of |w| per output channel (bounding the sums), for the short form."""
-    from ..kernels import fixedpoint as fp
-    from ..kernels.mac16 import short_int64_requant
-    from ..kernels.requant import activation_range_quantized
-
     x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
     b = bias_of(g, op)
     assert x.quant and w.quant and y.quant

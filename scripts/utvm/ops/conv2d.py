@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from tvm import te, tirx
 
-from ..ir import NHWC, Graph, Operator
+from ..ir import NHWC, Graph, Operator, Quant
 from ..kernels import helium as mve
 from ..kernels import mac16
 from ..kernels.dsp import Geometry, gemm_kernel
@@ -156,8 +156,6 @@ def from_onnx_qlinear(imp: Any, node: Any) -> None:
     """QLinearConv (and the Conv groups of QDQ models, fused into it): int8 input, int8
     filter with per-tensor or per-output-channel scales (zero points 0), int32 bias in the
     scale input x filter, int8 output: an int8 conv2d / depthwise_conv2d."""
-    from ..ir import Quant
-
     xq = imp.quantized_input(node.input[0], node.input[1], node.input[2], "input")
     w = imp.const(node.input[3], "weight")
     if w.dtype != np.int8:

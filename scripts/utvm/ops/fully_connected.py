@@ -40,7 +40,7 @@ import numpy as np
 from tvm import te, tirx
 
 from ..errors import short_list
-from ..ir import PLAIN, Graph, Operator
+from ..ir import PLAIN, Graph, Operator, Quant
 from ..kernels import helium as mve
 from ..kernels import mac16, tiny
 from ..kernels.dsp import Geometry, Int8Layer, gemm_kernel, int8_layer, per_tensor
@@ -63,6 +63,7 @@ from ..kernels.schedules import (
 )
 from ..kernels.target import VECTOR_LANES, Target
 from .base import OpDef, OpError, SourceOp, Variant
+from .batch_matmul import from_onnx
 from .common import (
     abs_sums,
     bias_of,
@@ -126,8 +127,6 @@ def from_onnx_gemm(imp: Any, node: Any) -> None:
 def from_onnx_matmul(imp: Any, node: Any) -> None:
     """MatMul by a constant 2-D matrix is a layer; any other MatMul is a batch_matmul."""
     if node.input[1] not in imp.consts or imp.consts[node.input[1]].ndim != 2:
-        from .batch_matmul import from_onnx
-
         from_onnx(imp, node)
         return
     b = imp.float_const(node.input[1], "second MatMul operand")
@@ -139,8 +138,6 @@ def from_onnx_matmul(imp: Any, node: Any) -> None:
 def _onnx_qfc(imp: Any, node: Any, x_value: str, xq: Any, w: np.ndarray, ws: np.ndarray, wz: np.ndarray,
               bias: np.ndarray | None) -> None:
     """An int8 fully_connected from an integer ONNX operator: ``w`` is (units, depth)."""
-    from ..ir import Quant
-
     if w.dtype != np.int8:
         raise imp.fail(f"unsupported weight type {w.dtype} (int8 only)")
     if np.any(wz != 0):

@@ -27,6 +27,7 @@ from ..kernels import fixedpoint as fp
 from ..kernels.kerneldef import KernelArg, KernelDef
 from ..kernels.requant import clamp
 from ..kernels.target import Target
+from ._movement import onnx_ints, tflite_ints
 from .base import OpDef, OpError, SourceOp, Variant
 from .common import io
 
@@ -58,8 +59,6 @@ def reduced_shape(shape: Sequence[int], axes: Sequence[int], keep_dims: bool) ->
 
 
 def from_tflite(ctx: Any, node: Any) -> None:
-    from ._movement import tflite_ints
-
     x = ctx.tensors[node.inputs[0]]
     raw = tflite_ints(ctx, node, 1, "axis").reshape(-1)
     axes = normalize_axes(raw, len(x.shape))
@@ -72,8 +71,6 @@ def from_tflite(ctx: Any, node: Any) -> None:
 def _onnx_axes(imp: Any, node: Any, rank: int) -> tuple[int, ...]:
     """The axes of an ONNX reduction (all of them when none are given, unless
     noop_with_empty_axes)."""
-    from ._movement import onnx_ints
-
     attrs = imp.attrs(node)
     if imp.opset >= _AXES_INPUT_FROM.get(node.op_type, 18):
         given = (onnx_ints(imp, node.input[1], "axes").reshape(-1)

@@ -16,12 +16,11 @@ from tvm import te
 from ..ir import NHWC, PLAIN, TO_NCHW, TO_NHWC, Graph, Operator, trivial_perm
 from ..kernels.kerneldef import KernelArg, KernelDef
 from ..kernels.target import Target
+from ._movement import MOVE_TYPES, check_same_types, tflite_ints
 from .base import OpDef, OpError, SourceOp, Variant
 
 
 def from_tflite(ctx: Any, node: Any) -> None:
-    from ._movement import tflite_ints
-
     x = ctx.tensors[node.inputs[0]]
     perm = tuple(int(p) for p in tflite_ints(ctx, node, 1, "perm").reshape(-1))
     if len(perm) != len(x.shape):
@@ -51,8 +50,6 @@ def from_onnx(imp: Any, node: Any) -> None:
 
 
 def check(g: Graph, op: Operator) -> None:
-    from ._movement import MOVE_TYPES, check_same_types
-
     check_same_types(g, op, MOVE_TYPES + ("int32", "uint8", "bool"))
     x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
     perm = tuple(int(p) for p in op.attrs["perm"])

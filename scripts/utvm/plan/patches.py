@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir import Graph, Operator, Tensor
+from ..ops import macs
 from .memory import Buffer, _best_placement, align_up
 
 #: operators a stage may hold (NHWC, one activation input, one output)
@@ -254,8 +255,6 @@ def choose_patches(graph: Graph, io_in_pool: bool, max_overhead: float = 0.5) ->
     """The graph with the stage depth and grid that minimise the estimated pool (ties: fewer
     MACs; at most ``max_overhead`` more MACs), or the graph unchanged (None) when no split
     lowers it."""
-    from ..ops import macs
-
     chain = stage_chain(graph)
     before = sum(macs(graph, op) for op in graph.ops)
     baseline = estimate_pool(graph, io_in_pool)
