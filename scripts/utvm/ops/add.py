@@ -23,7 +23,7 @@ from ..kernels.kerneldef import KernelArg, KernelDef
 from ..kernels.requant import activation_range_int8, float_clamp
 from ..kernels.target import Target
 from . import elementwise
-from .base import OpDef, SourceOp, Variant
+from .base import Offload, OpDef, SourceOp, Variant
 
 TYPES = ("int8", "int16", "float32", "int32")
 from_tflite = elementwise.tflite_rule("add", "AddOptions")
@@ -133,5 +133,7 @@ OPS = (
         reference="TFLite Micro add.cc: reference_integer_ops::Add/BroadcastAdd6DSlow (int8), reference_ops::Add"
                   " general path (int16), reference_ops::Add/BroadcastAdd6DSlow (float32, int32)",
         fuses_activation=True,
+        patch_stage="elementwise",
+        offload=(Offload("cmsis-nn", ("int8",), "add"),),
     ),
 )

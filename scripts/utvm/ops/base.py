@@ -41,6 +41,9 @@ class SourceOp:
     types: tuple[str, ...] = ("int8", "float32")
     #: what else must hold, in a few words ("fused activation NONE/RELU/RELU6/RELU_N1_TO_1")
     constraints: str = ""
+    #: False: it becomes no operator of its own (VAR_HANDLE names a variable, CALL_ONCE gives
+    #: the variables' first values); the operator table shows no kind for it
+    operator: bool = True
 
 
 #: builds a kernel for an operator on a target, or returns None when the variant does not apply
@@ -73,6 +76,17 @@ class Variant:
     #: ``OpDef.shift_margin`` the output may then start a few rows before its input in one buffer
     #: (a convolution in place, ``utvm.plan.sharing.choose_shifted``)
     rows_in_order: bool = False
+
+
+@dataclass(frozen=True)
+class Offload:
+    """An external module (``--offload``, :mod:`utvm.external`) that may take the operator instead
+    of a TVM kernel: the module's name, the element types of the (first) input it takes, and the
+    module's method that writes the glue (which may still decline: then TVM lowers it)."""
+
+    module: str
+    types: tuple[str, ...]
+    handler: str
 
 
 @dataclass(frozen=True)
@@ -133,6 +147,15 @@ class OpDef:
     #: (``KernelDef.rows_out_of_order``), costing at most ``slack`` times the default's
     #: estimated instructions (None: any cost); the compiler keeps it only when the pool shrinks
     rows_in_order_config: Callable[[Graph, Operator, Target, float | None], dict[str, Any] | None] | None = None
+    #: how the patch planner (``--memory-mode min``, :mod:`utvm.plan.patches`) may split it in a
+    #: CNN's first stage: "window" (one NHWC activation input read through a window, constant
+    #: weights (., kh, kw, .) as input 1, attrs strides/dilation/padding; each patch gets the
+    #: padding it needs), "elementwise" (same-shaped NHWC activations, a patch reads the same
+    #: region of each); None: the operator ends the stage
+    patch_stage: str | None = None
+    #: the external modules that may take it (the first that claims it when ``--offload`` names
+    #: several; a module registered from outside utvm declares its own ``patterns``)
+    offload: tuple[Offload, ...] = ()
 
     def kernel(self, graph: Graph, op: Operator, target: Target) -> tuple[str, KernelDef]:
         """(variant name, kernel) of the variant the operator's tuned configuration names, if it

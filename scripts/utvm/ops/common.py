@@ -28,6 +28,16 @@ from ..kernels.requant import (
 from ..kernels.target import Target
 from .base import OpError, knob
 
+#: the element types a byte copy (variables, ASSIGN) takes
+ANY_TYPE = ("int8", "int16", "int32", "float32")
+
+
+def flat_copy(g: Graph, op: Operator, target: Target) -> KernelDef:
+    """A copy element by element, both tensors seen flat (of the same size)."""
+    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    X = te.placeholder((x.size,), x.dtype, name="x")
+    return KernelDef([KernelArg(X, tensor=x.name)], te.compute((y.size,), lambda i: X[i], name="out"), y.name)
+
 
 def io(g: Graph, op: Operator) -> tuple[Tensor, Tensor]:
     """The first input and the output of ``op``."""

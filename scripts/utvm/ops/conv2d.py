@@ -63,7 +63,7 @@ from ..kernels.schedules import (
     window_conds,
 )
 from ..kernels.target import VECTOR_LANES, Target
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import Offload, OpDef, OpError, SourceOp, Variant
 from .common import (
     QuantConv,
     abs_sums,
@@ -724,5 +724,7 @@ OPS = (
                   "accumulators), reference_ops::Conv (float32)",
         fuses_activation=True,
         macs=conv_macs,
+        patch_stage="window",
+        offload=(Offload("cmsis-nn", ("int8", "int16"), "conv"),),
     ),
 )

@@ -64,7 +64,7 @@ from ..kernels.schedules import (
     window_conds,
 )
 from ..kernels.target import Target
-from .base import OpDef, OpError, SourceOp, Variant, knob
+from .base import Offload, OpDef, OpError, SourceOp, Variant, knob
 from .common import (
     QuantConv,
     Requant16,
@@ -947,5 +947,7 @@ OPS = (
         macs=conv_macs,
         fit_scratch=_dwp_fit_scratch,
         rows_in_order_config=_helium_rows_in_order,
+        patch_stage="window",
+        offload=(Offload("cmsis-nn", ("int8", "int16"), "depthwise_conv"),),
     ),
 )

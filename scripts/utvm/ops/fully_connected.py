@@ -62,7 +62,7 @@ from ..kernels.schedules import (
     widen_words,
 )
 from ..kernels.target import VECTOR_LANES, Target
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import Offload, OpDef, OpError, SourceOp, Variant
 from .batch_matmul import from_onnx
 from .common import (
     abs_sums,
@@ -536,5 +536,6 @@ OPS = (
                   "reference_ops::FullyConnected (float32)",
         fuses_activation=True,
         macs=macs,
+        offload=(Offload("cmsis-nn", ("int8",), "fully_connected"),),
     ),
 )

@@ -26,12 +26,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tvm import te
-
 from ..ir import Graph, Operator, Tensor
-from ..kernels.kerneldef import KernelArg, KernelDef
-from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Variant
+from .common import ANY_TYPE, flat_copy
 
 
 @dataclass
@@ -103,7 +100,8 @@ def _read_variable(ctx: Any, node: Any) -> None:
     ctx.emit(node, "read_variable", [var.name], node.outputs)
 
 
-def _assign_variable(ctx: Any, node: Any) -> None:
+def assign_variable(ctx: Any, node: Any) -> None:
+    """ASSIGN_VARIABLE: ``assign`` (ops/assign.py) copies the value over the variable."""
     if len(node.inputs) != 2 or node.outputs:
         raise ctx.fail(node, f"expects 2 inputs and no output, has {len(node.inputs)} and {len(node.outputs)}")
     var = _variable(ctx, node, node.inputs[0], ctx.tensors[node.inputs[1]], assigned=True)
@@ -140,25 +138,17 @@ def check(g: Graph, op: Operator) -> None:
         raise OpError(f"{op.source}: reads {y.dtype}{list(y.shape)} from a variable of {var.dtype}{list(var.shape)}")
 
 
-def _copy(g: Graph, op: Operator, target: Target) -> KernelDef:
-    """Element by element, both tensors seen flat."""
-    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
-    X = te.placeholder((x.size,), x.dtype, name="x")
-    return KernelDef([KernelArg(X, tensor=x.name)], te.compute((y.size,), lambda i: X[i], name="out"), y.name)
-
-
-_ANY = ("int8", "int16", "int32", "float32")
 OPS = (
     OpDef(
         kind="read_variable",
         summary="copy a resource variable's value (state kept between runs)",
-        tflite=(SourceOp("VAR_HANDLE", _var_handle, ("resource",), "no operator: names the variable"),
-                SourceOp("READ_VARIABLE", _read_variable, _ANY),
-                SourceOp("ASSIGN_VARIABLE", _assign_variable, _ANY, "becomes assign (a copy into the variable)"),
+        tflite=(SourceOp("VAR_HANDLE", _var_handle, ("resource",), "no operator: names the variable",
+                         operator=False),
+                SourceOp("READ_VARIABLE", _read_variable, ANY_TYPE),
                 SourceOp("CALL_ONCE", _call_once, ("none",), "no operator: its init subgraph (only VAR_HANDLE, "
                                                              "ASSIGN_VARIABLE of constants) gives the first run's values; "
-                                                             "before any use of a variable")),
-        variants=(Variant("generic", _copy, types=_ANY),),
+                                                             "before any use of a variable", operator=False)),
+        variants=(Variant("generic", flat_copy, types=ANY_TYPE),),
         check=check,
         reference="TFLite Micro read_variable.cc / assign_variable.cc / micro_resource_variable.cc (byte copies)",
     ),

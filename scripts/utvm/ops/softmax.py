@@ -30,7 +30,7 @@ from ..kernels import fixedpoint as fp
 from ..kernels.kerneldef import KernelArg, KernelDef
 from ..kernels.requant import clamp
 from ..kernels.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import Offload, OpDef, OpError, SourceOp, Variant
 from .common import check_row_op, check_same_size, rows_kernel
 
 #: integer bits of the scaled input diffs (Q5.26), of the exp sum (Q12.19): TFLite's constants
@@ -413,5 +413,6 @@ OPS = (
         variants=(Variant("generic", _generic, types=("int8", "int16", "float32")),),
         check=check,
         reference="TFLite Micro softmax.cc: reference_ops::Softmax (int8 gemmlowp arithmetic, float32), SoftmaxInt16",
+        offload=(Offload("cmsis-nn", ("int8",), "softmax"),),
     ),
 )
