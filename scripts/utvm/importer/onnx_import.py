@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import UtvmError
 from ..ir import NHWC, PLAIN, TO_NCHW, TO_NHWC, Graph, Operator, Quant, Tensor, trivial_perm
 from ..ops import onnx_ops
+from ..ops.base import Validation
 from .onnx_qdq import contrib_value_infos, fuse_qdq
 from .tflite_import import count_list
 
@@ -563,3 +564,64 @@ class OnnxImporter:
         op.inputs.append(self.add_const(f"{out}_bias", c.reshape(-1).astype(np.float32)))
         self.retarget(op, out, layout)
         return True
+
+#: the heading of this module's rows in docs/VALIDATION.md
+VALIDATION_TITLE = "ONNX model (importer/onnx_import.py; reference: the ONNX spec and onnxruntime)"
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("load_onnx", "corrupt or truncated ONNX (protobuf parse)",
+               "onnxruntime: InferenceSession fails ('INVALID_PROTOBUF')",
+               "refused-by-TFLM", "kept"),
+    Validation("load_onnx", "ONNX model without a graph",
+               "onnxruntime refuses it",
+               "refused-by-TFLM", "kept"),
+    Validation("load_onnx", "ONNX checker error (corrupt model)",
+               "onnxruntime refuses what onnx.checker refuses (invalid graph)",
+               "refused-by-TFLM", "kept"),
+    Validation("run", "initializer with external data",
+               "onnxruntime loads external data from files beside the model",
+               "would-compute-differently", "kept: utvm reads one file (a feature gap)"),
+    Validation("run", "ONNX model without inputs or outputs",
+               "nothing to run",
+               "refused-by-TFLM", "kept"),
+    Validation("run", "a shape that cannot be evaluated at compile time",
+               "onnxruntime runs dynamic shapes",
+               "would-compute-differently", "kept: utvm plans memory for static shapes"),
+    Validation("run", "an output that is a constant",
+               "onnxruntime returns it",
+               "would-compute-differently", "kept: nothing for utvm to compute (a feature gap)"),
+    Validation("run", "an output listed twice",
+               "onnx.checker / onnxruntime refuse duplicate output names",
+               "refused-by-TFLM", "kept"),
+    Validation("_check_unsupported", "ONNX operators utvm does not support",
+               "— (a feature gap)",
+               "not-a-model-check", "kept"),
+    Validation("_check_input", "an input that is not a tensor (sequence, map)",
+               "onnxruntime runs them",
+               "would-compute-differently", "kept: no utvm kernels"),
+    Validation("_check_input", "ONNX input of a type other than float32/bool",
+               "onnxruntime runs them",
+               "would-compute-differently", "kept: utvm imports float32 ONNX (and QDQ int8), a feature gap"),
+    Validation("_check_input", "ONNX input without a shape",
+               "onnxruntime runs it",
+               "would-compute-differently", "kept: static shapes needed"),
+    Validation("_check_input", "ONNX input with a free dimension",
+               "onnxruntime runs it",
+               "would-compute-differently", "kept: static shapes needed (export with fixed sizes)"),
+    Validation("_infer_shapes", "ONNX shape inference fails",
+               "onnxruntime refuses the model (the same inference)",
+               "refused-by-TFLM", "kept"),
+    Validation("_fold", "a constant subexpression fails to evaluate",
+               "onnxruntime fails on it at run time",
+               "refused-by-TFLM", "kept"),
+    Validation("fail", "(helper) an ONNX import rule's refusal (`imp.fail`)",
+               "— (the sites that use it are listed in *Import rules* below)",
+               "not-a-model-check", "kept"),
+    Validation("shape", "value without a static shape",
+               "onnxruntime runs it",
+               "would-compute-differently", "kept: static shapes needed"),
+    Validation("value_dtype", "value of a type utvm has no kernels for",
+               "onnxruntime runs it",
+               "would-compute-differently", "kept: a feature gap"),
+)

@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import UtvmError, short_list
 from ..ir import Graph, Operator, Quant, Tensor
 from ..ops import tflite_ops
-from ..ops.base import OpError
+from ..ops.base import OpError, Validation
 from .limits import check_tensor
 
 # TFLite TensorType numbers -> our dtype names (None: known but unsupported).
@@ -336,3 +336,55 @@ def _own_output_buffers(graph: Graph) -> None:
         graph.tensors[dst] = Tensor(dst, t.shape, t.dtype, t.quant)
         graph.ops.append(Operator("transpose", [src], [dst], {"perm": tuple(range(len(t.shape)))},
                                   source=f"output:{out}"))
+
+#: the heading of this module's rows in docs/VALIDATION.md
+VALIDATION_TITLE = "TFLite flatbuffer (importer/tflite_import.py)"
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("load_tflite", "file without the TFL3 identifier",
+               "the flatbuffer verifier refuses it [micro_interpreter.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("load_tflite", "corrupt or truncated flatbuffer",
+               "`VerifyModelBuffer` fails [micro_interpreter.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("__init__", "model without a subgraph",
+               '`MicroPrintf("Only 1 subgraph is currently supported.")`-style refusal of an empty list [micro_allocator.cc]',
+               "refused-by-TFLM", "kept"),
+    Validation("_buffer", "buffer index outside the buffer list",
+               "the flatbuffer verifier / allocator refuses it [micro_allocator.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("_buffer", "buffer data beyond the end of the file",
+               "out-of-file offsets fail verification [micro_allocator.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("_tensor", "tensor index outside the subgraph",
+               "the allocator refuses an index beyond the tensors [micro_allocator.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("_tensor", "tensor type utvm has no kernels for (float16, uint8, int4, string, complex, ...)",
+               "TFLM runs some (uint8 DEQUANTIZE, int4 filters) [k/conv.cc:182]",
+               "would-compute-differently", "kept: no utvm kernel (a feature gap)"),
+    Validation("_tensor", "(prefix) a tensor's shape/size check failed",
+               "— (rewraps limits.check_tensor above)",
+               "not-a-model-check", "kept"),
+    Validation("_tensor", "constant's data size differs from its shape's",
+               "the kernels read shape x width bytes (past the buffer) [micro_allocator.cc]",
+               "would-compute-differently", "kept"),
+    Validation("_opcode_name", "operator code index outside the list",
+               '`MicroPrintf("Failed to get registration from op code %s")` [micro_allocator.cc]',
+               "refused-by-TFLM", "kept"),
+    Validation("run", "operators utvm does not support",
+               "— (a feature gap: TFLM runs what its op resolver registers)",
+               "not-a-model-check", "kept"),
+    Validation("run", "model without inputs or outputs",
+               "nothing to run; `MicroPrintf` on missing inputs/outputs in the interpreter [micro_interpreter.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("run", "a RESOURCE tensor used by an operator other than the resource-variable ones",
+               "TFLM passes the resource id (an int32) to the operator [k/var_handle.cc:70]",
+               "would-compute-differently", "kept: utvm resolves the handles at import and gives them no storage (a feature gap)"),
+    Validation("run", "a model input or output of type RESOURCE",
+               "TFLM exposes the resource id tensor [k/var_handle.cc:70]",
+               "would-compute-differently", "kept: handles have no storage in utvm (a feature gap)"),
+    Validation("fail", "(helper) an import rule's refusal (`ctx.fail`: the rules of each operator module)",
+               "— (the sites that use it are listed in *Import rules* below)",
+               "not-a-model-check", "kept"),
+)

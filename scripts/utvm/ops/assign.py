@@ -16,7 +16,7 @@ from ..ir import Graph, Operator
 from ..kernels.kerneldef import KernelArg, KernelDef
 from ..kernels.schedules import root_schedule
 from ..kernels.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 from .common import ANY_TYPE, flat_copy
 from .resource_variables import assign_variable
 
@@ -51,4 +51,15 @@ OPS = (
         check=check,
         reference="a copy (TFLite Micro writes variable tensors in place)",
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "ASSIGN_VARIABLE target is not a variable",
+               "`TF_LITE_ENSURE(resource id tensor type resource/int32)`, `NumElements == 1` [k/assign_variable.cc:66-68]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "assigned value of another size or type than the variable",
+               "MicroResourceVariables::Assign checks the bytes with a `TFLITE_DCHECK(count_bytes == variable.bytes)` only (off in release), then copies the variable's bytes from the value [micro_resource_variable.cc:131-133]",
+               "would-compute-differently", "kept (was classified refused-by-TFLM: the check is a DCHECK)"),
 )

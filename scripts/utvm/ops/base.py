@@ -8,7 +8,13 @@ place and exposes it as ``OPS``, a tuple of :class:`OpDef`:
 - its parameter checks, run once on the imported graph (as TFLite Micro's ``Prepare``);
 - its reference semantics (which reference kernel it is bit-exact with);
 - its kernel variants (:class:`Variant`), tried in order: the first whose builder returns a
-  kernel for the operator on the target CPU is used, the last one is the generic kernel.
+  kernel for the operator on the target CPU is used, the last one is the generic kernel;
+- what the planner and the external modules need to know (``OpDef.patch_stage``, ``inplace``,
+  ``shift_margin``, ``offload``, ...).
+
+Its checks' rows of docs/VALIDATION.md, classified against TFLite Micro, are the module's
+``VALIDATION`` (:class:`Validation`; ``utvm ops --validation`` writes the file); docs/OPERATORS.md
+is written from ``OPS`` (``utvm ops --markdown``).
 """
 
 from __future__ import annotations
@@ -76,6 +82,24 @@ class Variant:
     #: ``OpDef.shift_margin`` the output may then start a few rows before its input in one buffer
     #: (a convolution in place, ``utvm.plan.sharing.choose_shifted``)
     rows_in_order: bool = False
+
+
+#: the classes of docs/VALIDATION.md: how a check compares with what TFLite Micro does
+VALIDATION_CLASSES = ("refused-by-TFLM", "would-compute-differently", "neither", "not-a-model-check")
+
+
+@dataclass(frozen=True)
+class Validation:
+    """One row of docs/VALIDATION.md: a check that raises in ``function`` of the module that
+    declares it (``rule``: a refusal of its TFLite import rule, ``ctx.fail``), the condition, what
+    TFLite Micro does there, its class (:data:`VALIDATION_CLASSES`) and what utvm does about it."""
+
+    function: str
+    condition: str
+    tflm: str
+    klass: str
+    action: str
+    rule: bool = False
 
 
 @dataclass(frozen=True)
@@ -171,3 +195,13 @@ class OpDef:
             if kdef is not None:
                 return variant.name, kdef
         raise OpError(f"{op.source}: no kernel for operator '{op.kind}' with these parameters")
+
+#: the heading of this module's rows in docs/VALIDATION.md
+VALIDATION_TITLE = "Kernel selection (ops/base.py)"
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("kernel", "no kernel variant builds for a checked operator",
+               "— (internal: every operator that passes its check has a generic kernel)",
+               "not-a-model-check", "kept"),
+)

@@ -63,7 +63,7 @@ from ..kernels.schedules import (
     window_conds,
 )
 from ..kernels.target import VECTOR_LANES, Target
-from .base import Offload, OpDef, OpError, SourceOp, Variant
+from .base import Offload, OpDef, OpError, SourceOp, Validation, Variant
 from .common import (
     QuantConv,
     abs_sums,
@@ -727,4 +727,18 @@ OPS = (
         patch_stage="window",
         offload=(Offload("cmsis-nn", ("int8", "int16"), "conv"),),
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "CONV_2D filter not a 4-D constant",
+               "non-constant filters run in TFLM; a non-4-D one reads dims out of bounds [k/conv_common.cc:168-171]",
+               "would-compute-differently", "kept: utvm packs filters at compile time"),
+    Validation("check", "CONV_2D filter shape does not match the input/output channels",
+               "input depth: `MatchingDim(input, 3, filter, 3)` is a `TFLITE_DCHECK`; the reference reads by the filter's depth [reference conv.h]",
+               "would-compute-differently", "kept"),
+    Validation("from_tflite", "CONV_2D input or filter not 4-D",
+               "no rank check; reads dims->data[1..3] [k/conv_common.cc:166-171]",
+               "would-compute-differently", "kept", rule=True),
 )

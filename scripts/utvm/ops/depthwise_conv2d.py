@@ -64,7 +64,7 @@ from ..kernels.schedules import (
     window_conds,
 )
 from ..kernels.target import Target
-from .base import Offload, OpDef, OpError, SourceOp, Variant, knob
+from .base import Offload, OpDef, OpError, SourceOp, Validation, Variant, knob
 from .common import (
     QuantConv,
     Requant16,
@@ -950,4 +950,21 @@ OPS = (
         patch_stage="window",
         offload=(Offload("cmsis-nn", ("int8", "int16"), "depthwise_conv"),),
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "DEPTHWISE_CONV_2D filter not a 4-D constant",
+               "non-constant filters run in TFLM; other ranks read dims out of bounds [k/depthwise_conv_common.cc]",
+               "would-compute-differently", "kept: utvm packs filters at compile time"),
+    Validation("check", "depthwise filter not [1, kh, kw, output channels]",
+               "channel dims are `TFLITE_DCHECK`s in the reference [reference integer_ops/depthwise_conv.h]",
+               "would-compute-differently", "kept"),
+    Validation("check", "16x8 depthwise bias not int64",
+               "the int16 depthwise kernel reads the bias as int64 (an int32 bias is read past its end) [k/depthwise_conv.cc]",
+               "would-compute-differently", "kept"),
+    Validation("check", "output channels are not input channels x depth multiplier",
+               "`TFLITE_DCHECK_EQ(output_depth, input_depth * depth_multiplier)` (off in release) [reference depthwise_conv.h]",
+               "would-compute-differently", "kept"),
 )

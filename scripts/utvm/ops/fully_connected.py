@@ -62,7 +62,7 @@ from ..kernels.schedules import (
     widen_words,
 )
 from ..kernels.target import VECTOR_LANES, Target
-from .base import Offload, OpDef, OpError, SourceOp, Variant
+from .base import Offload, OpDef, OpError, SourceOp, Validation, Variant
 from .batch_matmul import from_onnx
 from .common import (
     abs_sums,
@@ -538,4 +538,21 @@ OPS = (
         macs=macs,
         offload=(Offload("cmsis-nn", ("int8",), "fully_connected"),),
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "FULLY_CONNECTED weights not a 2-D constant",
+               "non-constant weights run in TFLM; other ranks: the reference reads the last two dims [reference fully_connected.h]",
+               "would-compute-differently", "kept: utvm packs weights at compile time"),
+    Validation("check", "input size not a multiple of the depth",
+               "no check; batches = output size / units, rows read past the input [reference fully_connected.h]",
+               "would-compute-differently", "kept"),
+    Validation("check", "output not rows x units",
+               "`TFLITE_DCHECK_LE(output_depth, filter rows)` only [reference fully_connected.h]",
+               "would-compute-differently", "kept"),
+    Validation("from_tflite", "FULLY_CONNECTED with shuffled weights (weights_format SHUFFLED4x16INT8)",
+               "not read: the weights are multiplied in their stored order [k/fully_connected.cc]",
+               "neither", "kept (left: accepting would compute TFLM's product of shuffled weights; a warning at most)", rule=True),
 )

@@ -55,7 +55,7 @@ from ..kernels.schedules import (
     to_tir,
 )
 from ..kernels.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 from .common import abs_sums, bias_of, check_16x8, mac4_knobs, requant16, wide_weights
 
 
@@ -481,4 +481,48 @@ OPS = (
         fuses_activation=True,
         macs=macs,
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "TRANSPOSE_CONV filter not a constant [out, kh, kw, in]",
+               "non-constant filters run in TFLM; channel dims are `TFLITE_DCHECK`s [reference transpose_conv.h]",
+               "would-compute-differently", "kept: utvm packs filters at compile time"),
+    Validation("check", "TRANSPOSE_CONV batch in and out differ",
+               "MatchingDim is a `TFLITE_DCHECK` [reference transpose_conv.h]",
+               "would-compute-differently", "kept"),
+    Validation("check", "TRANSPOSE_CONV bias not a constant of output channels",
+               "no length check; non-constant: TFLM runs [k/transpose_conv.cc]",
+               "would-compute-differently", "kept: utvm folds the bias at compile time"),
+    Validation("check", "16x8 TRANSPOSE_CONV bias not int16/int64",
+               "int16 biases are widened to int64, others go to the int64 kernel [k/transpose_conv.cc:120-133]; an int32 bias is read as int64",
+               "would-compute-differently", "kept"),
+    Validation("check", "int8 TRANSPOSE_CONV filter/output not int8 or without quantization",
+               "filter quantization `TF_LITE_ENSURE_EQ(affine)` [k/transpose_conv.cc:213-220], `TF_LITE_ENSURE_EQ(input->type, output->type)` [287]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "int8 TRANSPOSE_CONV filter zero points not 0",
+               "TransposeConv takes no weights offset: never read [reference integer_ops/transpose_conv.h]",
+               "neither", "relaxed (import sets them to 0; this check is now unreachable from TFLite)"),
+    Validation("check", "int8 TRANSPOSE_CONV bias not int32",
+               'the int8 kernel reads an int32 bias (`MicroPrintf("Type %s (%d) not supported.")` for others) [k/transpose_conv.cc:401]',
+               "refused-by-TFLM", "kept"),
+    Validation("check", "TRANSPOSE_CONV types other than float32/int8/16x8",
+               '`MicroPrintf("Type %s (%d) not supported.")` [k/transpose_conv.cc:401]',
+               "refused-by-TFLM", "kept"),
+    Validation("from_tflite", "TRANSPOSE_CONV without output shape, filter and input",
+               "`TF_LITE_ENSURE(has_bias || node->inputs->size == 3)` [k/transpose_conv.cc:78]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "TRANSPOSE_CONV output shape input not 4 values",
+               "no check on the shape tensor; TFLM computes with the output tensor's dims [k/transpose_conv.cc]",
+               "would-compute-differently", "kept: utvm takes the shape from that input", rule=True),
+    Validation("from_tflite", "TRANSPOSE_CONV output shape input differs from the output tensor",
+               "not read; the output tensor's dims are used [k/transpose_conv.cc]",
+               "would-compute-differently", "kept: utvm takes the shape from that input", rule=True),
+    Validation("from_tflite", "TRANSPOSE_CONV filter, input or output not 4-D",
+               "no rank check; reads dims->data[1..3] [k/transpose_conv.cc]",
+               "would-compute-differently", "kept", rule=True),
+    Validation("from_tflite", "TRANSPOSE_CONV strides below 1",
+               "no check; ComputePaddingHeightWidth divides by the stride [kernels/padding.h]",
+               "would-compute-differently", "kept", rule=True),
 )
