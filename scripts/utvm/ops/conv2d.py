@@ -12,7 +12,7 @@ Kernel variants, first that applies:
   the whole layer in one call of kernels_dsp.h (pointwise rows read in place, other windows
   gathered into patches, widened to int16 once, assembly blocks of output channels); knob
   ``weights``: int16 (widened and doubled ahead of time) or int8, int16 by default only for
-  small layers on large maps (common.widened_by_default);
+  small layers on large maps (mac_knobs.widened_by_default);
 - dsp_rows4: one input channel and four taps per kernel row (KWS's first layer), a word per row;
   knob ``weights`` as dsp_mac4's;
 - dsp_rows_flat: input channels that do not fill words (RGB images), flat row dot products;
@@ -72,15 +72,11 @@ from .common import (
     check_mac_types,
     check_window,
     conv_macs,
-    gemm_knobs,
-    gemm_wide,
-    gemm_widen,
     int64_accumulation,
-    mac4_knobs,
     quant_conv,
     requant16,
-    wide_weights,
 )
+from .mac_knobs import gemm_knobs, gemm_wide, gemm_widen, mac4_knobs, wide_weights
 
 # ---------------------------------------------------------------------------------------
 # import

@@ -69,14 +69,10 @@ from .common import (
     bias_of,
     check_bias,
     check_mac_types,
-    gemm_knobs,
-    gemm_wide,
-    gemm_widen,
     int64_accumulation,
-    mac4_knobs,
     requant16,
-    wide_weights,
 )
+from .mac_knobs import gemm_knobs, gemm_wide, gemm_widen, mac4_knobs, wide_weights
 
 # ---------------------------------------------------------------------------------------
 # import
@@ -354,7 +350,7 @@ def _mac4(g: Graph, op: Operator, target: Target) -> KernelDef | None:
 
 
 def _generic_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
-    """Widened weights (see common.mac4_knobs) where generic runs four lanes per word on a DSP
+    """Widened weights (see mac_knobs.mac4_knobs) where generic runs four lanes per word on a DSP
     CPU without the dsp_mac4 blocks (units % 4 != 0)."""
     x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
     four_lanes = (target.dsp and not target.helium and x.dtype == "int8" and w.quant is not None

@@ -56,7 +56,8 @@ from ..kernels.schedules import (
 )
 from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Validation, Variant
-from .common import abs_sums, bias_of, check_16x8, mac4_knobs, requant16, wide_weights
+from .common import abs_sums, bias_of, check_16x8, requant16
+from .mac_knobs import mac4_knobs, wide_weights
 
 
 def transpose_padding(code: int, out_size: int, k: int, stride: int) -> int:
