@@ -1,4 +1,4 @@
-"""utvm.lower.fixedpoint (and the int16 sigmoid/tanh of utvm.lower.activation16): host
+"""utvm.kernels.fixedpoint (and the int16 sigmoid/tanh of utvm.kernels.activation16): host
 parameters, TE builders compiled to C, numpy references, and the rounding mode of the tflite-micro PyPI build (through a FULLY_CONNECTED single-op model)."""
 
 from __future__ import annotations

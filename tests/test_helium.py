@@ -1,4 +1,4 @@
-"""Helium (MVE) kernels of utvm/lower/helium.py and utvm/kernels_mve.h.
+"""Helium (MVE) kernels of utvm/kernels/helium.py and utvm/kernels_mve.h.
 
 - the plain-C requantization of kernels_mve.h equals the numpy reference of fixedpoint.py;
 - which layers the Helium kernels take;

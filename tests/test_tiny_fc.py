@@ -1,4 +1,4 @@
-"""Tiny int8 FULLY_CONNECTED layers (the dsp_tiny and helium_tiny variants, lower/tiny.py): seeded
+"""Tiny int8 FULLY_CONNECTED layers (the dsp_tiny and helium_tiny variants, kernels/tiny.py): seeded
 random shapes (depth 1..40, units 1..24, batch 1..3; the first N_BLOCKS depth 1..5 and 16..40
 units, whole Helium blocks of 16 channels), activations NONE/RELU/RELU6/RELU_N1_TO_1,
 per-tensor and per-channel weights, random zero points and output scales, side by side in one

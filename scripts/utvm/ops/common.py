@@ -166,7 +166,7 @@ class Requant16:
     lo: int
     hi: int
     #: TFLite's int64 sums fit int32 and its int64 requantization is one utvm_mulhr_s32 by a
-    #: multiplier with the shift folded in (lower/mac16.short_int64_requant): the bias is then an
+    #: multiplier with the shift folded in (kernels/mac16.short_int64_requant): the bias is then an
     #: int32 constant and ``at`` gives (folded multiplier, 0)
     short: bool = False
     #: with ``short``: the int32 biases and folded multipliers per channel

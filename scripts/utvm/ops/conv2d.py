@@ -8,7 +8,7 @@ reference_ops::Conv for float32, accumulated in the same order).
 
 Kernel variants, first that applies:
 - helium: Cortex-M52/M55/M85 (kernels_mve.h);
-- dsp_gemm: Cortex-M4/M7/M33, int8 whose requantization has the short exact form (lower/dsp.py):
+- dsp_gemm: Cortex-M4/M7/M33, int8 whose requantization has the short exact form (kernels/dsp.py):
   the whole layer in one call of kernels_dsp.h (pointwise rows read in place, other windows
   gathered into patches, widened to int16 once, assembly blocks of output channels); knob
   ``weights``: int16 (widened and doubled ahead of time) or int8, int16 by default only for
@@ -20,7 +20,7 @@ Kernel variants, first that applies:
   knob ``weights``: int8 (default) or int16 (widened ahead of time: twice the flash, fewer
   instructions);
 - helium_int16 / dsp_int16: 16x8, no dilation along the width: one utvm_mve_mac4_s16 /
-  utvm_mac4_s16 call per kernel row and block of 4 output channels (lower/mac16.py); knob
+  utvm_mac4_s16 call per kernel row and block of 4 output channels (kernels/mac16.py); knob
   ``weights`` of dsp_int16 as dsp_mac4's (utvm_mac4w_s16);
 - int16: 16x8, any shape (TE);
 - generic: any shape; 4 (or 16 on Helium) int8 lanes per word when cin % 4 == 0, else bytes.

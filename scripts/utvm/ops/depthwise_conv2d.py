@@ -26,7 +26,7 @@ Kernel variants, first that applies:
   taken where a tuning log names it (see "Tiny maps are tuned for");
 - dsp_dw4: multiplier 1, channels % 4 == 0: two taps per SMLAD, four channels per word;
 - helium_int16: 16x8, multiplier 1, where the short requantization applies
-  (lower/mac16.short_int64_requant): one utvm_mve_dw_row_s16 call per output row;
+  (kernels/mac16.short_int64_requant): one utvm_mve_dw_row_s16 call per output row;
 - dsp_int16: the same on DSP CPUs, channels % 4 == 0: tap pairs by utvm_dw4_pair_s16;
 - int16: 16x8, any (TE);
 - generic: any multiplier, window, stride, dilation; int8 blocked by four channels, or float32.

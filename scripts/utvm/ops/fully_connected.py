@@ -10,11 +10,11 @@ computes it), reference_ops::FullyConnected for float32.
 Kernel variants, first that applies:
 - helium_tiny: Cortex-M52/M55/M85, int8 layers of depth <= 32 and at most 1024 multiply-accumulates per
   row with dsp_gemm's short exact requantization: one naked assembly function generated for the
-  layer (lower/tiny.py), per group of four units four VMLADAVA and one vector requantization;
+  layer (kernels/tiny.py), per group of four units four VMLADAVA and one vector requantization;
 - helium: Cortex-M52/M55/M85, utvm_mve_fc4_s8;
 - dsp_tiny: Cortex-M4/M7/M33, int8 layers of at most 1024 multiply-accumulates per row and depth
   <= 40 whose requantization has dsp_gemm's short exact form: one naked assembly function generated
-  for the layer (lower/tiny.py), the row's int16 pairs in registers (depth <= 16, one row) or on
+  for the layer (kernels/tiny.py), the row's int16 pairs in registers (depth <= 16, one row) or on
   the stack;
 - dsp_gemm: Cortex-M4/M7/M33, int8 with symmetric weights whose requantization has the short
   exact form: kernels_dsp.h with the batch rows as pixels of a 1 x 1 convolution; knob
@@ -23,7 +23,7 @@ Kernel variants, first that applies:
   knob ``weights``: int8 (default) or int16 (widened ahead of time: twice the flash, fewer
   instructions);
 - helium_int16 / dsp_int16: 16x8, per block of 4 units one utvm_mve_mac4_s16 / utvm_mac4_s16
-  call per piece of at most 511 inputs (lower/mac16.py); knob ``weights`` of dsp_int16 as
+  call per piece of at most 511 inputs (kernels/mac16.py); knob ``weights`` of dsp_int16 as
   dsp_mac4's (utvm_mac4w_s16);
 - int16: 16x8 (TE);
 - generic: any shape (weights with a zero point, float32); on DSP CPUs the knob ``weights``
@@ -286,7 +286,7 @@ def _gemm_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, 
 
 def _tiny_kernel(g: Graph, op: Operator, fits: bool,
                  build: Callable[[int, Int8Layer], tuple[np.ndarray, str, str]]) -> KernelDef | None:
-    """A layer's own function (lower/tiny.py): ``build(batch, wmat, layer)`` returns the stream,
+    """A layer's own function (kernels/tiny.py): ``build(batch, wmat, layer)`` returns the stream,
     the function's name and its C source; None when the shape does not ``fit`` or the layer is
     not int8 with the short exact requantization."""
     x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
@@ -315,7 +315,7 @@ def _fc_shape(g: Graph, op: Operator) -> tuple[int, int, int]:
 
 def _dsp_tiny(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     """A small int8 layer on a DSP CPU: one naked assembly function generated for it
-    (lower/tiny.py), the rows' pairs in registers, the weights and constants read by LDM."""
+    (kernels/tiny.py), the rows' pairs in registers, the weights and constants read by LDM."""
     def build(batch: int, found: Int8Layer) -> tuple[np.ndarray, str, str]:
         layer = tiny.TinyFc(batch, *found.wmat.shape[::-1], tuple(int(e) for e in found.rq.rights), found.lo, found.hi)
         name = tiny.function_name("utvm_dsp", layer.assembly())
@@ -326,7 +326,7 @@ def _dsp_tiny(g: Graph, op: Operator, target: Target) -> KernelDef | None:
 
 def _helium_tiny(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     """A small int8 layer (depth <= 32) on Helium: one naked assembly function generated for it
-    (lower/tiny.py), per group of four channels four VMLADAVA and one vector requantization."""
+    (kernels/tiny.py), per group of four channels four VMLADAVA and one vector requantization."""
     def build(batch: int, found: Int8Layer) -> tuple[np.ndarray, str, str]:
         uniform = per_tensor(found.rq)
         layer = tiny.TinyMve(batch, *found.wmat.shape[::-1], found.zy, found.lo, found.hi, uniform)

@@ -9,7 +9,7 @@ those are refused in one line, as is the 16x8 form (int16 activations). The laye
 one ``lstm`` operator, the recurrence: per batch row and time step, each gate's input FC and
 recurrent FC (int8: each rescaled to int16 Q3.12, scale 2**-12, and saturated, then their
 saturating sum; the gate bias and the input zero point in the input FC, the hidden state's zero
-point in the recurrent one), sigmoid (cell gate: tanh) in Q0.15 (lower/activation16.py); the cell
+point in the recurrent one), sigmoid (cell gate: tanh) in Q0.15 (kernels/activation16.py); the cell
 state c = f * c + i * g (two int16 products rescaled to the cell scale, a saturating sum, the
 cell clip); the hidden state h = o * tanh(c) requantized to the hidden state's int8 scale and
 zero point, which is also the step's output. The kernel updates the hidden and cell states in

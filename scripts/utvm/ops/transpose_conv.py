@@ -16,7 +16,7 @@ The kernels gather: for each output pixel the taps (fy, fx) whose input row/colu
 - helium: int8, batch 1, every phase with taps: per phase (see :class:`Phase`) patches of four
   outputs gathered by utvm_mve_im2col_s8 and utvm_mve_gemm_s8 with the phase's folded biases;
 - dsp_mac4: int8, cin % 4 == 0: utvm_mac4_s8 per tap, the zero point read outside the input;
-- helium_int16 / dsp_int16: 16x8, the 16x8 dot-product helpers per tap (lower/mac16.py); knob
+- helium_int16 / dsp_int16: 16x8, the 16x8 dot-product helpers per tap (kernels/mac16.py); knob
   ``weights`` of dsp_int16 (utvm_mac4w_s16);
 - generic: any (TE).
 """
@@ -278,7 +278,7 @@ def _mac16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     """16x8 on a DSP or Helium CPU: per output (phase by phase) and block of four output
     channels, one dot-product helper call per kernel tap of the phase (the tap's cin inputs are
     contiguous: utvm_mac4_s16 / utvm_mve_mac4_s16); a tap outside the input adds nothing (zero
-    point 0). TFLite's int64 sums in int32 where they fit (lower/mac16.py)."""
+    point 0). TFLite's int64 sums in int32 where they fit (kernels/mac16.py)."""
     x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
     if x.dtype != "int16" or w.data is None:
         return None
