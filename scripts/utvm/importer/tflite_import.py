@@ -15,8 +15,8 @@ import numpy as np
 
 from ..errors import UtvmError, short_list
 from ..ir import Graph, Operator, Quant, Tensor
-from ..ops import tflite_ops
-from ..ops.base import OpError, Validation
+from ..ops import get, tflite_ops
+from ..ops.base import OpError, Validation, Weights
 from .limits import check_tensor
 
 # TFLite TensorType numbers -> our dtype names (None: known but unsupported).
@@ -248,27 +248,33 @@ def count_list(counts: Counter[str], limit: int = 12) -> str:
     return ", ".join(items[:limit]) + more
 
 
-#: (operator, input position) of the filters, whose scales TFLite Micro reads per output channel
-#: (its kernels check that the quantized dimension has that many channels: limits.check_tensor)
-PER_CHANNEL_INPUTS = {("conv2d", 1), ("depthwise_conv2d", 1), ("fully_connected", 1), ("transpose_conv2d", 1)}
-#: (operator, input position) of the biases of the layers above, whose quantization no kernel reads
-_BIASES = {("conv2d", 2), ("depthwise_conv2d", 2), ("fully_connected", 2), ("transpose_conv2d", 2)}
-#: operators that check and use per-channel parameters of their tensors themselves
-_PER_CHANNEL_OPS = {"quantize", "dequantize"}
+def _weights(kind: str) -> Weights | None:
+    """The filter and bias inputs of a MAC layer (``OpDef.weights``), None for other operators."""
+    opdef = get(kind)
+    return opdef.weights if opdef is not None else None
 
 
-#: filters whose zero points TFLite Micro's reference kernels never read (ConvPerChannel,
-#: DepthwiseConvPerChannel, TransposeConv take no weights offset)
-_FILTERS_WITHOUT_OFFSET = {("conv2d", 1), ("depthwise_conv2d", 1), ("transpose_conv2d", 1)}
+def _is_filter(reader: tuple[str, int]) -> bool:
+    """(operator, input position) is a filter, whose scales TFLite Micro reads per output channel
+    (its kernels check that the quantized dimension has that many channels: limits.check_tensor)."""
+    w = _weights(reader[0])
+    return w is not None and reader[1] == w.filter
+
+
+def _is_bias(reader: tuple[str, int]) -> bool:
+    """(operator, input position) is a MAC layer's bias, whose quantization no kernel reads."""
+    w = _weights(reader[0])
+    return w is not None and reader[1] == w.bias
 
 
 def _ignores_filter_zero_points(t: Tensor, readers: set[tuple[str, int]]) -> bool:
     """Every reader of ``t`` is a filter input that ignores its zero points: that of a
     convolution, or of a FULLY_CONNECTED when ``t`` has several scales (FullyConnectedPerChannel
-    takes no weights offset; the per-tensor FullyConnected does)."""
+    takes no weights offset; the per-tensor FullyConnected does): ``Weights.offset``."""
     per_channel = t.quant is not None and t.quant.scale.size > 1
-    return bool(readers) and all(r in _FILTERS_WITHOUT_OFFSET or (r == ("fully_connected", 1) and per_channel)
-                                 for r in readers)
+    return bool(readers) and all(
+        _is_filter(r) and (w := _weights(r[0])) is not None
+        and (w.offset == "never" or (w.offset == "per_tensor" and per_channel)) for r in readers)
 
 
 def tflm_quantization(graph: Graph) -> None:
@@ -281,8 +287,9 @@ def tflm_quantization(graph: Graph) -> None:
     keep: set[str] = set()
     readers: dict[str, set[tuple[str, int]]] = {}
     for op in graph.ops:
-        keep.update(name for k, name in enumerate(op.inputs) if (op.kind, k) in PER_CHANNEL_INPUTS)
-        if op.kind in _PER_CHANNEL_OPS:
+        keep.update(name for k, name in enumerate(op.inputs) if _is_filter((op.kind, k)))
+        opdef = get(op.kind)
+        if opdef is not None and opdef.per_channel_tensors:
             keep.update(n for n in (*op.inputs, *op.outputs) if n)
         for k, name in enumerate(op.inputs):
             readers.setdefault(name, set()).add((op.kind, k))
@@ -292,7 +299,7 @@ def tflm_quantization(graph: Graph) -> None:
             t.quant.zero_point = np.full(t.quant.scale.size, t.quant.zero_point.reshape(-1)[0])
         if t.quant is not None and _ignores_filter_zero_points(t, readers.get(name, set())):
             t.quant.zero_point = np.zeros_like(t.quant.zero_point)
-        if t.quant is not None and t.dtype in ("int32", "int64") and readers.get(name) and readers[name] <= _BIASES:
+        if t.quant is not None and t.dtype in ("int32", "int64") and readers.get(name) and all(_is_bias(r) for r in readers[name]):
             t.quant = None  # a bias: its parameters are never read (any values, e.g. scale 0, are valid)
         q = t.quant
         if q is not None and q.per_channel and name not in keep:

@@ -103,6 +103,19 @@ class Validation:
 
 
 @dataclass(frozen=True)
+class Weights:
+    """The filter and bias inputs of a MAC layer, as TFLite Micro reads their quantization
+    (:func:`utvm.importer.tflite_import.tflm_quantization`): the filter's scales per output
+    channel; its zero points never (``offset`` "never": ConvPerChannel, DepthwiseConvPerChannel,
+    TransposeConv take no weights offset) or only per tensor ("per_tensor": FULLY_CONNECTED, whose
+    FullyConnectedPerChannel takes none); the bias's quantization not at all."""
+
+    filter: int = 1
+    bias: int = 2
+    offset: str = "never"
+
+
+@dataclass(frozen=True)
 class Offload:
     """An external module (``--offload``, :mod:`utvm.external`) that may take the operator instead
     of a TVM kernel: the module's name, the element types of the (first) input it takes, and the
@@ -180,6 +193,11 @@ class OpDef:
     #: the external modules that may take it (the first that claims it when ``--offload`` names
     #: several; a module registered from outside utvm declares its own ``patterns``)
     offload: tuple[Offload, ...] = ()
+    #: its constant filter and bias inputs (a MAC layer), see :class:`Weights`
+    weights: Weights | None = None
+    #: it checks and uses the per-channel parameters of its tensors itself (QUANTIZE, DEQUANTIZE);
+    #: other operators' tensors, but a filter, are read per tensor (the first scale)
+    per_channel_tensors: bool = False
 
     def kernel(self, graph: Graph, op: Operator, target: Target) -> tuple[str, KernelDef]:
         """(variant name, kernel) of the variant the operator's tuned configuration names, if it

@@ -63,7 +63,7 @@ from ..kernels.schedules import (
     window_conds,
 )
 from ..kernels.target import VECTOR_LANES, Target
-from .base import Offload, OpDef, OpError, SourceOp, Validation, Variant
+from .base import Offload, OpDef, OpError, SourceOp, Validation, Variant, Weights
 from .common import (
     QuantConv,
     abs_sums,
@@ -722,6 +722,7 @@ OPS = (
         macs=conv_macs,
         patch_stage="window",
         offload=(Offload("cmsis-nn", ("int8", "int16"), "conv"),),
+        weights=Weights(),
     ),
 )
 

@@ -64,7 +64,7 @@ from ..kernels.schedules import (
     window_conds,
 )
 from ..kernels.target import Target
-from .base import Offload, OpDef, OpError, SourceOp, Validation, Variant, knob
+from .base import Offload, OpDef, OpError, SourceOp, Validation, Variant, Weights, knob
 from .common import (
     QuantConv,
     Requant16,
@@ -949,6 +949,7 @@ OPS = (
         rows_in_order_config=_helium_rows_in_order,
         patch_stage="window",
         offload=(Offload("cmsis-nn", ("int8", "int16"), "depthwise_conv"),),
+        weights=Weights(),
     ),
 )
 

@@ -57,6 +57,7 @@ OPS = (
         variants=(Variant("generic", _generic),),
         check=check,
         reference="TFLite Micro dequantize.cc: reference_ops::Dequantize",
+        per_channel_tensors=True,
     ),
 )
 

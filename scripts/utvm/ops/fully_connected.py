@@ -62,7 +62,7 @@ from ..kernels.schedules import (
     widen_words,
 )
 from ..kernels.target import VECTOR_LANES, Target
-from .base import Offload, OpDef, OpError, SourceOp, Validation, Variant
+from .base import Offload, OpDef, OpError, SourceOp, Validation, Variant, Weights
 from .batch_matmul import from_onnx
 from .common import (
     abs_sums,
@@ -533,6 +533,7 @@ OPS = (
         fuses_activation=True,
         macs=macs,
         offload=(Offload("cmsis-nn", ("int8",), "fully_connected"),),
+        weights=Weights(offset="per_tensor"),
     ),
 )
 

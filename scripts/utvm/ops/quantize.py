@@ -87,6 +87,7 @@ OPS = (
         variants=(Variant("generic", _generic),),
         check=check,
         reference="TFLite Micro quantize.cc: reference_ops::AffineQuantize, reference_ops::Requantize",
+        per_channel_tensors=True,
         inplace=True,
     ),
 )

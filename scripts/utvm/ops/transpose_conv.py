@@ -55,7 +55,7 @@ from ..kernels.schedules import (
     to_tir,
 )
 from ..kernels.target import Target
-from .base import OpDef, OpError, SourceOp, Validation, Variant
+from .base import OpDef, OpError, SourceOp, Validation, Variant, Weights
 from .common import abs_sums, bias_of, check_16x8, requant16
 from .mac_knobs import mac4_knobs, wide_weights
 
@@ -481,6 +481,7 @@ OPS = (
                   "accumulators), reference_ops::TransposeConv (float32)",
         fuses_activation=True,
         macs=macs,
+        weights=Weights(),
     ),
 )
 
