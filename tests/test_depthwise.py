@@ -37,9 +37,9 @@ from utvm.configs.log import write_log
 from utvm.configs.workload import workload, workload_key
 from utvm.importer import load_model
 from utvm.ir import Operator
-from utvm.lower import fixedpoint as fp
-from utvm.lower.requant import effective_scales
-from utvm.lower.target import Target
+from utvm.kernels import fixedpoint as fp
+from utvm.kernels.requant import effective_scales
+from utvm.kernels.target import Target
 from utvm.ops.depthwise_conv2d import DWP_ROUND_NEG, _dwp_constants
 from utvm.tune.space import space
 

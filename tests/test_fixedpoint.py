@@ -1,4 +1,4 @@
-"""utvm.lower.fixedpoint (and the int16 sigmoid/tanh of utvm.lower.activation16): host
+"""utvm.kernels.fixedpoint (and the int16 sigmoid/tanh of utvm.kernels.activation16): host
 parameters, TE builders compiled to C, numpy references, and the rounding mode of the tflite-micro PyPI build (through a FULLY_CONNECTED single-op model)."""
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from tvm import te  # noqa: E402
 
 import tflite_builder as tb  # noqa: E402
 from host_kernel import HostKernel, kernel_c_source  # noqa: E402
-from utvm.lower import activation16 as act16  # noqa: E402
-from utvm.lower import fixedpoint as fp  # noqa: E402
+from utvm.kernels import activation16 as act16  # noqa: E402
+from utvm.kernels import fixedpoint as fp  # noqa: E402
 
 
 def test_tflite_round_is_half_away_from_zero() -> None:

@@ -1,4 +1,4 @@
-"""Helium (MVE) kernels of utvm/lower/helium.py and utvm/kernels_mve.h.
+"""Helium (MVE) kernels of utvm/kernels/helium.py and utvm/kernels_mve.h.
 
 - the plain-C requantization of kernels_mve.h equals the numpy reference of fixedpoint.py;
 - which layers the Helium kernels take;
@@ -25,11 +25,11 @@ from toolchains import toolchain_problem
 from utvm.compiler import CompileOptions, compile_model
 from utvm.importer import load_model
 from utvm.ir import Graph, Operator
-from utvm.lower import fixedpoint as fp
-from utvm.lower.fixedpoint import add_params
-from utvm.lower.kerneldef import KernelDef
-from utvm.lower.requant import activation_range_int8
-from utvm.lower.target import Target
+from utvm.kernels import fixedpoint as fp
+from utvm.kernels.fixedpoint import add_params
+from utvm.kernels.kerneldef import KernelDef
+from utvm.kernels.requant import activation_range_int8
+from utvm.kernels.target import Target
 from utvm.ops import variant
 from utvm.run import qemu
 from utvm.run.boards import get_board
@@ -261,12 +261,12 @@ def test_constants_compact_and_scratch_planned(tmp_path: Path, name: str) -> Non
 def test_packed_shift_width_matches_the_header() -> None:
     """the Helium kernels pack shifts into bias words with helium.py's SHIFT_BITS; kernels_mve.h
     unpacks them with UTVM_MVE_RQ_SHIFT_BITS: the two must agree."""
-    from utvm.lower.helium import SHIFT_BITS
+    from utvm.kernels.helium import SHIFT_BITS
 
     header = (Path(__file__).resolve().parents[1] / "lib/crt/include/utvm/kernels_mve.h").read_text()
     (bits,) = re.findall(r"#define UTVM_MVE_RQ_SHIFT_BITS (\d+)", header)
     assert int(bits) == SHIFT_BITS
-    from utvm.lower.fixedpoint import ADD_LEFT_SHIFT
+    from utvm.kernels.fixedpoint import ADD_LEFT_SHIFT
 
     (left,) = re.findall(r"#define UTVM_MVE_ADD_LEFT_SHIFT (\d+)", header)
     assert int(left) == ADD_LEFT_SHIFT

@@ -37,9 +37,9 @@ from helium_logs import tiny_plan_log
 from tflite_builder import conv2d_model, fully_connected_model
 from toolchains import toolchain_problem
 from utvm.importer import load_model
-from utvm.lower import fixedpoint as fp
-from utvm.lower import helium as mve
-from utvm.lower.target import Target
+from utvm.kernels import fixedpoint as fp
+from utvm.kernels import helium as mve
+from utvm.kernels.target import Target
 from utvm.ops import variant
 from utvm.ops.depthwise_conv2d import helium_plans
 from utvm.run import qemu

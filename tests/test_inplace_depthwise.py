@@ -202,7 +202,7 @@ def test_helium_depthwise_at_the_peak_takes_a_plan_with_rows_in_order(tmp_path: 
     shrinks. This one's is 1.43 times: the layer keeps its plan and its pool, unless the slack is
     raised."""
     from utvm import compiler
-    from utvm.lower import helium as mve
+    from utvm.kernels import helium as mve
     from utvm.ops.depthwise_conv2d import _dwg_out_of_order
 
     plans = mve.dwg_plans((10, 7), 16, (1, 1))

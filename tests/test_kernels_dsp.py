@@ -5,7 +5,7 @@ Seeded random layers (kernel sizes 1x1 to 10x4, strides 1-3, dilations, SAME/VAL
 input and output channels that are and are not multiples of 4, batch 1-2, fully connected
 rows, zero points over the whole int8 range, per-channel and per-tensor scales over the range
 of right shifts the kernels take, channels without weights, activation clamps), each with
-int8 and int16 weights, compiled into one C program with the layout utvm/lower/dsp.py
+int8 and int16 weights, compiled into one C program with the layout utvm/kernels/dsp.py
 prepares: each case in its own function, as the generated code calls the kernel (one call
 site, constants known). The plain-C forms run on the host under AddressSanitizer and
 UndefinedBehaviorSanitizer; the assembly on mps2/an386 (Cortex-M4) under QEMU. Every output
@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from utvm.lower import fixedpoint as fp
-from utvm.lower.dsp import (
+from utvm.kernels import fixedpoint as fp
+from utvm.kernels.dsp import (
     LO,
     NARROW,
     PAIRS,

@@ -12,11 +12,11 @@ import pytest
 import tvm
 from tvm import tirx
 
-from utvm.lower import fixedpoint as fp
-from utvm.lower.requant import rounding_divide_by_pot_small as _rounding_divide_by_pot_small
-from utvm.lower.schedules import interleave_rows as _interleave_rows
-from utvm.lower.schedules import widen_words
-from utvm.lower.target import packed_lanes
+from utvm.kernels import fixedpoint as fp
+from utvm.kernels.requant import rounding_divide_by_pot_small as _rounding_divide_by_pot_small
+from utvm.kernels.schedules import interleave_rows as _interleave_rows
+from utvm.kernels.schedules import widen_words
+from utvm.kernels.target import packed_lanes
 from utvm.ops.conv2d import _flat_row_index, _flat_row_weights
 from utvm.ops.depthwise_conv2d import _dw4_weight_order
 

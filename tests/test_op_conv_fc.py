@@ -21,7 +21,7 @@ from tflite_builder import ModelBuilder
 from toolchains import toolchain_problem
 from utvm.compiler import CompileOptions, compile_model
 from utvm.importer import load_model
-from utvm.lower import tiny
+from utvm.kernels import tiny
 
 N_CONV, N_FC = 28, 16
 

@@ -3,7 +3,7 @@ FULLY_CONNECTED: the 16x8 (int16 x int8) conv, depthwise and fully connected lay
 (int8, 16x8) and BATCH_MATMUL (int8), on DSP CPUs (dsp_* variants, utvm/kernels.h) and Helium
 CPUs (helium* variants, utvm/kernels_mve.h).
 
-- the helpers against numpy on the weight layouts of utvm/lower/mac16.py, with random data at
+- the helpers against numpy on the weight layouts of utvm/kernels/mac16.py, with random data at
   the int16 / int8 extremes, unaligned inputs and every tail length: plain C on the host, the
   DSP assembly on the Cortex-M4 (mps2/an386), MVE on the Cortex-M55 (mps3/an547);
 - the short form of TFLite's int64 requantization against its numpy reference;
@@ -27,9 +27,9 @@ from op_check import check_cases
 from tflite_builder import ModelBuilder
 from toolchains import toolchain_problem
 from utvm.importer import load_model
-from utvm.lower import fixedpoint as fp
-from utvm.lower import mac16
-from utvm.lower.target import Target
+from utvm.kernels import fixedpoint as fp
+from utvm.kernels import mac16
+from utvm.kernels.target import Target
 from utvm.ops import get
 from utvm.run import qemu
 from utvm.run.boards import get_board

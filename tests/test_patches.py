@@ -190,7 +190,7 @@ def test_a_tuned_configuration_follows_its_operator_into_the_patches(tmp_path: P
     operators after the stage keep theirs, and no operator of the graph carries one."""
     from utvm.configs.log import write_log
     from utvm.configs.workload import tunable, workload, workload_key
-    from utvm.lower.target import Target
+    from utvm.kernels.target import Target
     from utvm.tune.space import space
 
     model = _cnn(tmp_path / "cnn.tflite")

@@ -1,4 +1,4 @@
-"""Tiny int8 FULLY_CONNECTED layers (the dsp_tiny and helium_tiny variants, lower/tiny.py): seeded
+"""Tiny int8 FULLY_CONNECTED layers (the dsp_tiny and helium_tiny variants, kernels/tiny.py): seeded
 random shapes (depth 1..40, units 1..24, batch 1..3; the first N_BLOCKS depth 1..5 and 16..40
 units, whole Helium blocks of 16 channels), activations NONE/RELU/RELU6/RELU_N1_TO_1,
 per-tensor and per-channel weights, random zero points and output scales, side by side in one
@@ -19,7 +19,7 @@ from op_check import Cases, check_model, side_by_side
 from toolchains import toolchain_problem
 from utvm.compiler import CompileOptions, compile_model
 from utvm.importer import load_model
-from utvm.lower import tiny
+from utvm.kernels import tiny
 
 N_CASES = 48
 #: of them, layers of depth up to MVE_LANES and 16 to 40 units (whole Helium blocks of 16 channels)

@@ -14,7 +14,7 @@ from utvm.compiler import CompileOptions, compile_model
 from utvm.configs.log import read_log, write_log
 from utvm.configs.workload import tunable, workload, workload_key
 from utvm.importer import load_model
-from utvm.lower.target import Target
+from utvm.kernels.target import Target
 from utvm.run.runner import run_model
 from utvm.tune.space import sample, space
 

@@ -264,6 +264,14 @@ def doc_rows(prefix: str = "") -> Counter[str]:
     return rows
 
 
+def test_validation_doc_is_generated_from_the_declarations() -> None:
+    """docs/VALIDATION.md is what ``utvm ops --validation`` writes from the modules' VALIDATION rows."""
+    from utvm.importer.validation import as_markdown
+
+    assert (ROOT / "docs" / "VALIDATION.md").read_text() == as_markdown(), \
+        "docs/VALIDATION.md differs from the declarations: python -m utvm ops --validation > docs/VALIDATION.md"
+
+
 def test_validation_doc_lists_every_check() -> None:
     sites, rows = check_sites(), doc_rows()
     missing = {k: n - rows[k] for k, n in sites.items() if rows[k] < n}

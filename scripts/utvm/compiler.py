@@ -21,10 +21,11 @@ from .external import OffloadOptions, create_modules
 from .importer import c_identifier, load_model
 from .importer.limits import MAX_POOL_BYTES, mib
 from .ir import Graph, Operator
+from .kernels.target import Target
 from .lower.channels import drop_channels
 from .lower.lowering import KernelCall, Lowered, lower_graph
 from .ops import get as get_op
-from .ops.common import widened_by_default
+from .ops.mac_knobs import widened_by_default
 from .options import CompileOptions
 from .package.mlf import called_functions, external_layout, metadata, write_mlf, write_tar
 from .package.staticlib import build_static_lib

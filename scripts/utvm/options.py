@@ -1,5 +1,5 @@
 """What a compile is asked to do, parsed once into typed values: :class:`CompileOptions` with its
-:class:`MemoryMode` and the kernels' :class:`~utvm.lower.target.Target`, made where the options
+:class:`MemoryMode` and the kernels' :class:`~utvm.kernels.target.Target`, made where the options
 enter (the command line, run, group, tune, RPC) and passed down as they are."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import UtvmError
-from .lower.target import Target
+from .kernels.target import Target
 
 #: --memory-mode min: the most extra MACs the patches may cost unless min:PCT says otherwise
 DEFAULT_PATCH_OVERHEAD = 0.5

@@ -7,17 +7,7 @@ import json
 from pathlib import Path
 
 from ..errors import UtvmError
-from .options import (
-    add_constants_argument,
-    add_debug_argument,
-    add_group_arguments,
-    add_memory_mode_argument,
-    add_offload_arguments,
-    add_pool_argument,
-    add_tuning_log_argument,
-    group_args,
-    progress,
-)
+from .options import add_build_arguments, add_debug_argument, add_group_arguments, group_args, progress
 
 
 def add_compile_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -37,20 +27,16 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--io-in-pool", action="store_true",
                    help="place inputs and outputs inside the workspace pool (least RAM)")
     p.add_argument("--cpu", help="CPU the C is compiled for, e.g. cortex-m4 (selects kernel variants)")
-    add_pool_argument(p)
-    add_memory_mode_argument(p)
+    add_build_arguments(p)
     p.add_argument("--max-flash", type=int, metavar="BYTES",
                    help="keep the model's constants within BYTES of flash: layouts that cost flash (int16-widened "
                         "weights) give way to int8 ones; exit 2 when even those do not fit")
-    add_constants_argument(p)
     p.add_argument("--constants-target", choices=("host", "arm"),
                    help="with --constants object: the object's ELF format (default: arm with --cpu, else host)")
     p.add_argument("--export", choices=("static-lib",),
                    help="static-lib: also build DIR/lib/lib<name>.a and its headers with --cc")
     p.add_argument("--cc", default="cc", help="C compiler for --export static-lib (default: cc)")
     p.add_argument("--cflags", default="", help="flags for --cc, e.g. \"-mcpu=cortex-m4 -mthumb -O2\"")
-    add_offload_arguments(p)
-    add_tuning_log_argument(p)
     p.add_argument("--compat", choices=("tvm-0.18",),
                    help="tvm-0.18: tvmgen_<name>.h and a system library as TVM 0.18 generated them, for "
                         "microTVM application code and project templates")

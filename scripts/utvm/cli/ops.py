@@ -11,6 +11,8 @@ def add_ops_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the table as JSON")
     fmt.add_argument("--markdown", action="store_true", help="print docs/OPERATORS.md")
+    fmt.add_argument("--validation", action="store_true",
+                     help="print docs/VALIDATION.md (the operators' and the importer's checks against TFLite Micro)")
     p.set_defaults(func=cmd_ops)
 
 
@@ -21,6 +23,10 @@ def cmd_ops(args: argparse.Namespace) -> int:
         print(json.dumps(table.as_json(), indent=1))
     elif args.markdown:
         print(table.as_markdown(), end="")
+    elif args.validation:
+        from ..importer import validation
+
+        print(validation.as_markdown(), end="")
     else:
         print(table.as_text(), end="")
     return 0

@@ -84,6 +84,16 @@ def add_constants_argument(p: argparse.ArgumentParser) -> None:
                    help="c: weights as C arrays (<name>_lib2.c); object: a relocatable ELF object")
 
 
+def add_build_arguments(p: argparse.ArgumentParser) -> None:
+    """How the model is compiled, as compile and run take it: pools, memory mode, constants,
+    external modules, tuning log."""
+    add_pool_argument(p)
+    add_memory_mode_argument(p)
+    add_constants_argument(p)
+    add_offload_arguments(p)
+    add_tuning_log_argument(p)
+
+
 def add_debug_argument(p: argparse.ArgumentParser) -> None:
     """--debug after the command too (``utvm compile M --debug``)."""
     p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,

@@ -9,17 +9,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UtvmError
-from .options import (
-    add_constants_argument,
-    add_debug_argument,
-    add_group_arguments,
-    add_memory_mode_argument,
-    add_offload_arguments,
-    add_pool_argument,
-    add_tuning_log_argument,
-    group_args,
-    progress,
-)
+from .options import add_build_arguments, add_debug_argument, add_group_arguments, group_args, progress
 from .rpc import add_rpc_run_arguments, cmd_run_rpc
 
 
@@ -40,12 +30,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help=".npy input (once per model input); default: deterministic random")
     p.add_argument("--output", type=Path, help="write the first output to this .npy file")
     p.add_argument("--io-in-pool", action="store_true", help="inputs and outputs inside the pool")
-    add_pool_argument(p)
-    add_memory_mode_argument(p)
+    add_build_arguments(p)
     p.add_argument("--repeats", type=int, default=1, help="runs to time (median is reported)")
-    add_constants_argument(p)
-    add_offload_arguments(p)
-    add_tuning_log_argument(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 

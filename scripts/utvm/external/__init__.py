@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 from ..errors import UtvmError
 from ..lower.offload import ExternalArg, ExternalKernel, ExternalModule, LibraryFiles, OffloadOptions, Pattern
+from .cmsis_nn import CmsisNN
+from .plain_c import PlainC
 
 _REGISTRY: dict[str, type[ExternalModule]] = {}
 
@@ -39,9 +41,6 @@ def create_modules(names: Sequence[str], options: OffloadOptions) -> list[Extern
 
 
 def _register_builtin() -> None:
-    from .cmsis_nn import CmsisNN
-    from .plain_c import PlainC
-
     register(CmsisNN)
     register(PlainC)
 

@@ -25,9 +25,10 @@ import numpy as np
 
 from ..errors import UtvmError
 from ..ir import Graph, Operator, Tensor
-from ..lower import fixedpoint as fp
-from ..lower.offload import ExternalArg, ExternalKernel, ExternalModule, LibraryFiles, OffloadOptions, Pattern
-from ..lower.requant import activation_range_int8, effective_scales
+from ..kernels import fixedpoint as fp
+from ..kernels.requant import activation_range_int8, activation_range_quantized, effective_scales
+from ..lower.offload import ExternalArg, ExternalKernel, ExternalModule, LibraryFiles, OffloadOptions
+from ..ops.common import int64_accumulation
 
 #: CPUs whose CMSIS-NN build uses Helium (MVE) or the DSP extension; others get plain C
 MVE_CPUS = ("cortex-m55", "cortex-m85")
@@ -62,11 +63,11 @@ def _channel_multipliers(x: Tensor, w: Tensor, y: Tensor) -> tuple[np.ndarray, n
     return np.array([m for m, _ in pairs], np.int32), np.array([s for _, s in pairs], np.int32)
 
 
-def _conv_function(op: Operator, suffix: str) -> str:
-    return ("arm_depthwise_conv_wrapper_" if op.kind == "depthwise_conv2d" else "arm_convolve_wrapper_") + suffix
+def _conv_function(depthwise: bool, suffix: str) -> str:
+    return ("arm_depthwise_conv_wrapper_" if depthwise else "arm_convolve_wrapper_") + suffix
 
 
-def _conv_params(op: Operator, tensors: tuple[Tensor, Tensor, Tensor], offsets: tuple[int, int],
+def _conv_params(op: Operator, depthwise: bool, tensors: tuple[Tensor, Tensor, Tensor], offsets: tuple[int, int],
                  act: tuple[int, int]) -> tuple[str, str, str]:
     """(params struct type, its initializer, filter dims) of a convolution or depthwise
     convolution wrapper: ``offsets`` input and output, ``act`` the clamp."""
@@ -76,7 +77,7 @@ def _conv_params(op: Operator, tensors: tuple[Tensor, Tensor, Tensor], offsets: 
     top, left = op.attrs["padding"][0], op.attrs["padding"][1]
     tile = lambda a, bb: "{" + f"{bb}, {a}" + "}"  # noqa: E731  (cmsis_nn_tile is {w, h})
     window = f"{tile(sh, sw)}, {tile(top, left)}, {tile(dh, dw)}, {{{act[0]}, {act[1]}}}"
-    if op.kind == "depthwise_conv2d":
+    if depthwise:
         return ("cmsis_nn_dw_conv_params", f"{{{offsets[0]}, {offsets[1]}, {cout // cin}, {window}}}",
                 _dims(1, kh, kw, cout))
     return "cmsis_nn_conv_params", f"{{{offsets[0]}, {offsets[1]}, {window}}}", _dims(cout, kh, kw, cin)
@@ -85,17 +86,6 @@ def _conv_params(op: Operator, tensors: tuple[Tensor, Tensor, Tensor], offsets: 
 class CmsisNN(ExternalModule):
     name = "cmsis-nn"
     summary = "Arm CMSIS-NN kernels (needs --cmsis-nn-dir, or Zephyr's cmsis-nn module)"
-    patterns = (
-        Pattern("conv2d", "int8", "conv"),              # arm_convolve_wrapper_s8
-        Pattern("depthwise_conv2d", "int8", "conv"),    # arm_depthwise_conv_wrapper_s8
-        Pattern("conv2d", "int16", "conv"),             # arm_convolve_wrapper_s16
-        Pattern("depthwise_conv2d", "int16", "conv"),   # arm_depthwise_conv_wrapper_s16
-        Pattern("fully_connected", "int8", "fully_connected"),  # arm_fully_connected[_per_channel]_s8
-        Pattern("avg_pool2d", "int8", "pool"),          # arm_avgpool_s8
-        Pattern("max_pool2d", "int8", "pool"),          # arm_max_pool_s8
-        Pattern("softmax", "int8", "softmax"),          # arm_softmax_s8
-        Pattern("add", "int8", "add"),                  # arm_elementwise_add_s8
-    )
 
     def __init__(self, options: OffloadOptions) -> None:
         super().__init__(options)
@@ -111,14 +101,21 @@ class CmsisNN(ExternalModule):
         self._index: dict[str, Path] | None = None
 
     # ------------------------------------------------------------------------------------
-    # patterns
+    # handlers, named by the operators' definitions (OpDef.offload)
 
     def conv(self, g: Graph, op: Operator) -> ExternalKernel | None:
-        depthwise = op.kind == "depthwise_conv2d"
+        """arm_convolve_wrapper_s8 / _s16."""
+        return self._conv(g, op, False)
+
+    def depthwise_conv(self, g: Graph, op: Operator) -> ExternalKernel | None:
+        """arm_depthwise_conv_wrapper_s8 / _s16."""
+        return self._conv(g, op, True)
+
+    def _conv(self, g: Graph, op: Operator, depthwise: bool) -> ExternalKernel | None:
         x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
         b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 else None
         if x.dtype == "int16":
-            return self._conv16(g, op)
+            return self._conv16(g, op, depthwise)
         if not _int8_quant(x, w, y) or w.data is None or (b is not None and (b.data is None or b.dtype != "int32")):
             return None
         assert x.quant and w.quant and y.quant
@@ -129,10 +126,10 @@ class CmsisNN(ExternalModule):
         ys, zy = y.quant.scalar()
         mult, shift = _channel_multipliers(x, w, y)
         bias = b.data.astype(np.int32) if b is not None and b.data is not None else np.zeros(cout, np.int32)
-        params_type, params, filter_dims = _conv_params(op, (x, w, y), (-zx, zy),
+        params_type, params, filter_dims = _conv_params(op, depthwise, (x, w, y), (-zx, zy),
                                                         activation_range_int8(op.attrs["activation"], ys, zy))
         return self._conv_glue(
-            (x, w, y), params_type, params, _conv_function(op, "s8"), filter_dims, [],
+            (x, w, y), params_type, params, _conv_function(depthwise, "s8"), filter_dims, [],
             [ExternalArg("const int32_t*", "bias", constant=bias, role="bias"),
              ExternalArg("const int32_t*", "multiplier", constant=mult, role="mult"),
              ExternalArg("const int32_t*", "shift", constant=shift, role="shift")], "bias")
@@ -175,15 +172,11 @@ class CmsisNN(ExternalModule):
             output=ExternalArg(f"{ctype}*", "output", tensor=y.name),
             body=body, function=fn, size_query=query)
 
-    def _conv16(self, g: Graph, op: Operator) -> ExternalKernel | None:
+    def _conv16(self, g: Graph, op: Operator, depthwise: bool) -> ExternalKernel | None:
         """16x8 conv (arm_convolve_wrapper_s16, int64 or int32 bias) and depthwise
         (arm_depthwise_conv_wrapper_s16, int64 bias, batch 1), as TFLite Micro's CMSIS-NN kernels
         call them: no offsets, int64 sums requantized by arm_nn_requantize_s64 (TFLite's int64
         MultiplyByQuantizedMultiplier)."""
-        from ..lower.requant import activation_range_quantized
-        from ..ops.common import int64_accumulation
-
-        depthwise = op.kind == "depthwise_conv2d"
         x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
         b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 else None
         if w.data is None or w.dtype != "int8" or y.dtype != "int16" or len(x.shape) != 4 or x.shape[0] != 1:
@@ -201,16 +194,17 @@ class CmsisNN(ExternalModule):
         bias = (b.data.astype(bias_type) if b is not None and b.data is not None
                 else np.zeros(cout, bias_type))
         params_type, params, filter_dims = _conv_params(
-            op, (x, w, y), (0, 0), activation_range_quantized(op.attrs["activation"], ys, zy, -32768, 32767))
+            op, depthwise, (x, w, y), (0, 0), activation_range_quantized(op.attrs["activation"], ys, zy, -32768, 32767))
         pre = [] if depthwise else [f"const cmsis_nn_bias_data bias_data = {{bias, {'false' if wide else 'true'}}};"]
         return self._conv_glue(
-            (x, w, y), params_type, params, _conv_function(op, "s16"), filter_dims, pre,
+            (x, w, y), params_type, params, _conv_function(depthwise, "s16"), filter_dims, pre,
             [ExternalArg(f"const {ctype}*", "bias", constant=bias, role="bias"),
              ExternalArg("const int32_t*", "multiplier", constant=mult, role="mult"),
              ExternalArg("const int32_t*", "shift", constant=shift, role="shift")],
             "bias" if depthwise else "&bias_data")
 
     def fully_connected(self, g: Graph, op: Operator) -> ExternalKernel | None:
+        """arm_fully_connected_s8 / arm_fully_connected_per_channel_s8."""
         x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
         b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 else None
         if not _int8_quant(x, w, y) or w.data is None or len(w.shape) != 2:
@@ -270,7 +264,15 @@ class CmsisNN(ExternalModule):
         return ExternalKernel(args=args, output=ExternalArg("int8_t*", "output", tensor=y.name),
                               body=body, function=fn)
 
-    def pool(self, g: Graph, op: Operator) -> ExternalKernel | None:
+    def average_pool(self, g: Graph, op: Operator) -> ExternalKernel | None:
+        """arm_avgpool_s8."""
+        return self._pool(g, op, True)
+
+    def max_pool(self, g: Graph, op: Operator) -> ExternalKernel | None:
+        """arm_max_pool_s8."""
+        return self._pool(g, op, False)
+
+    def _pool(self, g: Graph, op: Operator, avg: bool) -> ExternalKernel | None:
         x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
         if not _int8_quant(x, y) or len(x.shape) != 4 or x.shape[0] != 1:
             return None
@@ -280,7 +282,6 @@ class CmsisNN(ExternalModule):
         (kh, kw), (sh, sw) = op.attrs["pool_size"], op.attrs["strides"]
         top, left = op.attrs["padding"][0], op.attrs["padding"][1]
         lo, hi = activation_range_int8(op.attrs["activation"], *y.quant.scalar())
-        avg = op.kind == "avg_pool2d"
         fn = "arm_avgpool_s8" if avg else "arm_max_pool_s8"
         body = [
             f"static const cmsis_nn_pool_params params = {{{{{sw}, {sh}}}, {{{left}, {top}}}, {{{lo}, {hi}}}}};",

@@ -7,17 +7,17 @@ int32 sums live in scratch that the memory planner places in the workspace pool.
 from __future__ import annotations
 
 from ..ir import Graph, Operator
-from ..lower.offload import ExternalArg, ExternalKernel, ExternalModule, LibraryFiles, Pattern
-from ..lower.requant import activation_range_int8
+from ..kernels.requant import activation_range_int8
+from ..lower.offload import ExternalArg, ExternalKernel, ExternalModule, LibraryFiles
 from ..paths import ext_lib_dir
 
 
 class PlainC(ExternalModule):
     name = "plain-c"
     summary = "utvm's own plain-C kernels (int8 average pooling), in lib/ext/plain_c"
-    patterns = (Pattern("avg_pool2d", "int8", "average_pool"),)
 
     def average_pool(self, graph: Graph, op: Operator) -> ExternalKernel | None:
+        """utvm_plainc_avgpool_s8 (the pooling definition names this module: OpDef.offload)."""
         x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
         if x.dtype != "int8" or y.dtype != "int8" or y.quant is None or len(x.shape) != 4:
             return None

@@ -10,7 +10,11 @@ from pathlib import Path
 
 from ..errors import UtvmError
 from ..ir import Graph
+from ..ops import OpError, check_graph
+from ..ops.base import Validation
 from .limits import MAX_MODEL_BYTES, check_graph_limits, mib
+from .onnx_import import load_onnx
+from .tflite_import import load_tflite
 
 
 def c_identifier(name: str) -> str:
@@ -129,14 +133,9 @@ def load_model(path: Path, note: Callable[[str], None] | None = None) -> Graph:
         article = "an" if fmt == "onnx" else "a"
         note(f"{path} holds {article} {FORMATS[fmt]} model (detected by content; {said})")
     if fmt == "tflite":
-        from .tflite_import import load_tflite
-
         graph = load_tflite(path, data)
     else:
-        from .onnx_import import load_onnx
-
         graph = load_onnx(path, data)
-    from ..ops import OpError, check_graph
 
     try:
         check_graph_limits(graph)
@@ -144,3 +143,49 @@ def load_model(path: Path, note: Callable[[str], None] | None = None) -> Graph:
     except OpError as exc:
         raise UtvmError(f"{path}: {exc}") from None
     return graph
+
+#: the heading of this module's rows in docs/VALIDATION.md
+VALIDATION_TITLE = "Reading the file (importer/__init__.py)"
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("read_model_file", "no such file",
+               "— (file access)",
+               "not-a-model-check", "kept"),
+    Validation("read_model_file", "file cannot be read (stat)",
+               "— (file access)",
+               "not-a-model-check", "kept"),
+    Validation("read_model_file", "path is a directory",
+               "— (file access)",
+               "not-a-model-check", "kept"),
+    Validation("read_model_file", "not a regular file (FIFO, socket, device)",
+               "— (file access)",
+               "not-a-model-check", "kept"),
+    Validation("read_model_file", "file larger than 256 MiB (stat)",
+               "— (a model of more than 256 MiB fits no microcontroller's flash; resource limit)",
+               "not-a-model-check", "kept"),
+    Validation("read_model_file", "file cannot be opened",
+               "— (file access)",
+               "not-a-model-check", "kept"),
+    Validation("read_model_file", "file replaced by a non-regular one between stat and open",
+               "— (file access)",
+               "not-a-model-check", "kept"),
+    Validation("read_model_file", "file grows beyond 256 MiB while read",
+               "— (resource limit)",
+               "not-a-model-check", "kept"),
+    Validation("read_model_file", "read error",
+               "— (file access)",
+               "not-a-model-check", "kept"),
+    Validation("detect_format", ".tflite file without the TFL3 identifier",
+               "`tflite::GetModel` + `ModelBuffer Verify` fail: the interpreter refuses it [micro_interpreter.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("detect_format", "neither TFLite nor ONNX",
+               "as above",
+               "refused-by-TFLM", "kept"),
+    Validation("load_model", "empty file",
+               "no model to verify [micro_interpreter.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("load_model", "(prefix) an operator's check failed",
+               "— (rewraps the operator checks above with the file name)",
+               "not-a-model-check", "kept"),
+)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import short_list
 from ..ir import Graph, Tensor
-from ..ops.base import OpError
+from ..ops.base import OpError, Validation
 
 #: the largest model file read (bytes)
 MAX_MODEL_BYTES = 256 << 20
@@ -91,3 +91,43 @@ def check_graph_limits(graph: Graph) -> None:
         for name in (*op.inputs, *op.outputs):
             if name and name not in graph.tensors:
                 raise OpError(f"{op.source}: unknown tensor '{name[:80]}'")
+
+#: the heading of this module's rows in docs/VALIDATION.md
+VALIDATION_TITLE = "Every tensor and the graph (importer/limits.py)"
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check_tensor", "tensor of more than 6 dimensions",
+               'RuntimeShape holds at most kMaxSmallSize = 6 (`TFLITE_DCHECK_LE`), kernels refuse more (e.g. `MicroPrintf("... num dimensions > %d")` [k/concatenation.cc:171]) [kernels/internal/runtime_shape.h:37]',
+               "refused-by-TFLM", "kept"),
+    Validation("check_tensor", "a dimension below 1",
+               "negative: the tensor's byte size overflows, arena allocation fails [micro_allocator.cc]; 0: TFLM runs empty tensors",
+               "neither", "kept (0: left, utvm's planner and kernels assume non-empty buffers; see *Left*)"),
+    Validation("check_tensor", "tensor larger than 64 MiB",
+               "arena allocation fails (AllocateTensors: not enough memory) for a non-constant one [micro_allocator.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("check_tensor", "a read scale not finite and positive",
+               "0: multipliers divide by it, QuantizeMultiplier of inf aborts (`TFLITE_CHECK`) [quantization_util.cc:75-80]; negative: negative multipliers, sign-flipped results utvm's requantization does not reproduce",
+               "would-compute-differently", "kept"),
+    Validation("check_tensor", "a read scale outside 1e-30 .. 1e30",
+               "TFLM computes with them (float32 scale products, double multipliers) [kernel_util.cc]",
+               "neither", "kept (left: not checked that utvm's effective scales equal TFLM's float32 products there; see *Left*)"),
+    Validation("check_tensor", "a read zero point outside its type's range",
+               "stored as int32 (params.zero_point), used as offsets in int32 arithmetic; squared_difference, pad refuse them [k/squared_difference.cc:115-125, pad_common.cc:103-105]",
+               "neither", "kept (left: not all of utvm's kernels checked for offsets beyond the type; see *Left*)"),
+    Validation("check_tensor", "zero point count neither 0, 1 nor the scale count",
+               "the allocator gives every channel the list's first zero point when the counts differ [micro_allocator.cc:331-334]",
+               "neither", "relaxed (the TFLite importer does what the allocator does; the check is now unreachable from TFLite)"),
+    Validation("check_tensor", "quantized dimension outside the rank (several scales)",
+               "no range check: PopulateConvolutionQuantizationParams and FULLY_CONNECTED read dims[quantized_dimension] (out of bounds) [kernel_util.cc:244, k/fully_connected_common.cc:107]",
+               "would-compute-differently", "kept"),
+    Validation("check_tensor", "scale count not the size of the quantized dimension",
+               "`TF_LITE_ENSURE_EQ(scale size, channels)`, `TF_LITE_ENSURE_EQ(filter dims[quantized_dimension], channels)` [kernel_util.cc:243-244 (PopulateConvolutionQuantizationParams), k/fully_connected_common.cc:104-107]; test_convolution_filter_quantized_dimension_refused_as_tflm",
+               "refused-by-TFLM", "kept"),
+    Validation("check_graph_limits", "more than 100,000 tensors or operators",
+               "arena/persistent allocation fails long before (resource limit) [micro_allocator.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("check_graph_limits", "operator names a tensor the graph lacks (importer bug)",
+               "— (internal: importers resolve every index)",
+               "not-a-model-check", "kept"),
+)

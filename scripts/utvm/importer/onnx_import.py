@@ -22,6 +22,9 @@ import numpy as np
 
 from ..errors import UtvmError
 from ..ir import NHWC, PLAIN, TO_NCHW, TO_NHWC, Graph, Operator, Quant, Tensor, trivial_perm
+from ..ops import onnx_ops
+from ..ops.base import Validation
+from .onnx_qdq import contrib_value_infos, fuse_qdq
 from .tflite_import import count_list
 
 #: ONNX element types of values -> utvm dtypes (FLOAT, BOOL)
@@ -91,8 +94,6 @@ class OnnxImporter:
     def run(self) -> Graph:
         from onnx import numpy_helper
 
-        from ..ops import onnx_ops
-
         g = self.graph
         for init in g.initializer:
             if init.data_location == 1:  # EXTERNAL
@@ -107,8 +108,6 @@ class OnnxImporter:
             self._check_input(i)
         self._prefold()
         self._infer_shapes()
-        from .onnx_qdq import fuse_qdq
-
         fuse_qdq(self)
         self.qdq_fused = True
 
@@ -150,8 +149,6 @@ class OnnxImporter:
                      inputs=graph_inputs, outputs=graph_outputs)
 
     def _check_unsupported(self) -> None:
-        from ..ops import onnx_ops
-
         const = set(self.consts)
         unsupported: Counter[str] = Counter()
         for node in self.graph.node:
@@ -222,8 +219,6 @@ class OnnxImporter:
         """ONNX's strict shape inference; the outputs of onnxruntime's quantized contrib operators,
         which it does not know, are given their shapes and the inference repeated."""
         import onnx
-
-        from .onnx_qdq import contrib_value_infos
 
         for _ in range(len(self.graph.node) + 1):
             try:
@@ -569,3 +564,64 @@ class OnnxImporter:
         op.inputs.append(self.add_const(f"{out}_bias", c.reshape(-1).astype(np.float32)))
         self.retarget(op, out, layout)
         return True
+
+#: the heading of this module's rows in docs/VALIDATION.md
+VALIDATION_TITLE = "ONNX model (importer/onnx_import.py; reference: the ONNX spec and onnxruntime)"
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("load_onnx", "corrupt or truncated ONNX (protobuf parse)",
+               "onnxruntime: InferenceSession fails ('INVALID_PROTOBUF')",
+               "refused-by-TFLM", "kept"),
+    Validation("load_onnx", "ONNX model without a graph",
+               "onnxruntime refuses it",
+               "refused-by-TFLM", "kept"),
+    Validation("load_onnx", "ONNX checker error (corrupt model)",
+               "onnxruntime refuses what onnx.checker refuses (invalid graph)",
+               "refused-by-TFLM", "kept"),
+    Validation("run", "initializer with external data",
+               "onnxruntime loads external data from files beside the model",
+               "would-compute-differently", "kept: utvm reads one file (a feature gap)"),
+    Validation("run", "ONNX model without inputs or outputs",
+               "nothing to run",
+               "refused-by-TFLM", "kept"),
+    Validation("run", "a shape that cannot be evaluated at compile time",
+               "onnxruntime runs dynamic shapes",
+               "would-compute-differently", "kept: utvm plans memory for static shapes"),
+    Validation("run", "an output that is a constant",
+               "onnxruntime returns it",
+               "would-compute-differently", "kept: nothing for utvm to compute (a feature gap)"),
+    Validation("run", "an output listed twice",
+               "onnx.checker / onnxruntime refuse duplicate output names",
+               "refused-by-TFLM", "kept"),
+    Validation("_check_unsupported", "ONNX operators utvm does not support",
+               "— (a feature gap)",
+               "not-a-model-check", "kept"),
+    Validation("_check_input", "an input that is not a tensor (sequence, map)",
+               "onnxruntime runs them",
+               "would-compute-differently", "kept: no utvm kernels"),
+    Validation("_check_input", "ONNX input of a type other than float32/bool",
+               "onnxruntime runs them",
+               "would-compute-differently", "kept: utvm imports float32 ONNX (and QDQ int8), a feature gap"),
+    Validation("_check_input", "ONNX input without a shape",
+               "onnxruntime runs it",
+               "would-compute-differently", "kept: static shapes needed"),
+    Validation("_check_input", "ONNX input with a free dimension",
+               "onnxruntime runs it",
+               "would-compute-differently", "kept: static shapes needed (export with fixed sizes)"),
+    Validation("_infer_shapes", "ONNX shape inference fails",
+               "onnxruntime refuses the model (the same inference)",
+               "refused-by-TFLM", "kept"),
+    Validation("_fold", "a constant subexpression fails to evaluate",
+               "onnxruntime fails on it at run time",
+               "refused-by-TFLM", "kept"),
+    Validation("fail", "(helper) an ONNX import rule's refusal (`imp.fail`)",
+               "— (the sites that use it are listed in *Import rules* below)",
+               "not-a-model-check", "kept"),
+    Validation("shape", "value without a static shape",
+               "onnxruntime runs it",
+               "would-compute-differently", "kept: static shapes needed"),
+    Validation("value_dtype", "value of a type utvm has no kernels for",
+               "onnxruntime runs it",
+               "would-compute-differently", "kept: a feature gap"),
+)

@@ -15,7 +15,8 @@ import numpy as np
 
 from ..errors import UtvmError, short_list
 from ..ir import Graph, Operator, Quant, Tensor
-from ..ops.base import OpError
+from ..ops import get, tflite_ops
+from ..ops.base import OpError, Validation, Weights
 from .limits import check_tensor
 
 # TFLite TensorType numbers -> our dtype names (None: known but unsupported).
@@ -149,8 +150,6 @@ class TfliteImporter:
         return name
 
     def run(self) -> Graph:
-        from ..ops import tflite_ops
-
         converters = tflite_ops()
         sg = self.sg
         ops_raw = [sg.Operators(i) for i in range(sg.OperatorsLength())]
@@ -249,27 +248,33 @@ def count_list(counts: Counter[str], limit: int = 12) -> str:
     return ", ".join(items[:limit]) + more
 
 
-#: (operator, input position) of the filters, whose scales TFLite Micro reads per output channel
-#: (its kernels check that the quantized dimension has that many channels: limits.check_tensor)
-PER_CHANNEL_INPUTS = {("conv2d", 1), ("depthwise_conv2d", 1), ("fully_connected", 1), ("transpose_conv2d", 1)}
-#: (operator, input position) of the biases of the layers above, whose quantization no kernel reads
-_BIASES = {("conv2d", 2), ("depthwise_conv2d", 2), ("fully_connected", 2), ("transpose_conv2d", 2)}
-#: operators that check and use per-channel parameters of their tensors themselves
-_PER_CHANNEL_OPS = {"quantize", "dequantize"}
+def _weights(kind: str) -> Weights | None:
+    """The filter and bias inputs of a MAC layer (``OpDef.weights``), None for other operators."""
+    opdef = get(kind)
+    return opdef.weights if opdef is not None else None
 
 
-#: filters whose zero points TFLite Micro's reference kernels never read (ConvPerChannel,
-#: DepthwiseConvPerChannel, TransposeConv take no weights offset)
-_FILTERS_WITHOUT_OFFSET = {("conv2d", 1), ("depthwise_conv2d", 1), ("transpose_conv2d", 1)}
+def _is_filter(reader: tuple[str, int]) -> bool:
+    """(operator, input position) is a filter, whose scales TFLite Micro reads per output channel
+    (its kernels check that the quantized dimension has that many channels: limits.check_tensor)."""
+    w = _weights(reader[0])
+    return w is not None and reader[1] == w.filter
+
+
+def _is_bias(reader: tuple[str, int]) -> bool:
+    """(operator, input position) is a MAC layer's bias, whose quantization no kernel reads."""
+    w = _weights(reader[0])
+    return w is not None and reader[1] == w.bias
 
 
 def _ignores_filter_zero_points(t: Tensor, readers: set[tuple[str, int]]) -> bool:
     """Every reader of ``t`` is a filter input that ignores its zero points: that of a
     convolution, or of a FULLY_CONNECTED when ``t`` has several scales (FullyConnectedPerChannel
-    takes no weights offset; the per-tensor FullyConnected does)."""
+    takes no weights offset; the per-tensor FullyConnected does): ``Weights.offset``."""
     per_channel = t.quant is not None and t.quant.scale.size > 1
-    return bool(readers) and all(r in _FILTERS_WITHOUT_OFFSET or (r == ("fully_connected", 1) and per_channel)
-                                 for r in readers)
+    return bool(readers) and all(
+        _is_filter(r) and (w := _weights(r[0])) is not None
+        and (w.offset == "never" or (w.offset == "per_tensor" and per_channel)) for r in readers)
 
 
 def tflm_quantization(graph: Graph) -> None:
@@ -282,8 +287,9 @@ def tflm_quantization(graph: Graph) -> None:
     keep: set[str] = set()
     readers: dict[str, set[tuple[str, int]]] = {}
     for op in graph.ops:
-        keep.update(name for k, name in enumerate(op.inputs) if (op.kind, k) in PER_CHANNEL_INPUTS)
-        if op.kind in _PER_CHANNEL_OPS:
+        keep.update(name for k, name in enumerate(op.inputs) if _is_filter((op.kind, k)))
+        opdef = get(op.kind)
+        if opdef is not None and opdef.per_channel_tensors:
             keep.update(n for n in (*op.inputs, *op.outputs) if n)
         for k, name in enumerate(op.inputs):
             readers.setdefault(name, set()).add((op.kind, k))
@@ -293,7 +299,7 @@ def tflm_quantization(graph: Graph) -> None:
             t.quant.zero_point = np.full(t.quant.scale.size, t.quant.zero_point.reshape(-1)[0])
         if t.quant is not None and _ignores_filter_zero_points(t, readers.get(name, set())):
             t.quant.zero_point = np.zeros_like(t.quant.zero_point)
-        if t.quant is not None and t.dtype in ("int32", "int64") and readers.get(name) and readers[name] <= _BIASES:
+        if t.quant is not None and t.dtype in ("int32", "int64") and readers.get(name) and all(_is_bias(r) for r in readers[name]):
             t.quant = None  # a bias: its parameters are never read (any values, e.g. scale 0, are valid)
         q = t.quant
         if q is not None and q.per_channel and name not in keep:
@@ -337,3 +343,55 @@ def _own_output_buffers(graph: Graph) -> None:
         graph.tensors[dst] = Tensor(dst, t.shape, t.dtype, t.quant)
         graph.ops.append(Operator("transpose", [src], [dst], {"perm": tuple(range(len(t.shape)))},
                                   source=f"output:{out}"))
+
+#: the heading of this module's rows in docs/VALIDATION.md
+VALIDATION_TITLE = "TFLite flatbuffer (importer/tflite_import.py)"
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("load_tflite", "file without the TFL3 identifier",
+               "the flatbuffer verifier refuses it [micro_interpreter.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("load_tflite", "corrupt or truncated flatbuffer",
+               "`VerifyModelBuffer` fails [micro_interpreter.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("__init__", "model without a subgraph",
+               '`MicroPrintf("Only 1 subgraph is currently supported.")`-style refusal of an empty list [micro_allocator.cc]',
+               "refused-by-TFLM", "kept"),
+    Validation("_buffer", "buffer index outside the buffer list",
+               "the flatbuffer verifier / allocator refuses it [micro_allocator.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("_buffer", "buffer data beyond the end of the file",
+               "out-of-file offsets fail verification [micro_allocator.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("_tensor", "tensor index outside the subgraph",
+               "the allocator refuses an index beyond the tensors [micro_allocator.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("_tensor", "tensor type utvm has no kernels for (float16, uint8, int4, string, complex, ...)",
+               "TFLM runs some (uint8 DEQUANTIZE, int4 filters) [k/conv.cc:182]",
+               "would-compute-differently", "kept: no utvm kernel (a feature gap)"),
+    Validation("_tensor", "(prefix) a tensor's shape/size check failed",
+               "— (rewraps limits.check_tensor above)",
+               "not-a-model-check", "kept"),
+    Validation("_tensor", "constant's data size differs from its shape's",
+               "the kernels read shape x width bytes (past the buffer) [micro_allocator.cc]",
+               "would-compute-differently", "kept"),
+    Validation("_opcode_name", "operator code index outside the list",
+               '`MicroPrintf("Failed to get registration from op code %s")` [micro_allocator.cc]',
+               "refused-by-TFLM", "kept"),
+    Validation("run", "operators utvm does not support",
+               "— (a feature gap: TFLM runs what its op resolver registers)",
+               "not-a-model-check", "kept"),
+    Validation("run", "model without inputs or outputs",
+               "nothing to run; `MicroPrintf` on missing inputs/outputs in the interpreter [micro_interpreter.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("run", "a RESOURCE tensor used by an operator other than the resource-variable ones",
+               "TFLM passes the resource id (an int32) to the operator [k/var_handle.cc:70]",
+               "would-compute-differently", "kept: utvm resolves the handles at import and gives them no storage (a feature gap)"),
+    Validation("run", "a model input or output of type RESOURCE",
+               "TFLM exposes the resource id tensor [k/var_handle.cc:70]",
+               "would-compute-differently", "kept: handles have no storage in utvm (a feature gap)"),
+    Validation("fail", "(helper) an import rule's refusal (`ctx.fail`: the rules of each operator module)",
+               "— (the sites that use it are listed in *Import rules* below)",
+               "not-a-model-check", "kept"),
+)

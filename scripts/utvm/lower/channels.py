@@ -28,9 +28,9 @@ from dataclasses import replace
 import numpy as np
 
 from ..ir import Graph, Operator, Quant, Tensor
-from . import fixedpoint as fp
-from .helium import requant_params
-from .requant import activation_range_int8
+from ..kernels import fixedpoint as fp
+from ..kernels.helium import requant_params
+from ..kernels.requant import activation_range_int8
 
 #: the channel counts left keep this alignment (or the power of two that divided the count)
 ALIGN = 16

@@ -14,11 +14,12 @@ from tvm import te
 
 from ..errors import UtvmError, internal
 from ..ir import Graph, Operator, Tensor
-from .kerneldef import KernelArg, KernelDef
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.target import Target
+from ..ops import get
 from .offload import ExternalArg, ExternalKernel, ExternalModule
 from .pipeline import PIPELINE_NAME
 from .slots import Placement, View, alias_roots, plan_slots, read_view, strided_output
-from .target import Target
 
 
 @dataclass
@@ -71,8 +72,6 @@ def lower_graph(graph: Graph, prefix: str, target: Target | str | None = None,
     (for planning alone, as the planner fuzz does). ``configs`` (operator index -> kernel
     configuration, a ``utvm.configs.kernels.KernelConfigs``) reaches each operator's kernel
     builders on a copy of the operator (``Operator.config``); the graph is not changed."""
-    from ..ops import get
-
     target = target if isinstance(target, Target) else Target.for_cpu(target)
     configs = configs or {}
     funcs: dict[str, tvm.tirx.PrimFunc] = {}
@@ -178,8 +177,6 @@ def _fill_slots(graph: Graph, op: Operator, index: int, prefix: str, target: Tar
                 funcs: dict[str, tvm.tirx.PrimFunc], calls: list[KernelCall]) -> None:
     """A concatenation: every input whose producer did not write into its slot is copied there
     by the operator's kernel for one input."""
-    from ..ops import get
-
     opdef = get(op.kind)
     assert opdef is not None and opdef.input_slots is not None
     y = graph.tensors[op.outputs[0]]

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..ir import Graph, Operator
+from ..ops import get
 
 
 @dataclass
@@ -75,10 +76,11 @@ class OffloadOptions:
 
 @dataclass(frozen=True)
 class Pattern:
-    """An operator shape a module takes: the operator kind (utvm's: conv2d, depthwise_conv2d,
-    fully_connected, avg_pool2d, max_pool2d, softmax, add, ...) with the element type of its
-    first input, and the module method that builds the glue. The method may still decline
-    (return None) for attributes the library does not support; TVM then lowers the operator.
+    """An operator shape a module registered from outside utvm takes (utvm's own modules are
+    named by the operators' definitions instead, ``OpDef.offload``): the operator kind with the
+    element type of its first input, and the module method that builds the glue. The method may
+    still decline (return None) for attributes the library does not support; TVM then lowers
+    the operator.
     """
 
     kind: str
@@ -87,14 +89,14 @@ class Pattern:
 
 
 class ExternalModule(ABC):
-    """One external library. Subclasses set ``name`` and ``patterns`` and implement one
-    handler per pattern and ``library``."""
+    """One external library. Subclasses set ``name`` and implement ``library`` and one handler
+    per operator that names the module (``OpDef.offload``) or per pattern of their own."""
 
     #: the name users give to --offload
     name: str = ""
     #: one-line description for --help and errors
     summary: str = ""
-    #: the operators this module takes
+    #: operators this module takes besides those whose definitions name it
     patterns: tuple[Pattern, ...] = ()
 
     def __init__(self, options: OffloadOptions) -> None:
@@ -106,14 +108,18 @@ class ExternalModule(ABC):
         return self.name.replace("-", "_")
 
     def claim(self, graph: Graph, op: Operator) -> ExternalKernel | None:
-        """The glue for ``op`` if one of the module's patterns matches and its handler
-        accepts the operator, else None (TVM lowers it)."""
+        """The glue for ``op`` if the operator's definition names this module for its input's type
+        (or one of the module's own patterns matches) and the handler accepts the operator, else
+        None (TVM lowers it)."""
         dtype = graph.tensors[op.inputs[0]].dtype if op.inputs else ""
-        for pattern in self.patterns:
-            if pattern.kind == op.kind and pattern.dtype == dtype:
-                kernel: ExternalKernel | None = getattr(self, pattern.handler)(graph, op)
-                if kernel is not None:
-                    return kernel
+        opdef = get(op.kind)
+        handlers = [o.handler for o in (opdef.offload if opdef is not None else ())
+                    if o.module == self.name and dtype in o.types]
+        handlers += [p.handler for p in self.patterns if p.kind == op.kind and p.dtype == dtype]
+        for handler in handlers:
+            kernel: ExternalKernel | None = getattr(self, handler)(graph, op)
+            if kernel is not None:
+                return kernel
         return None
 
     @abstractmethod

@@ -27,6 +27,7 @@ import tvm_ffi
 from tvm import tirx
 
 from ..ir import Graph
+from ..ops import get
 
 #: byte alignment of a contiguous slot: kernels may read and write 4 int8 lanes per word
 SLOT_ALIGN = 4
@@ -57,8 +58,6 @@ class Placement:
 
 def alias_roots(graph: Graph) -> dict[str, str]:
     """tensor -> the tensor whose bytes it is (through RESHAPE-like aliases), for alias outputs."""
-    from ..ops import get
-
     alias: dict[str, str] = {}
     for op in graph.ops:
         opdef = get(op.kind)
@@ -77,8 +76,6 @@ def read_view(graph: Graph, index: int, roots: dict[str, str] | None = None) -> 
     """The view an operator with ``OpDef.view_of_input`` (a slice) becomes instead of a kernel:
     its output is one contiguous run of a non-constant input starting at an aligned byte
     offset, and neither it nor an alias of it is a model output (which needs bytes of its own)."""
-    from ..ops import get
-
     op = graph.ops[index]
     opdef = get(op.kind)
     if opdef is None or opdef.view_of_input is None:
@@ -96,8 +93,6 @@ def read_view(graph: Graph, index: int, roots: dict[str, str] | None = None) -> 
 
 def plan_slots(graph: Graph) -> dict[str, Placement]:
     """Which tensors their producers should write straight into a concatenation's slot."""
-    from ..ops import get
-
     roots = alias_roots(graph)
 
     def root(name: str) -> str:

@@ -11,9 +11,9 @@ import pkgutil
 from functools import cache
 
 from ..ir import Graph, Operator
-from .base import OpDef, OpError, Slot, SourceOp, Variant
+from .base import Offload, OpDef, OpError, Slot, SourceOp, Validation, Variant, Weights
 
-__all__ = ["OpDef", "OpError", "Slot", "SourceOp", "Variant", "all_ops", "check_graph", "get", "macs", "onnx_ops", "tflite_ops", "variant"]
+__all__ = ["Offload", "OpDef", "OpError", "Slot", "SourceOp", "Variant", "Weights", "all_ops", "check_graph", "get", "macs", "onnx_ops", "tflite_ops", "variant"]
 
 @cache
 def all_ops() -> dict[str, OpDef]:
@@ -96,3 +96,25 @@ def check_graph(graph: Graph) -> None:
             detail = str(exc).strip().splitlines()[0][:80] if str(exc).strip() else ""
             raise OpError(f"{op.source}: malformed operator ({type(exc).__name__}{': ' + detail if detail else ''})"
                           ) from None
+
+#: the heading of this module's rows in docs/VALIDATION.md
+VALIDATION_TITLE = "Every operator (ops/__init__.py: check_graph)"
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check_graph", "operator kind without a definition (importer bug)",
+               "— (internal: the importers emit registered kinds only)",
+               "not-a-model-check", "kept"),
+    Validation("check_graph", "an operator writes a constant or a model input",
+               "no check; the kernel writes into the constant's flatbuffer bytes (flash) or over the caller's input [micro_allocator.cc]",
+               "would-compute-differently", "kept: utvm keeps constants in flash and inputs in the caller's buffers"),
+    Validation("check_graph", "a tensor written by two operators",
+               "no check; operators run in order, the last write wins [micro_interpreter_graph.cc]",
+               "would-compute-differently", "kept: the memory planner gives a tensor one producer and one lifetime"),
+    Validation("check_graph", "first input or an output omitted (index -1)",
+               "`AllocateTempInputTensor` gives nullptr, every Prepare has `TF_LITE_ENSURE(input != nullptr)` [k/*.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("check_graph", "a check met a malformed operator (missing attribute/input: KeyError, IndexError, ...)",
+               "the same nullptr / dims `TF_LITE_ENSURE`s of each Prepare (the fuzzed models found: missing inputs, options of another operator) [k/*.cc]",
+               "refused-by-TFLM", "kept"),
+)

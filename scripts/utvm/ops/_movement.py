@@ -11,8 +11,8 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelArg, KernelDef
-from .base import OpError
+from ..kernels.kerneldef import KernelArg, KernelDef
+from .base import OpError, Validation
 
 #: element types the data-movement kernels copy (they only move values)
 MOVE_TYPES = ("int8", "int16", "float32")
@@ -65,3 +65,19 @@ def gather_kernel(g: Graph, op: Operator,
 
     out = te.compute(y.shape, f, name="out")
     return KernelDef([KernelArg(X, tensor=x.name)], out, y.name)
+
+#: the heading of this module's rows in docs/VALIDATION.md
+VALIDATION_TITLE = "Movement operators (shared type check)"
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check_same_types", "movement operator (reshape, transpose, gather, pad, slice, batch/depth-space, tile...) of a type outside its set, or input and output types differ",
+               '`TF_LITE_ENSURE_TYPES_EQ(input, output)` and a type switch with `MicroPrintf("Type %s not supported")` [k/reshape_common.cc:77, transpose_common.cc:35, gather.cc:137, pad_common.cc:53, batch_to_space_nd.cc:57, depth_to_space.cc:58]',
+               "refused-by-TFLM", "kept"),
+    Validation("tflite_ints", "a parameter tensor (axis, paddings, begin/end/strides, perm, size, shape, multiples) not constant",
+               "PAD, STRIDED_SLICE, TRANSPOSE, RESIZE_*, SPLIT refuse non-constant ones (`TF_LITE_ENSURE_MSG(IsConstantTensor(...))`) [k/pad_common.cc:72, strided_slice_common.cc:144-148, transpose_common.cc:37, resize_bilinear.cc:52, split.cc:78]; others read them at run time",
+               "would-compute-differently", "kept: utvm needs them at compile time", rule=True),
+    Validation("tflite_ints", "a parameter tensor not of an integer type",
+               "int32 parameters (`TF_LITE_ENSURE_TYPES_EQ(axis->type, kTfLiteInt32)` [k/reduce_common.cc:52], `size->type == kTfLiteInt32` [k/resize_bilinear.cc:49])",
+               "refused-by-TFLM", "kept", rule=True),
+)

@@ -12,10 +12,10 @@ import numpy as np
 from tvm import tirx
 
 from ..ir import Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelDef
-from ..lower.requant import I32
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelDef
+from ..kernels.requant import I32
+from ..kernels.target import Target
 from .base import OpDef, SourceOp, Variant
 from .elementwise import clamp_to, qrange
 from .unary import INT8_VALUES, check_unary, expr_kernel, onnx_rule, saturate, scales, table_kernel, tflite_rule

@@ -17,13 +17,13 @@ import numpy as np
 from tvm import te
 
 from ..ir import NHWC, PLAIN, TO_NHWC, Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower import helium as mve
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import activation_range_int8, float_clamp
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels import helium as mve
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import activation_range_int8, float_clamp
+from ..kernels.target import Target
 from . import elementwise
-from .base import OpDef, SourceOp, Variant
+from .base import Offload, OpDef, SourceOp, Variant
 
 TYPES = ("int8", "int16", "float32", "int32")
 from_tflite = elementwise.tflite_rule("add", "AddOptions")
@@ -133,5 +133,7 @@ OPS = (
         reference="TFLite Micro add.cc: reference_integer_ops::Add/BroadcastAdd6DSlow (int8), reference_ops::Add"
                   " general path (int16), reference_ops::Add/BroadcastAdd6DSlow (float32, int32)",
         fuses_activation=True,
+        patch_stage="elementwise",
+        offload=(Offload("cmsis-nn", ("int8",), "add"),),
     ),
 )

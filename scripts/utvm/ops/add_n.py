@@ -20,12 +20,12 @@ from typing import Any
 from tvm import tirx
 
 from ..ir import NHWC, PLAIN, Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelDef
-from ..lower.requant import clamp_s8, scale_const
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelDef
+from ..kernels.requant import clamp_s8, scale_const
+from ..kernels.target import Target
 from . import elementwise
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 
 TYPES = ("int8", "float32")
 LEFT_SHIFT = fp.ADD_LEFT_SHIFT
@@ -117,4 +117,21 @@ OPS = (
         reference="TFLite Micro add_n.cc (reference_ops::AddN); ONNX Sum",
         inplace=True,
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "ADD_N with fewer than 2 inputs",
+               "`TF_LITE_ENSURE(num_inputs >= 2)` [k/add_n.cc:51]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "an input's shape differs from the output's (no broadcasting)",
+               "`TF_LITE_ENSURE(HaveSameShapes(input_tensor_first, input))` [k/add_n.cc:67]; the output's shape is not compared (AddN writes the first input's flat size into it)",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "int8 inputs with different scales or zero points",
+               "`TF_LITE_ENSURE` on zero_point and scale equal to the first input's [k/add_n.cc:72-75]",
+               "refused-by-TFLM", "kept"),
+    Validation("from_tflite", "ADD_N with fewer than 2 inputs, or an omitted one",
+               "`TF_LITE_ENSURE(num_inputs >= 2)`, `TF_LITE_ENSURE(input != nullptr)` [k/add_n.cc:51,66]",
+               "refused-by-TFLM", "kept", rule=True),
 )

@@ -15,9 +15,10 @@ from typing import Any
 from tvm import te, tirx
 
 from ..ir import PLAIN, Graph, Operator
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.target import Target
+from ._movement import tflite_ints
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 from .common import io
 from .reduce import check_reduced_shape, input_index, normalize_axes
 
@@ -27,8 +28,6 @@ OUT_TYPES = ("int32", "int64")
 
 
 def from_tflite(ctx: Any, node: Any) -> None:
-    from ._movement import tflite_ints
-
     x = ctx.tensors[node.inputs[0]]
     raw = tflite_ints(ctx, node, 1, "axis").reshape(-1)
     axes = normalize_axes(raw, len(x.shape)) if raw.size == 1 else None
@@ -97,4 +96,18 @@ def _opdef(kind: str, tflite: str, onnx: str, what: str) -> OpDef:
 OPS = (
     _opdef("arg_max", "ARG_MAX", "ArgMax", "largest element"),
     _opdef("arg_min", "ARG_MIN", "ArgMin", "smallest element"),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "input type outside int8/int16/float32 or output not int32",
+               '`MicroPrintf("Only int32_t are supported currently")` for outputs other than int32 [k/arg_min_max.cc:85,90]',
+               "refused-by-TFLM", "kept"),
+    Validation("check", "axis outside the input's rank (or an empty axis)",
+               "no check; reference_ops::ArgMinMax indexes dims with it (out of bounds) [k/arg_min_max.cc]",
+               "would-compute-differently", "kept"),
+    Validation("from_tflite", "ARG_MAX/MIN axis not one axis of the input",
+               "no range check (reference indexes dims with it) [k/arg_min_max.cc]",
+               "would-compute-differently", "kept", rule=True),
 )

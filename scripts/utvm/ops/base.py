@@ -8,7 +8,13 @@ place and exposes it as ``OPS``, a tuple of :class:`OpDef`:
 - its parameter checks, run once on the imported graph (as TFLite Micro's ``Prepare``);
 - its reference semantics (which reference kernel it is bit-exact with);
 - its kernel variants (:class:`Variant`), tried in order: the first whose builder returns a
-  kernel for the operator on the target CPU is used, the last one is the generic kernel.
+  kernel for the operator on the target CPU is used, the last one is the generic kernel;
+- what the planner and the external modules need to know (``OpDef.patch_stage``, ``inplace``,
+  ``shift_margin``, ``offload``, ...).
+
+Its checks' rows of docs/VALIDATION.md, classified against TFLite Micro, are the module's
+``VALIDATION`` (:class:`Validation`; ``utvm ops --validation`` writes the file); docs/OPERATORS.md
+is written from ``OPS`` (``utvm ops --markdown``).
 """
 
 from __future__ import annotations
@@ -19,8 +25,8 @@ from typing import Any
 
 from ..errors import UtvmError
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 
 
 class OpError(UtvmError):
@@ -41,6 +47,9 @@ class SourceOp:
     types: tuple[str, ...] = ("int8", "float32")
     #: what else must hold, in a few words ("fused activation NONE/RELU/RELU6/RELU_N1_TO_1")
     constraints: str = ""
+    #: False: it becomes no operator of its own (VAR_HANDLE names a variable, CALL_ONCE gives
+    #: the variables' first values); the operator table shows no kind for it
+    operator: bool = True
 
 
 #: builds a kernel for an operator on a target, or returns None when the variant does not apply
@@ -73,6 +82,48 @@ class Variant:
     #: ``OpDef.shift_margin`` the output may then start a few rows before its input in one buffer
     #: (a convolution in place, ``utvm.plan.sharing.choose_shifted``)
     rows_in_order: bool = False
+
+
+#: the classes of docs/VALIDATION.md: how a check compares with what TFLite Micro does
+VALIDATION_CLASSES = ("refused-by-TFLM", "would-compute-differently", "neither", "not-a-model-check")
+
+
+@dataclass(frozen=True)
+class Validation:
+    """One row of docs/VALIDATION.md: a check that raises in ``function`` of the module that
+    declares it (``rule``: a refusal of its TFLite import rule, ``ctx.fail``), the condition, what
+    TFLite Micro does there, its class (:data:`VALIDATION_CLASSES`) and what utvm does about it."""
+
+    function: str
+    condition: str
+    tflm: str
+    klass: str
+    action: str
+    rule: bool = False
+
+
+@dataclass(frozen=True)
+class Weights:
+    """The filter and bias inputs of a MAC layer, as TFLite Micro reads their quantization
+    (:func:`utvm.importer.tflite_import.tflm_quantization`): the filter's scales per output
+    channel; its zero points never (``offset`` "never": ConvPerChannel, DepthwiseConvPerChannel,
+    TransposeConv take no weights offset) or only per tensor ("per_tensor": FULLY_CONNECTED, whose
+    FullyConnectedPerChannel takes none); the bias's quantization not at all."""
+
+    filter: int = 1
+    bias: int = 2
+    offset: str = "never"
+
+
+@dataclass(frozen=True)
+class Offload:
+    """An external module (``--offload``, :mod:`utvm.external`) that may take the operator instead
+    of a TVM kernel: the module's name, the element types of the (first) input it takes, and the
+    module's method that writes the glue (which may still decline: then TVM lowers it)."""
+
+    module: str
+    types: tuple[str, ...]
+    handler: str
 
 
 @dataclass(frozen=True)
@@ -133,6 +184,20 @@ class OpDef:
     #: (``KernelDef.rows_out_of_order``), costing at most ``slack`` times the default's
     #: estimated instructions (None: any cost); the compiler keeps it only when the pool shrinks
     rows_in_order_config: Callable[[Graph, Operator, Target, float | None], dict[str, Any] | None] | None = None
+    #: how the patch planner (``--memory-mode min``, :mod:`utvm.plan.patches`) may split it in a
+    #: CNN's first stage: "window" (one NHWC activation input read through a window, constant
+    #: weights (., kh, kw, .) as input 1, attrs strides/dilation/padding; each patch gets the
+    #: padding it needs), "elementwise" (same-shaped NHWC activations, a patch reads the same
+    #: region of each); None: the operator ends the stage
+    patch_stage: str | None = None
+    #: the external modules that may take it (the first that claims it when ``--offload`` names
+    #: several; a module registered from outside utvm declares its own ``patterns``)
+    offload: tuple[Offload, ...] = ()
+    #: its constant filter and bias inputs (a MAC layer), see :class:`Weights`
+    weights: Weights | None = None
+    #: it checks and uses the per-channel parameters of its tensors itself (QUANTIZE, DEQUANTIZE);
+    #: other operators' tensors, but a filter, are read per tensor (the first scale)
+    per_channel_tensors: bool = False
 
     def kernel(self, graph: Graph, op: Operator, target: Target) -> tuple[str, KernelDef]:
         """(variant name, kernel) of the variant the operator's tuned configuration names, if it
@@ -148,3 +213,13 @@ class OpDef:
             if kdef is not None:
                 return variant.name, kdef
         raise OpError(f"{op.source}: no kernel for operator '{op.kind}' with these parameters")
+
+#: the heading of this module's rows in docs/VALIDATION.md
+VALIDATION_TITLE = "Kernel selection (ops/base.py)"
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("kernel", "no kernel variant builds for a checked operator",
+               "— (internal: every operator that passes its check has a generic kernel)",
+               "not-a-model-check", "kept"),
+)

@@ -23,14 +23,14 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import PLAIN, Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower import helium as mve
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.mac16 import guard
-from ..lower.requant import I32, Requant, bias_requant, clamp, imm
-from ..lower.schedules import CHANNEL_BLOCK, loop, reduction_schedule, root_schedule, seq, to_tir
-from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from ..kernels import fixedpoint as fp
+from ..kernels import helium as mve
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.mac16 import guard
+from ..kernels.requant import I32, Requant, bias_requant, clamp, imm
+from ..kernels.schedules import CHANNEL_BLOCK, loop, reduction_schedule, root_schedule, seq, to_tir
+from ..kernels.target import Target
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 from .elementwise import broadcast_shape
 
 _RANGES = {"int8": (-128, 127), "int16": (-32768, 32767)}
@@ -350,4 +350,33 @@ OPS = (
                   "float32)",
         macs=macs,
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("_dims", "operand rank outside 2..5",
+               "`TF_LITE_ENSURE(lhs_rank >= 2 && <= 5)`, same for rhs [k/batch_matmul.cc:206-209]",
+               "refused-by-TFLM", "kept"),
+    Validation("_dims", "contracted depths differ",
+               "`TF_LITE_ENSURE_EQ(accum_dim_lhs, accum_dim_rhs)` [k/batch_matmul.cc:276]",
+               "refused-by-TFLM", "kept"),
+    Validation("_dims", "batch dimensions that do not broadcast",
+               "`TF_LITE_ENSURE_EQ(rhs_dim, 1)` where lhs and rhs differ [k/batch_matmul.cc:264]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "stored output shape is not batch x M x N",
+               "no check of the stored shape; the reference loops over the computed one [k/batch_matmul.cc]",
+               "would-compute-differently", "kept: utvm sizes the output from the stored shape"),
+    Validation("check", "types other than int8/int16/float32 or operands of different types",
+               "`TF_LITE_ENSURE(lhs type float32/int8/int16)`, lhs == rhs == output [k/batch_matmul.cc:191-201]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "quantized operands without quantization parameters",
+               "params.scale 0: GetQuantizedConvolutionMultipler divides by 0, QuantizeMultiplier's `TFLITE_CHECK` aborts [k/batch_matmul.cc:224, kernel_util.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "per-channel operands (ONNX only: a TFLite tensor read per tensor keeps its first scale, as TfLiteTensor.params)",
+               "unreachable from TFLite; onnxruntime MatMulInteger takes per-column B zero points, utvm's kernel is per tensor",
+               "would-compute-differently", "kept"),
+    Validation("check", "int16 operands with a zero point",
+               "`TF_LITE_ENSURE_EQ(zero_point, 0)` for lhs, rhs, output [k/batch_matmul.cc:242-244]",
+               "refused-by-TFLM", "kept"),
 )

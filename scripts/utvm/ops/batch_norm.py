@@ -18,10 +18,10 @@ import numpy as np
 from tvm import te
 
 from ..ir import NHWC, PLAIN, Graph, Operator
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import float_clamp
-from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import float_clamp
+from ..kernels.target import Target
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 from .common import io
 
 
@@ -123,4 +123,18 @@ OPS = (
         fuses_activation=True,
         inplace=True,
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "BatchNormalization not float32, or output shape differs (ONNX only)",
+               "onnxruntime also runs float16/double; utvm has a float32 kernel only",
+               "would-compute-differently", "kept"),
+    Validation("check", "channel axis outside the rank (ONNX only)",
+               "ONNX shape inference refuses it (onnxruntime: 'Invalid input shape')",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "scale/B/mean/var not constants of C elements (ONNX only)",
+               "onnxruntime refuses other sizes; it takes non-constant ones, utvm folds them at compile time",
+               "would-compute-differently", "kept"),
 )

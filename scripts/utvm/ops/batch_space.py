@@ -19,10 +19,10 @@ from typing import Any
 from tvm import tirx
 
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from ._movement import TYPES_8_F, check_same_types, gather_kernel, tflite_ints
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 
 
 def from_tflite(ctx: Any, node: Any) -> None:
@@ -130,4 +130,27 @@ OPS = (
         check=check,
         reference="TFLite Micro batch_to_space_nd.cc (reference_ops::BatchToSpaceND)",
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "BATCH_TO_SPACE_ND / SPACE_TO_BATCH_ND not 3-D or 4-D",
+               "`TF_LITE_ENSURE(NumDimensions >= 3 && <= 4)` in and out [k/batch_to_space_nd.cc:53-56, space_to_batch_nd.cc:60-63]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "block size below 1",
+               "no check; reference divides the batch by the block product (0: SIGFPE) or indexes with negative strides [k/batch_to_space_nd.cc]",
+               "would-compute-differently", "kept"),
+    Validation("check", "output depth differs from the input's",
+               "no check; the reference copies `depth` values per pixel into the stored output (out of bounds) [k/batch_to_space_nd.cc]",
+               "would-compute-differently", "kept"),
+    Validation("check", "stored output shape is not what block and paddings/crops give",
+               "no check of the stored shape; the reference loops over it and reads outside the input [k/batch_to_space_nd.cc]",
+               "would-compute-differently", "kept"),
+    Validation("from_tflite", "BATCH_TO_SPACE_ND / SPACE_TO_BATCH_ND input not 3-D or 4-D",
+               "`TF_LITE_ENSURE(NumDimensions(input) >= 3 && <= 4)` [k/batch_to_space_nd.cc:53-56]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "block shape / crops or paddings not covering the spatial axes",
+               "no check; the reference reads block_shape and crops by the input's spatial rank (out of bounds) [k/batch_to_space_nd.cc:80]",
+               "would-compute-differently", "kept", rule=True),
 )

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from ..ir import PLAIN, Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from ._movement import MOVE_TYPES, check_same_types, gather_kernel, onnx_ints, tflite_ints
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 
 TYPES = (*MOVE_TYPES, "int32", "uint8", "int64", "bool")
 #: TFLite Micro broadcasts to tensors of up to 5 dimensions
@@ -77,4 +77,21 @@ OPS = (
         check=check,
         reference="TFLite Micro broadcast_to.cc (reference_ops::BroadcastTo); ONNX Expand",
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "output of more than 5 dimensions",
+               "`TF_LITE_ENSURE_MSG(output_num_dims <= kMaxDims)`, kMaxDims 5 [k/broadcast_to.cc:32,47]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "input that does not broadcast to the output (more dimensions, or a dimension neither 1 nor the output's)",
+               "`TF_LITE_ENSURE_MSG(input_num_dims <= output_num_dims)` and per dimension equal to 1 or to the shape's [k/broadcast_to.cc:45,61]",
+               "refused-by-TFLM", "kept"),
+    Validation("from_tflite", "BROADCAST_TO shape of a type other than int32/int64",
+               "`TF_LITE_ENSURE(shape->type == kTfLiteInt32 or kTfLiteInt64)` [k/broadcast_to.cc:90]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "BROADCAST_TO shape not 1-D or not the output's shape",
+               "`TF_LITE_ENSURE_EQ(NumDimensions(shape), 1)`, `output_num_dims == shape_num_dims`, `output_shape.Dims(idx) == shape[idx]` [k/broadcast_to.cc:37,43,71]",
+               "refused-by-TFLM", "kept", rule=True),
 )

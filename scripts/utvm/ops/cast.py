@@ -14,9 +14,9 @@ from typing import Any
 from tvm import tirx
 
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 from .common import io
 from .unary import expr_kernel, tflite_rule
 
@@ -58,4 +58,15 @@ OPS = (
         check=check,
         reference="TFLite Micro cast.cc: static_cast of each element",
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "CAST between types outside the supported pairs",
+               '`MicroPrintf("Input/Output type %s not supported")` [k/cast.cc:74,110]',
+               "refused-by-TFLM", "kept"),
+    Validation("check", "CAST input and output element counts differ",
+               "no check; copies NumElements(input) values into the output (overflow) [k/cast.cc]",
+               "would-compute-differently", "kept"),
 )

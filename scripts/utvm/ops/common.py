@@ -12,11 +12,30 @@ from tvm import te
 
 from ..errors import short_list
 from ..ir import Graph, Operator, Tensor
-from ..lower.dsp import SMALL_QUADS, Geometry, widen_applies
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import Requant, acc_bound, activation_range_int8, bias_requant, effective_scales
-from ..lower.target import Target
-from .base import OpError, knob
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.mac16 import mulhr, short_int64_requant
+from ..kernels.requant import (
+    Requant,
+    acc_bound,
+    activation_range_int8,
+    activation_range_quantized,
+    bias_requant,
+    effective_scales,
+    sat_s16,
+)
+from ..kernels.target import Target
+from .base import OpError, Validation
+
+#: the element types a byte copy (variables, ASSIGN) takes
+ANY_TYPE = ("int8", "int16", "int32", "float32")
+
+
+def flat_copy(g: Graph, op: Operator, target: Target) -> KernelDef:
+    """A copy element by element, both tensors seen flat (of the same size)."""
+    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    X = te.placeholder((x.size,), x.dtype, name="x")
+    return KernelDef([KernelArg(X, tensor=x.name)], te.compute((y.size,), lambda i: X[i], name="out"), y.name)
 
 
 def io(g: Graph, op: Operator) -> tuple[Tensor, Tensor]:
@@ -147,7 +166,7 @@ class Requant16:
     lo: int
     hi: int
     #: TFLite's int64 sums fit int32 and its int64 requantization is one utvm_mulhr_s32 by a
-    #: multiplier with the shift folded in (lower/mac16.short_int64_requant): the bias is then an
+    #: multiplier with the shift folded in (kernels/mac16.short_int64_requant): the bias is then an
     #: int32 constant and ``at`` gives (folded multiplier, 0)
     short: bool = False
     #: with ``short``: the int32 biases and folded multipliers per channel
@@ -156,10 +175,6 @@ class Requant16:
     def output(self, acc: Any, o: Any, add_bias: bool = True) -> Any:
         """MultiplyByQuantizedMultiplier(acc + bias[o]) (the int64 form for int64 accumulators),
         clamped to the activation range, as int16; ``add_bias`` False: ``acc`` holds the bias."""
-        from ..lower import fixedpoint as fp
-        from ..lower.mac16 import mulhr
-        from ..lower.requant import sat_s16
-
         if self.bias is not None and add_bias:
             acc = acc + self.bias[o].astype(self.acc)
         m, s = self.at(o)
@@ -181,10 +196,6 @@ def requant16(g: Graph, op: Operator, channels: int, in_double: bool, int64_acc:
               wabs: np.ndarray | None = None) -> Requant16:
     """The Requant16 of a 16x8 conv / depthwise / fully connected / transpose conv layer;
     ``wabs``: the sum of |w| per output channel (bounding the sums), for the short form."""
-    from ..lower import fixedpoint as fp
-    from ..lower.mac16 import short_int64_requant
-    from ..lower.requant import activation_range_quantized
-
     x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
     b = bias_of(g, op)
     assert x.quant and w.quant and y.quant
@@ -320,51 +331,75 @@ def rows_kernel(g: Graph, op: Operator, build: Callable[[te.Tensor], te.Tensor])
     return KernelDef([KernelArg(X, tensor=x.name)], build(X), y.name)
 
 
-def mac4_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
-    """The dsp_mac4 (and 16x8 dsp_int16) variants' knob: the weights as stored (int8) or widened
-    to int16 ahead of time (twice their flash; utvm_mac4w_s8, 15 instead of 21 instructions per 16
-    multiply-accumulates; utvm_mac4w_s16, 14 instead of 20)."""
-    return {"weights": ("int8", "int16")}
-
-
-def wide_weights(op: Operator) -> bool:
-    """The tuned configuration asks for weights widened to int16 (see :func:`mac4_knobs`)."""
-    return knob(op, "weights", "int8") == "int16"
-
-
-#: dsp_gemm widens a layer's weights to int16 by default only where that costs at most
-#: WIDEN_BYTES of flash and saves at least WIDEN_ROWS / 2 instructions per byte it adds (int8
-#: weights take 8 more instructions per quad and block of four channels, once per output row:
-#: about rows / 2 per weight byte), e.g. VWW's first layers on 48 x 48 maps, or its rows are
-#: short enough to stay in registers (SMALL_QUADS: the small kernels take int16 weights only,
-#: AD's 8-input layer); elsewhere int8
-WIDEN_BYTES, WIDEN_ROWS = 1024, 64
-
-
-def widened_by_default(g: Graph, op: Operator) -> bool:
-    """dsp_gemm's default for a layer without a tuned configuration: weights widened to int16."""
-    w, y = g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
-    short = w.size // max(w.shape[0], 1) <= 4 * SMALL_QUADS
-    return w.size <= WIDEN_BYTES and (short or y.size // max(y.shape[-1], 1) >= WIDEN_ROWS)
-
-
-def gemm_knobs(g: Graph, op: Operator, geo: Geometry) -> dict[str, tuple[Any, ...]]:
-    """The dsp_gemm variants' knobs, defaults first: ``weights`` (int8 or int16, see
-    :func:`mac4_knobs`): int8 by default, int16 where :func:`widened_by_default`; and
-    where rows are read in place one at a time, ``widen``: each row widened into scratch first
-    (fewer instructions with several blocks, more RAM) or not (the default: no scratch)."""
-    knobs: dict[str, tuple[Any, ...]] = {
-        "weights": ("int16", "int8") if widened_by_default(g, op) else ("int8", "int16")}
-    if widen_applies(geo, False) and geo.kq > SMALL_QUADS:
-        knobs["widen"] = (False, True)
-    return knobs
-
-
-def gemm_widen(op: Operator) -> bool:
-    """dsp_gemm widens rows read one at a time into scratch first (see :func:`gemm_knobs`)."""
-    return bool(knob(op, "widen", False))
-
-
-def gemm_wide(g: Graph, op: Operator) -> bool:
-    """dsp_gemm takes the weights widened to int16 (see :func:`gemm_knobs`)."""
-    return knob(op, "weights", "int16" if widened_by_default(g, op) else "int8") == "int16"
+#: the heading of this module's rows in docs/VALIDATION.md
+VALIDATION_TITLE = "Shared checks of several operators (ops/common.py): MAC layers, windows, biases, 16x8, rows"
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check_io_types", "input/output types outside the operator's set, or different",
+               'each kernel\'s type switch, `MicroPrintf("Type %s (%d) not supported")` [k/pooling_common.cc:86, l2norm.cc:124, ...]',
+               "refused-by-TFLM", "kept"),
+    Validation("check_io_types", "int8/int16 tensors without quantization parameters",
+               "kernels read params.scale 0: activation ranges and multipliers divide by it; pooling with NONE runs (scales 0 == 0) [k/pooling_common.cc:73]",
+               "neither", "kept (left: utvm's kernels need the output quantization; see *Left*)"),
+    Validation("check_mac_types", "hybrid model: float32 activations, int8 weights",
+               '`TF_LITE_ENSURE_MSG(..., "Hybrid models are not supported on TFLite Micro.")` [k/conv_common.cc:159, depthwise_conv_common.cc:194, fully_connected.cc:63]',
+               "refused-by-TFLM", "kept"),
+    Validation("check_mac_types", "int8 layer without quantization parameters",
+               "`TF_LITE_ENSURE_EQ(filter->quantization.type, kTfLiteAffineQuantization)` [k/conv_common.cc:185, depthwise_conv_common.cc:176, fully_connected_common.cc:74]",
+               "refused-by-TFLM", "kept"),
+    Validation("check_mac_types", "activation/weight types other than int8/int8, float32/float32 (int16/int8 goes to check_16x8)",
+               'same `TF_LITE_ENSURE_MSG` / `MicroPrintf("Input type %s with filter type %s not supported")` [k/conv_common.cc:159, fully_connected.cc:63]; int4 weights: TFLM runs them, utvm has no int4',
+               "refused-by-TFLM", "kept"),
+    Validation("check_window", "convolution/pool input or output not 4-D",
+               "no rank check; reads dims->data[1..3] (out of bounds below 4-D) [k/conv_common.cc:166-171, pooling_common.cc:36]",
+               "would-compute-differently", "kept"),
+    Validation("check_window", "strides or dilations below 1 or above 65536",
+               "no check; below 1: ComputePaddingHeightWidth divides by the stride (SIGFPE) or gives negative sizes [kernels/padding.h]; above 65536: runs (one window)",
+               "would-compute-differently", "kept: below 1 TFLM crashes; the upper bound keeps utvm's index arithmetic in int32 (see *Left*)"),
+    Validation("check_window", "output batch differs from the input's",
+               "MatchingDim(input, 0, output, 0) is a `TFLITE_DCHECK` (off in release): loops over the input's batches [reference conv.h]",
+               "would-compute-differently", "kept"),
+    Validation("check_window", "window with negative padding, padding not smaller than the window, or a window larger than the padded input",
+               "padding comes from SAME/VALID (ComputePaddingHeightWidth, never negative); the reference loops over the stored output and skips taps outside the image [reference conv.h, pooling.h]",
+               "would-compute-differently", "kept: utvm's kernels are sized from the window arithmetic, not from stored output sizes it does not give"),
+    Validation("check_window", "stored output height/width is not what the window gives",
+               "no check of the stored output size; the reference loops over it (taps outside the image skipped) [reference conv.h, pooling.h]",
+               "would-compute-differently", "kept: as above"),
+    Validation("check_same_size", "elementwise output of another element count than the input",
+               "MatchingFlatSize is a `TFLITE_DCHECK` (off in release): reads/writes the input's count [reference ops]",
+               "would-compute-differently", "kept"),
+    Validation("check_bias", "bias type not the one of the activations (int8: int32; int16: int16/int32/int64; float32: float32)",
+               '`MicroPrintf("Bias type %s (%d) not supported")` [k/conv.cc:85, fully_connected.cc, depthwise_conv.cc]',
+               "refused-by-TFLM", "kept"),
+    Validation("check_bias", "bias of another length than the output channels",
+               "no length check (conv/depthwise/FC read `output_depth` bias values: out of bounds) [reference conv.h]",
+               "would-compute-differently", "kept"),
+    Validation("check_16x8", "int16 activations without int8 weights or an int16 output",
+               "`TF_LITE_ENSURE_MSG` hybrid check / `TF_LITE_ENSURE_EQ(input->type, output->type)` [k/conv_common.cc:158-159]",
+               "refused-by-TFLM", "kept"),
+    Validation("check_16x8", "16x8 tensors without quantization parameters",
+               "filter quantization must be affine [k/conv_common.cc:185]",
+               "refused-by-TFLM", "kept"),
+    Validation("check_16x8", "16x8 activations with a zero point",
+               "`TF_LITE_ENSURE_EQ(input/output zero_point, 0)` for int16 [k/conv_common.cc (PopulateConvolutionQuantizationParams), fully_connected_common.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("check_16x8", "16x8 filter zero points not 0 (after import: only per-tensor FULLY_CONNECTED keeps them)",
+               "per-tensor int16 FullyConnected uses the weights offset; `TFLITE_DCHECK(filter zero_point == 0)` in debug [k/fully_connected_common.cc:148]; convolutions never read it (set to 0 at import)",
+               "would-compute-differently", "kept: utvm's 16x8 kernels have no weights offset"),
+    Validation("check_16x8", "16x8 bias type other than int16/int32/int64",
+               '`MicroPrintf("Bias type %s (%d) not supported")` [k/conv.cc:85]',
+               "refused-by-TFLM", "kept"),
+    Validation("quant_conv", "int8 convolution filter zero points not 0",
+               "ConvPerChannel / DepthwiseConvPerChannel take no weights offset: TFLM never reads them [reference integer_ops/conv.h, depthwise_conv.h]",
+               "neither", "relaxed (import sets them to 0, as TFLM reads them; this check is now unreachable from TFLite)"),
+    Validation("quant_conv", "input offset folded into the bias overflows int32",
+               "the reference accumulates in int32 without a check (wraps, UB) [reference integer_ops/conv.h]",
+               "would-compute-differently", "kept: utvm folds the offset into the bias ahead of time"),
+    Validation("check_row_op", "row operator (SOFTMAX, LOG_SOFTMAX) output shape differs",
+               "`TF_LITE_ENSURE(HaveSameShapes(input, output))` [k/log_softmax.cc:59]; softmax loops over the input shape [k/softmax_common.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("check_row_op", "int8/int16 SOFTMAX or LOG_SOFTMAX output quantization other than the fixed one",
+               "int8 SOFTMAX: zero point -128 and `scale == 1/256` exactly; int16: zero point 0, scale 1/32768 within 1e-3 of it; LOG_SOFTMAX: 16/256, 127 [k/softmax_common.cc:91-104, log_softmax.cc:72-73]",
+               "refused-by-TFLM", "kept (utvm accepts int8 scales within 1e-8 of 1/256: *Missing*)"),
+)

@@ -17,11 +17,11 @@ from typing import Any
 from tvm import tirx
 
 from ..ir import Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from . import elementwise
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 
 #: kind -> (TFLite builtin, ONNX operator, comparison)
 KINDS: dict[str, tuple[str, str, Callable[[Any, Any], Any]]] = {
@@ -86,4 +86,12 @@ OPS = tuple(
                   f" {builtin.title().replace('_', '')}NoScaling (other types)",
     )
     for kind, (builtin, onnx, _), symbol in zip(KINDS, KINDS.values(), ("==", "!=", "<", "<=", ">", ">="))
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("_params", "int8 comparison with an input scale of 1 or more",
+               "QuantizeMultiplierSmallerThanOneExp: `TFLITE_CHECK_LT(multiplier, 1)` aborts [k/comparisons.cc:569-574]",
+               "refused-by-TFLM", "kept"),
 )

@@ -18,9 +18,9 @@ import numpy as np
 from tvm import te
 
 from ..ir import NHWC, PLAIN, TO_NHWC, Graph, Operator, Tensor
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.target import Target
-from .base import OpDef, OpError, Slot, SourceOp, Variant
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.target import Target
+from .base import OpDef, OpError, Slot, SourceOp, Validation, Variant
 
 _TYPES = ("int8", "int16", "int32", "float32")
 
@@ -157,4 +157,42 @@ OPS = (
         reference="TFLite Micro concatenation.cc / pack.cc (reference_ops::Concatenation); ONNX Concat",
         input_slots=slots,
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "axis outside the output's rank",
+               "CalculatePositiveAxis then reference indexes dims with it (out of bounds), no check [k/concatenation.cc:215]",
+               "would-compute-differently", "kept"),
+    Validation("check", "type outside bool/int8/int16/int32/int64/float32",
+               "`TF_LITE_ENSURE(input_type == ...)` [k/concatenation.cc:148]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "an input's type differs from the output's",
+               "`TF_LITE_ENSURE_TYPES_EQ(input->type, input_type)`, output == input type [k/concatenation.cc:154,169]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "an input's shape differs from the output's off the axis",
+               "no check; copies by the stored sizes (out of bounds) [k/concatenation.cc]",
+               "would-compute-differently", "kept"),
+    Validation("check", "int8 input with another scale or zero point than the output",
+               "`TF_LITE_ENSURE_EQ(input scale, output scale)`, zero points [k/concatenation.cc:183-186]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "int16 input or output zero point not 0",
+               "`TF_LITE_ENSURE_EQ(zero_point, 0)` [k/concatenation.cc:189,205]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "inputs do not add up to the output along the axis",
+               "no check; writes by the inputs' sizes (out of bounds) [k/concatenation.cc]",
+               "would-compute-differently", "kept"),
+    Validation("_copy", "(kernel) the copy variant met several inputs",
+               "— (internal: the variant is only chosen for one input)",
+               "not-a-model-check", "kept"),
+    Validation("from_tflite", "CONCATENATION with a fused activation",
+               "`TF_LITE_ENSURE_EQ(params->activation, kTfLiteActNone)` [k/concatenation.cc:147]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite_pack", "PACK axis outside the output's rank",
+               "a negative axis gets the rank added, no range check (out of bounds) [k/pack.cc:38-47]",
+               "would-compute-differently", "kept", rule=True),
+    Validation("from_tflite_pack", "PACK input not the output's shape without the axis",
+               "no check; copies by input 0's size [k/pack.cc]",
+               "would-compute-differently", "kept", rule=True),
 )

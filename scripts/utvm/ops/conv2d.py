@@ -8,11 +8,11 @@ reference_ops::Conv for float32, accumulated in the same order).
 
 Kernel variants, first that applies:
 - helium: Cortex-M52/M55/M85 (kernels_mve.h);
-- dsp_gemm: Cortex-M4/M7/M33, int8 whose requantization has the short exact form (lower/dsp.py):
+- dsp_gemm: Cortex-M4/M7/M33, int8 whose requantization has the short exact form (kernels/dsp.py):
   the whole layer in one call of kernels_dsp.h (pointwise rows read in place, other windows
   gathered into patches, widened to int16 once, assembly blocks of output channels); knob
   ``weights``: int16 (widened and doubled ahead of time) or int8, int16 by default only for
-  small layers on large maps (common.widened_by_default);
+  small layers on large maps (mac_knobs.widened_by_default);
 - dsp_rows4: one input channel and four taps per kernel row (KWS's first layer), a word per row;
   knob ``weights`` as dsp_mac4's;
 - dsp_rows_flat: input channels that do not fill words (RGB images), flat row dot products;
@@ -20,7 +20,7 @@ Kernel variants, first that applies:
   knob ``weights``: int8 (default) or int16 (widened ahead of time: twice the flash, fewer
   instructions);
 - helium_int16 / dsp_int16: 16x8, no dilation along the width: one utvm_mve_mac4_s16 /
-  utvm_mac4_s16 call per kernel row and block of 4 output channels (lower/mac16.py); knob
+  utvm_mac4_s16 call per kernel row and block of 4 output channels (kernels/mac16.py); knob
   ``weights`` of dsp_int16 as dsp_mac4's (utvm_mac4w_s16);
 - int16: 16x8, any shape (TE);
 - generic: any shape; 4 (or 16 on Helium) int8 lanes per word when cin % 4 == 0, else bytes.
@@ -33,14 +33,14 @@ from typing import Any
 import numpy as np
 from tvm import te, tirx
 
-from ..ir import NHWC, Graph, Operator
-from ..lower import helium as mve
-from ..lower import mac16
-from ..lower.dsp import Geometry, gemm_kernel
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.padding import padding
-from ..lower.requant import I32, float_clamp, imm
-from ..lower.schedules import (
+from ..ir import NHWC, Graph, Operator, Quant
+from ..kernels import helium as mve
+from ..kernels import mac16
+from ..kernels.dsp import Geometry, gemm_kernel
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.padding import padding
+from ..kernels.requant import I32, float_clamp, imm
+from ..kernels.schedules import (
     CHANNEL_BLOCK,
     blocked_schedule,
     dot4,
@@ -62,8 +62,8 @@ from ..lower.schedules import (
     widen_words,
     window_conds,
 )
-from ..lower.target import VECTOR_LANES, Target
-from .base import OpDef, OpError, SourceOp, Variant
+from ..kernels.target import VECTOR_LANES, Target
+from .base import Offload, OpDef, OpError, SourceOp, Validation, Variant, Weights
 from .common import (
     QuantConv,
     abs_sums,
@@ -72,15 +72,11 @@ from .common import (
     check_mac_types,
     check_window,
     conv_macs,
-    gemm_knobs,
-    gemm_wide,
-    gemm_widen,
     int64_accumulation,
-    mac4_knobs,
     quant_conv,
     requant16,
-    wide_weights,
 )
+from .mac_knobs import gemm_knobs, gemm_wide, gemm_widen, mac4_knobs, wide_weights
 
 # ---------------------------------------------------------------------------------------
 # import
@@ -156,8 +152,6 @@ def from_onnx_qlinear(imp: Any, node: Any) -> None:
     """QLinearConv (and the Conv groups of QDQ models, fused into it): int8 input, int8
     filter with per-tensor or per-output-channel scales (zero points 0), int32 bias in the
     scale input x filter, int8 output: an int8 conv2d / depthwise_conv2d."""
-    from ..ir import Quant
-
     xq = imp.quantized_input(node.input[0], node.input[1], node.input[2], "input")
     w = imp.const(node.input[3], "weight")
     if w.dtype != np.int8:
@@ -726,5 +720,22 @@ OPS = (
                   "accumulators), reference_ops::Conv (float32)",
         fuses_activation=True,
         macs=conv_macs,
+        patch_stage="window",
+        offload=(Offload("cmsis-nn", ("int8", "int16"), "conv"),),
+        weights=Weights(),
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "CONV_2D filter not a 4-D constant",
+               "non-constant filters run in TFLM; a non-4-D one reads dims out of bounds [k/conv_common.cc:168-171]",
+               "would-compute-differently", "kept: utvm packs filters at compile time"),
+    Validation("check", "CONV_2D filter shape does not match the input/output channels",
+               "input depth: `MatchingDim(input, 3, filter, 3)` is a `TFLITE_DCHECK`; the reference reads by the filter's depth [reference conv.h]",
+               "would-compute-differently", "kept"),
+    Validation("from_tflite", "CONV_2D input or filter not 4-D",
+               "no rank check; reads dims->data[1..3] [k/conv_common.cc:166-171]",
+               "would-compute-differently", "kept", rule=True),
 )

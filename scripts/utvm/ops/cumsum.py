@@ -21,13 +21,13 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import PLAIN, Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, clamp, imm
-from ..lower.schedules import reduction_schedule
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import I32, clamp, imm
+from ..kernels.schedules import reduction_schedule
+from ..kernels.target import Target
 from ._movement import onnx_ints
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 from .common import check_io_types, io
 
 _LEFT_SHIFT = 20  # kCumSumIntegerShift
@@ -137,4 +137,24 @@ OPS = (
         check=check,
         reference="TFLite Micro cumsum.cc: reference_ops::CumSum (int8 with ArithmeticParams, float32)",
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "input of rank 0, or output shape other than the input's",
+               "`TF_LITE_ENSURE(NumDimensions(input) >= 1)`, `TF_LITE_ENSURE(HaveSameShapes(input, output))` [k/cumsum.cc:64,70]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "axis outside the input's rank (after adding the rank to a negative one)",
+               '`MicroPrintf("CUMSUM Invalid axis: %d")`, kTfLiteError in Eval [k/cumsum.cc:126-128]',
+               "refused-by-TFLM", "kept"),
+    Validation("from_tflite", "CUMSUM without 2 inputs and 1 output",
+               "`TF_LITE_ENSURE_EQ(NumInputs(node), 2)`, `NumOutputs == 1` [k/cumsum.cc:48-49]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "CUMSUM axis not one int32",
+               "`TF_LITE_ENSURE_EQ(axis->type, kTfLiteInt32)`, `NumElements(axis) == 1` [k/cumsum.cc:60-62]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "CUMSUM axis not constant",
+               "read in Eval [k/cumsum.cc:123]",
+               "would-compute-differently", "kept: utvm needs the axis at compile time", rule=True),
 )

@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..ir import NHWC, Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from ._movement import TYPES_8_F, check_same_types, gather_kernel
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 
 _KINDS = {"DEPTH_TO_SPACE": "depth_to_space", "SPACE_TO_DEPTH": "space_to_depth",
           "DepthToSpace": "depth_to_space", "SpaceToDepth": "space_to_depth"}
@@ -98,4 +98,15 @@ OPS = (
         check=check,
         reference=_REFERENCE.format("space_to_depth", "SpaceToDepth"),
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "DEPTH_TO_SPACE / SPACE_TO_DEPTH not 4-D or block below 1",
+               "`TF_LITE_ENSURE_EQ(NumDimensions(input), 4)`, `TF_LITE_ENSURE(block_size > 0)` [k/depth_to_space.cc:53,61, space_to_depth.cc:52]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "stored output is not what the block gives",
+               "`TF_LITE_ENSURE_EQ` on height, width, channels (TFLM then writes the output dims) [k/depth_to_space.cc:69-71, space_to_depth.cc:65-66]",
+               "refused-by-TFLM", "kept"),
 )

@@ -36,7 +36,7 @@ Kernel variants, first that applies:
   taken where a tuning log names it (see "Tiny maps are tuned for");
 - dsp_dw4: multiplier 1, channels % 4 == 0: two taps per SMLAD, four channels per word;
 - helium_int16: 16x8, multiplier 1, where the short requantization applies
-  (lower/mac16.short_int64_requant): one utvm_mve_dw_row_s16 call per output row;
+  (kernels/mac16.short_int64_requant): one utvm_mve_dw_row_s16 call per output row;
 - dsp_int16: the same on DSP CPUs, channels % 4 == 0: tap pairs by utvm_dw4_pair_s16;
 - int16: 16x8, any (TE);
 - generic: any multiplier, window, stride, dilation; int8 blocked by four channels, or float32.
@@ -51,13 +51,13 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import Graph, Operator, Quant, Tensor
-from ..lower import extern as ext
-from ..lower import fixedpoint as fp
-from ..lower import helium as mve
-from ..lower import mac16
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, acc_bound, activation_range_int8, dead_channels, effective_scales, imm
-from ..lower.schedules import (
+from ..kernels import extern as ext
+from ..kernels import fixedpoint as fp
+from ..kernels import helium as mve
+from ..kernels import mac16
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import I32, acc_bound, activation_range_int8, dead_channels, effective_scales, imm
+from ..kernels.schedules import (
     CHANNEL_BLOCK,
     Window,
     blocked_schedule,
@@ -73,8 +73,8 @@ from ..lower.schedules import (
     store_block,
     window_conds,
 )
-from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant, knob
+from ..kernels.target import Target
+from .base import Offload, OpDef, OpError, SourceOp, Validation, Variant, Weights, knob
 from .common import (
     QuantConv,
     Requant16,
@@ -1117,5 +1117,25 @@ OPS = (
         macs=conv_macs,
         fit_scratch=_dwp_fit_scratch,
         rows_in_order_config=_helium_rows_in_order,
+        patch_stage="window",
+        offload=(Offload("cmsis-nn", ("int8", "int16"), "depthwise_conv"),),
+        weights=Weights(),
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "DEPTHWISE_CONV_2D filter not a 4-D constant",
+               "non-constant filters run in TFLM; other ranks read dims out of bounds [k/depthwise_conv_common.cc]",
+               "would-compute-differently", "kept: utvm packs filters at compile time"),
+    Validation("check", "depthwise filter not [1, kh, kw, output channels]",
+               "channel dims are `TFLITE_DCHECK`s in the reference [reference integer_ops/depthwise_conv.h]",
+               "would-compute-differently", "kept"),
+    Validation("check", "16x8 depthwise bias not int64",
+               "the int16 depthwise kernel reads the bias as int64 (an int32 bias is read past its end) [k/depthwise_conv.cc]",
+               "would-compute-differently", "kept"),
+    Validation("check", "output channels are not input channels x depth multiplier",
+               "`TFLITE_DCHECK_EQ(output_depth, input_depth * depth_multiplier)` (off in release) [reference depthwise_conv.h]",
+               "would-compute-differently", "kept"),
 )

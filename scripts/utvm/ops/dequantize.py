@@ -12,10 +12,10 @@ from typing import Any
 from tvm import te
 
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, imm
-from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import I32, imm
+from ..kernels.target import Target
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 from .common import check_same_size
 
 
@@ -57,5 +57,14 @@ OPS = (
         variants=(Variant("generic", _generic),),
         check=check,
         reference="TFLite Micro dequantize.cc: reference_ops::Dequantize",
+        per_channel_tensors=True,
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "DEQUANTIZE from a type other than int8/int16 (to float32), or without quantization",
+               "`TF_LITE_ENSURE(input int8/int16/uint8)`, `TF_LITE_ENSURE(output float32)` [k/dequantize_common.cc:43-46]",
+               "refused-by-TFLM", "kept (uint8: TFLM runs it, utvm has no uint8 tensors)"),
 )

@@ -8,9 +8,9 @@ clamped to the activation range.
 from __future__ import annotations
 
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.requant import float_clamp
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.requant import float_clamp
+from ..kernels.target import Target
 from . import elementwise
 from .base import OpDef, SourceOp, Variant
 

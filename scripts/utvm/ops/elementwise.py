@@ -23,11 +23,11 @@ from tvm.sym import Analyzer
 from tvm.tirx.analysis import undefined_vars
 
 from ..ir import NHWC, PLAIN, TO_NHWC, Graph, Operator, Tensor, trivial_perm
-from ..lower import fixedpoint as fp
-from ..lower.fixedpoint import Expr
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, activation_range_quantized, clamp_s8, scale_const
-from .base import OpError
+from ..kernels import fixedpoint as fp
+from ..kernels.fixedpoint import Expr
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import I32, activation_range_quantized, clamp_s8, scale_const
+from .base import OpError, Validation
 
 # ---------------------------------------------------------------------------------------
 # broadcasting
@@ -384,3 +384,34 @@ def add_sub(g: Graph, op: Operator, combine: Callable[[Expr, Expr], Expr]) -> El
         total = scale_const(combine(va, vb), my, shy, out_bound) + zy
         return clamp_s8(total, lo, hi) if a.dtype == "int8" else clamp_to(total, lo, hi, y.dtype)
     return f
+
+#: the heading of this module's rows in docs/VALIDATION.md
+VALIDATION_TITLE = "Elementwise binary operators (ADD, SUB, MUL, MAXIMUM, MINIMUM, DIV, comparisons' types, ...)"
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check_shapes", "operand shapes do not broadcast to the output",
+               '`MicroPrintf("Given shapes are not broadcastable.")` / ProcessBroadcastShapes [k/select.cc:67, add_common.cc]; ADD/MUL: NdArrayDesc indexes by stored shapes',
+               "refused-by-TFLM", "kept"),
+    Validation("check_types", "operand/output types outside the operator's set or different",
+               "`TF_LITE_ENSURE_TYPES_EQ` and type switches [k/add_common.cc, mul_common.cc:55, div.cc:49-50, floor_div.cc:50-51]",
+               "refused-by-TFLM", "kept"),
+    Validation("check_types", "int8/int16 operand without quantization parameters",
+               "add/sub: `TFLITE_CHECK_NE(output->quantization.type, kTfLiteNoQuantization)`, `TF_LITE_ENSURE_EQ(input quantization type, affine)` [k/add_common.cc:42,104-106, sub_common.cc:103-107, div.cc:96-98]",
+               "refused-by-TFLM", "kept"),
+    Validation("check_types", "per-channel operand (ONNX only: TFLite tensors read per tensor keep their first scale)",
+               "unreachable from TFLite; onnxruntime's QLinear ops are per tensor",
+               "refused-by-TFLM", "kept"),
+    Validation("check_types", "int16 operand with a zero point",
+               "`TF_LITE_ENSURE_EQ(zero_point, 0)` for int16 [k/add_common.cc, mul_common.cc:73-75, sub_common.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("smaller_than_one", "a rescaling factor of 1 or more (MUL/MAXIMUM/... requantization)",
+               "QuantizeMultiplierSmallerThanOneExp: `TFLITE_CHECK_LT(multiplier, 1)` aborts [quantization_util.cc:117]",
+               "refused-by-TFLM", "kept"),
+    Validation("add_sub_params", "ADD/SUB output scale too small for the input scales",
+               "QuantizeMultiplierSmallerThanOneExp on the three multipliers aborts [k/add_common.cc:60-66, sub_common.cc:62-68]",
+               "refused-by-TFLM", "kept"),
+    Validation("convert", "elementwise operator with another input count",
+               "`TF_LITE_ENSURE_EQ(NumInputs(node), n)` [k/add_common.cc, mul_common.cc, elementwise.cc, ...]",
+               "refused-by-TFLM", "kept", rule=True),
+)

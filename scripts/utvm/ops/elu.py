@@ -11,8 +11,8 @@ import numpy as np
 from tvm import tirx
 
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from .base import OpDef, SourceOp, Variant
 from .unary import check_unary, expr_kernel, float_table, onnx_rule, table_kernel, tflite_rule
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 from .zeros_like import uniform_kernel
 
 _TYPES = ("int8", "int32", "float32")
@@ -57,4 +57,27 @@ OPS = (
         check=check,
         reference="TFLite Micro fill.cc: reference_ops::Fill",
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "value not a scalar",
+               "`TF_LITE_ENSURE_EQ(NumDimensions(value), 0)` [k/fill.cc:82]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "value type other than int8/int32/float32, or output of another type than the value",
+               '`TF_LITE_ENSURE_EQ(value->type, output->type)` [k/fill.cc:85]; Eval\'s `MicroPrintf("Fill only currently supports float32 ...")` for other value types [k/fill.cc:124-127]',
+               "refused-by-TFLM", "kept"),
+    Validation("from_tflite", "FILL without 2 inputs and 1 output",
+               "missing ones: `TF_LITE_ENSURE(dims/value/output != nullptr)` [k/fill.cc:73-79] (extra ones are not read: see *Left*)",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "FILL dims not constant",
+               '`TF_LITE_ENSURE_MSG(IsConstantTensor(dims), "Non-constant >dims< tensor is not supported")` [k/fill.cc:90]',
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "FILL dims not a 1-D int8/int16/int32/int64 tensor",
+               'EnsureEq: `TF_LITE_ENSURE_EQ(NumDimensions(tensor), 1)`, `MicroPrintf("cannot compare int array to tensor of type %d.")` [k/fill.cc:43-59]',
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "FILL dims other than the output's shape",
+               "EnsureEq: `TF_LITE_ENSURE_EQ(array->size, tensor_len)`, per value `TF_LITE_ENSURE_EQ` [k/fill.cc:34,45,94]",
+               "refused-by-TFLM", "kept", rule=True),
 )

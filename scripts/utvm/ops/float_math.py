@@ -14,9 +14,9 @@ from collections.abc import Callable
 from tvm import te, tirx
 
 from ..ir import Graph, Operator
-from ..lower.fixedpoint import Expr
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.fixedpoint import Expr
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from .base import OpDef, SourceOp, Variant
 from .unary import check_float, expr_kernel, onnx_rule, tflite_rule
 

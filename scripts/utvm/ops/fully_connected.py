@@ -10,11 +10,11 @@ computes it), reference_ops::FullyConnected for float32.
 Kernel variants, first that applies:
 - helium_tiny: Cortex-M52/M55/M85, int8 layers of depth <= 32 and at most 1024 multiply-accumulates per
   row with dsp_gemm's short exact requantization: one naked assembly function generated for the
-  layer (lower/tiny.py), per group of four units four VMLADAVA and one vector requantization;
+  layer (kernels/tiny.py), per group of four units four VMLADAVA and one vector requantization;
 - helium: Cortex-M52/M55/M85, utvm_mve_fc4_s8;
 - dsp_tiny: Cortex-M4/M7/M33, int8 layers of at most 1024 multiply-accumulates per row and depth
   <= 40 whose requantization has dsp_gemm's short exact form: one naked assembly function generated
-  for the layer (lower/tiny.py), the row's int16 pairs in registers (depth <= 16, one row) or on
+  for the layer (kernels/tiny.py), the row's int16 pairs in registers (depth <= 16, one row) or on
   the stack;
 - dsp_gemm: Cortex-M4/M7/M33, int8 with symmetric weights whose requantization has the short
   exact form: kernels_dsp.h with the batch rows as pixels of a 1 x 1 convolution; knob
@@ -23,7 +23,7 @@ Kernel variants, first that applies:
   knob ``weights``: int8 (default) or int16 (widened ahead of time: twice the flash, fewer
   instructions);
 - helium_int16 / dsp_int16: 16x8, per block of 4 units one utvm_mve_mac4_s16 / utvm_mac4_s16
-  call per piece of at most 511 inputs (lower/mac16.py); knob ``weights`` of dsp_int16 as
+  call per piece of at most 511 inputs (kernels/mac16.py); knob ``weights`` of dsp_int16 as
   dsp_mac4's (utvm_mac4w_s16);
 - int16: 16x8 (TE);
 - generic: any shape (weights with a zero point, float32); on DSP CPUs the knob ``weights``
@@ -40,14 +40,14 @@ import numpy as np
 from tvm import te, tirx
 
 from ..errors import short_list
-from ..ir import PLAIN, Graph, Operator
-from ..lower import helium as mve
-from ..lower import mac16, tiny
-from ..lower.dsp import Geometry, Int8Layer, gemm_kernel, int8_layer, per_tensor
-from ..lower.helium import call, extern
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, acc_bound, activation_range_int8, bias_requant, effective_scales, float_clamp, imm
-from ..lower.schedules import (
+from ..ir import PLAIN, Graph, Operator, Quant
+from ..kernels import helium as mve
+from ..kernels import mac16, tiny
+from ..kernels.dsp import Geometry, Int8Layer, gemm_kernel, int8_layer, per_tensor
+from ..kernels.helium import call, extern
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import I32, acc_bound, activation_range_int8, bias_requant, effective_scales, float_clamp, imm
+from ..kernels.schedules import (
     CHANNEL_BLOCK,
     blocked_schedule,
     dot4,
@@ -61,21 +61,18 @@ from ..lower.schedules import (
     seq,
     widen_words,
 )
-from ..lower.target import VECTOR_LANES, Target
-from .base import OpDef, OpError, SourceOp, Variant
+from ..kernels.target import VECTOR_LANES, Target
+from .base import Offload, OpDef, OpError, SourceOp, Validation, Variant, Weights
+from .batch_matmul import from_onnx
 from .common import (
     abs_sums,
     bias_of,
     check_bias,
     check_mac_types,
-    gemm_knobs,
-    gemm_wide,
-    gemm_widen,
     int64_accumulation,
-    mac4_knobs,
     requant16,
-    wide_weights,
 )
+from .mac_knobs import gemm_knobs, gemm_wide, gemm_widen, mac4_knobs, wide_weights
 
 # ---------------------------------------------------------------------------------------
 # import
@@ -126,8 +123,6 @@ def from_onnx_gemm(imp: Any, node: Any) -> None:
 def from_onnx_matmul(imp: Any, node: Any) -> None:
     """MatMul by a constant 2-D matrix is a layer; any other MatMul is a batch_matmul."""
     if node.input[1] not in imp.consts or imp.consts[node.input[1]].ndim != 2:
-        from .batch_matmul import from_onnx
-
         from_onnx(imp, node)
         return
     b = imp.float_const(node.input[1], "second MatMul operand")
@@ -139,8 +134,6 @@ def from_onnx_matmul(imp: Any, node: Any) -> None:
 def _onnx_qfc(imp: Any, node: Any, x_value: str, xq: Any, w: np.ndarray, ws: np.ndarray, wz: np.ndarray,
               bias: np.ndarray | None) -> None:
     """An int8 fully_connected from an integer ONNX operator: ``w`` is (units, depth)."""
-    from ..ir import Quant
-
     if w.dtype != np.int8:
         raise imp.fail(f"unsupported weight type {w.dtype} (int8 only)")
     if np.any(wz != 0):
@@ -293,7 +286,7 @@ def _gemm_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, 
 
 def _tiny_kernel(g: Graph, op: Operator, fits: bool,
                  build: Callable[[int, Int8Layer], tuple[np.ndarray, str, str]]) -> KernelDef | None:
-    """A layer's own function (lower/tiny.py): ``build(batch, wmat, layer)`` returns the stream,
+    """A layer's own function (kernels/tiny.py): ``build(batch, wmat, layer)`` returns the stream,
     the function's name and its C source; None when the shape does not ``fit`` or the layer is
     not int8 with the short exact requantization."""
     x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
@@ -322,7 +315,7 @@ def _fc_shape(g: Graph, op: Operator) -> tuple[int, int, int]:
 
 def _dsp_tiny(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     """A small int8 layer on a DSP CPU: one naked assembly function generated for it
-    (lower/tiny.py), the rows' pairs in registers, the weights and constants read by LDM."""
+    (kernels/tiny.py), the rows' pairs in registers, the weights and constants read by LDM."""
     def build(batch: int, found: Int8Layer) -> tuple[np.ndarray, str, str]:
         layer = tiny.TinyFc(batch, *found.wmat.shape[::-1], tuple(int(e) for e in found.rq.rights), found.lo, found.hi)
         name = tiny.function_name("utvm_dsp", layer.assembly())
@@ -333,7 +326,7 @@ def _dsp_tiny(g: Graph, op: Operator, target: Target) -> KernelDef | None:
 
 def _helium_tiny(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     """A small int8 layer (depth <= 32) on Helium: one naked assembly function generated for it
-    (lower/tiny.py), per group of four channels four VMLADAVA and one vector requantization."""
+    (kernels/tiny.py), per group of four channels four VMLADAVA and one vector requantization."""
     def build(batch: int, found: Int8Layer) -> tuple[np.ndarray, str, str]:
         uniform = per_tensor(found.rq)
         layer = tiny.TinyMve(batch, *found.wmat.shape[::-1], found.zy, found.lo, found.hi, uniform)
@@ -357,7 +350,7 @@ def _mac4(g: Graph, op: Operator, target: Target) -> KernelDef | None:
 
 
 def _generic_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
-    """Widened weights (see common.mac4_knobs) where generic runs four lanes per word on a DSP
+    """Widened weights (see mac_knobs.mac4_knobs) where generic runs four lanes per word on a DSP
     CPU without the dsp_mac4 blocks (units % 4 != 0)."""
     x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
     four_lanes = (target.dsp and not target.helium and x.dtype == "int8" and w.quant is not None
@@ -539,5 +532,24 @@ OPS = (
                   "reference_ops::FullyConnected (float32)",
         fuses_activation=True,
         macs=macs,
+        offload=(Offload("cmsis-nn", ("int8",), "fully_connected"),),
+        weights=Weights(offset="per_tensor"),
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "FULLY_CONNECTED weights not a 2-D constant",
+               "non-constant weights run in TFLM; other ranks: the reference reads the last two dims [reference fully_connected.h]",
+               "would-compute-differently", "kept: utvm packs weights at compile time"),
+    Validation("check", "input size not a multiple of the depth",
+               "no check; batches = output size / units, rows read past the input [reference fully_connected.h]",
+               "would-compute-differently", "kept"),
+    Validation("check", "output not rows x units",
+               "`TFLITE_DCHECK_LE(output_depth, filter rows)` only [reference fully_connected.h]",
+               "would-compute-differently", "kept"),
+    Validation("from_tflite", "FULLY_CONNECTED with shuffled weights (weights_format SHUFFLED4x16INT8)",
+               "not read: the weights are multiplied in their stored order [k/fully_connected.cc]",
+               "neither", "kept (left: accepting would compute TFLM's product of shuffled weights; a warning at most)", rule=True),
 )

@@ -20,10 +20,10 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import PLAIN, Graph, Operator, Tensor
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.target import Target
 from ._movement import TYPES_8_F, check_same_types, onnx_ints
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 
 
 def _scalar_slice(x_shape: tuple[int, ...], axis: int, index: int) -> dict[str, Any]:
@@ -119,4 +119,27 @@ OPS = (
         check=check,
         reference="TFLite Micro gather.cc; ONNX Gather",
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "indices not int32",
+               '`MicroPrintf("Positions of type \'%s\' are not supported by gather.")` for other than int32 [k/gather.cc:118-124]',
+               "refused-by-TFLM", "kept"),
+    Validation("check", "axis or batch_dims out of range",
+               "`TF_LITE_ENSURE(0 <= axis < rank)`, `batch_dims <= axis`, ... [k/gather.cc:147-157]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "batch axes of input and indices differ",
+               "`TF_LITE_ENSURE_EQ(input->dims->data[i], coords->dims->data[i])` [k/gather.cc:159]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "stored output shape is not the gathered one",
+               "TFLM writes the output dims it computes [k/gather.cc:167-181]",
+               "would-compute-differently", "kept: utvm writes the stored shape"),
+    Validation("check", "constant indices outside the axis",
+               "`TFLITE_DCHECK_GE/LT(coords, 0/axis_size)` only (off in release): memcpy from outside the input [k/gather.cc:85-86]",
+               "would-compute-differently", "kept"),
+    Validation("from_tflite", "GATHER indices not int32",
+               '`MicroPrintf("Positions of type \'%s\' are not supported by gather.")` [k/gather.cc:118-124]',
+               "refused-by-TFLM", "kept", rule=True),
 )

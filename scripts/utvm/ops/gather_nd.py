@@ -24,10 +24,10 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import PLAIN, Graph, Operator, Tensor
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.target import Target
 from ._movement import TYPES_8_F, check_same_types, onnx_ints
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 
 #: TFLite Micro's MAX_INDICES_ND: the longest index tuple
 MAX_ND = 5
@@ -112,4 +112,27 @@ OPS = (
         check=check,
         reference="TFLite Micro gather_nd.cc; ONNX GatherND",
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "indices of a type other than int32",
+               '`MicroPrintf("Indices of type \'%s\' are not supported by gather_nd.")` [k/gather_nd.cc:57-62]',
+               "refused-by-TFLM", "kept"),
+    Validation("check", "params or indices of rank 0",
+               '`MicroPrintf("Params must be at least a vector.")`, `("Indices must be at least a vector.")` [k/gather_nd.cc:68-74]',
+               "refused-by-TFLM", "kept"),
+    Validation("check", "index tuples longer than the params' rank or than 5",
+               '`MicroPrintf("Index innermost dimension length must be <= params rank.")`, `("... must not exceed %d.")` (MAX_INDICES_ND 5) [k/gather_nd.cc:76-83]',
+               "refused-by-TFLM", "kept"),
+    Validation("check", "stored output shape other than indices.shape[:-1] + params.shape[nd:]",
+               "no check; Prepare overwrites the output's dims with the computed shape [k/gather_nd.cc:99-107], in an arena planned for the stored one",
+               "would-compute-differently", "kept: utvm sizes the output from the stored shape"),
+    Validation("check", "constant index tuples whose flat position lies outside params",
+               'Eval: a flat position below 0 or with its slice past params_flat_size returns kTfLiteError, `MicroPrintf("gather_nd index out of bounds")` [k/gather_nd.cc:155,183]',
+               "refused-by-TFLM", "kept"),
+    Validation("from_tflite", "GATHER_ND without params and indices",
+               "`TF_LITE_ENSURE_EQ(NumInputs(node), 2)`, `TF_LITE_ENSURE(indices != nullptr)` [k/gather_nd.cc:34,41]",
+               "refused-by-TFLM", "kept", rule=True),
 )

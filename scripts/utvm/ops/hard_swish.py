@@ -15,10 +15,10 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 from .unary import INT8_VALUES, check_float, check_unary, expr_kernel, onnx_rule, scales, table_kernel, tflite_rule
 
 INT16_MIN, INT16_MAX = -32768, 32767
@@ -135,4 +135,12 @@ OPS = (
         reference="ONNX HardSigmoid (onnxruntime), float32",
         inplace=True,
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "int8 HARD_SWISH output scale too small (output multiplier exponent above 0)",
+               "`TF_LITE_ENSURE(output_multiplier_exponent <= 0)` [k/hard_swish_common.cc:68]",
+               "refused-by-TFLM", "kept"),
 )

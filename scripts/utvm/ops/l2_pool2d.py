@@ -15,12 +15,12 @@ from typing import Any
 from tvm import te, tirx
 
 from ..ir import NHWC, Graph, Operator
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.padding import padding
-from ..lower.requant import float_clamp, imm
-from ..lower.schedules import reduction_schedule
-from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.padding import padding
+from ..kernels.requant import float_clamp, imm
+from ..kernels.schedules import reduction_schedule
+from ..kernels.target import Target
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 from .common import check_io_types, check_window, io
 
 
@@ -102,4 +102,18 @@ OPS = (
         check=check,
         reference="TFLite Micro l2_pool_2d.cc: reference_ops::L2Pool (float32); ONNX LpPool (p = 2)",
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "output channels other than the input's",
+               "no check in L2Prepare; reference_ops::L2Pool's `MatchingDim(input_shape, 3, output_shape, 3)` is a `TFLITE_DCHECK` (off in release) [k/l2_pool_2d.cc:102, reference/pooling.h]",
+               "would-compute-differently", "kept"),
+    Validation("from_tflite", "L2_POOL_2D without 1 input and 1 output",
+               "`TF_LITE_ENSURE_EQ(NumInputs(node), 1)`, `NumOutputs == 1` [k/l2_pool_2d.cc:44-45]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "L2_POOL_2D input not 4-D",
+               "`TF_LITE_ENSURE_EQ(NumDimensions(input), kTensorShapeRank)` (4) [k/l2_pool_2d.cc:52]",
+               "refused-by-TFLM", "kept", rule=True),
 )

@@ -20,11 +20,11 @@ import numpy.typing as npt
 from tvm import te, tirx
 
 from ..ir import PLAIN, Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelDef
-from ..lower.requant import clamp
-from ..lower.target import Target
-from .base import OpDef, SourceOp, Variant
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelDef
+from ..kernels.requant import clamp
+from ..kernels.target import Target
+from .base import OpDef, SourceOp, Validation, Variant
 from .common import check_row_op, rows_kernel
 
 OUTPUT_SCALE = 1.0 / 128.0
@@ -176,4 +176,12 @@ OPS = (
         check=check,
         reference="TFLite Micro l2norm.cc: reference_integer_ops::L2Normalization, reference_ops::L2Normalization",
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("from_tflite", "L2_NORMALIZATION with a fused activation",
+               "`TF_LITE_ENSURE_EQ(params->activation, kTfLiteActNone)` [k/l2norm.cc:68]",
+               "refused-by-TFLM", "kept", rule=True),
 )

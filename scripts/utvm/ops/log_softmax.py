@@ -21,11 +21,11 @@ import numpy.typing as npt
 from tvm import te, tirx
 
 from ..ir import PLAIN, Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelDef
-from ..lower.requant import clamp
-from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelDef
+from ..kernels.requant import clamp
+from ..kernels.target import Target
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 from .common import check_row_op, rows_kernel
 from .softmax import ACCUMULATION_INTEGER_BITS, SCALED_DIFF_INTEGER_BITS, staged_exp, staged_one_over_one_plus_x
 
@@ -259,4 +259,12 @@ OPS = (
         check=check,
         reference="TFLite Micro log_softmax.cc: reference_integer_ops::LogSoftmax, reference_ops::LogSoftmax",
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("log_softmax_params", "int8 LOG_SOFTMAX input scale too small",
+               "PreprocessLogSoftmaxScalingExp: QuantizeMultiplierSmallerThanOneExp aborts [quantization_util.cc:321-336]",
+               "refused-by-TFLM", "kept"),
 )

@@ -27,13 +27,13 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import Graph, Operator
-from ..lower import activation16 as act16
-from ..lower import fixedpoint as fp
-from ..lower.fixedpoint import Expr
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32
-from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from ..kernels import activation16 as act16
+from ..kernels import fixedpoint as fp
+from ..kernels.fixedpoint import Expr
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import I32
+from ..kernels.target import Target
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 from .common import io
 from .unary import INT8_VALUES, check_unary, expr_kernel, onnx_rule, scales, table_kernel, tflite_rule
 
@@ -187,4 +187,12 @@ OPS = tuple(
         ("logistic", "LOGISTIC", "Sigmoid", "1 / (1 + exp(-x))", "reference_ops::Logistic (float32)"),
         ("tanh", "TANH", "Tanh", "tanh(x)", "std::tanh (float32)"),
     )
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "int8/int16 LOGISTIC/TANH output quantization other than the fixed one",
+               "int8 LOGISTIC: only `zero_point == -128` [k/logistic_common.cc:46]; int8 TANH: nothing [k/tanh.cc:64-75]; int16: zero point 0 and CheckedLog2(scale) == -15 within 1e-3 [k/logistic_common.cc:70-105, tanh.cc:89-126]",
+               "neither", "relaxed to TFLM's tests (the kernels write the fixed quantization whatever the tensor says)"),
 )

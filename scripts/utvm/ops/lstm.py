@@ -9,7 +9,7 @@ those are refused in one line, as is the 16x8 form (int16 activations). The laye
 one ``lstm`` operator, the recurrence: per batch row and time step, each gate's input FC and
 recurrent FC (int8: each rescaled to int16 Q3.12, scale 2**-12, and saturated, then their
 saturating sum; the gate bias and the input zero point in the input FC, the hidden state's zero
-point in the recurrent one), sigmoid (cell gate: tanh) in Q0.15 (lower/activation16.py); the cell
+point in the recurrent one), sigmoid (cell gate: tanh) in Q0.15 (kernels/activation16.py); the cell
 state c = f * c + i * g (two int16 products rescaled to the cell scale, a saturating sum, the
 cell clip); the hidden state h = o * tanh(c) requantized to the hidden state's int8 scale and
 zero point, which is also the step's output. The kernel updates the hidden and cell states in
@@ -36,14 +36,14 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import Graph, Operator, Tensor
-from ..lower import activation16 as act16
-from ..lower import fixedpoint as fp
-from ..lower import mac16
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, acc_bound, clamp, imm, sat_s16, scale_const
-from ..lower.schedules import CHANNEL_BLOCK, loop, root_schedule, seq
-from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from ..kernels import activation16 as act16
+from ..kernels import fixedpoint as fp
+from ..kernels import mac16
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import I32, acc_bound, clamp, imm, sat_s16, scale_const
+from ..kernels.schedules import CHANNEL_BLOCK, loop, root_schedule, seq
+from ..kernels.target import Target
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 
 #: TFLite Micro's scale of the gates before their activation (Q3.12) and after it (Q0.15), as
 #: the float literals of its LSTM kernel (the second is not exactly 2**-15)
@@ -510,4 +510,72 @@ OPS = (
                   "float32)",
         macs=_macs,
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "UNIDIRECTIONAL_SEQUENCE_LSTM input not 3-D",
+               "`TF_LITE_ENSURE_EQ(input dims, 3)` (ValidateTensorSize) [k/lstm_eval_common.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "hidden/cell states not [batch, units]",
+               "`TF_LITE_ENSURE_EQ(NumElements(hidden/cell state), batch * units)` [k/lstm_eval_common.cc:85-87]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "a gate weight not a constant [units, depth] / [units, units]",
+               "ValidateWeightTensorSize: `TF_LITE_ENSURE_EQ` dims [k/lstm_eval_common.cc:43-45]; non-constant weights run in TFLM",
+               "would-compute-differently", "kept: utvm packs weights at compile time (other shapes: TFLM refuses)"),
+    Validation("check", "output / hidden state shape or type does not match",
+               "`TF_LITE_ENSURE_EQ(output dims 3, ...)` [k/lstm_eval_common.cc:91-98]; types: the type switch [k/unidirectional_sequence_lstm.cc:153]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "a gate bias not a constant of units values of the right type",
+               "ValidateBiasTensorSize `TF_LITE_ENSURE_EQ` [k/lstm_eval_common.cc:51-52]; type: the kernel reads int32 [k/unidirectional_sequence_lstm.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "float32 LSTM with non-float32 weights or cell",
+               '`MicroPrintf("Filter type %s (%d) not supported.")` [k/unidirectional_sequence_lstm.cc:127,145]',
+               "refused-by-TFLM", "kept"),
+    Validation("check", "int8 LSTM cell state not int16",
+               "the int8 path is the 8x8->16 kernel: other cell types `MicroPrintf(... not supported)` [k/unidirectional_sequence_lstm.cc:145]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "int8 LSTM tensor not int8 (cell int16) or without quantization",
+               "filter type switch [k/unidirectional_sequence_lstm.cc:127]; CalculateOpDataFullyConnected needs affine quantization [k/fully_connected_common.cc:74]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "per-channel LSTM tensor (ONNX only: TFLite tensors of an LSTM are read per tensor, first scale)",
+               "unreachable from TFLite (see *Left*: TFLM's gates take one multiplier)",
+               "would-compute-differently", "kept"),
+    Validation("check", "LSTM weights with a zero point",
+               "the gates' FullyConnected takes no weights offset in TFLM's integer LSTM (symmetric weights) [k/lstm_eval.h]",
+               "would-compute-differently", "kept: utvm's gates would subtract it"),
+    Validation("check", "cell state zero point not 0",
+               "the integer LSTM assumes a symmetric cell (CalculateLstmGateInteger, zero point never read) [k/lstm_eval.cc]",
+               "would-compute-differently", "kept"),
+    Validation("check", "cell state scale too large (shift above 14)",
+               "no check; CheckedLog2 of the cell scale feeds the cell tanh's shift, which goes negative (UB shift) [k/lstm_eval_common.cc:182-188, lstm_eval.h:370]",
+               "would-compute-differently", "kept"),
+    Validation("from_tflite", "UNIDIRECTIONAL_SEQUENCE_LSTM without 24 inputs",
+               "`TF_LITE_ENSURE_EQ(node->inputs->size, 24)` [k/unidirectional_sequence_lstm.cc:46]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "LSTM with peephole, projection or layer-norm tensors",
+               "`TF_LITE_ENSURE(internal_tensors_[i] == nullptr)` for 9-11, 16-17, 20-23 [k/lstm_eval.cc:87-99]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "LSTM with coupled input and forget gates (no input weights)",
+               "`TF_LITE_ENSURE(internal_tensors_[i] != nullptr)` for weights 1-8 [k/lstm_eval.cc:79]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "LSTM cell activation other than TANH",
+               "SIGMOID runs, others hit `TFLITE_ASSERT_FALSE` [k/lstm_eval.h:299-310]",
+               "would-compute-differently", "kept: utvm's cell update is tanh only (SIGMOID: a kernel gap)", rule=True),
+    Validation("from_tflite", "LSTM with diagonal recurrent weights",
+               "the weight shape check refuses 1-D recurrent weights (ValidateWeightTensorSize, `TF_LITE_ENSURE_EQ(dims->size, 2)`) [k/lstm_eval_common.cc:43]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "LSTM states (inputs 19, 20) not variable",
+               "`TF_LITE_ENSURE(...->is_variable)` for both [k/lstm_eval.cc:61-68]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "16x8 LSTM (int16 activations)",
+               "runs (EvalLstm<int16_t, int8_t, int16_t, int64_t>) [k/unidirectional_sequence_lstm.cc:134-140]",
+               "would-compute-differently", "kept: no utvm kernel (a feature gap)", rule=True),
+    Validation("from_tflite", "LSTM input type other than float32/int8",
+               '`MicroPrintf("Input type %s (%d) not supported.")` for others than float32/int8/int16 [k/unidirectional_sequence_lstm.cc:153]',
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "LSTM gate without a bias",
+               "`TF_LITE_ENSURE(internal_tensors_[i] != nullptr)` for biases 12-15 [k/lstm_eval.cc:84]",
+               "refused-by-TFLM", "kept", rule=True),
 )

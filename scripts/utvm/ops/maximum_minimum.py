@@ -13,8 +13,8 @@ from typing import Any
 from tvm import te
 
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from . import elementwise
 from .base import OpDef, SourceOp, Variant
 

@@ -22,10 +22,10 @@ from typing import Any
 from tvm import tirx
 
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from ._movement import TYPES_8_F, check_same_types, gather_kernel, tflite_ints
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 
 #: tflite.MirrorPadMode values
 MODES = {0: "reflect", 1: "symmetric"}
@@ -94,4 +94,30 @@ OPS = (
         check=check,
         reference="TFLite Micro mirror_pad.cc (ONNX Pad reflect: see pad)",
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "mode other than reflect/symmetric",
+               "— (internal: the import rule maps the flatbuffer's modes, see *Import rules*)",
+               "not-a-model-check", "kept"),
+    Validation("check", "padding pairs of another count than the input's rank",
+               "`TF_LITE_ENSURE_EQ(SizeOfDimension(padding_matrix, 0), NumDimensions(input))` [k/mirror_pad.cc:182]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "a negative padding, or one wider than the axis can mirror (REFLECT: d - 1, SYMMETRIC: d)",
+               "no check; GetInputDimension gives an index outside the axis, the kernel reads outside the input [k/mirror_pad.cc:42-56]",
+               "would-compute-differently", "kept"),
+    Validation("check", "stored output shape other than the padded input's",
+               "no check; Eval maps each output index by the output's dims [k/mirror_pad.cc:80, 128-132]",
+               "would-compute-differently", "kept"),
+    Validation("from_tflite", "MIRROR_PAD paddings of a type other than int32/int64",
+               "no check; GetFlatIndex's type switch reads no padding for other types (both 0, `default: break`) and mirrors by the output's dims [k/mirror_pad.cc:68-76]",
+               "would-compute-differently", "kept", rule=True),
+    Validation("from_tflite", "MIRROR_PAD paddings not of shape [rank, 2]",
+               "`TF_LITE_ENSURE_EQ(NumDimensions(padding_matrix), 2)`, `SizeOfDimension(padding_matrix, 0) == NumDimensions(input)` [k/mirror_pad.cc:181-182] (the second dimension is not checked: pairs read past the tensor)",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "MIRROR_PAD mode other than REFLECT (0) and SYMMETRIC (1)",
+               "not refused: ConvertMirrorPadding gives kTfLiteMirrorPaddingUnknown [core/api/flatbuffer_conversions.cc:140-147], and Prepare's `offset = mode != Reflect ? 0 : 1` pads it as SYMMETRIC [k/mirror_pad.cc:190]",
+               "neither", "kept (left: utvm could pad an unknown mode as SYMMETRIC)", rule=True),
 )

@@ -10,10 +10,10 @@ range; float32 a * b with the fused activation; int32 a * b wrapping, with the a
 from __future__ import annotations
 
 from ..ir import Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelDef
-from ..lower.requant import I32, float_clamp, scale_const
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelDef
+from ..kernels.requant import I32, float_clamp, scale_const
+from ..kernels.target import Target
 from . import elementwise
 from .base import OpDef, SourceOp, Variant
 

@@ -15,10 +15,10 @@ from typing import Any
 from tvm import tirx
 
 from ..ir import NHWC, PLAIN, TO_NHWC, Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from ._movement import TYPES_8_16_F, check_same_types, gather_kernel, onnx_ints, tflite_ints
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 
 #: TFLite Micro pads tensors of up to 5 dimensions
 MAX_DIMS = 5
@@ -150,4 +150,39 @@ OPS = (
         check=check,
         reference="TFLite Micro pad.cc (reference_ops::Pad / PadImageStyle); ONNX Pad",
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "PAD of more than 5 dimensions",
+               "`TF_LITE_ENSURE(NumDimensions(input) <= PadKernelMaxDimensionCount())` (5) [k/pad_common.cc:56]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "paddings not one pair per dimension",
+               "`TF_LITE_ENSURE_EQ(FlatSize(paddings), 2 * NumDimensions(input))` [k/pad_common.cc:66]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "stored output is not the padded shape",
+               "`TF_LITE_ENSURE_EQ(output_dim, expected_dim)` [k/pad_common.cc:79]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "MIRROR_PAD / reflect padding not smaller than the axis",
+               "MIRROR_PAD Eval reads mirrored indexes outside the input for larger pads, no check [k/mirror_pad.cc]",
+               "would-compute-differently", "kept"),
+    Validation("check", "edge/reflect padding of an empty tensor (ONNX)",
+               "onnxruntime refuses ('Cannot use reflect/edge mode on an empty axis')",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "int8/int16 padding value outside the type",
+               "int8: `TF_LITE_ENSURE(output zero_point in int8 range)`, a constant value is an int8 tensor [k/pad_common.cc:103-112]",
+               "refused-by-TFLM", "kept"),
+    Validation("from_tflite", "PAD paddings of another count than 2 x rank",
+               "`TF_LITE_ENSURE_EQ(FlatSize(paddings), 2 * NumDimensions(input))` [k/pad_common.cc:66]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "PADV2 constant value not a constant scalar",
+               "`TF_LITE_ENSURE_EQ(NumElements(constant_values), 1)` [k/pad_common.cc:62]; non-constant: TFLM reads it at run time",
+               "would-compute-differently", "kept: utvm folds it at compile time", rule=True),
+    Validation("from_tflite", "PADV2 constant value of another type than the input",
+               "`TF_LITE_ENSURE_EQ(input->type, constant_values->type)` [k/pad_common.cc:60]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "int8 PADV2 constant value quantized otherwise than the output",
+               "`TF_LITE_ENSURE_EQ` on zero point and scale [k/pad_common.cc:110-113]",
+               "refused-by-TFLM", "kept", rule=True),
 )

@@ -14,13 +14,13 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import NHWC, Graph, Operator, Quant
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.padding import padding
-from ..lower.requant import I32, activation_range_int8, clamp, float_clamp, imm
-from ..lower.schedules import reduction_schedule
-from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.padding import padding
+from ..kernels.requant import I32, activation_range_int8, clamp, float_clamp, imm
+from ..kernels.schedules import reduction_schedule
+from ..kernels.target import Target
+from .base import Offload, OpDef, OpError, SourceOp, Validation, Variant
 from .common import check_io_types, check_window, io
 
 _KINDS = {"AVERAGE_POOL_2D": "avg_pool2d", "MAX_POOL_2D": "max_pool2d"}
@@ -214,6 +214,7 @@ OPS = (
         check=check,
         reference="TFLite Micro pooling.cc: reference_integer_ops::AveragePool, reference_ops::AveragePool",
         fuses_activation=True,
+        offload=(Offload("cmsis-nn", ("int8",), "average_pool"), Offload("plain-c", ("int8",), "average_pool")),
     ),
     OpDef(
         kind="max_pool2d",
@@ -224,5 +225,23 @@ OPS = (
         check=check,
         reference="TFLite Micro pooling.cc: reference_integer_ops::MaxPool, reference_ops::MaxPool",
         fuses_activation=True,
+        offload=(Offload("cmsis-nn", ("int8",), "max_pool"),),
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "pool output channels differ from the input's",
+               "no check; the reference loops over the stored output depth [reference pooling.h]",
+               "would-compute-differently", "kept"),
+    Validation("check", "(ONNX QLinearAveragePool) rescaling pool with padding or not an average pool",
+               "onnxruntime counts padding per window (count_include_pad); utvm's rescaling pool has one count",
+               "would-compute-differently", "kept"),
+    Validation("check", "int8 pool with other quantization out than in",
+               "`TF_LITE_ENSURE(abs(input scale - output scale) <= 1e-6)`, zero points equal [k/pooling_common.cc:70-76]",
+               "neither", "relaxed to TFLM's 1e-6 (was: equal)"),
+    Validation("from_tflite", "pool input not 4-D",
+               "no rank check; SizeOfDimension(input, 1..2) [k/pooling_common.cc:36-37]",
+               "would-compute-differently", "kept", rule=True),
 )

@@ -10,8 +10,8 @@ from __future__ import annotations
 from tvm import te
 
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from . import elementwise
 from .base import OpDef, SourceOp, Variant
 

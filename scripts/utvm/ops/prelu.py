@@ -13,12 +13,12 @@ from __future__ import annotations
 from tvm import tirx
 
 from ..ir import Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelDef
-from ..lower.requant import I32, scale_const
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelDef
+from ..kernels.requant import I32, scale_const
+from ..kernels.target import Target
 from . import elementwise
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 
 
 def check(g: Graph, op: Operator) -> None:
@@ -69,4 +69,18 @@ OPS = (
         check=check,
         reference="TFLite Micro prelu.cc: BroadcastPrelu4DSlow (int8, int16), BroadcastPrelu4DSlowFloat (float32)",
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "int16 PRELU alpha not per-tensor int8",
+               "`TF_LITE_ENSURE(alpha->type == kTfLiteInt8)` for int16 input [k/prelu_common.cc:101]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "alpha does not broadcast to the input's shape",
+               "reference BroadcastPrelu4DSlow indexes by NdArrayDesc of the stored shapes (out of bounds) [k/prelu_common.cc]",
+               "would-compute-differently", "kept"),
+    Validation("check", "float32 PRELU of more than 4 dimensions",
+               "BroadcastPrelu4DSlow: `TFLITE_DCHECK_LE(dims, 4)`; 5-D shapes overflow its 4-D descriptors [reference prelu.h]",
+               "would-compute-differently", "kept"),
 )

@@ -15,11 +15,11 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, clamp, imm
-from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import I32, clamp, imm
+from ..kernels.target import Target
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 from .common import check_same_size
 from .elementwise import qrange
 
@@ -87,6 +87,21 @@ OPS = (
         variants=(Variant("generic", _generic),),
         check=check,
         reference="TFLite Micro quantize.cc: reference_ops::AffineQuantize, reference_ops::Requantize",
+        per_channel_tensors=True,
         inplace=True,
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "QUANTIZE between types outside the supported pairs",
+               '`MicroPrintf("Input %s, output %s not supported.")` [k/quantize_common.cc:116-230]',
+               "refused-by-TFLM", "kept"),
+    Validation("check", "QUANTIZE output (or a requantized input) without quantization",
+               "`TF_LITE_ENSURE_EQ(output->quantization.type, kTfLiteAffineQuantization)` [k/quantize_common.cc:48-54]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "QUANTIZE output with several scales (per channel)",
+               "`TF_LITE_ENSURE(affine_quantization->scale->size == 1)` [k/quantize_common.cc:54]",
+               "refused-by-TFLM", "added (utvm quantized with the first scale: *Missing*)"),
 )

@@ -23,11 +23,12 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import NHWC, PLAIN, TO_NHWC, Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import clamp
-from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import clamp
+from ..kernels.target import Target
+from ._movement import onnx_ints, tflite_ints
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 from .common import io
 
 #: TFLite builtin -> operator kind
@@ -58,8 +59,6 @@ def reduced_shape(shape: Sequence[int], axes: Sequence[int], keep_dims: bool) ->
 
 
 def from_tflite(ctx: Any, node: Any) -> None:
-    from ._movement import tflite_ints
-
     x = ctx.tensors[node.inputs[0]]
     raw = tflite_ints(ctx, node, 1, "axis").reshape(-1)
     axes = normalize_axes(raw, len(x.shape))
@@ -72,8 +71,6 @@ def from_tflite(ctx: Any, node: Any) -> None:
 def _onnx_axes(imp: Any, node: Any, rank: int) -> tuple[int, ...]:
     """The axes of an ONNX reduction (all of them when none are given, unless
     noop_with_empty_axes)."""
-    from ._movement import onnx_ints
-
     attrs = imp.attrs(node)
     if imp.opset >= _AXES_INPUT_FROM.get(node.op_type, 18):
         given = (onnx_ints(imp, node.input[1], "axes").reshape(-1)
@@ -251,4 +248,30 @@ OPS = (
            f"{_REF}: ReduceGeneric; ONNX ReduceMax, GlobalMaxPool"),
     _opdef("reduce_min", "REDUCE_MIN", ("ReduceMin",), "minimum over axes",
            f"{_REF}: ReduceGeneric; ONNX ReduceMin"),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "REDUCE types outside the operator's set or different in/out",
+               '`TF_LITE_ENSURE_TYPES_EQ(input, output)`, `MicroPrintf("Only float32, int8, and int16 types are supported.")` [k/reduce_common.cc:149,188,368,406]',
+               "refused-by-TFLM", "kept"),
+    Validation("check", "int8/int16 reduce without quantization",
+               "MEAN/SUM: QuantizeMultiplier of scale 0 ratios (abort) [k/reduce_common.cc:58]; MAX/MIN compare 0 == 0 and run",
+               "refused-by-TFLM", "kept (MAX/MIN without quantization: see *Left*)"),
+    Validation("check", "REDUCE_MAX/MIN with other quantization out than in",
+               "`TF_LITE_ENSURE_EQ(input_scale, output_scale)`, zero points [k/reduce_common.cc:174-176]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "no axes (repeats, order and negative axes are normalized at import as ResolveAxis does; out-of-range ones refused there)",
+               "an empty axis tensor reduces nothing: a copy (MEAN/SUM: a requantization) [k/reduce_common.cc:97]",
+               "neither", "kept (left: utvm's reduction kernels need an axis; see *Left*)"),
+    Validation("check", "reduction over an empty axis",
+               "unreachable (dimensions of 0 are refused first, importer/limits.py)",
+               "not-a-model-check", "kept"),
+    Validation("check_reduced_shape", "stored output shape is not the reduced one",
+               "no check of the stored shape; ReduceGeneric loops over the input and writes by output index [k/reduce_common.cc]",
+               "would-compute-differently", "kept"),
+    Validation("from_tflite", "reduce axis out of range",
+               "ReduceGeneric/ResolveAxis returns false: `TF_LITE_ENSURE(context, result)` [k/reduce_common.cc:97]",
+               "refused-by-TFLM", "kept", rule=True),
 )

@@ -15,13 +15,15 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import NHWC, PLAIN, Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, clamp, float_clamp
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import I32, clamp, float_clamp
+from ..kernels.target import Target
+from . import get
 from .base import OpDef, SourceOp, Variant
 from .common import check_io_types, check_same_size
 from .elementwise import activation_range, qrange
+from .unary import expr_kernel
 
 
 def from_tflite(ctx: Any, node: Any) -> None:
@@ -34,8 +36,6 @@ def from_tflite(ctx: Any, node: Any) -> None:
 def _activation(imp: Any, node: Any, act: str, bounds: tuple[float, float] | None = None) -> None:
     """Fold the clamp ``act`` into the producer of the input when it can take it, else emit it
     (a clamp to other ``bounds``, or relu_n1_to_1 standalone, as the float32 clip)."""
-    from . import get
-
     x, out = node.input[0], node.output[0]
     op = imp.fusable_producer(x)
     producer = get(op.kind) if op is not None else None
@@ -73,8 +73,6 @@ def check_clip(g: Graph, op: Operator) -> None:
 
 
 def _clip(g: Graph, op: Operator, target: Target) -> KernelDef:
-    from .unary import expr_kernel
-
     lo, hi = (float(np.float32(op.attrs[k])) for k in ("min", "max"))
 
     def f(v):  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import PLAIN, Graph, Operator
-from .base import OpDef, OpError, SourceOp
+from .base import OpDef, OpError, SourceOp, Validation
 
 
 def from_tflite(ctx: Any, node: Any) -> None:
@@ -83,4 +83,15 @@ OPS = (
         reference="TFLite Micro reshape.cc, squeeze.cc, expand_dims.cc (copies there, an alias here)",
         alias=True,
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "RESHAPE changes the element count or type",
+               "`TF_LITE_ENSURE_TYPES_EQ(input, output)`, `TF_LITE_ENSURE_EQ(num_input_elements, num_output_elements)` [k/reshape_common.cc:77-78]",
+               "refused-by-TFLM", "kept"),
+    Validation("from_tflite", "RESHAPE changes the element count",
+               "`TF_LITE_ENSURE_EQ(num_input_elements, num_output_elements)` [k/reshape_common.cc:78]",
+               "refused-by-TFLM", "kept", rule=True),
 )

@@ -24,10 +24,10 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import NHWC, Graph, Operator
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.target import Target
 from ._movement import TYPES_8_16_F, TYPES_8_F, check_same_types, tflite_ints
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 
 _KINDS = {"RESIZE_NEAREST_NEIGHBOR": "resize_nearest_neighbor", "RESIZE_BILINEAR": "resize_bilinear"}
 _F32 = np.float32
@@ -292,4 +292,15 @@ OPS = (
         check=check,
         reference="TFLite Micro resize_bilinear.cc (ResizeBilinear / ResizeBilinearInteger); ONNX Resize (linear)",
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "RESIZE not 4-D or the stored output not [n, size, c]",
+               "`TF_LITE_ENSURE_EQ(NumDimensions(input), 4)`, size 1-D int32 of 2 constant [k/resize_bilinear.cc:46-52, resize_nearest_neighbor.cc:50-57]; TFLM writes the output dims",
+               "refused-by-TFLM", "kept"),
+    Validation("from_tflite", "RESIZE with half_pixel_centers and align_corners",
+               '`MicroPrintf("If half_pixel_centers is True, align_corners must be False.")` [k/resize_bilinear.cc:59]',
+               "refused-by-TFLM", "kept", rule=True),
 )

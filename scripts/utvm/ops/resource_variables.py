@@ -26,12 +26,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tvm import te
-
 from ..ir import Graph, Operator, Tensor
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Validation, Variant
+from .common import ANY_TYPE, flat_copy
 
 
 @dataclass
@@ -103,7 +100,8 @@ def _read_variable(ctx: Any, node: Any) -> None:
     ctx.emit(node, "read_variable", [var.name], node.outputs)
 
 
-def _assign_variable(ctx: Any, node: Any) -> None:
+def assign_variable(ctx: Any, node: Any) -> None:
+    """ASSIGN_VARIABLE: ``assign`` (ops/assign.py) copies the value over the variable."""
     if len(node.inputs) != 2 or node.outputs:
         raise ctx.fail(node, f"expects 2 inputs and no output, has {len(node.inputs)} and {len(node.outputs)}")
     var = _variable(ctx, node, node.inputs[0], ctx.tensors[node.inputs[1]], assigned=True)
@@ -140,26 +138,55 @@ def check(g: Graph, op: Operator) -> None:
         raise OpError(f"{op.source}: reads {y.dtype}{list(y.shape)} from a variable of {var.dtype}{list(var.shape)}")
 
 
-def _copy(g: Graph, op: Operator, target: Target) -> KernelDef:
-    """Element by element, both tensors seen flat."""
-    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
-    X = te.placeholder((x.size,), x.dtype, name="x")
-    return KernelDef([KernelArg(X, tensor=x.name)], te.compute((y.size,), lambda i: X[i], name="out"), y.name)
-
-
-_ANY = ("int8", "int16", "int32", "float32")
 OPS = (
     OpDef(
         kind="read_variable",
         summary="copy a resource variable's value (state kept between runs)",
-        tflite=(SourceOp("VAR_HANDLE", _var_handle, ("resource",), "no operator: names the variable"),
-                SourceOp("READ_VARIABLE", _read_variable, _ANY),
-                SourceOp("ASSIGN_VARIABLE", _assign_variable, _ANY, "becomes assign (a copy into the variable)"),
+        tflite=(SourceOp("VAR_HANDLE", _var_handle, ("resource",), "no operator: names the variable",
+                         operator=False),
+                SourceOp("READ_VARIABLE", _read_variable, ANY_TYPE),
                 SourceOp("CALL_ONCE", _call_once, ("none",), "no operator: its init subgraph (only VAR_HANDLE, "
                                                              "ASSIGN_VARIABLE of constants) gives the first run's values; "
-                                                             "before any use of a variable")),
-        variants=(Variant("generic", _copy, types=_ANY),),
+                                                             "before any use of a variable", operator=False)),
+        variants=(Variant("generic", flat_copy, types=ANY_TYPE),),
         check=check,
         reference="TFLite Micro read_variable.cc / assign_variable.cc / micro_resource_variable.cc (byte copies)",
     ),
+)
+
+#: the heading of this module's rows in docs/VALIDATION.md
+VALIDATION_TITLE = "resource_variables (ops/resource_variables.py: READ_VARIABLE)"
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "read_variable of a tensor that is not a variable",
+               "— (internal: the import rule emits read_variable of the variable a VAR_HANDLE names)",
+               "not-a-model-check", "kept"),
+    Validation("check", "read of another byte count or type than the variable",
+               "MicroResourceVariables::Read: `TFLITE_DCHECK(EvalTensorBytes(tensor) == variable.bytes)` (off in release), then memcpy of the variable's bytes into the output [micro_resource_variable.cc:77-79]",
+               "would-compute-differently", "kept (a read of another type with the same bytes is a raw copy in TFLM: see *Left*)"),
+    Validation("_var_handle", "VAR_HANDLE with inputs, or without one RESOURCE output",
+               "no check of the counts or the type; `TFLITE_DCHECK(output != nullptr)`, the output gets the resource id [k/var_handle.cc:66-70]",
+               "would-compute-differently", "kept: utvm resolves handles at import", rule=True),
+    Validation("_variable", "READ_VARIABLE / ASSIGN_VARIABLE handle that is not a VAR_HANDLE's output",
+               "reads the resource id from whatever tensor it is (`TF_LITE_ENSURE` type resource or int32 [k/assign_variable.cc:66]), a run-time id",
+               "would-compute-differently", "kept: utvm resolves the variable at compile time", rule=True),
+    Validation("_variable", "value of another byte count than the variable (its first use)",
+               "MicroResourceVariables::Assign / Read: `TFLITE_DCHECK(count_bytes == variable.bytes)` (off in release), memcpy of the variable's bytes from or into a smaller buffer [micro_resource_variable.cc:77,131]",
+               "would-compute-differently", "kept", rule=True),
+    Validation("_read_variable", "READ_VARIABLE without 1 input and 1 output",
+               "`TFLITE_DCHECK(NumInputs(node) == 1)`, `NumOutputs == 1` only (off in release) [k/read_variable.cc:39-40]",
+               "would-compute-differently", "kept", rule=True),
+    Validation("assign_variable", "ASSIGN_VARIABLE without 2 inputs and no output",
+               "`TF_LITE_ENSURE_EQ(NumInputs(node), 2)`, `NumOutputs == 0` [k/assign_variable.cc:54-55]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("_call_once", "CALL_ONCE with inputs or outputs",
+               "`TF_LITE_ENSURE(NumInputs(node) == 0)`, `NumOutputs == 0` [k/call_once.cc:51-52]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("_call_once", "CALL_ONCE after a variable was read or assigned",
+               "runs the init subgraph at its place on the first Invoke [k/call_once.cc:63-80]",
+               "would-compute-differently", "kept: utvm gives the init values before the first run (a feature gap)", rule=True),
+    Validation("_call_once", "init subgraph doing other than VAR_HANDLE + ASSIGN_VARIABLE of constants",
+               "InvokeSubgraph runs any subgraph [k/call_once.cc:74]",
+               "would-compute-differently", "kept: utvm folds the init subgraph into initial values (a feature gap)", rule=True),
 )

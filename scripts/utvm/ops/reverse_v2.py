@@ -16,10 +16,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from ._movement import MOVE_TYPES, check_same_types, gather_kernel
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 
 TYPES = (*MOVE_TYPES, "int32", "uint8", "int64", "bool")
 #: TFLite Micro reverses tensors of up to 6 dimensions (RuntimeShape::kMaxSmallSize)
@@ -77,4 +77,39 @@ OPS = (
         check=check,
         reference="TFLite Micro reverse.cc (reference_ops::Reverse)",
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "input of more than 6 dimensions",
+               "`TF_LITE_ENSURE(NumDimensions(input) <= kMaxDimensions)` (RuntimeShape::kMaxSmallSize, 6) [k/reverse.cc:32,61]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "no axis to reverse (an empty axis tensor)",
+               "no check; reference_ops::Reverse reads `axes[num_axes - 1]`, axes[-1] of the std::array (out of bounds) [k/reverse.cc:94-99, reference/reverse.h]",
+               "would-compute-differently", "kept"),
+    Validation("check", "axes not contiguous, repeated or outside the rank",
+               '`TF_LITE_ENSURE(axes_data[i] >= 0 && < rank)`, `MicroPrintf("Non-contiguous axes not supported")` (a repeated axis is not contiguous after the sort) [k/reverse.cc:105,117]',
+               "refused-by-TFLM", "kept"),
+    Validation("check", "output shape other than the input's",
+               "no shape check (only `TF_LITE_ENSURE_EQ(input->type, output->type)`); Reverse writes the input's flat size into the output [k/reverse.cc:79]",
+               "would-compute-differently", "kept"),
+    Validation("from_tflite", "REVERSE_V2 without an input and an axis tensor",
+               "`TF_LITE_ENSURE_EQ(NumInputs(node), 2)`, `TF_LITE_ENSURE(axis != nullptr)` [k/reverse.cc:47,56]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "REVERSE_V2 axis of a type other than int32",
+               '`MicroPrintf("Axis Type \'%s\' is not supported by reverse.")` [k/reverse.cc:73-76]',
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "REVERSE_V2 axis not constant",
+               "read in Eval [k/reverse.cc:94-99]",
+               "would-compute-differently", "kept: utvm needs the axes at compile time", rule=True),
+    Validation("from_tflite", "REVERSE_V2 axis tensor not 1-D",
+               "`TF_LITE_ENSURE_EQ(NumDimensions(axis), 1)` [k/reverse.cc:60]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "REVERSE_V2 more axes than the input's rank",
+               "`TF_LITE_ENSURE(NumDimensions(input) >= NumElements(axis))` [k/reverse.cc:62]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "REVERSE_V2 axis outside the rank (after adding the rank to a negative one)",
+               "`TF_LITE_ENSURE(axes_data[i] >= 0 && axes_data[i] < rank)` [k/reverse.cc:105]",
+               "refused-by-TFLM", "kept", rule=True),
 )

@@ -17,9 +17,9 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from .base import OpDef, SourceOp, Variant
 from .unary import INT8_VALUES, check_unary, expr_kernel, saturate, scales, table_kernel, tflite_rule
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from tvm import tirx
 
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from . import elementwise
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 
 TYPES = ("int8", "int16", "float32")
 
@@ -43,4 +43,15 @@ OPS = (
         check=check,
         reference="TFLite Micro select.cc: reference_ops::Select/BroadcastSelect5DSlow",
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "SELECT condition not bool",
+               "`TF_LITE_ENSURE_TYPES_EQ(input_condition->type, kTfLiteBool)` [k/select.cc:95]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "SELECT of more than 5 dimensions",
+               "reference BroadcastSelect5DSlow takes 5 dims (`TFLITE_DCHECK_LE`); 6-D overflows its descriptors [k/select.cc]",
+               "would-compute-differently", "kept"),
 )

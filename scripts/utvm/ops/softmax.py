@@ -26,11 +26,11 @@ import numpy.typing as npt
 from tvm import te, tirx
 
 from ..ir import PLAIN, Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import clamp
-from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import clamp
+from ..kernels.target import Target
+from .base import Offload, OpDef, OpError, SourceOp, Validation, Variant
 from .common import check_row_op, check_same_size, rows_kernel
 
 #: integer bits of the scaled input diffs (Q5.26), of the exp sum (Q12.19): TFLite's constants
@@ -413,5 +413,29 @@ OPS = (
         variants=(Variant("generic", _generic, types=("int8", "int16", "float32")),),
         check=check,
         reference="TFLite Micro softmax.cc: reference_ops::Softmax (int8 gemmlowp arithmetic, float32), SoftmaxInt16",
+        offload=(Offload("cmsis-nn", ("int8",), "softmax"),),
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "int8 -> int16 SOFTMAX tensors without quantization or of other shapes",
+               "output quantization checked (zero point -32768, scale 1/65536) [k/softmax_common.cc:97-100]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "int8 -> int16 SOFTMAX output not (1/65536, -32768)",
+               "`TF_LITE_ENSURE_EQ(zero_point, -32768)`, `TF_LITE_ENSURE_NEAR(scale, 1/65536, 1e-3 of it)` [k/softmax_common.cc:98-100]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "int16 SOFTMAX input zero point not 0",
+               "`TF_LITE_ENSURE_EQ(input->params.zero_point, 0)` [k/softmax_common.cc:91]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "beta not finite (any type)",
+               "float32: runs it (NaN outputs) [reference softmax.h]; int8: QuantizeMultiplierGreaterThanOne aborts",
+               "would-compute-differently", "kept: utvm's generated C has no constant for a non-finite beta (the host build failed with 'inff undeclared' when it was accepted)"),
+    Validation("check", "beta not positive (integer types; was: any type)",
+               "float32: runs any beta, exp((x - max) * beta) / sum [reference softmax.h]; int8: PreprocessSoftmaxScaling's QuantizeMultiplierGreaterThanOne aborts [quantization_util.cc:106-111]; int16: QuantizeMultiplier of a non-positive multiplier runs [k/softmax_common.cc:118]",
+               "neither", "relaxed for float32 (finite beta); kept for int8 (TFLM aborts) and int16 (utvm's LUT path not shown equal for beta <= 0)"),
+    Validation("check", "int8 beta x input scale too small (multiplier not above 1)",
+               "QuantizeMultiplierGreaterThanOne: `TFLITE_CHECK_GT(multiplier, 1)` aborts [quantization_util.cc:109]",
+               "refused-by-TFLM", "kept"),
 )

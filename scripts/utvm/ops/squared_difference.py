@@ -10,12 +10,12 @@ by (2 * max scale)**2 / (2**(2 * shift) * output scale); float32 and int32 (wrap
 from __future__ import annotations
 
 from ..ir import Graph, Operator
-from ..lower import fixedpoint as fp
-from ..lower.kerneldef import KernelDef
-from ..lower.requant import scale_const
-from ..lower.target import Target
+from ..kernels import fixedpoint as fp
+from ..kernels.kerneldef import KernelDef
+from ..kernels.requant import scale_const
+from ..kernels.target import Target
 from . import elementwise
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 
 TYPES = ("int8", "int16", "float32", "int32")
 #: the left shift of both quantized inputs (TFLite's SquaredDifferencePrepare)
@@ -74,4 +74,12 @@ OPS = (
         check=check,
         reference="TFLite Micro squared_difference.cc (quantized: SquaredDifference with left shift 7 / 0)",
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("_params", "int8 SQUARED_DIFFERENCE input rescaling factor not below 1",
+               "QuantizeMultiplierSmallerThanOneExp aborts [k/squared_difference.cc]",
+               "refused-by-TFLM", "kept"),
 )

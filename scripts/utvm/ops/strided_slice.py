@@ -18,10 +18,10 @@ import math
 from typing import Any
 
 from ..ir import NHWC, PLAIN, TO_NHWC, Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from ._movement import MOVE_TYPES, check_same_types, gather_kernel, onnx_ints, tflite_ints
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 
 #: TFLite Micro slices tensors of up to 4 (STRIDED_SLICE) / 5 (SLICE) dimensions
 MAX_DIMS = 5
@@ -375,4 +375,57 @@ OPS = (
         reference="TFLite Micro strided_slice.cc / slice.cc / split.cc / split_v.cc / unpack.cc; ONNX Slice, Split",
         view_of_input=contiguous_offset,
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "STRIDED_SLICE of more than 5 dimensions",
+               "`TF_LITE_ENSURE_MSG(dims <= kMaxDim)`, kMaxDim 4 [k/strided_slice_common.cc:66,142]",
+               "refused-by-TFLM", "kept (5-D: utvm accepts what TFLM refuses, *Missing*)"),
+    Validation("check", "slice parameters do not match the input rank",
+               "begin/end/strides sizes checked against the rank [k/strided_slice_common.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "slice axes repeated or out of order (internal form of the masks)",
+               "— (internal: the importer builds them from the masks)",
+               "not-a-model-check", "kept"),
+    Validation("check", "a new axis of size other than 1",
+               "TFLM builds the output shape itself (new axis: 1) and compares it: `TF_LITE_ENSURE_EQ(output_shape->data[...], dim_shape)` [k/strided_slice_common.cc:119-123]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "slice reads outside an axis, or stride 0",
+               "`TF_LITE_ENSURE_MSG(stride != 0)` [k/strided_slice_common.cc:102]; begin/end clamped to the axis (StartForAxis/StopForAxis), as utvm's importer does: unreachable otherwise",
+               "refused-by-TFLM", "kept"),
+    Validation("from_tflite", "STRIDED_SLICE parameters that cannot be resolved (the masks' arithmetic)",
+               "the same resolution fails its `TF_LITE_ENSURE`s (stride 0, sizes) [k/strided_slice_common.cc:102-123]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "STRIDED_SLICE result shape differs from the stored output",
+               "`TF_LITE_ENSURE_EQ(output_shape->data[...], dim_shape)`, `TF_LITE_ENSURE_EQ(output_shape->size, shape_size)` [k/strided_slice_common.cc:119-123]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite_slice", "SLICE begin/size of another count than the rank",
+               "no check; reads begin/size per input dimension (out of bounds) [k/slice.cc]",
+               "would-compute-differently", "kept", rule=True),
+    Validation("from_tflite_slice", "SLICE outside an axis",
+               "no check; copies from outside the input [k/slice.cc]",
+               "would-compute-differently", "kept", rule=True),
+    Validation("from_tflite_slice", "SLICE result shape differs from the stored output",
+               "no check of the stored shape [k/slice.cc]",
+               "would-compute-differently", "kept", rule=True),
+    Validation("_split_outputs", "SPLIT/SPLIT_V/UNPACK axis out of range",
+               "`TF_LITE_ENSURE(axis_value >= 0 && < rank)` [k/split.cc:94-95, split_v.cc:97-98]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("_split_outputs", "SPLIT_V sizes do not add up to the axis",
+               "no check; copies by the outputs' sizes [k/split_v.cc]",
+               "would-compute-differently", "kept", rule=True),
+    Validation("_split_outputs", "a SPLIT part's shape differs from its output",
+               "no check; copies by the outputs' sizes [k/split.cc]",
+               "would-compute-differently", "kept", rule=True),
+    Validation("from_tflite_split", "SPLIT axis not divisible into the outputs",
+               "no check; copies axis / num_splits per output [k/split.cc]",
+               "would-compute-differently", "kept", rule=True),
+    Validation("from_tflite_split_v", "SPLIT_V sizes of another count than the outputs",
+               "no check; reads size_splits per output (out of bounds) [k/split_v.cc]",
+               "would-compute-differently", "kept", rule=True),
+    Validation("from_tflite_unpack", "UNPACK outputs other than the axis size",
+               "no check; writes axis-size outputs [k/unpack.cc]",
+               "would-compute-differently", "kept", rule=True),
 )

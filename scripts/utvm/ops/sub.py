@@ -10,9 +10,9 @@ a - b, int32 a - b wrapping, both with the fused activation.
 from __future__ import annotations
 
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.requant import float_clamp
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.requant import float_clamp
+from ..kernels.target import Target
 from . import elementwise
 from .base import OpDef, SourceOp, Variant
 

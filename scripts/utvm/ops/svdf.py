@@ -28,13 +28,13 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import Graph, Operator, Tensor
-from ..lower import fixedpoint as fp
-from ..lower import mac16
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import I32, acc_bound, clamp, float_clamp, imm, scale_const
-from ..lower.schedules import loop, reduction_schedule, root_schedule, seq
-from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from ..kernels import fixedpoint as fp
+from ..kernels import mac16
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import I32, acc_bound, clamp, float_clamp, imm, scale_const
+from ..kernels.schedules import loop, reduction_schedule, root_schedule, seq
+from ..kernels.target import Target
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 
 _STATE_TYPES = {"int8": (-128, 127), "int16": (-32768, 32767)}
 
@@ -326,4 +326,57 @@ OPS = (
         reference=_REFERENCE,
         macs=_macs,
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "SVDF filters not a multiple of rank (or below 1)",
+               "`TF_LITE_ENSURE_EQ(num_filters % rank, 0)` [k/svdf_common.cc:397]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "feature weights not a constant [filters, input size]",
+               "`TF_LITE_ENSURE_EQ(NumDimensions(weights_feature), 2)`, `dims[1] == input_size` [k/svdf_common.cc:417-418]; non-constant: TFLM runs",
+               "would-compute-differently", "kept: utvm packs weights at compile time (other shapes: TFLM refuses)"),
+    Validation("check", "state not [batch, memory x filters]",
+               "`TF_LITE_ENSURE_EQ` on the activation state's dims [k/svdf_common.cc:431-434]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "int8 SVDF feature weights not int8 or state not int8/int16",
+               "`TF_LITE_ENSURE_EQ(weights_feature->type, kTfLiteInt8)`, state int16/int8 [k/svdf_common.cc:444-448]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "int8 SVDF tensors without quantization",
+               "effective scales divide by the state's and output's scales (0: QuantizeMultiplier aborts) [k/svdf_common.cc:455-470]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "SVDF input/state types other than int8 or float32",
+               "`TF_LITE_ENSURE(input float32 or int8)`, float32 weights `TF_LITE_ENSURE_EQ` [k/svdf_common.cc:402,492-493]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "time weights not a constant [filters, memory]",
+               "`TF_LITE_ENSURE_EQ(weights_time dims)` [k/svdf_common.cc:421-423]; non-constant: TFLM runs",
+               "would-compute-differently", "kept: utvm packs weights at compile time (other shapes: TFLM refuses)"),
+    Validation("check", "SVDF output not [batch, units]",
+               "`TF_LITE_ENSURE_EQ(output dims)` [k/svdf_common.cc:412-414]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "SVDF bias not a constant of units values",
+               "`TF_LITE_ENSURE_EQ(bias->dims->data[0], num_units)` [k/svdf_common.cc:427]; non-constant: TFLM runs",
+               "would-compute-differently", "kept: utvm folds the bias at compile time"),
+    Validation("check", "float32 SVDF with non-float32 weights, bias or output",
+               "`TF_LITE_ENSURE_EQ(weights type, kTfLiteFloat32)` [k/svdf_common.cc:492-493]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "int8 SVDF time weights not int8/int16 or output not int8",
+               "`TF_LITE_ENSURE(weights_time int16/int8)`, `TF_LITE_ENSURE_TYPES_EQ(output, int8)` [k/svdf_common.cc:445,453]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "state and time weights of different types",
+               "TFLM reads the state with the time weights' type (svdf.cc switch on weights_time->type): an int8 state read as int16 runs past its end [k/svdf.cc:70]",
+               "would-compute-differently", "kept"),
+    Validation("check", "int8 SVDF without an int32 bias",
+               "an int32 bias if any [k/svdf_common.cc:450]; without one, Prepare dereferences `bias->params.scale` (null) [k/svdf_common.cc:464]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "bias scale not state scale x time weights' scale (1e-5)",
+               "`TF_LITE_ENSURE(abs(bias scale - state scale * weights_time scale) < 1e-5)` [k/svdf_common.cc:464-467]",
+               "refused-by-TFLM", "kept"),
+    Validation("from_tflite", "SVDF without 5 inputs",
+               "`TF_LITE_ENSURE_EQ(node->inputs->size, 5)` [k/svdf_common.cc:438]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "SVDF activation state not variable",
+               "`TF_LITE_ENSURE_EQ(activation_state->is_variable, true)` [k/svdf_common.cc:436]",
+               "refused-by-TFLM", "kept", rule=True),
 )

@@ -11,7 +11,7 @@ from . import all_ops
 class Row:
     framework: str          # "tflite" or "onnx"
     name: str               # builtin or ONNX operator
-    kind: str               # utvm operator
+    kind: str               # utvm operator ("" when it becomes none)
     types: list[str]
     constraints: str
     #: kernel variants beyond the generic one: "variant (CPUs)"
@@ -26,8 +26,8 @@ def rows() -> list[Row]:
             for src in getattr(opdef, framework):
                 optimized = [f"{v.name} ({v.cpus})" for v in opdef.variants
                              if v.cpus and set(v.types) & set(src.types)]
-                out.append(Row(framework, src.name, opdef.kind, list(src.types), src.constraints, optimized,
-                               opdef.reference))
+                out.append(Row(framework, src.name, opdef.kind if src.operator else "", list(src.types),
+                               src.constraints, optimized, opdef.reference))
     return sorted(out, key=lambda r: (r.framework, r.name))
 
 
@@ -67,7 +67,7 @@ def as_markdown() -> str:
         out += [f"## {title}: {len(sel)}", "", "| operator | utvm kind | input types | constraints | optimized kernels |",
                 "|---|---|---|---|---|"]
         for r in sel:
-            out.append(f"| {r.name} | {r.kind} | {', '.join(r.types)} | {r.constraints or '-'} | "
+            out.append(f"| {r.name} | {r.kind or '-'} | {', '.join(r.types)} | {r.constraints or '-'} | "
                        f"{', '.join(r.optimized) or '-'} |")
         out.append("")
     out += ["## Reference semantics", "", "| utvm kind | bit-exact with |", "|---|---|"]

@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..ir import PLAIN, Graph, Operator
-from ..lower.kerneldef import KernelDef
-from ..lower.target import Target
+from ..kernels.kerneldef import KernelDef
+from ..kernels.target import Target
 from ._movement import MOVE_TYPES, check_same_types, gather_kernel, onnx_ints
-from .base import OpDef, OpError, SourceOp, Variant
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 
 
 def from_onnx(imp: Any, node: Any) -> None:
@@ -43,4 +43,12 @@ OPS = (
         check=check,
         reference="ONNX Tile",
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "TILE output not a tiling of the input",
+               "TFLM has no TILE kernel (the op resolver refuses the model); TFLite computes the output shape from the multiples",
+               "would-compute-differently", "kept"),
 )

@@ -14,14 +14,13 @@ from typing import Any
 from tvm import te
 
 from ..ir import NHWC, PLAIN, TO_NCHW, TO_NHWC, Graph, Operator, trivial_perm
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.target import Target
+from ._movement import MOVE_TYPES, check_same_types, tflite_ints
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 
 
 def from_tflite(ctx: Any, node: Any) -> None:
-    from ._movement import tflite_ints
-
     x = ctx.tensors[node.inputs[0]]
     perm = tuple(int(p) for p in tflite_ints(ctx, node, 1, "perm").reshape(-1))
     if len(perm) != len(x.shape):
@@ -51,8 +50,6 @@ def from_onnx(imp: Any, node: Any) -> None:
 
 
 def check(g: Graph, op: Operator) -> None:
-    from ._movement import MOVE_TYPES, check_same_types
-
     check_same_types(g, op, MOVE_TYPES + ("int32", "uint8", "bool"))
     x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
     perm = tuple(int(p) for p in op.attrs["perm"])
@@ -90,4 +87,18 @@ OPS = (
         check=check,
         reference="TFLite Micro transpose.cc: reference_ops::Transpose; ONNX Transpose",
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "perm not a permutation of the input's axes",
+               "`TF_LITE_ENSURE_EQ(perm size, dims)`, `TF_LITE_ENSURE_MSG(0 <= perm < dims)` [k/transpose_common.cc:44-47]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "stored output is not the transposed shape",
+               "no check of the stored shape; the reference writes by the permuted input shape [reference transpose.h]",
+               "would-compute-differently", "kept"),
+    Validation("from_tflite", "TRANSPOSE perm does not fit the input's rank",
+               "`TF_LITE_ENSURE_EQ(perm->dims->data[0], dims)` [k/transpose_common.cc:45]",
+               "refused-by-TFLM", "kept", rule=True),
 )

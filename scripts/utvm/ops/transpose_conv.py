@@ -16,7 +16,7 @@ The kernels gather: for each output pixel the taps (fy, fx) whose input row/colu
 - helium: int8, batch 1, every phase with taps: per phase (see :class:`Phase`) patches of four
   outputs gathered by utvm_mve_im2col_s8 and utvm_mve_gemm_s8 with the phase's folded biases;
 - dsp_mac4: int8, cin % 4 == 0: utvm_mac4_s8 per tap, the zero point read outside the input;
-- helium_int16 / dsp_int16: 16x8, the 16x8 dot-product helpers per tap (lower/mac16.py); knob
+- helium_int16 / dsp_int16: 16x8, the 16x8 dot-product helpers per tap (kernels/mac16.py); knob
   ``weights`` of dsp_int16 (utvm_mac4w_s16);
 - generic: any (TE).
 """
@@ -31,10 +31,10 @@ import numpy as np
 from tvm import te, tirx
 
 from ..ir import NHWC, Graph, Operator
-from ..lower import helium as mve
-from ..lower import mac16
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.requant import (
+from ..kernels import helium as mve
+from ..kernels import mac16
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.requant import (
     I32,
     Requant,
     acc_bound,
@@ -44,7 +44,7 @@ from ..lower.requant import (
     float_clamp,
     imm,
 )
-from ..lower.schedules import (
+from ..kernels.schedules import (
     CHANNEL_BLOCK,
     interleave_rows,
     loop,
@@ -54,9 +54,10 @@ from ..lower.schedules import (
     seq,
     to_tir,
 )
-from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
-from .common import abs_sums, bias_of, check_16x8, mac4_knobs, requant16, wide_weights
+from ..kernels.target import Target
+from .base import OpDef, OpError, SourceOp, Validation, Variant, Weights
+from .common import abs_sums, bias_of, check_16x8, requant16
+from .mac_knobs import mac4_knobs, wide_weights
 
 
 def transpose_padding(code: int, out_size: int, k: int, stride: int) -> int:
@@ -277,7 +278,7 @@ def _mac16(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     """16x8 on a DSP or Helium CPU: per output (phase by phase) and block of four output
     channels, one dot-product helper call per kernel tap of the phase (the tap's cin inputs are
     contiguous: utvm_mac4_s16 / utvm_mve_mac4_s16); a tap outside the input adds nothing (zero
-    point 0). TFLite's int64 sums in int32 where they fit (lower/mac16.py)."""
+    point 0). TFLite's int64 sums in int32 where they fit (kernels/mac16.py)."""
     x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
     if x.dtype != "int16" or w.data is None:
         return None
@@ -480,5 +481,50 @@ OPS = (
                   "accumulators), reference_ops::TransposeConv (float32)",
         fuses_activation=True,
         macs=macs,
+        weights=Weights(),
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "TRANSPOSE_CONV filter not a constant [out, kh, kw, in]",
+               "non-constant filters run in TFLM; channel dims are `TFLITE_DCHECK`s [reference transpose_conv.h]",
+               "would-compute-differently", "kept: utvm packs filters at compile time"),
+    Validation("check", "TRANSPOSE_CONV batch in and out differ",
+               "MatchingDim is a `TFLITE_DCHECK` [reference transpose_conv.h]",
+               "would-compute-differently", "kept"),
+    Validation("check", "TRANSPOSE_CONV bias not a constant of output channels",
+               "no length check; non-constant: TFLM runs [k/transpose_conv.cc]",
+               "would-compute-differently", "kept: utvm folds the bias at compile time"),
+    Validation("check", "16x8 TRANSPOSE_CONV bias not int16/int64",
+               "int16 biases are widened to int64, others go to the int64 kernel [k/transpose_conv.cc:120-133]; an int32 bias is read as int64",
+               "would-compute-differently", "kept"),
+    Validation("check", "int8 TRANSPOSE_CONV filter/output not int8 or without quantization",
+               "filter quantization `TF_LITE_ENSURE_EQ(affine)` [k/transpose_conv.cc:213-220], `TF_LITE_ENSURE_EQ(input->type, output->type)` [287]",
+               "refused-by-TFLM", "kept"),
+    Validation("check", "int8 TRANSPOSE_CONV filter zero points not 0",
+               "TransposeConv takes no weights offset: never read [reference integer_ops/transpose_conv.h]",
+               "neither", "relaxed (import sets them to 0; this check is now unreachable from TFLite)"),
+    Validation("check", "int8 TRANSPOSE_CONV bias not int32",
+               'the int8 kernel reads an int32 bias (`MicroPrintf("Type %s (%d) not supported.")` for others) [k/transpose_conv.cc:401]',
+               "refused-by-TFLM", "kept"),
+    Validation("check", "TRANSPOSE_CONV types other than float32/int8/16x8",
+               '`MicroPrintf("Type %s (%d) not supported.")` [k/transpose_conv.cc:401]',
+               "refused-by-TFLM", "kept"),
+    Validation("from_tflite", "TRANSPOSE_CONV without output shape, filter and input",
+               "`TF_LITE_ENSURE(has_bias || node->inputs->size == 3)` [k/transpose_conv.cc:78]",
+               "refused-by-TFLM", "kept", rule=True),
+    Validation("from_tflite", "TRANSPOSE_CONV output shape input not 4 values",
+               "no check on the shape tensor; TFLM computes with the output tensor's dims [k/transpose_conv.cc]",
+               "would-compute-differently", "kept: utvm takes the shape from that input", rule=True),
+    Validation("from_tflite", "TRANSPOSE_CONV output shape input differs from the output tensor",
+               "not read; the output tensor's dims are used [k/transpose_conv.cc]",
+               "would-compute-differently", "kept: utvm takes the shape from that input", rule=True),
+    Validation("from_tflite", "TRANSPOSE_CONV filter, input or output not 4-D",
+               "no rank check; reads dims->data[1..3] [k/transpose_conv.cc]",
+               "would-compute-differently", "kept", rule=True),
+    Validation("from_tflite", "TRANSPOSE_CONV strides below 1",
+               "no check; ComputePaddingHeightWidth divides by the stride [kernels/padding.h]",
+               "would-compute-differently", "kept", rule=True),
 )

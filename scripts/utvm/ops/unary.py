@@ -20,9 +20,9 @@ import numpy as np
 from tvm import te
 
 from ..ir import Graph, Operator, Tensor
-from ..lower.fixedpoint import Expr
-from ..lower.kerneldef import KernelArg, KernelDef
-from .base import OpError
+from ..kernels.fixedpoint import Expr
+from ..kernels.kerneldef import KernelArg, KernelDef
+from .base import OpError, Validation
 from .common import io
 
 #: every int8 value, in table order
@@ -134,3 +134,28 @@ def saturate(v: np.ndarray, dtype: str) -> np.ndarray:
     """int64 values clamped to the range of ``dtype``, as that type."""
     info = np.iinfo(dtype)
     return np.clip(v, info.min, info.max).astype(dtype)
+
+#: the heading of this module's rows in docs/VALIDATION.md
+VALIDATION_TITLE = "Unary operators (shared checks of ops/unary.py)"
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check_unary", "unary input/output types outside the operator's set or different",
+               "`TF_LITE_ENSURE_TYPES_EQ(input, output)` and type switches [k/activations_common.cc, leaky_relu_common.cc:43, elu.cc:93, elementwise.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("check_unary", "unary input and output element counts differ",
+               "MatchingFlatSize is a `TFLITE_DCHECK`: release builds read/write the input's count [reference ops]",
+               "would-compute-differently", "kept"),
+    Validation("check_quant", "int8/int16 unary tensor without quantization",
+               "multipliers from params.scale 0 (QuantizeMultiplier of inf/NaN aborts) [k/leaky_relu_common.cc, elu.cc, hard_swish_common.cc]",
+               "refused-by-TFLM", "kept"),
+    Validation("check_quant", "per-channel unary tensor (ONNX only: TFLite tensors read per tensor keep their first scale)",
+               "unreachable from TFLite",
+               "refused-by-TFLM", "kept"),
+    Validation("check_quant", "int16 unary tensor with a zero point",
+               "`TF_LITE_ENSURE_EQ(zero_point, 0)` [k/activations_common.cc:103-104, logistic_common.cc:70-71, tanh.cc:89-90]",
+               "refused-by-TFLM", "kept"),
+    Validation("convert", "unary operator without an input",
+               "`TF_LITE_ENSURE(input != nullptr)` [k/activations_common.cc:95, ...]",
+               "refused-by-TFLM", "kept", rule=True),
+)

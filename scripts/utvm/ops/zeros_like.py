@@ -13,9 +13,9 @@ from typing import Any
 from tvm import te, tirx
 
 from ..ir import Graph, Operator
-from ..lower.kerneldef import KernelArg, KernelDef
-from ..lower.target import Target
-from .base import OpDef, OpError, SourceOp, Variant
+from ..kernels.kerneldef import KernelArg, KernelDef
+from ..kernels.target import Target
+from .base import OpDef, OpError, SourceOp, Validation, Variant
 from .common import io
 
 _TYPES = ("int8", "int32", "int64", "float32")
@@ -59,4 +59,18 @@ OPS = (
         check=check,
         reference="TFLite Micro zeros_like.cc (the value 0 of the type)",
     ),
+)
+
+#: docs/VALIDATION.md's rows of this module's checks (and of its TFLite import rules' refusals,
+#: ``rule=True``), in source order: ``utvm ops --validation`` writes the file from them
+VALIDATION = (
+    Validation("check", "input type other than int8/int32/int64/float32, or output of another type",
+               'Eval: `MicroPrintf("ZerosLike only currently supports ...")` for other input types [k/zeros_like.cc:74-78]; an output of another type gets the input\'s type in Prepare (input-type zeros written) [k/zeros_like.cc:39]',
+               "refused-by-TFLM", "kept"),
+    Validation("check", "output of another element count than the input",
+               "`MatchingFlatSize` is a `TFLITE_DCHECK` (off in release); Eval writes the input's flat size [k/zeros_like.cc:58]",
+               "would-compute-differently", "kept"),
+    Validation("from_tflite", "ZEROS_LIKE without 1 input and 1 output",
+               "`TF_LITE_ENSURE_EQ(NumInputs(node), 1)`, `NumOutputs == 1` [k/zeros_like.cc:31-32]",
+               "refused-by-TFLM", "kept", rule=True),
 )

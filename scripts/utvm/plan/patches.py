@@ -22,10 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir import Graph, Operator, Tensor
+from ..ops import get, macs
 from .memory import Buffer, _best_placement, align_up
 
-#: operators a stage may hold (NHWC, one activation input, one output)
-STAGE_KINDS = ("conv2d", "depthwise_conv2d")
 #: patch grids tried (rows = columns)
 GRIDS = (2, 3, 4, 5, 6, 8)
 
@@ -62,14 +61,25 @@ def _spatial(graph: Graph, name: str) -> bool:
     return len(t.shape) == 4 and t.shape[0] == 1 and t.data is None
 
 
+def _stage(op: Operator) -> str | None:
+    """How a stage may hold the operator (``OpDef.patch_stage``): "window", "elementwise" or None."""
+    opdef = get(op.kind)
+    return opdef.patch_stage if opdef is not None else None
+
+
+def _activations(op: Operator) -> list[str]:
+    """The activation inputs a patch of the operator reads a region of."""
+    return [op.inputs[0]] if _stage(op) == "window" else list(op.inputs)
+
+
 def _stage_op(graph: Graph, op: Operator) -> bool:
     """An operator a stage may hold: a convolution (constant weights) or an ADD of two same-shaped
     activations, on batch-1 NHWC tensors."""
     if len(op.outputs) != 1 or not _spatial(graph, op.outputs[0]):
         return False
-    if op.kind in STAGE_KINDS:
+    if _stage(op) == "window":
         return _spatial(graph, op.inputs[0]) and all(graph.tensors[n].data is not None for n in op.inputs[1:] if n)
-    if op.kind == "add":
+    if _stage(op) == "elementwise":
         shape = graph.tensors[op.outputs[0]].shape
         return len(op.inputs) == 2 and all(_spatial(graph, n) and graph.tensors[n].shape == shape for n in op.inputs)
     return False
@@ -88,7 +98,7 @@ def stage_chain(graph: Graph) -> list[int]:
     for i, op in enumerate(graph.ops):
         if not _stage_op(graph, op):
             break
-        activations = [op.inputs[0]] if op.kind in STAGE_KINDS else list(op.inputs)
+        activations = _activations(op)
         if any(x not in produced and x not in graph.inputs for x in activations):
             break
         produced.add(op.outputs[0])
@@ -106,7 +116,7 @@ def _bounds(n: int, parts: int) -> list[int]:
 def _window(op: Operator, graph: Graph, axis: int, lo: int, hi: int) -> tuple[int, int, int, int]:
     """Input range [a, b) (clipped to the input) and the padding before/after it that output
     range [lo, hi) along spatial ``axis`` (0: rows, 1: columns) needs (ADD: the same range)."""
-    if op.kind == "add":
+    if _stage(op) == "elementwise":
         return lo, hi, 0, 0
     w = graph.tensors[op.inputs[1]]
     k = w.shape[1 + axis]
@@ -136,7 +146,7 @@ def _needs(graph: Graph, stage: list[Operator], tile: Region) -> tuple[dict[str,
         a, b, pt, pb = _window(op, graph, 0, r0, r1)
         c, e, pl, pr = _window(op, graph, 1, c0, c1)
         pads[k] = (pt, pl, pb, pr)
-        activations = [op.inputs[0]] if op.kind in STAGE_KINDS else list(op.inputs)
+        activations = _activations(op)
         for x in activations:
             wants[k].append((a, b, c, e))
             old = region.get(x)
@@ -178,13 +188,13 @@ def split_stage(graph: Graph, chain: list[int], grid: tuple[int, int]) -> tuple[
                 full = (0, graph.tensors[x].shape[1], 0, graph.tensors[x].shape[2])
                 patch[x] = crop(x, full, region[x], f"patch{t}")
         for k, op in enumerate(stage):
-            activations = [op.inputs[0]] if op.kind in STAGE_KINDS else list(op.inputs)
+            activations = _activations(op)
             args = [crop(patch[x], region[x], want, f"patch{t}_to{k}_{j}")
                     for j, (x, want) in enumerate(zip(activations, wants[k]))]
             out = graph.tensors[op.outputs[0]]
             r0, r1, c0, c1 = region[out.name]
             name = out.name if single else tensor(out, f"{out.name}__patch{t}", r1 - r0, c1 - c0)
-            attrs = dict(op.attrs, padding=pads[k]) if op.kind in STAGE_KINDS else dict(op.attrs)
+            attrs = dict(op.attrs, padding=pads[k]) if _stage(op) == "window" else dict(op.attrs)
             g.ops.append(Operator(op.kind, [*args, *op.inputs[len(activations):]], [name], attrs,
                                   f"{op.source or op.kind} (patch {t})"))
             patch[out.name] = name
@@ -254,8 +264,6 @@ def choose_patches(graph: Graph, io_in_pool: bool, max_overhead: float = 0.5) ->
     """The graph with the stage depth and grid that minimise the estimated pool (ties: fewer
     MACs; at most ``max_overhead`` more MACs), or the graph unchanged (None) when no split
     lowers it."""
-    from ..ops import macs
-
     chain = stage_chain(graph)
     before = sum(macs(graph, op) for op in graph.ops)
     baseline = estimate_pool(graph, io_in_pool)

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..ir import Graph
 from ..lower.lowering import Lowered
+from ..ops import get
 
 
 @dataclass
@@ -112,8 +113,6 @@ def choose_inplace(lowered: Lowered, storage: Storage, first: dict[str, int], la
     """Let elementwise kernels (and kernels that say so: KernelDef.inplace) write over an input
     that dies at them: (step, input, output) for each, with ``storage``, ``first`` and ``last``
     (per buffer) updated to the shared buffer."""
-    from ..ops import get
-
     graph: Graph = lowered.graph
     io = set(io_roots)
     chosen = []
@@ -149,8 +148,6 @@ def choose_shifted(lowered: Lowered, storage: Storage, first: dict[str, int], la
     at such an operator moves into the output's buffer, ``OpDef.shift_margin`` bytes after its
     start. Returns the bytes each such output's buffer needs (``storage``, ``first`` and
     ``last`` are updated as by :func:`choose_inplace`)."""
-    from ..ops import get
-
     graph: Graph = lowered.graph
     io = set(io_roots)
     extents: dict[str, int] = {}

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import Graph, Operator
-from ..lower.target import Target
+from ..kernels.target import Target
 from ..ops import get
 
 Config = dict[str, Any]

@@ -37,5 +37,5 @@ class KernelDef:
     #: ``Variant.rows_in_order`` (the planner then does not run it shifted)
     rows_out_of_order: bool = False
     #: C definitions the kernel calls (static functions generated for this layer, e.g.
-    #: ``lower/tiny.py``), placed in the kernels' source before TVM's prototypes of them
+    #: ``kernels/tiny.py``), placed in the kernels' source before TVM's prototypes of them
     source: str = ""

@@ -6,7 +6,7 @@ or groups of four output pixels that call the vector helpers of ``utvm/kernels_m
 helper does a whole inner loop with Helium instructions; plain C with the same results
 elsewhere). This module has what they share: the operand checks, the requantization constants
 stored as compactly as the generic kernels store them (:class:`MveRequant`); the extern
-operator wrapper is ``lower/extern.py``'s.
+operator wrapper is ``kernels/extern.py``'s.
 
 The arithmetic is TFLite's (bias folded with the input zero point, per-channel
 MultiplyByQuantizedMultiplier, output zero point, activation clamp), bit-exact. The only

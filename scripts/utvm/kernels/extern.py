@@ -1,6 +1,6 @@
 """TE extern operators whose loops call C helpers (utvm/kernels.h, utvm/kernels_mve.h).
 
-The Helium kernels (``lower/helium.py``) and the DSP depthwise kernel of
+The Helium kernels (``kernels/helium.py``) and the DSP depthwise kernel of
 ``ops/depthwise_conv2d.py`` are TE extern operators: the TE definition only gives the signature,
 the body is TIR that calls the helpers with the buffers' pointers and the layer's constants.
 """

@@ -15,8 +15,8 @@ model's C source (``KernelDef.source``), called with three pointers (output, inp
   channels per LDM when registers allow;
 - per output: one SMLAD per pair (the first one accumulates onto the bias), SMMLAR, ADD of the
   accumulator's sign, SSAT (or USAT and the clamp) with the channel's right shift e as an
-  immediate, STRB: the requantization of ``lower/dsp.py`` (derivation in kernels_dsp.h), exact
-  under the same conditions (:func:`utvm.lower.dsp.gemm_requant`).
+  immediate, STRB: the requantization of ``kernels/dsp.py`` (derivation in kernels_dsp.h), exact
+  under the same conditions (:func:`utvm.kernels.dsp.gemm_requant`).
 
 On Helium (``helium_tiny``, :class:`TinyMve`) the channels go by groups of four: depths up to
 MVE_LANES in the lanes of one accumulator vector (VLDRB.S32 of the four weights of an input, VMLA

@@ -1,0 +1,63 @@
+"""The tuning knobs that the MAC layers' DSP kernels share (conv2d, fully_connected,
+transpose_conv): weights widened to int16 ahead of time (dsp_mac4, dsp_int16, dsp_gemm) and
+dsp_gemm's rows widened into scratch; the knob spaces the variants declare (``Variant.knobs``),
+the defaults without a tuned configuration and what a configuration asks for."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir import Graph, Operator
+from ..kernels.dsp import SMALL_QUADS, Geometry, widen_applies
+from ..kernels.target import Target
+from .base import knob
+
+
+def mac4_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
+    """The dsp_mac4 (and 16x8 dsp_int16) variants' knob: the weights as stored (int8) or widened
+    to int16 ahead of time (twice their flash; utvm_mac4w_s8, 15 instead of 21 instructions per 16
+    multiply-accumulates; utvm_mac4w_s16, 14 instead of 20)."""
+    return {"weights": ("int8", "int16")}
+
+
+def wide_weights(op: Operator) -> bool:
+    """The tuned configuration asks for weights widened to int16 (see :func:`mac4_knobs`)."""
+    return knob(op, "weights", "int8") == "int16"
+
+
+#: dsp_gemm widens a layer's weights to int16 by default only where that costs at most
+#: WIDEN_BYTES of flash and saves at least WIDEN_ROWS / 2 instructions per byte it adds (int8
+#: weights take 8 more instructions per quad and block of four channels, once per output row:
+#: about rows / 2 per weight byte), e.g. VWW's first layers on 48 x 48 maps, or its rows are
+#: short enough to stay in registers (SMALL_QUADS: the small kernels take int16 weights only,
+#: AD's 8-input layer); elsewhere int8
+WIDEN_BYTES, WIDEN_ROWS = 1024, 64
+
+
+def widened_by_default(g: Graph, op: Operator) -> bool:
+    """dsp_gemm's default for a layer without a tuned configuration: weights widened to int16."""
+    w, y = g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    short = w.size // max(w.shape[0], 1) <= 4 * SMALL_QUADS
+    return w.size <= WIDEN_BYTES and (short or y.size // max(y.shape[-1], 1) >= WIDEN_ROWS)
+
+
+def gemm_knobs(g: Graph, op: Operator, geo: Geometry) -> dict[str, tuple[Any, ...]]:
+    """The dsp_gemm variants' knobs, defaults first: ``weights`` (int8 or int16, see
+    :func:`mac4_knobs`): int8 by default, int16 where :func:`widened_by_default`; and
+    where rows are read in place one at a time, ``widen``: each row widened into scratch first
+    (fewer instructions with several blocks, more RAM) or not (the default: no scratch)."""
+    knobs: dict[str, tuple[Any, ...]] = {
+        "weights": ("int16", "int8") if widened_by_default(g, op) else ("int8", "int16")}
+    if widen_applies(geo, False) and geo.kq > SMALL_QUADS:
+        knobs["widen"] = (False, True)
+    return knobs
+
+
+def gemm_widen(op: Operator) -> bool:
+    """dsp_gemm widens rows read one at a time into scratch first (see :func:`gemm_knobs`)."""
+    return bool(knob(op, "widen", False))
+
+
+def gemm_wide(g: Graph, op: Operator) -> bool:
+    """dsp_gemm takes the weights widened to int16 (see :func:`gemm_knobs`)."""
+    return knob(op, "weights", "int16" if widened_by_default(g, op) else "int8") == "int16"
