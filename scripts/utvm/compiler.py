@@ -21,7 +21,6 @@ from .external import OffloadOptions, create_modules
 from .importer import c_identifier, load_model
 from .importer.limits import MAX_POOL_BYTES, mib
 from .ir import Graph, Operator
-from .kernels.target import Target
 from .lower.channels import drop_channels
 from .lower.lowering import KernelCall, Lowered, lower_graph
 from .ops import get as get_op
