@@ -13,6 +13,7 @@ from tvm import te
 
 from ..errors import UtvmError, internal
 from ..ir import Graph, Operator, Tensor
+from .kernel_headers import includes_for
 from .kerneldef import KernelArg, KernelDef
 from .offload import ExternalArg, ExternalKernel, ExternalModule
 from .pipeline import PIPELINE_NAME
@@ -255,12 +256,9 @@ def finish_source(src: str, definitions: str = "") -> str:
     """
     src = _ENTRY_RE.sub("\n", src)
     src = src.replace("void* __tvm_ffi__library_ctx = NULL;\n", "")
-    if re.search(r"\butvm_\w+\(", src):  # helpers of utvm/kernels.h (kernels_mve.h, kernels_dsp.h)
-        extra = "".join(f'#include "utvm/{header}"\n' for prefix, header in (("mve", "kernels_mve.h"),
-                                                                               ("dsp", "kernels_dsp.h"))
-                        if re.search(rf"\butvm_{prefix}_\w+\(", src))
-        src = src.replace("#include <math.h>\n", '#include <math.h>\n#include "utvm/kernels.h"\n' + extra
-                          + definitions, 1)
+    if re.search(r"\butvm_\w+\(", src):  # helpers of utvm/kernels/: the headers of the names used
+        headers = "".join(f'#include "utvm/kernels/{h}"\n' for h in includes_for(src + definitions))
+        src = src.replace("#include <math.h>\n", "#include <math.h>\n" + headers + definitions, 1)
     return _warning_clean(src)
 
 
