@@ -26,7 +26,7 @@ _DEFINES = (
 )
 #: names made by token pasting in a macro (utvm_dsp_conv_##name): a prefix
 _PASTED_RE = re.compile(r"\b((?:utvm|UTVM)_\w+)##")
-_INCLUDE_RE = re.compile(r'^#include "([\w.]+\.h)"', re.M)
+_INCLUDE_RE = re.compile(r'^#include "(?:utvm/kernels/)?([\w.]+\.h)"', re.M)
 _NAME_RE = re.compile(r"\b(?:utvm|UTVM)_\w+\b")
 
 
@@ -54,7 +54,7 @@ def _index_at(base: Path) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[s
             defined.setdefault(prefix + "##", []).append(path.name)
     order: list[str] = []
     for umbrella in UMBRELLAS:
-        for h in re.findall(r'^#include "kernels/([\w.]+\.h)"', (base.parent / umbrella).read_text(), re.M):
+        for h in re.findall(r'^#include "(?:utvm/)?kernels/([\w.]+\.h)"', (base.parent / umbrella).read_text(), re.M):
             if h not in order:
                 order.append(h)
     order += [h for h in sorted(includes) if h not in order]  # pieces no umbrella names yet
