@@ -62,7 +62,7 @@ int main(void) {
       memset(out[i], 0, m->outputs[i].size_bytes);
     }
     status = m->run(in, out, p);
-    if (status != 0) {
+    if (status != UTVM_OK) {
       printf("run failed: status %d\n", (int)status);
       return 1;
     }

@@ -99,7 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   cfg.frame_buf = g_frame;
   cfg.frame_buf_size = UTVM_RPC_FRAME_BUF_SIZE(kPayloads[data[0] & 3u]);
   cfg.write = fz_write;
-  if (utvm_rpc_init(&g_srv, &cfg) != 0) fail("init");
+  if (utvm_rpc_init(&g_srv, &cfg) != UTVM_OK) fail("init");
   g_rx_len = 0;
   g_replies = 0;
   period = data[1];

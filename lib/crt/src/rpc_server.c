@@ -111,7 +111,7 @@ static size_t max_payload(const utvm_rpc_server_t* s) {
 /* ------------------------------------------------------------------------------------------ */
 /* Init.                                                                                       */
 
-int32_t utvm_rpc_init(utvm_rpc_server_t* s, const utvm_rpc_config_t* c) {
+utvm_status_t utvm_rpc_init(utvm_rpc_server_t* s, const utvm_rpc_config_t* c) {
   uint32_t i;
   size_t base = 0;
   if (s == NULL || c == NULL || c->write == NULL || c->frame_buf == NULL ||
@@ -719,7 +719,7 @@ void utvm_rpc_timeout(utvm_rpc_server_t* s) {
 
 int utvm_rpc_in_frame(const utvm_rpc_server_t* s) { return s->pos > 0u; }
 
-int32_t utvm_rpc_serve(utvm_rpc_server_t* s) {
+utvm_status_t utvm_rpc_serve(utvm_rpc_server_t* s) {
   uint8_t buf[64];
   if (s->cfg.read == NULL) return UTVM_ERR_ARGUMENT;
   for (;;) {

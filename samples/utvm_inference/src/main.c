@@ -207,7 +207,7 @@ int main(void) {
     start = utvm_platform_cycles();
     status = m->run(inputs, outputs, POOL);
     cycles = utvm_platform_cycles() - start;
-    if (status != 0) {
+    if (status != UTVM_OK) {
       printk("utvm_inference: run failed with status %d\n", (int)status);
       return verdict(false);
     }
@@ -259,7 +259,7 @@ int main(void) {
 #if defined(CONFIG_UTVM_STACK_CHECK)
   {
     size_t unused = 0;
-    if (utvm_zephyr_stack_unused(&unused) == 0) {
+    if (utvm_zephyr_stack_unused(&unused) == UTVM_OK) {
       printk("utvm_inference: %u bytes of the main stack never used\n", (unsigned)unused);
     }
   }

@@ -17,6 +17,7 @@ from ..ir import Graph, Operator, Tensor
 from ..kernels.kerneldef import KernelArg, KernelDef
 from ..kernels.target import Target
 from ..ops import get
+from .kernel_headers import includes_for
 from .offload import ExternalArg, ExternalKernel, ExternalModule
 from .pipeline import PIPELINE_NAME
 from .slots import Placement, View, alias_roots, plan_slots, read_view, strided_output
@@ -260,12 +261,9 @@ def finish_source(src: str, definitions: str = "") -> str:
     """
     src = _ENTRY_RE.sub("\n", src)
     src = src.replace("void* __tvm_ffi__library_ctx = NULL;\n", "")
-    if re.search(r"\butvm_\w+\(", src):  # helpers of utvm/kernels.h (kernels_mve.h, kernels_dsp.h)
-        extra = "".join(f'#include "utvm/{header}"\n' for prefix, header in (("mve", "kernels_mve.h"),
-                                                                               ("dsp", "kernels_dsp.h"))
-                        if re.search(rf"\butvm_{prefix}_\w+\(", src))
-        src = src.replace("#include <math.h>\n", '#include <math.h>\n#include "utvm/kernels.h"\n' + extra
-                          + definitions, 1)
+    if re.search(r"\butvm_\w+\(", src):  # helpers of utvm/kernels/: the headers of the names used
+        headers = "".join(f'#include "utvm/kernels/{h}"\n' for h in includes_for(src + definitions))
+        src = src.replace("#include <math.h>\n", "#include <math.h>\n" + headers + definitions, 1)
     return _warning_clean(src)
 
 

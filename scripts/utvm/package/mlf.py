@@ -7,7 +7,7 @@ import json
 import re
 import shutil
 import tarfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,7 @@ from typing import Any
 from ..emit.aot import EmittedSources, pool_section
 from ..errors import UtvmError
 from ..ir import Graph
+from ..lower.kernel_headers import UMBRELLAS, closure
 from ..lower.lowering import Lowered
 from ..lower.offload import ExternalModule, LibraryFiles
 from ..paths import crt_dir
@@ -144,7 +145,7 @@ def write_mlf(directory: Path, name: str, graph: Graph, lowered: Lowered, plan: 
     # the headers the generated C includes, beside the model's own header: found through
     # codegen/host/include, and by the generated C itself through "../include/..." (TVM 0.18's
     # CRT host template compiles the model with no include directory of the MLF's)
-    shutil.copytree(crt / "include", inc)
+    shutil.copytree(crt / "include", inc, ignore=_other_kernel_headers(lowered.c_source))
     (src / f"{name}_lib0.c").write_text(relative_includes(lowered.c_source))
     (src / f"{name}_lib1.c").write_text(relative_includes(sources.executor))
     if sources.system_lib:
@@ -198,6 +199,23 @@ def write_tar(directory: Path, tar_path: Path) -> None:
 
 #: the headers of lib/crt/include that generated C includes by name
 _RUNTIME_HEADER_RE = re.compile(r'^#include "((?:tvm|utvm|dlpack)/[\w/.]+\.h|tvmgen_\w+\.h)"', re.M)
+
+
+def _other_kernel_headers(c_source: str) -> Callable[[str, list[str]], set[str]]:
+    """copytree's filter for codegen/host/include: of utvm/kernels/ only the headers the kernels
+    include (and what those include); not the umbrellas kernels.h, kernels_dsp.h, kernels_mve.h,
+    which include them all (runtime/include holds the whole runtime)."""
+    keep = closure(re.findall(r'^#include "utvm/kernels/([\w.]+\.h)"', c_source, re.M))
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        path = Path(directory)
+        if path.name == "kernels" and path.parent.name == "utvm":
+            return {n for n in names if n not in keep}
+        if path.name == "utvm":
+            return {n for n in names if n in UMBRELLAS}
+        return set()
+
+    return ignore
 
 
 def relative_includes(source: str) -> str:

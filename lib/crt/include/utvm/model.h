@@ -42,7 +42,9 @@ typedef struct {
   const utvm_tensor_info_t* inputs;
   const utvm_tensor_info_t* outputs;
   uint32_t workspace_size;   /**< bytes of the pool */
-  /** Run with the given I/O pointers; pool NULL means the model's static pool. */
+  /** Run with the given I/O pointers; pool NULL means the model's static pool. Returns, as
+   *  int32_t (TVM's AOT convention, like tvmgen_<name>_run), a utvm_status_t value of utvm/crt.h:
+   *  UTVM_OK, UTVM_ERR_ARGUMENT (a NULL or misaligned pointer) or UTVM_ERR_KERNEL. */
   int32_t (*run)(void* const* inputs, void* const* outputs, uint8_t* pool);
   /** With --io-in-pool: where input/output i lives inside pool (NULL pool = static); else NULL. */
   void* (*io_in_pool)(uint8_t* pool, int32_t is_output, uint32_t index);

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "crt.h"
 #include "model.h"
 
 #ifdef __cplusplus
@@ -157,7 +158,7 @@ size_t utvm_rpc_pool_size(const utvm_model_t* const* models, uint32_t num_models
  * Check the configuration and prepare the server. Returns UTVM_OK, or UTVM_ERR_ARGUMENT when
  * a buffer is missing or too small, too many models are given, or write is NULL.
  */
-int32_t utvm_rpc_init(utvm_rpc_server_t* server, const utvm_rpc_config_t* config);
+utvm_status_t utvm_rpc_init(utvm_rpc_server_t* server, const utvm_rpc_config_t* config);
 
 /** Feed received bytes; complete frames are answered through the write callback. */
 void utvm_rpc_feed(utvm_rpc_server_t* server, const uint8_t* data, size_t n);
@@ -169,8 +170,9 @@ void utvm_rpc_timeout(utvm_rpc_server_t* server);
 /** 1 while the parser is inside a frame (the transport should then time out reads). */
 int utvm_rpc_in_frame(const utvm_rpc_server_t* server);
 
-/** Serve through the read callback until it reports end of stream; returns UTVM_OK. */
-int32_t utvm_rpc_serve(utvm_rpc_server_t* server);
+/** Serve through the read callback until it reports end of stream; returns UTVM_OK, or
+ *  UTVM_ERR_ARGUMENT when the configuration has no read callback. */
+utvm_status_t utvm_rpc_serve(utvm_rpc_server_t* server);
 
 /** CRC-16/CCITT-FALSE update (poly 0x1021, no reflection); start with 0xFFFF. */
 uint16_t utvm_rpc_crc16(uint16_t crc, const uint8_t* data, size_t n);

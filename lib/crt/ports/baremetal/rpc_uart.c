@@ -136,7 +136,7 @@ static void announce(void) {
 
 int main(void) {
   utvm_rpc_config_t cfg;
-  int32_t rc;
+  utvm_status_t rc;
   UART_BAUDDIV = 16u;
   UART_CTRL = UART_CTRL_TX_EN | UART_CTRL_RX_EN;
 

@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
   const char* link = NULL;
   int keep_slave = -1;
   long interbyte_ms = 100;
-  int32_t rc;
+  utvm_status_t rc;
 
   for (i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--pty") == 0) {

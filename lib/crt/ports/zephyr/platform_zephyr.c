@@ -134,11 +134,17 @@ uint64_t utvm_zephyr_cycles_to_ns(uint32_t cycles) {
   return k_cyc_to_ns_floor64(cycles);
 }
 
-int utvm_zephyr_stack_unused(size_t* unused) {
-#if defined(CONFIG_UTVM_STACK_CHECK)
-  return k_thread_stack_space_get(k_current_get(), unused);
-#else
+utvm_status_t utvm_zephyr_stack_unused(size_t* unused) {
+  if (unused == NULL) return UTVM_ERR_ARGUMENT;
   *unused = 0u;
-  return -ENOTSUP;
+#if defined(CONFIG_UTVM_STACK_CHECK)
+  {
+    int rc = k_thread_stack_space_get(k_current_get(), unused);
+    if (rc == 0) return UTVM_OK;
+    *unused = 0u;
+    return rc == -ENOTSUP ? UTVM_ERR_UNSUPPORTED : UTVM_ERR_ARGUMENT;
+  }
+#else
+  return UTVM_ERR_UNSUPPORTED;
 #endif
 }

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "utvm/crt.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -24,10 +26,11 @@ const char* utvm_zephyr_cycles_unit(void);
 
 /**
  * Bytes of the calling thread's stack never used so far (CONFIG_UTVM_STACK_CHECK).
- * Returns 0 on success, -ENOTSUP without CONFIG_UTVM_STACK_CHECK, or the error of
- * k_thread_stack_space_get().
+ * Returns UTVM_OK; UTVM_ERR_UNSUPPORTED without CONFIG_UTVM_STACK_CHECK or when Zephyr cannot
+ * tell (k_thread_stack_space_get: -ENOTSUP); UTVM_ERR_ARGUMENT when unused is NULL or for any
+ * other error of k_thread_stack_space_get (*unused is then 0).
  */
-int utvm_zephyr_stack_unused(size_t* unused);
+utvm_status_t utvm_zephyr_stack_unused(size_t* unused);
 
 #ifdef __cplusplus
 }
