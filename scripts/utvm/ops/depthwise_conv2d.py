@@ -810,6 +810,41 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     return mve.extern(y, args, body)
 
 
+def _helium_k(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """Helium depthwise of any window (multiplier 1, any channel count, dilation): one
+    utvm_mve_dwk_row_s8 call per output row (kernels/depthwise_mve_k.h): four pixels x four
+    channels per step where the windows lie inside the input along the row, else one pixel,
+    the last c % 4 channels under a predicate; the taps outside the input add the zero point
+    times their weights. For the layers the 3x3 Helium kernels do not take (1-D and 5x5
+    windows, 3x3 on channel counts they refuse)."""
+    if not target.helium:
+        return None
+    lay = mve.layer(g, op, (0, 1, 2))
+    if lay is None:
+        return None
+    x, w, y = lay.x, lay.w, lay.y
+    _, h, wd, c = x.shape
+    _, oh, ow, cout = y.shape
+    if op.attrs.get("depth_multiplier", 1) != 1 or cout != c or len(w.shape) != 4:
+        return None
+    kh, kw = w.shape[1], w.shape[2]
+    (sh, sw), (dh, dw) = op.attrs["strides"], op.attrs["dilation"]
+    top, left, _, _ = op.attrs["padding"]
+    rq = mve.pack_requant(*lay.params)
+    args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
+            KernelArg(te.placeholder(w.shape, "int8", name="w"), tensor=w.name), *rq.args]
+
+    def body(ins, outs):  # type: ignore[no-untyped-def]
+        xb, wb = ins[0], ins[1]
+        oy = tirx.Var("oy", I32)
+        row = mve.call("utvm_mve_dwk_row_s8", outs[0].access_ptr("w", offset=oy * (ow * c)), xb.access_ptr("r"),
+                       h, wd, c, oy * sh - top, ow, sw, left, kh, kw, dh, dw, wb.access_ptr("r"), lay.zx,
+                       *rq.call_args(ins[2:]), lay.zy, lay.lo, lay.hi)
+        return tirx.For(oy, 0, oh, tirx.ForKind.SERIAL, row)
+
+    return mve.extern(y, args, body)
+
+
 def shift_margin(g: Graph, op: Operator) -> int | None:
     """Bytes by which the output may start before the input in one buffer when the kernel writes
     rows in order: output row y (all of it) must lie below the first input row y's window reads,
@@ -927,6 +962,7 @@ OPS = (
                          "int16: zero points 0, int64 bias"),),
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85", knobs=_helium_knobs, rows_in_order=True),
+            Variant("helium_k", _helium_k, "Cortex-M52/M55/M85", rows_in_order=True),
             # not rows_in_order: each group of four channels runs over all output rows (dwp: bands)
             Variant("dsp_dwp", _dwp, "Cortex-M4/M7/M33/M52/M55/M85", knobs=_dwp_knobs),
             # tiny maps, where a tuning log names it ("Tiny maps are tuned for")

@@ -2644,4 +2644,6 @@ static inline void utvm_mve_tiny_fc(int8_t* y, const int8_t* x, const int32_t* s
   }
 }
 
+#include "kernels/depthwise_mve_k.h"
+
 #endif /* UTVM_KERNELS_MVE_H_ */

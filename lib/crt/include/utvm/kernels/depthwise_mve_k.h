@@ -1,0 +1,206 @@
+/*
+ * Helium depthwise convolution of any window (depth multiplier 1, any channel count), one
+ * output row per call: utvm_mve_dwk_row_s8 (included by utvm/kernels_mve.h, whose
+ * requantization helpers it uses).
+ *
+ *   out[ox * c + ch] for ox < ow, ch < c,
+ * from x (h x w x c): the taps of pixel ox are input rows iy0 + ry * dh (ry < kh) and columns
+ * ox * sw - pad_left + rx * dw (rx < kw), weights wt (kh x kw x c); the taps outside the input
+ * count as the zero point zx (the biases are folded with zx). Nothing is copied: a tap outside
+ * the input adds zx times its weight (one VMLA by the scalar zx).
+ *
+ * Four pixels x four channels per step where the four windows lie inside the input along the
+ * row (each weight vector loaded once for the four pixels: 9 instructions per 16 MACs), the
+ * others one pixel at a time; the last c % 4 channels under a predicate (VCTP), so that no
+ * channel count is refused. The rows of the window outside the input (the top and bottom
+ * borders) are zx times the sums of their weights, added once per block of channels. The
+ * geometry (h, w, c, ow, sw, pad_left, kh, kw, dh, dw) is passed as constants by the
+ * generated code, the helper always inlined: the loops over the taps are unrolled by the
+ * compiler where they are short. With UTVM_MVE_RQ_RIGHT (every shift a right shift) the
+ * rounding fix of the requantization needs no mask. Plain C (same results) without MVE.
+ */
+#ifndef UTVM_KERNELS_DEPTHWISE_MVE_K_H_
+#define UTVM_KERNELS_DEPTHWISE_MVE_K_H_
+
+#include <stdint.h>
+
+#define UTVM_MVE_RQ_RIGHT 16 /* every shift is a right shift of 1..31 */
+
+#ifdef UTVM_MVE_VECTOR
+/* int8 lanes of channels a..a+3 widened (p: the predicate of a last partial block, 0: none) */
+#define UTVM_MVE_DWK_LD(a, p) ((p) ? vldrbq_z_s32((a), (p)) : vldrbq_s32(a))
+
+/* requantized lanes, stored (p as above) */
+__attribute__((always_inline)) static inline void utvm_mve_dwk_store(int8_t* op, int32x4_t v, int32x4_t m,
+                                                                     int32x4_t sh, const utvm_mve_rq_t* q,
+                                                                     mve_pred16_t p) {
+  if (q->mode & UTVM_MVE_RQ_RIGHT) {
+    v = vqrdmulhq_s32(v, m);
+    v = vqaddq_s32(v, vshrq_n_s32(v, 31));
+    v = vrshlq_s32(v, sh);
+    v = vaddq_n_s32(v, q->zy);
+    v = vminq_s32(vmaxq_s32(v, vdupq_n_s32(q->lo)), vdupq_n_s32(q->hi));
+  } else {
+    v = utvm_mve_rq_apply4(q, v, m, sh);
+  }
+  if (p) {
+    vstrbq_p_s32(op, v, p);
+  } else {
+    vstrbq_s32(op, v);
+  }
+}
+
+/* the bias of channels ch.. plus zx times the weights of the rows outside [ry0, ry1) */
+__attribute__((always_inline)) static inline int32x4_t utvm_mve_dwk_start(const utvm_mve_rq_t* q, int32_t ch,
+                                                                          const int8_t* wt, int32_t c, int32_t kh,
+                                                                          int32_t kw, int32_t ry0, int32_t ry1,
+                                                                          int32_t zx, mve_pred16_t p) {
+  int32x4_t a = utvm_mve_rq_bias4(q, ch, p);
+  for (int32_t ry = 0; ry < kh; ++ry) {
+    if (ry >= ry0 && ry < ry1) continue;
+    for (int32_t rx = 0; rx < kw; ++rx) a = vmlaq_n_s32(a, UTVM_MVE_DWK_LD(wt + (ry * kw + rx) * c + ch, p), zx);
+  }
+  return a;
+}
+
+/* one block of channels (ch, predicate p) of four pixels whose windows lie inside the input
+ * along the row: row0 points to pixel 0's first tap in input row ry0 (channel 0) */
+__attribute__((always_inline)) static inline void utvm_mve_dwk_group4_block(
+    int8_t* out, const int8_t* row0, int32_t ch, int32_t c, int32_t step, int32_t d, int32_t rstride, int32_t kh,
+    int32_t kw, int32_t ry0, int32_t ry1, const int8_t* wt, int32_t zx, const utvm_mve_rq_t* q, mve_pred16_t p) {
+  int32x4_t a0 = utvm_mve_dwk_start(q, ch, wt, c, kh, kw, ry0, ry1, zx, p);
+  int32x4_t a1 = a0, a2 = a0, a3 = a0;
+  for (int32_t ry = ry0; ry < ry1; ++ry) {
+    const int8_t* p0 = row0 + (ry - ry0) * rstride + ch;
+    const int8_t* wp = wt + ry * kw * c + ch;
+    for (int32_t rx = 0; rx < kw; ++rx) {
+      int32x4_t wv = UTVM_MVE_DWK_LD(wp, p);
+      a0 = utvm_mve_mla(a0, UTVM_MVE_DWK_LD(p0, p), wv);
+      a1 = utvm_mve_mla(a1, UTVM_MVE_DWK_LD(p0 + step, p), wv);
+      a2 = utvm_mve_mla(a2, UTVM_MVE_DWK_LD(p0 + 2 * step, p), wv);
+      a3 = utvm_mve_mla(a3, UTVM_MVE_DWK_LD(p0 + 3 * step, p), wv);
+      wp += c;
+      p0 += d;
+      /* one tap after the other: gcc would otherwise load ahead and spill (8 vector registers) */
+      __asm__("" : "+w"(a0), "+w"(a1), "+w"(a2), "+w"(a3), "+r"(wp), "+r"(p0));
+    }
+  }
+  int32x4_t m = utvm_mve_rq_mult4(q, ch, p);
+  int32x4_t sh = utvm_mve_rq_shift4(q, ch, p);
+  int8_t* op = out + ch;
+  utvm_mve_dwk_store(op, a0, m, sh, q, p);
+  utvm_mve_dwk_store(op + c, a1, m, sh, q, p);
+  utvm_mve_dwk_store(op + 2 * c, a2, m, sh, q, p);
+  utvm_mve_dwk_store(op + 3 * c, a3, m, sh, q, p);
+}
+
+/* one block of channels of one pixel: columns [rx0, rx1) of the window inside the input,
+ * row0 as above (column rx0) */
+__attribute__((always_inline)) static inline void utvm_mve_dwk_pixel_block(
+    int8_t* out, const int8_t* row0, int32_t ch, int32_t c, int32_t d, int32_t rstride, int32_t kh, int32_t kw,
+    int32_t ry0, int32_t ry1, int32_t rx0, int32_t rx1, const int8_t* wt, int32_t zx, const utvm_mve_rq_t* q,
+    mve_pred16_t p) {
+  int32x4_t a = utvm_mve_dwk_start(q, ch, wt, c, kh, kw, ry0, ry1, zx, p);
+  for (int32_t ry = ry0; ry < ry1; ++ry) {
+    const int8_t* p0 = row0 + (ry - ry0) * rstride + ch;
+    const int8_t* wp = wt + ry * kw * c + ch;
+    for (int32_t rx = 0; rx < rx0; ++rx) a = vmlaq_n_s32(a, UTVM_MVE_DWK_LD(wp + rx * c, p), zx);
+    for (int32_t rx = rx0; rx < rx1; ++rx) {
+      a = utvm_mve_mla(a, UTVM_MVE_DWK_LD(p0, p), UTVM_MVE_DWK_LD(wp + rx * c, p));
+      p0 += d;
+    }
+    for (int32_t rx = rx1; rx < kw; ++rx) a = vmlaq_n_s32(a, UTVM_MVE_DWK_LD(wp + rx * c, p), zx);
+  }
+  utvm_mve_dwk_store(out + ch, a, utvm_mve_rq_mult4(q, ch, p), utvm_mve_rq_shift4(q, ch, p), q, p);
+}
+#endif
+
+/* the first tap index t of n (t * step + o0 >= 0) and one past the last (t * step + o0 < lim) */
+static inline int32_t utvm_mve_dwk_first(int32_t o0, int32_t step, int32_t n) {
+  int32_t t = 0;
+  while (t < n && o0 + t * step < 0) ++t;
+  return t;
+}
+
+static inline int32_t utvm_mve_dwk_end(int32_t o0, int32_t step, int32_t n, int32_t lim) {
+  int32_t t = n;
+  while (t > 0 && o0 + (t - 1) * step >= lim) --t;
+  return t;
+}
+
+__attribute__((always_inline)) static inline void utvm_mve_dwk_row_impl(
+    int8_t* out, const int8_t* x, int32_t h, int32_t w, int32_t c, int32_t iy0, int32_t ow, int32_t sw,
+    int32_t pad_left, int32_t kh, int32_t kw, int32_t dh, int32_t dw, const int8_t* wt, int32_t zx,
+    utvm_mve_rq_t rq) {
+  const utvm_mve_rq_t* q = &rq; /* a copy: the int8 stores would otherwise make gcc reload its fields */
+  int32_t ry0 = utvm_mve_dwk_first(iy0, dh, kh);
+  int32_t ry1 = utvm_mve_dwk_end(iy0, dh, kh, h);
+  if (ry1 < ry0) ry1 = ry0;
+#ifdef UTVM_MVE_VECTOR
+  int32_t step = sw * c, d = dw * c, rstride = dh * w * c;
+  int32_t full = c & ~3;
+  /* pixel 0's window in row ry0 (the pointer is only read where the window is inside) */
+  const int8_t* base = x + ((iy0 + ry0 * dh) * w - pad_left) * c;
+  if (ry0 == ry1) base = x;
+  /* groups of four pixels with all their columns inside; when two or three pixels remain, a
+   * last group ending at the last pixel (recomputing some of the one before) if it is inside */
+  int32_t ox = 0;
+  while (ox < ow) {
+    int32_t gx = ox + 4 > ow ? ow - 4 : ox;
+    int32_t ix0 = gx * sw - pad_left;
+    if (gx >= 0 && (ox + 4 <= ow || ow - ox >= 2) && ix0 >= 0 && ix0 + 3 * sw + (kw - 1) * dw < w) {
+      const int8_t* r = base + gx * step;
+      int8_t* op = out + gx * c;
+      for (int32_t ch = 0; ch < full; ch += 4)
+        utvm_mve_dwk_group4_block(op, r, ch, c, step, d, rstride, kh, kw, ry0, ry1, wt, zx, q, 0);
+      if (c & 3)
+        utvm_mve_dwk_group4_block(op, r, full, c, step, d, rstride, kh, kw, ry0, ry1, wt, zx, q,
+                                  vctp32q(c - full));
+      ox += 4;
+      continue;
+    }
+    /* one pixel: its columns inside the input */
+    int32_t px = ox * sw - pad_left;
+    int32_t rx0 = utvm_mve_dwk_first(px, dw, kw);
+    int32_t rx1 = utvm_mve_dwk_end(px, dw, kw, w);
+    if (rx1 < rx0) rx1 = rx0;
+    const int8_t* r = base + (ox * step + rx0 * d);
+    int8_t* op = out + ox * c;
+    for (int32_t ch = 0; ch < full; ch += 4)
+      utvm_mve_dwk_pixel_block(op, r, ch, c, d, rstride, kh, kw, ry0, ry1, rx0, rx1, wt, zx, q, 0);
+    if (c & 3)
+      utvm_mve_dwk_pixel_block(op, r, full, c, d, rstride, kh, kw, ry0, ry1, rx0, rx1, wt, zx, q,
+                               vctp32q(c - full));
+    ++ox;
+  }
+#else
+  for (int32_t ox = 0; ox < ow; ++ox) {
+    for (int32_t ch = 0; ch < c; ++ch) {
+      int32_t acc = 0;
+      for (int32_t ry = 0; ry < kh; ++ry) {
+        int32_t iy = iy0 + ry * dh;
+        for (int32_t rx = 0; rx < kw; ++rx) {
+          int32_t ix = ox * sw - pad_left + rx * dw;
+          int32_t v = ry >= ry0 && ry < ry1 && ix >= 0 && ix < w ? x[(iy * w + ix) * c + ch] : zx;
+          acc += v * wt[(ry * kw + rx) * c + ch];
+        }
+      }
+      out[ox * c + ch] = utvm_mve_requant1(q, acc, ch);
+    }
+  }
+#endif
+}
+
+/* the entry point (requantization arguments as utvm_mve_dw3x3_row_s8's) */
+static inline int32_t utvm_mve_dwk_row_s8(void* out, void* x, int32_t h, int32_t w, int32_t c, int32_t iy0,
+                                          int32_t ow, int32_t sw, int32_t pad_left, int32_t kh, int32_t kw,
+                                          int32_t dh, int32_t dw, void* wt, int32_t zx, void* bias, void* mult,
+                                          void* shift, int32_t m0, int32_t s0, int32_t mode, int32_t zy, int32_t lo,
+                                          int32_t hi) {
+  utvm_mve_rq_t q = {(const int32_t*)bias, (const int32_t*)mult, (const int8_t*)shift, m0, s0, mode, zy, lo, hi};
+  utvm_mve_dwk_row_impl((int8_t*)out, (const int8_t*)x, h, w, c, iy0, ow, sw, pad_left, kh, kw, dh, dw,
+                        (const int8_t*)wt, zx, q);
+  return 0;
+}
+
+#endif /* UTVM_KERNELS_DEPTHWISE_MVE_K_H_ */
