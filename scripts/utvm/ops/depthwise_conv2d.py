@@ -831,8 +831,13 @@ def _helium_k(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     (sh, sw), (dh, dw) = op.attrs["strides"], op.attrs["dilation"]
     top, left, _, _ = op.attrs["padding"]
     rq = mve.pack_requant(*lay.params)
+    blocks = -(-c // 4)
+    # blocks of four channels, each its taps' four weights in turn (UTVM_MVE_DWK_W)
+    wts = np.zeros((blocks * 4, kh * kw), np.int8)
+    wts[:c] = lay.wdata.reshape(kh * kw, c).T
+    wts = wts.reshape(blocks, 4, kh * kw).transpose(0, 2, 1).reshape(-1)
     args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
-            KernelArg(te.placeholder(w.shape, "int8", name="w"), tensor=w.name), *rq.args]
+            KernelArg(te.placeholder(wts.shape, "int8", name="w"), constant=wts, role="w"), *rq.args]
 
     def body(ins, outs):  # type: ignore[no-untyped-def]
         xb, wb = ins[0], ins[1]

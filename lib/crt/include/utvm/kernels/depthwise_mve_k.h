@@ -5,7 +5,8 @@
  *
  *   out[ox * c + ch] for ox < ow, ch < c,
  * from x (h x w x c): the taps of pixel ox are input rows iy0 + ry * dh (ry < kh) and columns
- * ox * sw - pad_left + rx * dw (rx < kw), weights wt (kh x kw x c); the taps outside the input
+ * ox * sw - pad_left + rx * dw (rx < kw), weights wt (UTVM_MVE_DWK_W: blocks of four
+ * channels, kh x kw x 4 each); the taps outside the input
  * count as the zero point zx (the biases are folded with zx). Nothing is copied: a tap outside
  * the input adds zx times its weight (one VMLA by the scalar zx).
  *
@@ -25,6 +26,10 @@
 #include <stdint.h>
 
 #define UTVM_MVE_RQ_RIGHT 16 /* every shift is a right shift of 1..31 */
+
+/* the weight of tap t (ry * kw + rx) of channel ch: blocks of four channels, each its taps'
+ * four weights in turn (the last block padded with zeros) */
+#define UTVM_MVE_DWK_W(wt, taps, t, ch) ((wt) + ((ch) >> 2) * (taps) * 4 + (t) * 4 + ((ch) & 3))
 
 #ifdef UTVM_MVE_VECTOR
 /* int8 lanes of channels a..a+3 widened (p: the predicate of a last partial block, 0: none) */
@@ -52,13 +57,13 @@ __attribute__((always_inline)) static inline void utvm_mve_dwk_store(int8_t* op,
 
 /* the bias of channels ch.. plus zx times the weights of the rows outside [ry0, ry1) */
 __attribute__((always_inline)) static inline int32x4_t utvm_mve_dwk_start(const utvm_mve_rq_t* q, int32_t ch,
-                                                                          const int8_t* wt, int32_t c, int32_t kh,
+                                                                          const int8_t* wt, int32_t kh,
                                                                           int32_t kw, int32_t ry0, int32_t ry1,
                                                                           int32_t zx, mve_pred16_t p) {
   int32x4_t a = utvm_mve_rq_bias4(q, ch, p);
   for (int32_t ry = 0; ry < kh; ++ry) {
     if (ry >= ry0 && ry < ry1) continue;
-    for (int32_t rx = 0; rx < kw; ++rx) a = vmlaq_n_s32(a, UTVM_MVE_DWK_LD(wt + (ry * kw + rx) * c + ch, p), zx);
+    for (int32_t rx = 0; rx < kw; ++rx) a = vmlaq_n_s32(a, UTVM_MVE_DWK_LD(UTVM_MVE_DWK_W(wt, kh * kw, ry * kw + rx, ch), p), zx);
   }
   return a;
 }
@@ -68,21 +73,53 @@ __attribute__((always_inline)) static inline int32x4_t utvm_mve_dwk_start(const 
 __attribute__((always_inline)) static inline void utvm_mve_dwk_group4_block(
     int8_t* out, const int8_t* row0, int32_t ch, int32_t c, int32_t step, int32_t d, int32_t rstride, int32_t kh,
     int32_t kw, int32_t ry0, int32_t ry1, const int8_t* wt, int32_t zx, const utvm_mve_rq_t* q, mve_pred16_t p) {
-  int32x4_t a0 = utvm_mve_dwk_start(q, ch, wt, c, kh, kw, ry0, ry1, zx, p);
+  int32x4_t a0 = utvm_mve_dwk_start(q, ch, wt, kh, kw, ry0, ry1, zx, p);
   int32x4_t a1 = a0, a2 = a0, a3 = a0;
   for (int32_t ry = ry0; ry < ry1; ++ry) {
     const int8_t* p0 = row0 + (ry - ry0) * rstride + ch;
-    const int8_t* wp = wt + ry * kw * c + ch;
+    const int8_t* p1 = p0 + step;
+    const int8_t* p2 = p1 + step;
+    const int8_t* p3 = p2 + step;
+    const int8_t* wp = UTVM_MVE_DWK_W(wt, kh * kw, ry * kw, ch);
+    if (!p && UTVM_MVE_CONSTANT(d) && d <= 127 && UTVM_MVE_CONSTANT(kw)) {
+      /* the taps of the row in assembly: 13 instructions per 16 MACs, the pointers moved on by
+       * the loads */
+      int32x4_t wv, xv;
+#pragma GCC unroll 16
+      for (int32_t rx = 0; rx < kw; ++rx) {
+        __asm__("vldrb.s32 %q[wv], [%[wp]], #4\n\t"
+                "vldrb.s32 %q[xv], [%[p0]], %[d]\n\t"
+                "vmul.i32 %q[xv], %q[xv], %q[wv]\n\t"
+                "vadd.i32 %q[a0], %q[a0], %q[xv]\n\t"
+                "vldrb.s32 %q[xv], [%[p1]], %[d]\n\t"
+                "vmul.i32 %q[xv], %q[xv], %q[wv]\n\t"
+                "vadd.i32 %q[a1], %q[a1], %q[xv]\n\t"
+                "vldrb.s32 %q[xv], [%[p2]], %[d]\n\t"
+                "vmul.i32 %q[xv], %q[xv], %q[wv]\n\t"
+                "vadd.i32 %q[a2], %q[a2], %q[xv]\n\t"
+                "vldrb.s32 %q[xv], [%[p3]], %[d]\n\t"
+                "vmul.i32 %q[xv], %q[xv], %q[wv]\n\t"
+                "vadd.i32 %q[a3], %q[a3], %q[xv]\n\t"
+                : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [a3] "+w"(a3), [wv] "=&w"(wv), [xv] "=&w"(xv),
+                  [wp] "+l"(wp), [p0] "+l"(p0), [p1] "+l"(p1), [p2] "+l"(p2), [p3] "+l"(p3)
+                : [d] "i"(d)
+                : "memory");
+      }
+      continue;
+    }
     for (int32_t rx = 0; rx < kw; ++rx) {
       int32x4_t wv = UTVM_MVE_DWK_LD(wp, p);
       a0 = utvm_mve_mla(a0, UTVM_MVE_DWK_LD(p0, p), wv);
-      a1 = utvm_mve_mla(a1, UTVM_MVE_DWK_LD(p0 + step, p), wv);
-      a2 = utvm_mve_mla(a2, UTVM_MVE_DWK_LD(p0 + 2 * step, p), wv);
-      a3 = utvm_mve_mla(a3, UTVM_MVE_DWK_LD(p0 + 3 * step, p), wv);
-      wp += c;
+      a1 = utvm_mve_mla(a1, UTVM_MVE_DWK_LD(p1, p), wv);
+      a2 = utvm_mve_mla(a2, UTVM_MVE_DWK_LD(p2, p), wv);
+      a3 = utvm_mve_mla(a3, UTVM_MVE_DWK_LD(p3, p), wv);
+      wp += 4;
       p0 += d;
+      p1 += d;
+      p2 += d;
+      p3 += d;
       /* one tap after the other: gcc would otherwise load ahead and spill (8 vector registers) */
-      __asm__("" : "+w"(a0), "+w"(a1), "+w"(a2), "+w"(a3), "+r"(wp), "+r"(p0));
+      __asm__("" : "+w"(a0), "+w"(a1), "+w"(a2), "+w"(a3), "+r"(wp), "+r"(p0), "+r"(p1), "+r"(p2), "+r"(p3));
     }
   }
   int32x4_t m = utvm_mve_rq_mult4(q, ch, p);
@@ -100,16 +137,16 @@ __attribute__((always_inline)) static inline void utvm_mve_dwk_pixel_block(
     int8_t* out, const int8_t* row0, int32_t ch, int32_t c, int32_t d, int32_t rstride, int32_t kh, int32_t kw,
     int32_t ry0, int32_t ry1, int32_t rx0, int32_t rx1, const int8_t* wt, int32_t zx, const utvm_mve_rq_t* q,
     mve_pred16_t p) {
-  int32x4_t a = utvm_mve_dwk_start(q, ch, wt, c, kh, kw, ry0, ry1, zx, p);
+  int32x4_t a = utvm_mve_dwk_start(q, ch, wt, kh, kw, ry0, ry1, zx, p);
   for (int32_t ry = ry0; ry < ry1; ++ry) {
     const int8_t* p0 = row0 + (ry - ry0) * rstride + ch;
-    const int8_t* wp = wt + ry * kw * c + ch;
-    for (int32_t rx = 0; rx < rx0; ++rx) a = vmlaq_n_s32(a, UTVM_MVE_DWK_LD(wp + rx * c, p), zx);
+    const int8_t* wp = UTVM_MVE_DWK_W(wt, kh * kw, ry * kw, ch);
+    for (int32_t rx = 0; rx < rx0; ++rx) a = vmlaq_n_s32(a, UTVM_MVE_DWK_LD(wp + rx * 4, p), zx);
     for (int32_t rx = rx0; rx < rx1; ++rx) {
-      a = utvm_mve_mla(a, UTVM_MVE_DWK_LD(p0, p), UTVM_MVE_DWK_LD(wp + rx * c, p));
+      a = utvm_mve_mla(a, UTVM_MVE_DWK_LD(p0, p), UTVM_MVE_DWK_LD(wp + rx * 4, p));
       p0 += d;
     }
-    for (int32_t rx = rx1; rx < kw; ++rx) a = vmlaq_n_s32(a, UTVM_MVE_DWK_LD(wp + rx * c, p), zx);
+    for (int32_t rx = rx1; rx < kw; ++rx) a = vmlaq_n_s32(a, UTVM_MVE_DWK_LD(wp + rx * 4, p), zx);
   }
   utvm_mve_dwk_store(out + ch, a, utvm_mve_rq_mult4(q, ch, p), utvm_mve_rq_shift4(q, ch, p), q, p);
 }
@@ -182,7 +219,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwk_row_impl(
         for (int32_t rx = 0; rx < kw; ++rx) {
           int32_t ix = ox * sw - pad_left + rx * dw;
           int32_t v = ry >= ry0 && ry < ry1 && ix >= 0 && ix < w ? x[(iy * w + ix) * c + ch] : zx;
-          acc += v * wt[(ry * kw + rx) * c + ch];
+          acc += v * *UTVM_MVE_DWK_W(wt, kh * kw, ry * kw + rx, ch);
         }
       }
       out[ox * c + ch] = utvm_mve_requant1(q, acc, ch);
