@@ -602,7 +602,8 @@ def _dwp_fit_scratch(g: Graph, op: Operator, target: Target, room: int) -> dict[
     network): the most output rows per band whose planes take at most ``room`` bytes, or, when
     not even one row fits, those of a quarter of DWP_SCRATCH_BUDGET (a little more pool, much
     less than the default's, at a few more conversions)."""
-    if _dwp(g, op, target) is None or _helium(g, op, target) is not None:  # Helium's layers keep theirs
+    # Helium's layers keep theirs (helium_k's rows: kh padded input rows, less than dsp_dwp's planes)
+    if _dwp(g, op, target) is None or _helium(g, op, target) is not None or _helium_k(g, op, target) is not None:
         return None
     orient = _dwp_orients(g, op)[0]
     geo = _dwp_geometry(g, op, orient)
@@ -810,12 +811,18 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     return mve.extern(y, args, body)
 
 
+def _dwk_scratch(ow: int, sw: int, kh: int, kw: int, dw: int, c: int) -> int:
+    """Bytes of utvm_mve_dwk_row_s8's padded rows (utvm_mve_dwk_scratch of its header)."""
+    ow4 = max(ow, 4)
+    return kh * ((ow4 - 1) * sw + (kw - 1) * dw + 1) * (-(-c // 4) * 4) + 4 * c + 16
+
+
 def _helium_k(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     """Helium depthwise of any window (multiplier 1, any channel count, dilation): one
-    utvm_mve_dwk_row_s8 call per output row (kernels/depthwise_mve_k.h): four pixels x four
-    channels per step where the windows lie inside the input along the row, else one pixel,
-    the last c % 4 channels under a predicate; the taps outside the input add the zero point
-    times their weights. For the layers the 3x3 Helium kernels do not take (1-D and 5x5
+    utvm_mve_dwk_row_s8 call per output row (kernels/depthwise_mve_k.h): the rows of the window
+    copied into scratch, padded with the zero point (channels in blocks of four), then four
+    pixels x four channels per step, the last c % 4 channels stored under a predicate; the rows
+    outside the input add the zero point times their weights. For the layers the 3x3 Helium kernels do not take (1-D and 5x5
     windows, 3x3 on channel counts they refuse)."""
     if not target.helium:
         return None
@@ -837,14 +844,16 @@ def _helium_k(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     wts[:c] = lay.wdata.reshape(kh * kw, c).T
     wts = wts.reshape(blocks, 4, kh * kw).transpose(0, 2, 1).reshape(-1)
     args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
-            KernelArg(te.placeholder(wts.shape, "int8", name="w"), constant=wts, role="w"), *rq.args]
+            KernelArg(te.placeholder(wts.shape, "int8", name="w"), constant=wts, role="w"), *rq.args,
+            KernelArg(te.placeholder((_dwk_scratch(ow, sw, kh, kw, dw, c),), "int8", name="rows"), role="rows",
+                      scratch=True)]
 
     def body(ins, outs):  # type: ignore[no-untyped-def]
         xb, wb = ins[0], ins[1]
         oy = tirx.Var("oy", I32)
         row = mve.call("utvm_mve_dwk_row_s8", outs[0].access_ptr("w", offset=oy * (ow * c)), xb.access_ptr("r"),
                        h, wd, c, oy * sh - top, ow, sw, left, kh, kw, dh, dw, wb.access_ptr("r"), lay.zx,
-                       *rq.call_args(ins[2:]), lay.zy, lay.lo, lay.hi)
+                       *rq.call_args(ins[2:-1]), lay.zy, lay.lo, lay.hi, ins[-1].access_ptr("w"))
         return tirx.For(oy, 0, oh, tirx.ForKind.SERIAL, row)
 
     return mve.extern(y, args, body)
@@ -966,7 +975,7 @@ OPS = (
                          "fused activation NONE/RELU/RELU6/RELU_N1_TO_1; any depth multiplier; "
                          "int16: zero points 0, int64 bias"),),
         variants=(
-            Variant("helium", _helium, "Cortex-M52/M55/M85", knobs=_helium_knobs, rows_in_order=True),
+            Variant("helium", (lambda *a: None) if __import__("os").environ.get("DWK_ALL") else _helium, "Cortex-M52/M55/M85", knobs=_helium_knobs, rows_in_order=True),
             Variant("helium_k", _helium_k, "Cortex-M52/M55/M85", rows_in_order=True),
             # not rows_in_order: each group of four channels runs over all output rows (dwp: bands)
             Variant("dsp_dwp", _dwp, "Cortex-M4/M7/M33/M52/M55/M85", knobs=_dwp_knobs),

@@ -68,58 +68,50 @@ __attribute__((always_inline)) static inline int32x4_t utvm_mve_dwk_start(const 
   return a;
 }
 
-/* one block of channels (ch, predicate p) of four pixels whose windows lie inside the input
- * along the row: row0 points to pixel 0's first tap in input row ry0 (channel 0) */
+/* one block of four channels (ch; the output stores under the predicate p, 0: none) of four
+ * pixels in the padded rows (every tap inside): row0 points to pixel 0's first tap in the first
+ * row, rstride bytes between rows, d between taps, step between pixels; out its first output */
+#define UTVM_MVE_DWK_MAC(P, A, INC)                                                                \
+  "vldrb.s32 %q[xv], [%[" P "]]" INC "\n\t"                                                     \
+  "vmul.i32 %q[xv], %q[xv], %q[wv]\n\t"                                                          \
+  "vadd.i32 %q[" A "], %q[" A "], %q[xv]\n\t"
+#define UTVM_MVE_DWK_OPS                                                                           \
+  : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [a3] "+w"(a3), [wv] "=&w"(wv), [xv] "=&w"(xv), \
+    [wp] "+l"(wp), [p0] "+l"(p0), [p1] "+l"(p1), [p2] "+l"(p2), [p3] "+l"(p3)
+
 __attribute__((always_inline)) static inline void utvm_mve_dwk_group4_block(
     int8_t* out, const int8_t* row0, int32_t ch, int32_t c, int32_t step, int32_t d, int32_t rstride, int32_t kh,
     int32_t kw, int32_t ry0, int32_t ry1, const int8_t* wt, int32_t zx, const utvm_mve_rq_t* q, mve_pred16_t p) {
   int32x4_t a0 = utvm_mve_dwk_start(q, ch, wt, kh, kw, ry0, ry1, zx, p);
   int32x4_t a1 = a0, a2 = a0, a3 = a0;
+  int32x4_t wv, xv;
   for (int32_t ry = ry0; ry < ry1; ++ry) {
     const int8_t* p0 = row0 + (ry - ry0) * rstride + ch;
     const int8_t* p1 = p0 + step;
     const int8_t* p2 = p1 + step;
     const int8_t* p3 = p2 + step;
     const int8_t* wp = UTVM_MVE_DWK_W(wt, kh * kw, ry * kw, ch);
-    if (!p && UTVM_MVE_CONSTANT(d) && d <= 127 && UTVM_MVE_CONSTANT(kw)) {
-      /* the taps of the row in assembly: 13 instructions per 16 MACs, the pointers moved on by
-       * the loads */
-      int32x4_t wv, xv;
+    /* per tap 13 instructions for 16 MACs (the pointers moved on by the loads where the taps
+     * are at most 127 bytes apart, else by four ADDs) */
+    if (UTVM_MVE_CONSTANT(d) && d <= 127) {
 #pragma GCC unroll 16
       for (int32_t rx = 0; rx < kw; ++rx) {
-        __asm__("vldrb.s32 %q[wv], [%[wp]], #4\n\t"
-                "vldrb.s32 %q[xv], [%[p0]], %[d]\n\t"
-                "vmul.i32 %q[xv], %q[xv], %q[wv]\n\t"
-                "vadd.i32 %q[a0], %q[a0], %q[xv]\n\t"
-                "vldrb.s32 %q[xv], [%[p1]], %[d]\n\t"
-                "vmul.i32 %q[xv], %q[xv], %q[wv]\n\t"
-                "vadd.i32 %q[a1], %q[a1], %q[xv]\n\t"
-                "vldrb.s32 %q[xv], [%[p2]], %[d]\n\t"
-                "vmul.i32 %q[xv], %q[xv], %q[wv]\n\t"
-                "vadd.i32 %q[a2], %q[a2], %q[xv]\n\t"
-                "vldrb.s32 %q[xv], [%[p3]], %[d]\n\t"
-                "vmul.i32 %q[xv], %q[xv], %q[wv]\n\t"
-                "vadd.i32 %q[a3], %q[a3], %q[xv]\n\t"
-                : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [a3] "+w"(a3), [wv] "=&w"(wv), [xv] "=&w"(xv),
-                  [wp] "+l"(wp), [p0] "+l"(p0), [p1] "+l"(p1), [p2] "+l"(p2), [p3] "+l"(p3)
+        __asm__("vldrb.s32 %q[wv], [%[wp]], #4\n\t" UTVM_MVE_DWK_MAC("p0", "a0", ", %[d]")
+                    UTVM_MVE_DWK_MAC("p1", "a1", ", %[d]") UTVM_MVE_DWK_MAC("p2", "a2", ", %[d]")
+                        UTVM_MVE_DWK_MAC("p3", "a3", ", %[d]") UTVM_MVE_DWK_OPS
                 : [d] "i"(d)
                 : "memory");
       }
-      continue;
-    }
-    for (int32_t rx = 0; rx < kw; ++rx) {
-      int32x4_t wv = UTVM_MVE_DWK_LD(wp, p);
-      a0 = utvm_mve_mla(a0, UTVM_MVE_DWK_LD(p0, p), wv);
-      a1 = utvm_mve_mla(a1, UTVM_MVE_DWK_LD(p1, p), wv);
-      a2 = utvm_mve_mla(a2, UTVM_MVE_DWK_LD(p2, p), wv);
-      a3 = utvm_mve_mla(a3, UTVM_MVE_DWK_LD(p3, p), wv);
-      wp += 4;
-      p0 += d;
-      p1 += d;
-      p2 += d;
-      p3 += d;
-      /* one tap after the other: gcc would otherwise load ahead and spill (8 vector registers) */
-      __asm__("" : "+w"(a0), "+w"(a1), "+w"(a2), "+w"(a3), "+r"(wp), "+r"(p0), "+r"(p1), "+r"(p2), "+r"(p3));
+    } else {
+#pragma GCC unroll 16
+      for (int32_t rx = 0; rx < kw; ++rx) {
+        __asm__("vldrb.s32 %q[wv], [%[wp]], #4\n\t" UTVM_MVE_DWK_MAC("p0", "a0", "") UTVM_MVE_DWK_MAC("p1", "a1", "")
+                    UTVM_MVE_DWK_MAC("p2", "a2", "") UTVM_MVE_DWK_MAC("p3", "a3", "")
+                "add %[p0], %[p0], %[d]\n\tadd %[p1], %[p1], %[d]\n\t"
+                "add %[p2], %[p2], %[d]\n\tadd %[p3], %[p3], %[d]\n\t" UTVM_MVE_DWK_OPS
+                : [d] "r"(d)
+                : "memory");
+      }
     }
   }
   int32x4_t m = utvm_mve_rq_mult4(q, ch, p);
@@ -129,26 +121,6 @@ __attribute__((always_inline)) static inline void utvm_mve_dwk_group4_block(
   utvm_mve_dwk_store(op + c, a1, m, sh, q, p);
   utvm_mve_dwk_store(op + 2 * c, a2, m, sh, q, p);
   utvm_mve_dwk_store(op + 3 * c, a3, m, sh, q, p);
-}
-
-/* one block of channels of one pixel: columns [rx0, rx1) of the window inside the input,
- * row0 as above (column rx0) */
-__attribute__((always_inline)) static inline void utvm_mve_dwk_pixel_block(
-    int8_t* out, const int8_t* row0, int32_t ch, int32_t c, int32_t d, int32_t rstride, int32_t kh, int32_t kw,
-    int32_t ry0, int32_t ry1, int32_t rx0, int32_t rx1, const int8_t* wt, int32_t zx, const utvm_mve_rq_t* q,
-    mve_pred16_t p) {
-  int32x4_t a = utvm_mve_dwk_start(q, ch, wt, kh, kw, ry0, ry1, zx, p);
-  for (int32_t ry = ry0; ry < ry1; ++ry) {
-    const int8_t* p0 = row0 + (ry - ry0) * rstride + ch;
-    const int8_t* wp = UTVM_MVE_DWK_W(wt, kh * kw, ry * kw, ch);
-    for (int32_t rx = 0; rx < rx0; ++rx) a = vmlaq_n_s32(a, UTVM_MVE_DWK_LD(wp + rx * 4, p), zx);
-    for (int32_t rx = rx0; rx < rx1; ++rx) {
-      a = utvm_mve_mla(a, UTVM_MVE_DWK_LD(p0, p), UTVM_MVE_DWK_LD(wp + rx * 4, p));
-      p0 += d;
-    }
-    for (int32_t rx = rx1; rx < kw; ++rx) a = vmlaq_n_s32(a, UTVM_MVE_DWK_LD(wp + rx * 4, p), zx);
-  }
-  utvm_mve_dwk_store(out + ch, a, utvm_mve_rq_mult4(q, ch, p), utvm_mve_rq_shift4(q, ch, p), q, p);
 }
 #endif
 
@@ -165,52 +137,63 @@ static inline int32_t utvm_mve_dwk_end(int32_t o0, int32_t step, int32_t n, int3
   return t;
 }
 
+/* int8 bytes of the padded rows (and the output of a row narrower than four pixels) */
+static inline int32_t utvm_mve_dwk_scratch(int32_t ow, int32_t sw, int32_t kh, int32_t kw, int32_t dw, int32_t c) {
+  int32_t c4 = (c + 3) & ~3;
+  int32_t ow4 = ow < 4 ? 4 : ow;
+  return kh * ((ow4 - 1) * sw + (kw - 1) * dw + 1) * c4 + 4 * c + 16;
+}
+
 __attribute__((always_inline)) static inline void utvm_mve_dwk_row_impl(
     int8_t* out, const int8_t* x, int32_t h, int32_t w, int32_t c, int32_t iy0, int32_t ow, int32_t sw,
     int32_t pad_left, int32_t kh, int32_t kw, int32_t dh, int32_t dw, const int8_t* wt, int32_t zx,
-    utvm_mve_rq_t rq) {
+    utvm_mve_rq_t rq, int8_t* rows) {
   const utvm_mve_rq_t* q = &rq; /* a copy: the int8 stores would otherwise make gcc reload its fields */
   int32_t ry0 = utvm_mve_dwk_first(iy0, dh, kh);
   int32_t ry1 = utvm_mve_dwk_end(iy0, dh, kh, h);
   if (ry1 < ry0) ry1 = ry0;
 #ifdef UTVM_MVE_VECTOR
-  int32_t step = sw * c, d = dw * c, rstride = dh * w * c;
-  int32_t full = c & ~3;
-  /* pixel 0's window in row ry0 (the pointer is only read where the window is inside) */
-  const int8_t* base = x + ((iy0 + ry0 * dh) * w - pad_left) * c;
-  if (ry0 == ry1) base = x;
-  /* groups of four pixels with all their columns inside; when two or three pixels remain, a
-   * last group ending at the last pixel (recomputing some of the one before) if it is inside */
-  int32_t ox = 0;
-  while (ox < ow) {
-    int32_t gx = ox + 4 > ow ? ow - 4 : ox;
-    int32_t ix0 = gx * sw - pad_left;
-    if (gx >= 0 && (ox + 4 <= ow || ow - ox >= 2) && ix0 >= 0 && ix0 + 3 * sw + (kw - 1) * dw < w) {
-      const int8_t* r = base + gx * step;
-      int8_t* op = out + gx * c;
-      for (int32_t ch = 0; ch < full; ch += 4)
-        utvm_mve_dwk_group4_block(op, r, ch, c, step, d, rstride, kh, kw, ry0, ry1, wt, zx, q, 0);
-      if (c & 3)
-        utvm_mve_dwk_group4_block(op, r, full, c, step, d, rstride, kh, kw, ry0, ry1, wt, zx, q,
-                                  vctp32q(c - full));
-      ox += 4;
-      continue;
+  /* the rows of the window inside the input, each padded with the zero point to every column
+   * a group of four pixels reads, channels in blocks of four (c4 bytes a pixel) */
+  int32_t c4 = (c + 3) & ~3;
+  int32_t ow4 = ow < 4 ? 4 : ow;
+  int32_t wpad = (ow4 - 1) * sw + (kw - 1) * dw + 1;
+  int32_t lo = pad_left < wpad ? pad_left : wpad;
+  int32_t hi = pad_left + w < wpad ? pad_left + w : wpad;
+  for (int32_t ry = ry0; ry < ry1; ++ry) {
+    int8_t* dst = rows + (ry - ry0) * wpad * c4;
+    const int8_t* src = x + (iy0 + ry * dh) * w * c;
+    utvm_mve_fill_s8(dst, zx, lo * c4);
+    if (c == c4) {
+      utvm_mve_copy_s8(dst + lo * c4, src + (lo - pad_left) * c, (hi - lo) * c);
+    } else if (c < 16) {
+      /* one vector a pixel (the bytes past c are overwritten by the next pixel or never read:
+       * the weights of the padding channels are zero) */
+      mve_pred16_t pc = vctp8q((uint32_t)c);
+      for (int32_t k = lo; k < hi; ++k) vstrbq_s8(dst + k * c4, vldrbq_z_s8(src + (k - pad_left) * c, pc));
+    } else {
+      for (int32_t k = lo; k < hi; ++k) utvm_mve_copy_s8(dst + k * c4, src + (k - pad_left) * c, c);
     }
-    /* one pixel: its columns inside the input */
-    int32_t px = ox * sw - pad_left;
-    int32_t rx0 = utvm_mve_dwk_first(px, dw, kw);
-    int32_t rx1 = utvm_mve_dwk_end(px, dw, kw, w);
-    if (rx1 < rx0) rx1 = rx0;
-    const int8_t* r = base + (ox * step + rx0 * d);
-    int8_t* op = out + ox * c;
-    for (int32_t ch = 0; ch < full; ch += 4)
-      utvm_mve_dwk_pixel_block(op, r, ch, c, d, rstride, kh, kw, ry0, ry1, rx0, rx1, wt, zx, q, 0);
-    if (c & 3)
-      utvm_mve_dwk_pixel_block(op, r, full, c, d, rstride, kh, kw, ry0, ry1, rx0, rx1, wt, zx, q,
-                               vctp32q(c - full));
-    ++ox;
+    utvm_mve_fill_s8(dst + hi * c4, zx, (wpad - hi) * c4);
   }
+  int32_t step = sw * c4, d = dw * c4, rstride = wpad * c4;
+  int32_t full = c & ~3;
+  int8_t* tmp = rows + kh * wpad * c4;
+  int8_t* o = ow < 4 ? tmp : out;
+  /* groups of four pixels; the last one ends at the last pixel (recomputing some of the one
+   * before) */
+  for (int32_t ox = 0; ox < ow4; ox += 4) {
+    int32_t gx = ox + 4 > ow4 ? ow4 - 4 : ox;
+    const int8_t* r = rows + gx * step;
+    int8_t* op = o + gx * c;
+    for (int32_t ch = 0; ch < full; ch += 4)
+      utvm_mve_dwk_group4_block(op, r, ch, c, step, d, rstride, kh, kw, ry0, ry1, wt, zx, q, 0);
+    if (c & 3)
+      utvm_mve_dwk_group4_block(op, r, full, c, step, d, rstride, kh, kw, ry0, ry1, wt, zx, q, vctp32q(c - full));
+  }
+  if (ow < 4) utvm_mve_copy_s8(out, tmp, ow * c);
 #else
+  (void)rows;
   for (int32_t ox = 0; ox < ow; ++ox) {
     for (int32_t ch = 0; ch < c; ++ch) {
       int32_t acc = 0;
@@ -233,10 +216,10 @@ static inline int32_t utvm_mve_dwk_row_s8(void* out, void* x, int32_t h, int32_t
                                           int32_t ow, int32_t sw, int32_t pad_left, int32_t kh, int32_t kw,
                                           int32_t dh, int32_t dw, void* wt, int32_t zx, void* bias, void* mult,
                                           void* shift, int32_t m0, int32_t s0, int32_t mode, int32_t zy, int32_t lo,
-                                          int32_t hi) {
+                                          int32_t hi, void* rows) {
   utvm_mve_rq_t q = {(const int32_t*)bias, (const int32_t*)mult, (const int8_t*)shift, m0, s0, mode, zy, lo, hi};
   utvm_mve_dwk_row_impl((int8_t*)out, (const int8_t*)x, h, w, c, iy0, ow, sw, pad_left, kh, kw, dh, dw,
-                        (const int8_t*)wt, zx, q);
+                        (const int8_t*)wt, zx, q, (int8_t*)rows);
   return 0;
 }
 
