@@ -770,6 +770,8 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
         return None
     name = knob(op, "plan", "") or names[0]
     name = name if name in names else names[0]
+    if name == "k":  # helium_k's (the next variant)
+        return None
     if name == "tiny":
         return _mve_dwt(lay, op)
     if name != "row":
@@ -936,7 +938,8 @@ def _mve_dwt(lay: mve.Layer, op: Operator) -> KernelDef:
 def _helium_plans(g: Graph, op: Operator, lay: mve.Layer) -> list[str]:
     """The kernels (and plans) of a Helium 3x3 depthwise layer, the default first: the
     utvm_mve_dwg_s8 plans (8n channels, no dilation, output lines of at least 2 pixels) from the
-    least estimated cost, else "row" (utvm_mve_dw3x3_row_s8, 4n channels); "tiny"
+    least estimated cost, else "row" (utvm_mve_dw3x3_row_s8, 4n channels), with "k" (helium_k)
+    first where it measured faster (see below); "tiny"
     (utvm_mve_dwt_s8, measured below utvm_mve_dwg_s8 on every tiny map tried, 1x1 to 6x6 inputs,
     8 to 256 channels, strides 1 and 2: VWW's 3x3 outputs 1.27 -> 0.93 and 1.02 -> 0.87
     instructions per MAC) second, for the tuner ("Tiny maps are tuned for": 4-5 KB of flash a
@@ -946,9 +949,14 @@ def _helium_plans(g: Graph, op: Operator, lay: mve.Layer) -> list[str]:
     dwg = (mve.dwg_plans(y.shape[1:3], c, op.attrs["strides"])
            if c % 8 == 0 and op.attrs["dilation"] == (1, 1) and max(y.shape[1:3]) >= 2 else [])
     names = [p.name for p in dwg] or (["row"] if c % 4 == 0 else [])
-    if _mve_dwt_layout(lay, op) is None:
-        return names
-    return [names[0], "tiny", *names[1:]] if names else ["tiny"]
+    if _mve_dwt_layout(lay, op) is not None:
+        names = [names[0], "tiny", *names[1:]] if names else ["tiny"]
+    # "k": helium_k (any window, every pixel in groups of four from padded rows), measured below
+    # utvm_mve_dw3x3_row_s8 on every layer tried and below utvm_mve_dwg_s8 at stride 1 from 16
+    # channels (issue 23: [4,4,72] 3.15 -> 1.69, [25,10,64] 2.24 -> 2.01 instructions per MAC),
+    # above it at stride 2 (few output columns: a group of four pixels computed for two or three)
+    first = not names or names[0] == "row" or (tuple(op.attrs["strides"]) == (1, 1) and c >= 16)
+    return ["k", *names] if first else [names[0], "k", *names[1:]]
 
 
 def helium_plans(g: Graph, op: Operator) -> list[str]:
@@ -975,7 +983,7 @@ OPS = (
                          "fused activation NONE/RELU/RELU6/RELU_N1_TO_1; any depth multiplier; "
                          "int16: zero points 0, int64 bias"),),
         variants=(
-            Variant("helium", (lambda *a: None) if __import__("os").environ.get("DWK_ALL") else _helium, "Cortex-M52/M55/M85", knobs=_helium_knobs, rows_in_order=True),
+            Variant("helium", _helium, "Cortex-M52/M55/M85", knobs=_helium_knobs, rows_in_order=True),
             Variant("helium_k", _helium_k, "Cortex-M52/M55/M85", rows_in_order=True),
             # not rows_in_order: each group of four channels runs over all output rows (dwp: bands)
             Variant("dsp_dwp", _dwp, "Cortex-M4/M7/M33/M52/M55/M85", knobs=_dwp_knobs),

@@ -124,6 +124,18 @@ __attribute__((always_inline)) static inline void utvm_mve_dwk_group4_block(
 }
 #endif
 
+#ifdef UTVM_MVE_VECTOR
+/* n bytes copied: 16 at a time, the last n % 16 under a predicate */
+__attribute__((always_inline)) static inline void utvm_mve_dwk_copy(int8_t* dst, const int8_t* src, int32_t n) {
+  int32_t k = 0;
+  for (; k + 16 <= n; k += 16) vstrbq_s8(dst + k, vldrbq_s8(src + k));
+  if (k < n) {
+    mve_pred16_t p = vctp8q((uint32_t)(n - k));
+    vstrbq_p_s8(dst + k, vldrbq_z_s8(src + k, p), p);
+  }
+}
+#endif
+
 /* the first tap index t of n (t * step + o0 >= 0) and one past the last (t * step + o0 < lim) */
 static inline int32_t utvm_mve_dwk_first(int32_t o0, int32_t step, int32_t n) {
   int32_t t = 0;
@@ -165,14 +177,14 @@ __attribute__((always_inline)) static inline void utvm_mve_dwk_row_impl(
     const int8_t* src = x + (iy0 + ry * dh) * w * c;
     utvm_mve_fill_s8(dst, zx, lo * c4);
     if (c == c4) {
-      utvm_mve_copy_s8(dst + lo * c4, src + (lo - pad_left) * c, (hi - lo) * c);
+      utvm_mve_dwk_copy(dst + lo * c4, src + (lo - pad_left) * c, (hi - lo) * c);
     } else if (c < 16) {
       /* one vector a pixel (the bytes past c are overwritten by the next pixel or never read:
        * the weights of the padding channels are zero) */
       mve_pred16_t pc = vctp8q((uint32_t)c);
       for (int32_t k = lo; k < hi; ++k) vstrbq_s8(dst + k * c4, vldrbq_z_s8(src + (k - pad_left) * c, pc));
     } else {
-      for (int32_t k = lo; k < hi; ++k) utvm_mve_copy_s8(dst + k * c4, src + (k - pad_left) * c, c);
+      for (int32_t k = lo; k < hi; ++k) utvm_mve_dwk_copy(dst + k * c4, src + (k - pad_left) * c, c);
     }
     utvm_mve_fill_s8(dst + hi * c4, zx, (wpad - hi) * c4);
   }
@@ -212,7 +224,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwk_row_impl(
 }
 
 /* the entry point (requantization arguments as utvm_mve_dw3x3_row_s8's) */
-static inline int32_t utvm_mve_dwk_row_s8(void* out, void* x, int32_t h, int32_t w, int32_t c, int32_t iy0,
+__attribute__((always_inline)) static inline int32_t utvm_mve_dwk_row_s8(void* out, void* x, int32_t h, int32_t w, int32_t c, int32_t iy0,
                                           int32_t ow, int32_t sw, int32_t pad_left, int32_t kh, int32_t kw,
                                           int32_t dh, int32_t dw, void* wt, int32_t zx, void* bias, void* mult,
                                           void* shift, int32_t m0, int32_t s0, int32_t mode, int32_t zy, int32_t lo,
