@@ -815,8 +815,7 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
 
 def _dwk_scratch(ow: int, sw: int, kh: int, kw: int, dw: int, c: int) -> int:
     """Bytes of utvm_mve_dwk_row_s8's padded rows (utvm_mve_dwk_scratch of its header)."""
-    ow4 = max(ow, 4)
-    return kh * ((ow4 - 1) * sw + (kw - 1) * dw + 1) * (-(-c // 4) * 4) + 4 * c + 16
+    return kh * ((ow - 1) * sw + (kw - 1) * dw + 1) * (-(-c // 4) * 4) + 16
 
 
 def _helium_k(g: Graph, op: Operator, target: Target) -> KernelDef | None:

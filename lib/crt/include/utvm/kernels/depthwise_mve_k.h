@@ -75,13 +75,39 @@ __attribute__((always_inline)) static inline int32x4_t utvm_mve_dwk_start(const 
   "vldrb.s32 %q[xv], [%[" P "]]" INC "\n\t"                                                     \
   "vmul.i32 %q[xv], %q[xv], %q[wv]\n\t"                                                          \
   "vadd.i32 %q[" A "], %q[" A "], %q[xv]\n\t"
+#define UTVM_MVE_DWK_M1(I) UTVM_MVE_DWK_MAC("p0", "a0", I)
+#define UTVM_MVE_DWK_M2(I) UTVM_MVE_DWK_M1(I) UTVM_MVE_DWK_MAC("p1", "a1", I)
+#define UTVM_MVE_DWK_M3(I) UTVM_MVE_DWK_M2(I) UTVM_MVE_DWK_MAC("p2", "a2", I)
+#define UTVM_MVE_DWK_M4(I) UTVM_MVE_DWK_M3(I) UTVM_MVE_DWK_MAC("p3", "a3", I)
+#define UTVM_MVE_DWK_ADD1 "add %[p0], %[p0], %[d]\n\t"
+#define UTVM_MVE_DWK_ADD2 UTVM_MVE_DWK_ADD1 "add %[p1], %[p1], %[d]\n\t"
+#define UTVM_MVE_DWK_ADD3 UTVM_MVE_DWK_ADD2 "add %[p2], %[p2], %[d]\n\t"
+#define UTVM_MVE_DWK_ADD4 UTVM_MVE_DWK_ADD3 "add %[p3], %[p3], %[d]\n\t"
 #define UTVM_MVE_DWK_OPS                                                                           \
   : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [a3] "+w"(a3), [wv] "=&w"(wv), [xv] "=&w"(xv), \
     [wp] "+l"(wp), [p0] "+l"(p0), [p1] "+l"(p1), [p2] "+l"(p2), [p3] "+l"(p3)
+/* one tap of N pixels: the pointers moved on by the loads where the taps are at most 127
+ * bytes apart, else by ADDs */
+#define UTVM_MVE_DWK_TAP(N)                                                                        \
+  if (UTVM_MVE_CONSTANT(d) && d <= 127) {                                                        \
+    __asm__("vldrb.s32 %q[wv], [%[wp]], #4\n\t" UTVM_MVE_DWK_M##N(", %[d]") UTVM_MVE_DWK_OPS      \
+            : [d] "i"(d)                                                                           \
+            : "memory");                                                                           \
+  } else {                                                                                         \
+    __asm__("vldrb.s32 %q[wv], [%[wp]], #4\n\t" UTVM_MVE_DWK_M##N("") UTVM_MVE_DWK_ADD##N          \
+                UTVM_MVE_DWK_OPS                                                                   \
+            : [d] "r"(d)                                                                           \
+            : "memory");                                                                           \
+  }
 
-__attribute__((always_inline)) static inline void utvm_mve_dwk_group4_block(
-    int8_t* out, const int8_t* row0, int32_t ch, int32_t c, int32_t step, int32_t d, int32_t rstride, int32_t kh,
-    int32_t kw, int32_t ry0, int32_t ry1, const int8_t* wt, int32_t zx, const utvm_mve_rq_t* q, mve_pred16_t p) {
+/* one block of four channels (ch; the output stores under the predicate p, 0: none) of n <= 4
+ * pixels in the padded rows (every tap inside): row0 points to pixel 0's first tap in the first
+ * row, rstride bytes between rows, d between taps, step between pixels; out its first output.
+ * Per tap 1 + 3n instructions for 4n MACs. */
+__attribute__((always_inline)) static inline void utvm_mve_dwk_group_block(
+    int8_t* out, int32_t n, const int8_t* row0, int32_t ch, int32_t c, int32_t step, int32_t d, int32_t rstride,
+    int32_t kh, int32_t kw, int32_t ry0, int32_t ry1, const int8_t* wt, int32_t zx, const utvm_mve_rq_t* q,
+    mve_pred16_t p) {
   int32x4_t a0 = utvm_mve_dwk_start(q, ch, wt, kh, kw, ry0, ry1, zx, p);
   int32x4_t a1 = a0, a2 = a0, a3 = a0;
   int32x4_t wv, xv;
@@ -91,26 +117,16 @@ __attribute__((always_inline)) static inline void utvm_mve_dwk_group4_block(
     const int8_t* p2 = p1 + step;
     const int8_t* p3 = p2 + step;
     const int8_t* wp = UTVM_MVE_DWK_W(wt, kh * kw, ry * kw, ch);
-    /* per tap 13 instructions for 16 MACs (the pointers moved on by the loads where the taps
-     * are at most 127 bytes apart, else by four ADDs) */
-    if (UTVM_MVE_CONSTANT(d) && d <= 127) {
 #pragma GCC unroll 16
-      for (int32_t rx = 0; rx < kw; ++rx) {
-        __asm__("vldrb.s32 %q[wv], [%[wp]], #4\n\t" UTVM_MVE_DWK_MAC("p0", "a0", ", %[d]")
-                    UTVM_MVE_DWK_MAC("p1", "a1", ", %[d]") UTVM_MVE_DWK_MAC("p2", "a2", ", %[d]")
-                        UTVM_MVE_DWK_MAC("p3", "a3", ", %[d]") UTVM_MVE_DWK_OPS
-                : [d] "i"(d)
-                : "memory");
-      }
-    } else {
-#pragma GCC unroll 16
-      for (int32_t rx = 0; rx < kw; ++rx) {
-        __asm__("vldrb.s32 %q[wv], [%[wp]], #4\n\t" UTVM_MVE_DWK_MAC("p0", "a0", "") UTVM_MVE_DWK_MAC("p1", "a1", "")
-                    UTVM_MVE_DWK_MAC("p2", "a2", "") UTVM_MVE_DWK_MAC("p3", "a3", "")
-                "add %[p0], %[p0], %[d]\n\tadd %[p1], %[p1], %[d]\n\t"
-                "add %[p2], %[p2], %[d]\n\tadd %[p3], %[p3], %[d]\n\t" UTVM_MVE_DWK_OPS
-                : [d] "r"(d)
-                : "memory");
+    for (int32_t rx = 0; rx < kw; ++rx) {
+      if (n == 4) {
+        UTVM_MVE_DWK_TAP(4)
+      } else if (n == 3) {
+        UTVM_MVE_DWK_TAP(3)
+      } else if (n == 2) {
+        UTVM_MVE_DWK_TAP(2)
+      } else {
+        UTVM_MVE_DWK_TAP(1)
       }
     }
   }
@@ -118,9 +134,9 @@ __attribute__((always_inline)) static inline void utvm_mve_dwk_group4_block(
   int32x4_t sh = utvm_mve_rq_shift4(q, ch, p);
   int8_t* op = out + ch;
   utvm_mve_dwk_store(op, a0, m, sh, q, p);
-  utvm_mve_dwk_store(op + c, a1, m, sh, q, p);
-  utvm_mve_dwk_store(op + 2 * c, a2, m, sh, q, p);
-  utvm_mve_dwk_store(op + 3 * c, a3, m, sh, q, p);
+  if (n > 1) utvm_mve_dwk_store(op + c, a1, m, sh, q, p);
+  if (n > 2) utvm_mve_dwk_store(op + 2 * c, a2, m, sh, q, p);
+  if (n > 3) utvm_mve_dwk_store(op + 3 * c, a3, m, sh, q, p);
 }
 #endif
 
@@ -149,11 +165,9 @@ static inline int32_t utvm_mve_dwk_end(int32_t o0, int32_t step, int32_t n, int3
   return t;
 }
 
-/* int8 bytes of the padded rows (and the output of a row narrower than four pixels) */
+/* int8 bytes of the padded rows */
 static inline int32_t utvm_mve_dwk_scratch(int32_t ow, int32_t sw, int32_t kh, int32_t kw, int32_t dw, int32_t c) {
-  int32_t c4 = (c + 3) & ~3;
-  int32_t ow4 = ow < 4 ? 4 : ow;
-  return kh * ((ow4 - 1) * sw + (kw - 1) * dw + 1) * c4 + 4 * c + 16;
+  return kh * ((ow - 1) * sw + (kw - 1) * dw + 1) * ((c + 3) & ~3) + 16;
 }
 
 __attribute__((always_inline)) static inline void utvm_mve_dwk_row_impl(
@@ -168,11 +182,12 @@ __attribute__((always_inline)) static inline void utvm_mve_dwk_row_impl(
   /* the rows of the window inside the input, each padded with the zero point to every column
    * a group of four pixels reads, channels in blocks of four (c4 bytes a pixel) */
   int32_t c4 = (c + 3) & ~3;
-  int32_t ow4 = ow < 4 ? 4 : ow;
-  int32_t wpad = (ow4 - 1) * sw + (kw - 1) * dw + 1;
+  int32_t wpad = (ow - 1) * sw + (kw - 1) * dw + 1;
   int32_t lo = pad_left < wpad ? pad_left : wpad;
   int32_t hi = pad_left + w < wpad ? pad_left + w : wpad;
-  for (int32_t ry = ry0; ry < ry1; ++ry) {
+  /* VALID windows on 4n channels read the input in place */
+  int32_t direct = c == c4 && pad_left == 0 && wpad <= w;
+  for (int32_t ry = ry0; ry < ry1 && !direct; ++ry) {
     int8_t* dst = rows + (ry - ry0) * wpad * c4;
     const int8_t* src = x + (iy0 + ry * dh) * w * c;
     utvm_mve_fill_s8(dst, zx, lo * c4);
@@ -188,22 +203,35 @@ __attribute__((always_inline)) static inline void utvm_mve_dwk_row_impl(
     }
     utvm_mve_fill_s8(dst + hi * c4, zx, (wpad - hi) * c4);
   }
-  int32_t step = sw * c4, d = dw * c4, rstride = wpad * c4;
+  int32_t step = sw * c4, d = dw * c4, rstride = direct ? dh * w * c : wpad * c4;
   int32_t full = c & ~3;
-  int8_t* tmp = rows + kh * wpad * c4;
-  int8_t* o = ow < 4 ? tmp : out;
-  /* groups of four pixels; the last one ends at the last pixel (recomputing some of the one
-   * before) */
-  for (int32_t ox = 0; ox < ow4; ox += 4) {
-    int32_t gx = ox + 4 > ow4 ? ow4 - 4 : ox;
-    const int8_t* r = rows + gx * step;
-    int8_t* op = o + gx * c;
-    for (int32_t ch = 0; ch < full; ch += 4)
-      utvm_mve_dwk_group4_block(op, r, ch, c, step, d, rstride, kh, kw, ry0, ry1, wt, zx, q, 0);
-    if (c & 3)
-      utvm_mve_dwk_group4_block(op, r, full, c, step, d, rstride, kh, kw, ry0, ry1, wt, zx, q, vctp32q(c - full));
+  const int8_t* first = direct ? x + (iy0 + ry0 * dh) * w * c : rows;
+  /* groups of four pixels, then one of the ow % 4 left */
+  for (int32_t ox = 0; ox < ow; ox += 4) {
+    int32_t n = ow - ox;
+    const int8_t* r = first + ox * step;
+    int8_t* op = out + ox * c;
+    if (n >= 4) {
+      for (int32_t ch = 0; ch < full; ch += 4)
+        utvm_mve_dwk_group_block(op, 4, r, ch, c, step, d, rstride, kh, kw, ry0, ry1, wt, zx, q, 0);
+      if (c & 3)
+        utvm_mve_dwk_group_block(op, 4, r, full, c, step, d, rstride, kh, kw, ry0, ry1, wt, zx, q, vctp32q(c - full));
+    } else {
+#define UTVM_MVE_DWK_LAST(N)                                                                                 \
+  for (int32_t ch = 0; ch < full; ch += 4)                                                                   \
+    utvm_mve_dwk_group_block(op, N, r, ch, c, step, d, rstride, kh, kw, ry0, ry1, wt, zx, q, 0);             \
+  if (c & 3)                                                                                                 \
+    utvm_mve_dwk_group_block(op, N, r, full, c, step, d, rstride, kh, kw, ry0, ry1, wt, zx, q, vctp32q(c - full));
+      if (n == 3) {
+        UTVM_MVE_DWK_LAST(3)
+      } else if (n == 2) {
+        UTVM_MVE_DWK_LAST(2)
+      } else {
+        UTVM_MVE_DWK_LAST(1)
+      }
+#undef UTVM_MVE_DWK_LAST
+    }
   }
-  if (ow < 4) utvm_mve_copy_s8(out, tmp, ow * c);
 #else
   (void)rows;
   for (int32_t ox = 0; ox < ow; ++ox) {
