@@ -950,12 +950,13 @@ def _helium_plans(g: Graph, op: Operator, lay: mve.Layer) -> list[str]:
     names = [p.name for p in dwg] or (["row"] if c % 4 == 0 else [])
     if _mve_dwt_layout(lay, op) is not None:
         names = [names[0], "tiny", *names[1:]] if names else ["tiny"]
-    # "k": helium_k (any window, every pixel in groups of four from padded rows), measured below
-    # utvm_mve_dw3x3_row_s8 on every layer tried and below utvm_mve_dwg_s8 at stride 1 from 16
-    # channels (issue 23: [4,4,72] 3.15 -> 1.69, [25,10,64] 2.24 -> 2.01 instructions per MAC),
-    # above it at stride 2 (few output columns: a group of four pixels computed for two or three)
-    first = not names or names[0] == "row" or (tuple(op.attrs["strides"]) == (1, 1) and c >= 16)
-    return ["k", *names] if first else [names[0], "k", *names[1:]]
+    # "k": helium_k (any window, groups of four pixels from padded rows), measured below
+    # utvm_mve_dw3x3_row_s8 on every layer tried (issue 23's seeded shapes: [6,6,12] 3.78 -> 2.19,
+    # [12,12,36] s2 3.28 -> 1.90 instructions per MAC); on seeded layers also below
+    # utvm_mve_dwg_s8 at stride 1 from 16 channels ([4,4,72] 3.15 -> 1.66, [25,10,64] 2.24 ->
+    # 1.96) but above it in KWS and VWW (675,700 -> 1,173,500 and 1,372,450 -> 1,752,250
+    # instructions on mps3/an547), so second there, for the tuner
+    return ["k", *names] if not names or names[0] == "row" else [names[0], "k", *names[1:]]
 
 
 def helium_plans(g: Graph, op: Operator) -> list[str]:
