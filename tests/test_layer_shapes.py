@@ -1,5 +1,6 @@
 """The seeded layer shapes of benchmarks/bench_layers.py (tests/layer_shapes.py), and the
-Cortex-M55's kernel for the depthwise layers its Helium kernels do not take (dsp_dwp)."""
+Cortex-M55's kernels for the depthwise layers its 3x3 Helium kernels do not take (dsp_dwp for
+multiplier > 1, helium_k for the other windows of multiplier 1)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def _model(layers: list[Shape]) -> bytes:
 
 def test_sample_bit_exact_for_cortex_m55_on_host(tmp_path: Path) -> None:
     """A few generated shapes per operator compiled for the Cortex-M55 (plain-C fallbacks on the
-    host) equal TFLite Micro; the depthwise layers that are not 3x3 of multiplier 1 take dsp_dwp."""
+    host) equal TFLite Micro; the depthwise layers of multiplier > 1 take dsp_dwp, the other
+    windows of multiplier 1 helium_k."""
     layers = [KWS_M8, DW_1D]
     for op in OPS:
         layers += sorted(shapes(op, 30, seed=3), key=lambda s: s.macs)[:3]
@@ -47,8 +49,10 @@ def test_sample_bit_exact_for_cortex_m55_on_host(tmp_path: Path) -> None:
     report = run_compiled(path, result, "host", tmp_path)
     assert report.outputs_match_reference
     for s, call in zip(layers, result.lowered.calls):
-        if s.op == "DEPTHWISE_CONV_2D" and (s.kernel != (3, 3) or s.multiplier != 1):
+        if s.op == "DEPTHWISE_CONV_2D" and s.multiplier != 1:
             assert call.variant == "dsp_dwp", (s.text(), call.variant)
+        elif s.op == "DEPTHWISE_CONV_2D" and s.kernel != (3, 3):
+            assert call.variant == "helium_k", (s.text(), call.variant)
 
 
 @pytest.mark.slow
@@ -68,8 +72,8 @@ def test_depthwise_on_cortex_m55_near_the_m4(tmp_path: Path, layer: Shape) -> No
         report = check_model(model, work, board)
         assert report.instructions is not None
         figures[board] = report.instructions / layer.macs
-    # the 1-D layer stays above the issue's bounds on both CPUs (3.75 and 3.77: dsp_dwp's planes
-    # of one row; the generic kernel took 7.7 on the M55)
+    # the 1-D layer: on the M4 above the issue's bound (dsp_dwp's planes of one row), on the M55
+    # helium_k (3.77 with dsp_dwp; the generic kernel took 7.7)
     bound = 2.1 if layer is KWS_M8 else 4.0
-    assert figures["mps3/an547"] <= bound and figures["mps2/an386"] <= bound, figures
+    assert figures["mps3/an547"] <= (bound if layer is KWS_M8 else 1.7) and figures["mps2/an386"] <= bound, figures
     assert figures["mps3/an547"] <= 1.05 * figures["mps2/an386"], figures

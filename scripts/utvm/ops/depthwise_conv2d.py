@@ -10,9 +10,16 @@ Kernel variants, first that applies:
   without dilation, else utvm_mve_dw3x3_row_s8 (channels % 4 == 0), else utvm_mve_dwt_s8 on tiny
   maps (at most 36 input pixels, 6 columns; any channel count: every output pixel its own case,
   padding taps skipped); knob ``plan`` (dwg's lines along output rows or columns, lines per
-  pass, channels per tile, default the least estimated cost; "tiny" second, see _helium_plans);
+  pass, channels per tile, default the least estimated cost; "tiny" second; "k": helium_k,
+  first where dw3x3_row (or nothing) would run, else second, see _helium_plans);
+- helium_k: int8, multiplier 1 on Cortex-M52/M55/M85, any window, stride, dilation and channel
+  count (1-D layers of height 1, 5x5, 3x3 on channel counts dwg refuses):
+  utvm_mve_dwk_row_s8 of utvm/kernels/depthwise_mve_k.h, one call per output row: the window's
+  rows copied into scratch padded with the zero point (VALID layers of 4n channels read in
+  place), then groups of four pixels x four channels (13 instructions per 16 MACs, the weights in
+  blocks of four channels x taps), the last c % 4 channels stored under a predicate;
 - dsp_dwp: int8 on DSP CPUs (Cortex-M4/M7/M33, and on Cortex-M52/M55/M85 the layers the Helium
-  kernels do not take: multiplier > 1, windows other than 3x3, 1-D), any multiplier, channel count, window and
+  kernels do not take: multiplier > 1), any multiplier, channel count, window and
   stride, dilation along one axis at most, requantization constants that fit (see
   _dwp_constants): the input converted four channels at a time into planar int16 rows in
   planned scratch (a band of output rows at a time), then each output channel over its plane
@@ -617,7 +624,7 @@ def _dwp_fit_scratch(g: Graph, op: Operator, target: Target, room: int) -> dict[
 def _dwp(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
     # also on Helium CPUs (they have the DSP extension), after the Helium kernels: the layers
-    # those do not take (multiplier > 1, windows other than 3x3, height 1) run no slower than on the M4
+    # those do not take (multiplier > 1) run no slower than on the M4
     if not (target.packed and x.dtype == "int8" and y.dtype == "int8" and w.data is not None):
         return None
     orients = _dwp_orients(g, op)
