@@ -13,7 +13,7 @@ Every output is compared byte for byte with TFLite Micro on the same seeded inpu
     python3 benchmarks/bench_layers.py [--ops CONV_2D,DEPTHWISE_CONV_2D,FULLY_CONNECTED]
                                        [--per-op 200] [--seed 0] [--chunk 25] [--boards ...]
                                        [--out benchmarks/results/layers] [--before OLD.json]
-                                       [--table RUN.json] [--only REGEX]
+                                       [--table RUN.json] [--only REGEX] [--families stream1d,misc] [--multiplier 1]
 
 `--only` keeps the shapes whose "<family> <shape>" text matches REGEX (e.g. `--only ' m([2-9]|[1-9][0-9])'`:
 the depthwise layers of multiplier > 1).
@@ -125,6 +125,8 @@ def main() -> int:
     ap.add_argument("--table", type=Path, help="write the tables of this JSON (an earlier run's) again, nothing measured")
     ap.add_argument("--before", type=Path, help="a JSON of an earlier run: its figures as columns 'before'")
     ap.add_argument("--only", help="measure only the shapes whose '<family> <shape>' matches this regular expression")
+    ap.add_argument("--families", help="only the shapes of these families (comma-separated, e.g. stream1d,misc)")
+    ap.add_argument("--multiplier", type=int, help="only the depthwise shapes of this depth multiplier")
     a = ap.parse_args()
     try:
         only = re.compile(a.only) if a.only else None
@@ -138,7 +140,9 @@ def main() -> int:
             print(f"error: unknown operator {op!r} (one of {', '.join(OPS)})", file=sys.stderr)
             return 2
         for s in shapes(op, a.per_op, a.seed):
-            if only is not None and not only.search(f"{s.family} {s.text()}"):
+            if (only is not None and not only.search(f"{s.family} {s.text()}")
+                    or a.families and s.family not in a.families.split(",")
+                    or a.multiplier is not None and (op != "DEPTHWISE_CONV_2D" or s.multiplier != a.multiplier)):
                 continue
             table.append({"op": op, "family": s.family, "shape": s.text(), "activation": s.activation,
                           "per_channel": s.per_channel, "macs": s.macs, "_s": s})

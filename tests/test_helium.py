@@ -39,9 +39,14 @@ M55 = Target.for_cpu("cortex-m55")
 
 
 def helium_kernel(g: Graph, op: Operator) -> KernelDef | None:
-    """The Helium variant of the operator's kernel, None where it has none or it does not apply."""
-    v = variant(op.kind, "helium")
-    return v.build(g, op, M55) if v is not None else None
+    """The Helium variant of the operator's kernel (depthwise: helium, else helium_k), None where
+    it has none or it does not apply."""
+    for name in ("helium", "helium_k"):
+        v = variant(op.kind, name)
+        kdef = v.build(g, op, M55) if v is not None else None
+        if kdef is not None:
+            return kdef
+    return None
 
 
 INCLUDE = Path(__file__).resolve().parents[1] / "lib" / "crt" / "include"
@@ -100,7 +105,7 @@ CASES = {
     "dw3x3_s2_same": dict(input_shape=(1, 9, 8, 8), depthwise=True, stride=(2, 2), seed=8),
     "dw3x3_valid": dict(input_shape=(1, 6, 6, 12), depthwise=True, padding="VALID", seed=9),
     "dw3x3_narrow": dict(input_shape=(1, 4, 1, 4), depthwise=True, seed=10),
-    "dw3x3_c6": dict(input_shape=(1, 7, 7, 6), depthwise=True, seed=11),  # generic kernel
+    "dw3x3_c6": dict(input_shape=(1, 7, 7, 6), depthwise=True, seed=11),  # helium_k (any count)
     "dw3x3_c6_tiny": dict(input_shape=(1, 5, 5, 6), depthwise=True, seed=31),  # utvm_mve_dwt_s8: any count
     # depthwise borders read in place (no padded copy): widths 1-5 (single pixels, a group with
     # both borders, a group and a pixel), 6-9 (left and right border groups, an overlapping
@@ -136,7 +141,7 @@ CASES = {
 def test_helium_kernel_taken(tmp_path: Path, name: str) -> None:
     g = load_model(_model(tmp_path, name, **CASES[name]))
     op = g.ops[0]
-    assert (helium_kernel(g, op) is None) == (name == "dw3x3_c6")
+    assert helium_kernel(g, op) is not None
 
 
 def test_float_and_other_layers_left_to_generic(tmp_path: Path) -> None:
@@ -224,9 +229,10 @@ def test_constants_compact_and_scratch_planned(tmp_path: Path, name: str) -> Non
     time) with the requantization of each pair of output channels beside it (12 bytes per
     channel), the patches of four pixels as the only temporary buffer. Depthwise layers of
     8n channels: a record of 32 bytes per channel (weights and requantization), the tile of the
-    input as the only temporary buffer; others: requantization constants no larger than the
-    generic kernels' (int32 bias, int32 multipliers only per channel, shifts packed or scalar),
-    no temporary buffer. Temporaries are scratch arguments (in the memory plan), never on the
+    input as the only temporary buffer; others (helium_k): the weights in blocks of four
+    channels (the last one zero-padded), requantization constants no larger than the generic
+    kernels' (int32 bias, int32 multipliers only per channel, shifts packed or scalar), the
+    padded input rows as the only temporary buffer. Temporaries are scratch arguments (in the memory plan), never on the
     stack or from TVMBackendAllocWorkspace."""
     g = load_model(_model(tmp_path, name, **CASES[name]))
     kdef = helium_kernel(g, g.ops[0])
@@ -243,9 +249,10 @@ def test_constants_compact_and_scratch_planned(tmp_path: Path, name: str) -> Non
         assert not consts and filters[0].nbytes % groups == 0 and classes in range(1, 10)
         h, w = x.shape[1:3]  # planes of h x w, or padded with the zero point: (h + 2) x (w + 1) + 1
         assert kdef.args[-1].placeholder.shape[0] in (16 * h * w + 16, 16 * ((h + 2) * (w + 1) + 1) + 16)
-    elif name.startswith("dw") and cout % 8:  # utvm_mve_dw3x3_row_s8
+    elif name.startswith("dw") and cout % 8:  # helium_k: weights in blocks of 4 channels, padded rows
         assert sum(c.nbytes for c in consts) <= 8 * cout
-        assert not filters and not scratch
+        kh, kw = w.shape[1:3]
+        assert filters[0].nbytes == -(-cout // 4) * 4 * kh * kw and scratch == ["rows"]
     elif name.startswith("dw"):  # utvm_mve_dwg_s8: a record of 32 bytes per channel, the tile
         assert not consts and filters[0].nbytes == 32 * cout and scratch == ["tiles"]
     else:

@@ -20,9 +20,16 @@ Kernel variants, first that applies:
   without dilation, else utvm_mve_dw3x3_row_s8 (channels % 4 == 0), else utvm_mve_dwt_s8 on tiny
   maps (at most 36 input pixels, 6 columns; any channel count: every output pixel its own case,
   padding taps skipped); knob ``plan`` (dwg's lines along output rows or columns, lines per
-  pass, channels per tile, default the least estimated cost; "tiny" second, see _helium_plans);
+  pass, channels per tile, default the least estimated cost; "tiny" second; "k": helium_k,
+  first where dw3x3_row (or nothing) would run, else second, see _helium_plans);
+- helium_k: int8, multiplier 1 on Cortex-M52/M55/M85, any window, stride, dilation and channel
+  count (1-D layers of height 1, 5x5, 3x3 on channel counts dwg refuses):
+  utvm_mve_dwk_row_s8 of utvm/kernels/depthwise_mve_k.h, one call per output row: the window's
+  rows copied into scratch padded with the zero point (VALID layers of 4n channels read in
+  place), then groups of four pixels x four channels (13 instructions per 16 MACs, the weights in
+  blocks of four channels x taps), the last c % 4 channels stored under a predicate;
 - dsp_dwp: int8 on DSP CPUs (Cortex-M4/M7/M33, and on Cortex-M52/M55/M85 the layers the Helium
-  kernels do not take: multiplier > 1, windows other than 3x3, 1-D), any multiplier, channel count, window and
+  kernels do not take: multiplier > 1), any multiplier, channel count, window and
   stride, dilation along one axis at most, requantization constants that fit (see
   _dwp_constants): the input converted four channels at a time into planar int16 rows in
   planned scratch (a band of output rows at a time), then each output channel over its plane
@@ -769,8 +776,11 @@ def _dwp_fit_scratch(g: Graph, op: Operator, target: Target, room: int) -> dict[
     network): the most output rows per band whose planes take at most ``room`` bytes, or, when
     not even one row fits, those of a quarter of DWP_SCRATCH_BUDGET (a little more pool, much
     less than the default's, at a few more conversions)."""
-    if _dwp(g, op, target) is None or any(f(g, op, target) is not None for f in (_helium, _as_conv, _helium_dot, _helium_mult)):
-        return None  # the layers of the kernels before dsp_dwp keep theirs
+    # the layers of the kernels before dsp_dwp keep theirs (helium_k's rows: kh padded input rows,
+    # less than dsp_dwp's planes)
+    before_dwp = (_helium, _as_conv, _helium_dot, _helium_mult, _helium_k)
+    if _dwp(g, op, target) is None or any(f(g, op, target) is not None for f in before_dwp):
+        return None
     orient = _dwp_orients(g, op)[0]
     geo = _dwp_geometry(g, op, orient)
     assert geo is not None
@@ -783,7 +793,7 @@ def _dwp_fit_scratch(g: Graph, op: Operator, target: Target, room: int) -> dict[
 def _dwp(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
     # also on Helium CPUs (they have the DSP extension), after the Helium kernels: the layers
-    # those do not take (multiplier > 1, windows other than 3x3, height 1) run no slower than on the M4
+    # those do not take (multiplier > 1) run no slower than on the M4
     if not (target.packed and x.dtype == "int8" and y.dtype == "int8" and w.data is not None):
         return None
     orients = _dwp_orients(g, op)
@@ -936,6 +946,8 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
         return None
     name = knob(op, "plan", "") or names[0]
     name = name if name in names else names[0]
+    if name == "k":  # helium_k's (the next variant)
+        return None
     if name == "tiny":
         return _mve_dwt(lay, op)
     if name != "row":
@@ -972,6 +984,53 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
         row = mve.call("utvm_mve_dw3x3_row_s8", yb.access_ptr("w", offset=oy * (ow * c)), xb.access_ptr("r"),
                     h, wd, c, oy * sh - top, ow, sw, left, dh, dw, wb.access_ptr("r"), zx,
                     *rq.call_args(ins[2:]), zy, lo, hi)
+        return tirx.For(oy, 0, oh, tirx.ForKind.SERIAL, row)
+
+    return mve.extern(y, args, body)
+
+
+def _dwk_scratch(ow: int, sw: int, kh: int, kw: int, dw: int, c: int) -> int:
+    """Bytes of utvm_mve_dwk_row_s8's padded rows (utvm_mve_dwk_scratch of its header)."""
+    return kh * ((ow - 1) * sw + (kw - 1) * dw + 1) * (-(-c // 4) * 4) + 16
+
+
+def _helium_k(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """Helium depthwise of any window (multiplier 1, any channel count, dilation): one
+    utvm_mve_dwk_row_s8 call per output row (kernels/depthwise_mve_k.h): the rows of the window
+    copied into scratch, padded with the zero point (channels in blocks of four), then four
+    pixels x four channels per step, the last c % 4 channels stored under a predicate; the rows
+    outside the input add the zero point times their weights. For the layers the 3x3 Helium kernels do not take (1-D and 5x5
+    windows, 3x3 on channel counts they refuse)."""
+    if not target.helium:
+        return None
+    lay = mve.layer(g, op, (0, 1, 2))
+    if lay is None:
+        return None
+    x, w, y = lay.x, lay.w, lay.y
+    _, h, wd, c = x.shape
+    _, oh, ow, cout = y.shape
+    if op.attrs.get("depth_multiplier", 1) != 1 or cout != c or len(w.shape) != 4:
+        return None
+    kh, kw = w.shape[1], w.shape[2]
+    (sh, sw), (dh, dw) = op.attrs["strides"], op.attrs["dilation"]
+    top, left, _, _ = op.attrs["padding"]
+    rq = mve.pack_requant(*lay.params)
+    blocks = -(-c // 4)
+    # blocks of four channels, each its taps' four weights in turn (UTVM_MVE_DWK_W)
+    wts = np.zeros((blocks * 4, kh * kw), np.int8)
+    wts[:c] = lay.wdata.reshape(kh * kw, c).T
+    wts = wts.reshape(blocks, 4, kh * kw).transpose(0, 2, 1).reshape(-1)
+    args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
+            KernelArg(te.placeholder(wts.shape, "int8", name="w"), constant=wts, role="w"), *rq.args,
+            KernelArg(te.placeholder((_dwk_scratch(ow, sw, kh, kw, dw, c),), "int8", name="rows"), role="rows",
+                      scratch=True)]
+
+    def body(ins, outs):  # type: ignore[no-untyped-def]
+        xb, wb = ins[0], ins[1]
+        oy = tirx.Var("oy", I32)
+        row = mve.call("utvm_mve_dwk_row_s8", outs[0].access_ptr("w", offset=oy * (ow * c)), xb.access_ptr("r"),
+                       h, wd, c, oy * sh - top, ow, sw, left, kh, kw, dh, dw, wb.access_ptr("r"), lay.zx,
+                       *rq.call_args(ins[2:-1]), lay.zy, lay.lo, lay.hi, ins[-1].access_ptr("w"))
         return tirx.For(oy, 0, oh, tirx.ForKind.SERIAL, row)
 
     return mve.extern(y, args, body)
@@ -1054,7 +1113,8 @@ def _mve_dwt(lay: mve.Layer, op: Operator) -> KernelDef:
 def _helium_plans(g: Graph, op: Operator, lay: mve.Layer) -> list[str]:
     """The kernels (and plans) of a Helium 3x3 depthwise layer, the default first: the
     utvm_mve_dwg_s8 plans (8n channels, no dilation, output lines of at least 2 pixels) from the
-    least estimated cost, else "row" (utvm_mve_dw3x3_row_s8, 4n channels); "tiny"
+    least estimated cost, else "row" (utvm_mve_dw3x3_row_s8, 4n channels), with "k" (helium_k)
+    first where it measured faster (see below); "tiny"
     (utvm_mve_dwt_s8, measured below utvm_mve_dwg_s8 on every tiny map tried, 1x1 to 6x6 inputs,
     8 to 256 channels, strides 1 and 2: VWW's 3x3 outputs 1.27 -> 0.93 and 1.02 -> 0.87
     instructions per MAC) second, for the tuner ("Tiny maps are tuned for": 4-5 KB of flash a
@@ -1064,9 +1124,15 @@ def _helium_plans(g: Graph, op: Operator, lay: mve.Layer) -> list[str]:
     dwg = (mve.dwg_plans(y.shape[1:3], c, op.attrs["strides"])
            if c % 8 == 0 and op.attrs["dilation"] == (1, 1) and max(y.shape[1:3]) >= 2 else [])
     names = [p.name for p in dwg] or (["row"] if c % 4 == 0 else [])
-    if _mve_dwt_layout(lay, op) is None:
-        return names
-    return [names[0], "tiny", *names[1:]] if names else ["tiny"]
+    if _mve_dwt_layout(lay, op) is not None:
+        names = [names[0], "tiny", *names[1:]] if names else ["tiny"]
+    # "k": helium_k (any window, groups of four pixels from padded rows), measured below
+    # utvm_mve_dw3x3_row_s8 on every layer tried (issue 23's seeded shapes: [6,6,12] 3.78 -> 2.19,
+    # [12,12,36] s2 3.28 -> 1.90 instructions per MAC); on seeded layers also below
+    # utvm_mve_dwg_s8 at stride 1 from 16 channels ([4,4,72] 3.15 -> 1.66, [25,10,64] 2.24 ->
+    # 1.96) but above it in KWS and VWW (675,700 -> 1,173,500 and 1,372,450 -> 1,752,250
+    # instructions on mps3/an547), so second there, for the tuner
+    return ["k", *names] if not names or names[0] == "row" else [names[0], "k", *names[1:]]
 
 
 def helium_plans(g: Graph, op: Operator) -> list[str]:
@@ -1097,6 +1163,7 @@ OPS = (
             Variant("helium_dot", _helium_dot, "Cortex-M52/M55/M85"),
             Variant("helium_mult", _helium_mult, "Cortex-M52/M55/M85"),
             Variant("helium", _helium, "Cortex-M52/M55/M85", knobs=_helium_knobs, rows_in_order=True),
+            Variant("helium_k", _helium_k, "Cortex-M52/M55/M85", rows_in_order=True),
             # not rows_in_order: each group of four channels runs over all output rows (dwp: bands)
             Variant("dsp_dwp", _dwp, "Cortex-M4/M7/M33/M52/M55/M85", knobs=_dwp_knobs),
             # tiny maps, where a tuning log names it ("Tiny maps are tuned for")

@@ -21,4 +21,6 @@
 
 #include "kernels/depthwise_mve_mult.h"
 
+#include "kernels/depthwise_mve_k.h"
+
 #endif /* UTVM_KERNELS_MVE_H_ */
