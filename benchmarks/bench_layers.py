@@ -13,7 +13,7 @@ Every output is compared byte for byte with TFLite Micro on the same seeded inpu
     python3 benchmarks/bench_layers.py [--ops CONV_2D,DEPTHWISE_CONV_2D,FULLY_CONNECTED]
                                        [--per-op 200] [--seed 0] [--chunk 25] [--boards ...]
                                        [--out benchmarks/results/layers] [--before OLD.json]
-                                       [--table RUN.json]
+                                       [--table RUN.json] [--filter REGEX]
 
 Writes <out>.md and <out>.json: per shape the instructions per MAC on each CPU; the worst layer
 per CPU and the shapes where the Cortex-M55 takes more instructions than the Cortex-M4.
@@ -121,6 +121,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "layers")
     ap.add_argument("--table", type=Path, help="write the tables of this JSON (an earlier run's) again, nothing measured")
     ap.add_argument("--before", type=Path, help="a JSON of an earlier run: its figures as columns 'before'")
+    ap.add_argument("--filter", help="only the shapes whose 'OP family shape activation' matches this regular expression")
     a = ap.parse_args()
     boards = a.boards.split(",")
     table: list[dict[str, Any]] = []
@@ -129,6 +130,8 @@ def main() -> int:
             print(f"error: unknown operator {op!r} (one of {', '.join(OPS)})", file=sys.stderr)
             return 2
         for s in shapes(op, a.per_op, a.seed):
+            if a.filter and not re.search(a.filter, f"{op} {s.family} {s.text()} {s.activation}"):
+                continue
             table.append({"op": op, "family": s.family, "shape": s.text(), "activation": s.activation,
                           "per_channel": s.per_channel, "macs": s.macs, "_s": s})
     for board_name in boards:

@@ -921,4 +921,6 @@ __attribute__((always_inline)) static inline int32_t utvm_dsp_conv(
   }
 UTVM_DSP_KERNEL_NAMES(UTVM_DSP_CONV_ENTRY)
 
+#include "kernels/conv_dsp_short.h"
+
 #endif /* UTVM_KERNELS_DSP_H_ */
