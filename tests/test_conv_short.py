@@ -5,7 +5,7 @@
   3x3, strides, SAME/VALID, batch, 1 to 64 output channels, zero points, per-channel and
   per-tensor scales, activations, with and without a bias);
 - FULLY_CONNECTED of one row whose units leave one or two past whole blocks of four (dsp_gemm
-  split in two calls, lower/dsp_split.py): seeded layers of 5 to 18 units;
+  split in two calls, lower/dsp_split.py): seeded layers of 5 to 18 units and 80 to 400 inputs;
 
 side by side in one model, on the host (plain C) and on mps2/an386 (their assembly) and
 mps3/an547; every output equal to TFLite Micro's. And the issue's shapes within its bounds of
@@ -66,7 +66,7 @@ def short_case(cases: Cases, seed: int) -> None:
 
 
 def _fc_shape(rng: np.random.Generator) -> tuple[int, int, int]:
-    return int(rng.choice([8, 12, 16, 33, 64, 100, 256, 257])), int(rng.choice([5, 6, 9, 10, 13, 14, 17, 18])), 1
+    return int(rng.choice([80, 100, 120, 256, 257, 400])), int(rng.choice([5, 6, 9, 10, 13, 14, 17, 18])), 1
 
 
 @pytest.fixture(scope="module")
@@ -94,8 +94,8 @@ def test_the_layers_take_the_new_kernels(model: tuple[Path, Cases], tmp_path: Pa
         if op.kind == "conv2d":
             assert call.variant == "dsp_short"
         else:
-            assert call.variant in ("dsp_tiny", "dsp_gemm")
-            split += call.variant == "dsp_gemm"
+            units, depth = graph.tensors[op.inputs[1]].shape
+            split += call.variant == "dsp_gemm" and dsp_split.applies(Geometry(1, 1, 1, depth, 1, 1, units))
     assert split >= N_FC // 2
     assert shortk.applies(Geometry(1, 16, 16, 1, 16, 16, 32, 3, 3))
     assert not shortk.applies(Geometry(1, 16, 16, 2, 16, 16, 32, 3, 3))  # two input channels
@@ -103,6 +103,7 @@ def test_the_layers_take_the_new_kernels(model: tuple[Path, Cases], tmp_path: Pa
     assert not shortk.applies(Geometry(1, 16, 16, 1, 16, 16, 65, 3, 3))  # 65 channels
     assert dsp_split.applies(Geometry(1, 1, 1, 256, 1, 1, 5)) and not dsp_split.applies(Geometry(1, 1, 1, 256, 1, 1, 7))
     assert not dsp_split.applies(Geometry(1, 1, 2, 256, 1, 2, 5))  # two rows
+    assert not dsp_split.applies(Geometry(1, 1, 1, 64, 1, 1, 10))  # 640 products (MLPerf Tiny IC's)
 
 
 def test_matches_tflite_micro_on_host(model: tuple[Path, Cases], tmp_path: Path) -> None:

@@ -4,7 +4,10 @@ kernels and the last one or two channels with the narrow ones (blocks of two), i
 call whose last block of four computes two or three padding channels (``[1,256] -> 5``: 8
 channels' products for 5). One stream (the two parts' streams one after the other), the
 larger part's scratch; a row's outputs are contiguous, so the second call writes at channel
-4 * (cout // 4) of the same row.
+4 * (cout // 4) of the same row. Only layers of at least MIN_MACS products: the narrow kernels'
+code (about 0.9 KB when no other layer links them) costs more than the few instructions smaller
+layers save (MLPerf Tiny IC's [1,64] -> 10: 160 instructions fewer for 808 bytes more flash on
+the Cortex-M4).
 """
 
 from __future__ import annotations
@@ -21,10 +24,15 @@ from .kerneldef import KernelArg, KernelDef
 from .requant import I32
 from .schedules import seq
 
+#: the fewest products of a layer that is split (issue 23's bounds count layers from 1,000)
+MIN_MACS = 1000
+
 
 def applies(geo: Geometry) -> bool:
-    """One row, more than one block, one or two channels past whole blocks of four."""
-    return geo.n * geo.oh * geo.ow == 1 and geo.cout > 4 and geo.cout % 4 in (1, 2)
+    """One row of at least MIN_MACS products, more than one block, one or two channels past whole
+    blocks of four."""
+    return (geo.n * geo.oh * geo.ow == 1 and geo.cout > 4 and geo.cout % 4 in (1, 2)
+            and geo.cin * geo.cout >= MIN_MACS)
 
 
 def split_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bool,
