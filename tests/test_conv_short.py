@@ -130,11 +130,11 @@ ISSUE_LAYERS = [
     (Shape("CONV_2D", "autoencoder", (1, 16, 16, 1), 32, kernel=(3, 3), activation="RELU6", seed=11), 1.75),  # 2.72 -> 1.57
     (Shape("CONV_2D", "autoencoder", (1, 16, 16, 1), 32, kernel=(3, 3), stride=(2, 2), activation="RELU6", seed=12),
      1.85),  # 2.72 -> 1.70
-    (Shape("CONV_2D", "kws", (1, 32, 10, 1), 28, kernel=(3, 3), activation="RELU", seed=13), 1.85),  # 2.48 -> 1.70
+    (Shape("CONV_2D", "kws", (1, 32, 10, 1), 28, kernel=(3, 3), activation="RELU", seed=13), 1.85),  # 2.48 -> 1.59
     (Shape("CONV_2D", "kws", (1, 32, 10, 1), 32, kernel=(3, 3), stride=(2, 2), activation="RELU6", seed=14),
      1.85),  # 2.73 -> 1.71
     (Shape("CONV_2D", "kws", (1, 49, 40, 1), 32, kernel=(3, 3), stride=(2, 2), activation="RELU", seed=15),
-     1.85),  # 2.30 -> 1.69
+     1.85),  # 2.30 -> 1.58
     (Shape("FULLY_CONNECTED", "heads", (1, 256), 5, seed=16), 1.95),  # 2.25 -> 1.81
     (Shape("FULLY_CONNECTED", "kws", (1, 640), 6, activation="RELU", seed=17), 1.6),  # 1.81 -> 1.44
 ]

@@ -14,7 +14,8 @@ clamp are known at compile time (as in ``lower/tiny.py``, whose per-row code thi
   remain), the other taps paired by LDRSB, LDRSB, PKHBT (a last odd one alone);
 - per output channel (unrolled) the stream's words (``tiny.stream``: 2 * folded bias, the P
   doubled weight pairs, m, c) by LDM into the free registers, one SMLAD per pair, SMMLAR, the
-  sign fix-up, SSAT/USAT with the shift as an immediate, the clamp, STRB: TFLite's arithmetic
+  sign fix-up, SSAT/USAT with the shift as an immediate, the clamp (a ReLU of a nonzero zero
+  point as SSAT, CMP, MOVLT: :func:`lo_by_compare`), STRB: TFLite's arithmetic
   (kernels_dsp.h), exact under :func:`utvm.lower.dsp.gemm_requant`'s conditions.
 
 Stream: 4 (P + 3) bytes per output channel, at most what dsp_gemm's int8 stream takes for the same
@@ -125,11 +126,28 @@ def _load(ps: list[Pair], regs: list[str], tmp: str) -> list[str]:
     return code
 
 
+def lo_by_compare(lo: int, hi: int) -> bool:
+    """A lower clamp alone (hi 127, lo not 0) costs one instruction less as SSAT then a compare
+    and a conditional move (the constants c holding zy) than as dsp_tiny's USAT, compare, move
+    and ADD of lo (c holding zy - lo): ReLU of a nonzero output zero point."""
+    return -128 < lo != 0 and hi == 127
+
+
+class _Row(tiny.TinyFc):
+    def _clamp(self, v: str, e: int) -> list[str]:
+        lo = self.lo
+        if not lo_by_compare(lo, self.hi):
+            return super()._clamp(v, e)
+        cmp = f"cmp {v}, #{lo}" if lo >= 0 else f"cmn {v}, #{-lo}"
+        mov = f"movlt {v}, #{lo}" if lo >= 0 else f"mvnlt {v}, #{-lo - 1}"
+        return [f"ssat {v}, #8, {v}, asr #{e}", cmp, "it lt", mov]
+
+
 def assembly(geo: Geometry, rights: tuple[int, ...], lo: int, hi: int) -> list[str]:
     """The layer's utvm_dsp_short_fn: r0 outputs, r1 the window of the first pixel, r2 the
     stream, r3 the pixels."""
     ps = pairs(geo)
-    layer = tiny.TinyFc(1, geo.kh * geo.kw, geo.cout, rights, lo, hi)
+    layer = _Row(1, geo.kh * geo.kw, geo.cout, rights, lo, hi)
     regs = sorted(POOL[:len(ps)], key=tiny._number)
     free = sorted([r for r in POOL if r not in regs], key=tiny._number)
     t = free[0]
@@ -140,8 +158,8 @@ def assembly(geo: Geometry, rights: tuple[int, ...], lo: int, hi: int) -> list[s
                "add sp, sp, #8", "pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}"])
 
 
-def stream(geo: Geometry, wmat: np.ndarray, rq: GemmRequant, zy: int, lo: int) -> np.ndarray:
-    return tiny.stream(weights(geo, wmat), rq, zy, lo)
+def stream(geo: Geometry, wmat: np.ndarray, rq: GemmRequant, zy: int, lo: int, hi: int) -> np.ndarray:
+    return tiny.stream(weights(geo, wmat), rq, zy, -128 if lo_by_compare(lo, hi) else lo)
 
 
 def source(geo: Geometry, rights: tuple[int, ...], zx: int, lo: int, hi: int) -> tuple[str, str]:
@@ -163,7 +181,8 @@ def source(geo: Geometry, rights: tuple[int, ...], zx: int, lo: int, hi: int) ->
            f"#else\n"
            f"static void {name}_px(int8_t* y, const int8_t* x, const int32_t* w, int32_t np) {{\n"
            f"  static const int16_t taps[] = {{{taps}}};\n"
-           f"  utvm_dsp_short_rows(y, x, w, np, taps, {len(ps)}, {geo.cout}, {geo.sw}, {lo}, {hi});\n}}\n"
+           f"  utvm_dsp_short_rows(y, x, w, np, taps, {len(ps)}, {geo.cout}, {geo.sw}, {lo}, {hi}, "
+           f"{0 if lo_by_compare(lo, hi) else 1});\n}}\n"
            f"#endif\n"
            f"static int32_t {name}(void* y, void* x, void* w, void* rows) {{\n"
            f"  return utvm_dsp_short_conv(y, x, w, rows, {args}, {name}_px);\n}}\n")

@@ -235,7 +235,7 @@ def _short(g: Graph, op: Operator, target: Target) -> KernelDef | None:
         return None
     x = layer.x
     name, source = shortk.source(geo, tuple(int(e) for e in layer.rq.rights), layer.zx, layer.lo, layer.hi)
-    data = shortk.stream(geo, layer.wmat, layer.rq, layer.zy, layer.lo)
+    data = shortk.stream(geo, layer.wmat, layer.rq, layer.zy, layer.lo, layer.hi)
     args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
             KernelArg(te.placeholder((data.size,), I32, name="w"), constant=data, role="w"),
             KernelArg(te.placeholder((shortk.scratch_words(geo),), I32, name="col"), role="col", scratch=True)]

@@ -10,13 +10,14 @@
  * registers, one SMLAD per pair, SMMLAR and the clamp, the outputs cout bytes apart.
  *
  * The stream (utvm/lower/tiny.py stream): per output channel 2 * (bias - zx * sum(w)), the pairs'
- * doubled int16 weights, m and c = 2**(e-1) + (zy - base) * 2**e (base: lo when lo > -128, else 0).
+ * doubled int16 weights, m and c = 2**(e-1) + (zy - base) * 2**e (base: lo when lo > -128 and the
+ * layer is ``based``, else 0: a ReLU of a nonzero zero point compares with lo after SSAT).
  *
  * - utvm_dsp_short_conv(y, x, stream, rows, n, h, w, oh, ow, cout, kh, sh, top, left, wp, zx, fn):
  *   per output row the kh input rows it reads copied into rows (kh x wp bytes and 4 more: the
  *   columns left and right of the input, and the rows above and below it, the zero point zx),
  *   then fn on them;
- * - utvm_dsp_short_rows(out, rows, stream, np, taps, pairs, cout, sw, lo, hi): the plain C of the
+ * - utvm_dsp_short_rows(out, rows, stream, np, taps, pairs, cout, sw, lo, hi, based): the plain C of the
  *   generated functions (builds without the DSP extension in Thumb-2), the same arithmetic; taps:
  *   per pair the byte offsets of its low and high tap in the window (-1: none).
  */
@@ -30,7 +31,7 @@ typedef void (*utvm_dsp_short_fn)(int8_t* out, const int8_t* rows, const int32_t
 
 static inline void utvm_dsp_short_rows(int8_t* out, const int8_t* rows, const int32_t* stream, int32_t np,
                                        const int16_t* taps, int32_t pairs, int32_t cout, int32_t sw, int32_t lo,
-                                       int32_t hi) {
+                                       int32_t hi, int32_t based) {
   for (int32_t r = 0; r < np; r++, rows += sw, out += cout) {
     const int32_t* w = stream;
     for (int32_t o = 0; o < cout; o++) {
@@ -42,7 +43,8 @@ static inline void utvm_dsp_short_rows(int8_t* out, const int8_t* rows, const in
       w += pairs;
       int32_t q[3] = {w[0], w[1], 1};
       while (!((uint32_t)q[1] >> (q[2] - 1) & 1u)) q[2]++;
-      out[o] = (int8_t)utvm_dsp_requant(acc, q, lo, hi);
+      int32_t v = utvm_dsp_requant(acc, q, based ? lo : -128, hi);
+      out[o] = (int8_t)(v < lo ? lo : v);
       w += 2;
     }
   }
