@@ -1,8 +1,8 @@
 """The Cortex-M4/M7/M33 kernels of issue 23's slow int8 layer classes against TFLite Micro:
 
 - CONV_2D of one input channel with windows of at most 10 taps (the first layers of keyword and
-  autoencoder models; conv2d's dsp_short, lower/shortk.py): seeded layers (windows 1x1 to 2x5 and
-  3x3, strides, SAME/VALID, batch, 1 to 64 output channels, zero points, per-channel and
+  autoencoder models; conv2d's dsp_short, lower/shortk.py): seeded layers (windows 1x1 to 1x10, 2x5,
+  3x3, 5x2 and 9x1, strides, SAME/VALID, batch, 1 to 64 output channels, zero points, per-channel and
   per-tensor scales, activations, with and without a bias);
 - FULLY_CONNECTED of one row whose units leave one or two past whole blocks of four (dsp_gemm
   split in two calls, lower/dsp_split.py): seeded layers of 5 to 18 units and 80 to 400 inputs;
@@ -32,7 +32,8 @@ from utvm.lower import dsp_split, shortk
 from utvm.lower.dsp import Geometry
 
 N_CONV, N_FC = 24, 24
-WINDOWS = [(3, 3), (3, 3), (1, 3), (1, 5), (3, 1), (2, 2), (2, 4), (1, 1), (2, 5), (3, 2), (1, 9), (1, 10)]
+WINDOWS = [(3, 3), (3, 3), (1, 3), (1, 5), (3, 1), (2, 2), (2, 4), (1, 1), (2, 5), (3, 2), (1, 9), (1, 10), (5, 2),
+           (9, 1)]
 
 
 def short_case(cases: Cases, seed: int) -> None:
@@ -101,6 +102,8 @@ def test_the_layers_take_the_new_kernels(model: tuple[Path, Cases], tmp_path: Pa
     assert not shortk.applies(Geometry(1, 16, 16, 2, 16, 16, 32, 3, 3))  # two input channels
     assert not shortk.applies(Geometry(1, 49, 10, 1, 25, 5, 64, 10, 4))  # 40 taps
     assert not shortk.applies(Geometry(1, 16, 16, 1, 16, 16, 65, 3, 3))  # 65 channels
+    assert shortk.applies(Geometry(1, 400, 10, 1, 391, 10, 8, 10, 1))
+    assert not shortk.applies(Geometry(1, 10, 600, 1, 1, 600, 8, 10, 1))  # taps 600 bytes apart
     assert dsp_split.applies(Geometry(1, 1, 1, 256, 1, 1, 5)) and not dsp_split.applies(Geometry(1, 1, 1, 256, 1, 1, 7))
     assert not dsp_split.applies(Geometry(1, 1, 2, 256, 1, 2, 5))  # two rows
     assert not dsp_split.applies(Geometry(1, 1, 1, 64, 1, 1, 10))  # 640 products (MLPerf Tiny IC's)

@@ -42,10 +42,15 @@ MAX_PAIRS = 5
 POOL = tiny.POOL
 
 
+#: the largest offset of a load (LDR/LDRSB's 12-bit immediate)
+MAX_OFFSET = 4095
+
+
 def applies(geo: Geometry) -> bool:
-    """One input channel, no dilation, at most 2 MAX_PAIRS taps and MAX_COUT channels."""
+    """One input channel, no dilation, at most 2 MAX_PAIRS taps and MAX_COUT channels, every tap
+    of a window within MAX_OFFSET bytes of its first (a word read at the last one)."""
     return (geo.cin == 1 and geo.dh == geo.dw == 1 and geo.kh * geo.kw <= 2 * MAX_PAIRS
-            and geo.cout <= MAX_COUT)
+            and geo.cout <= MAX_COUT and (geo.kh - 1) * row_bytes(geo) + geo.kw + 3 <= MAX_OFFSET)
 
 
 def row_bytes(geo: Geometry) -> int:
