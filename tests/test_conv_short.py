@@ -23,7 +23,7 @@ import pytest
 
 from layer_shapes import Shape
 from mac_cases import Layer, _activation, _out_size, fc_case
-from op_check import Cases, check_model, on_boards, side_by_side
+from op_check import Cases, assert_kernels_warning_free, check_model, on_boards, side_by_side
 from tflite_builder import ModelBuilder
 from toolchains import toolchain_problem
 from utvm.compiler import CompileOptions, compile_model
@@ -116,8 +116,10 @@ def test_matches_tflite_micro_on_host(model: tuple[Path, Cases], tmp_path: Path)
 
 @pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
 def test_matches_tflite_micro_on_cortex_m4(model: tuple[Path, Cases], tmp_path: Path) -> None:
+    """Bit-exact with the generated assembly; the model's C free of warnings (-Wall -Wextra -Werror)."""
     path, cases = model
     check_model(path, tmp_path, "mps2/an386", cases.inputs)
+    assert_kernels_warning_free(tmp_path, "mps2/an386")
 
 
 @pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
