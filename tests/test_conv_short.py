@@ -129,10 +129,11 @@ def test_matches_tflite_micro_on_cortex_m55(model: tuple[Path, Cases], tmp_path:
     check_model(path, tmp_path, "mps3/an547", cases.inputs)
 
 
-#: the issue's layers that missed the bounds, and their instructions per MAC on mps2/an386 before
-#: and after dsp_short / the split (bench_layers, one layer per operator call)
+#: the issue's layers that missed the bounds, the bound on mps2/an386 asserted here, and (comments)
+#: their instructions per MAC there in benchmarks/results/layers.md (bench_layers' seeds) before
+#: dsp_short / the split -> with these seeds after (M55: 0.69-0.79 and 0.35 / 0.25, unchanged)
 ISSUE_LAYERS = [
-    (Shape("CONV_2D", "autoencoder", (1, 16, 16, 1), 32, kernel=(3, 3), activation="RELU6", seed=11), 1.75),  # 2.72 -> 1.57
+    (Shape("CONV_2D", "autoencoder", (1, 16, 16, 1), 32, kernel=(3, 3), activation="RELU6", seed=11), 1.75),  # 2.72 -> 1.68
     (Shape("CONV_2D", "autoencoder", (1, 16, 16, 1), 32, kernel=(3, 3), stride=(2, 2), activation="RELU6", seed=12),
      1.85),  # 2.72 -> 1.70
     (Shape("CONV_2D", "kws", (1, 32, 10, 1), 28, kernel=(3, 3), activation="RELU", seed=13), 1.85),  # 2.48 -> 1.59
@@ -141,7 +142,7 @@ ISSUE_LAYERS = [
     (Shape("CONV_2D", "kws", (1, 49, 40, 1), 32, kernel=(3, 3), stride=(2, 2), activation="RELU", seed=15),
      1.85),  # 2.30 -> 1.58
     (Shape("FULLY_CONNECTED", "heads", (1, 256), 5, seed=16), 1.95),  # 2.25 -> 1.81
-    (Shape("FULLY_CONNECTED", "kws", (1, 640), 6, activation="RELU", seed=17), 1.6),  # 1.81 -> 1.44
+    (Shape("FULLY_CONNECTED", "kws", (1, 640), 6, activation="RELU", seed=17), 1.6),  # 1.81 -> 1.45
 ]
 
 
