@@ -14,6 +14,7 @@ Every output is compared byte for byte with TFLite Micro on the same seeded inpu
                                        [--per-op 200] [--seed 0] [--chunk 25] [--boards ...]
                                        [--out benchmarks/results/layers] [--before OLD.json]
                                        [--table RUN.json] [--only REGEX] [--families stream1d,misc] [--multiplier 1]
+                                       [--filter REGEX]
 
 `--only` keeps the shapes whose "<family> <shape>" text matches REGEX (e.g. `--only ' m([2-9]|[1-9][0-9])'`:
 the depthwise layers of multiplier > 1).
@@ -127,6 +128,7 @@ def main() -> int:
     ap.add_argument("--only", help="measure only the shapes whose '<family> <shape>' matches this regular expression")
     ap.add_argument("--families", help="only the shapes of these families (comma-separated, e.g. stream1d,misc)")
     ap.add_argument("--multiplier", type=int, help="only the depthwise shapes of this depth multiplier")
+    ap.add_argument("--filter", help="only the shapes whose 'OP family shape activation' matches this regular expression")
     a = ap.parse_args()
     try:
         only = re.compile(a.only) if a.only else None
@@ -141,6 +143,7 @@ def main() -> int:
             return 2
         for s in shapes(op, a.per_op, a.seed):
             if (only is not None and not only.search(f"{s.family} {s.text()}")
+                    or a.filter and not re.search(a.filter, f"{op} {s.family} {s.text()} {s.activation}")
                     or a.families and s.family not in a.families.split(",")
                     or a.multiplier is not None and (op != "DEPTHWISE_CONV_2D" or s.multiplier != a.multiplier)):
                 continue

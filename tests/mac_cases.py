@@ -344,14 +344,17 @@ class Layers(Cases):
 
 
 def lstm_case(seed: int, dtype: str = "int8", time_major: bool | None = None, variant: str = "",
-              cell_power: int | None = None):  # type: ignore[no-untyped-def]
+              cell_power: int | None = None, shape: tuple[int, int, int, int] | None = None):  # type: ignore[no-untyped-def]
     """One LSTM layer with random shapes, weights and quantization (``variant``: an unsupported
-    extra input: "layer_norm", "peephole", "projection", "cifg", or "int16")."""
+    extra input: "layer_norm", "peephole", "projection", "cifg", or "int16"; ``shape``: batch,
+    steps, units, inputs instead of random ones)."""
     rng = np.random.default_rng(seed)
     batch = int(rng.integers(1, 4))
     steps = int(rng.integers(1, 7))
     units = int(rng.choice([1, 2, 3, 4, 5, 8, 12]))
     n_input = int(rng.integers(1, 13))
+    if shape is not None:
+        batch, steps, units, n_input = shape
     major = bool(rng.integers(0, 2)) if time_major is None else time_major
     clip = float(rng.choice([0.0, 0.0, 2.5, 8.0]))
     gain = float(rng.choice([0.5, 1.0, 3.0]))  # 3: gates and cell saturate often
@@ -418,8 +421,9 @@ def lstm_case(seed: int, dtype: str = "int8", time_major: bool | None = None, va
 
 
 def svdf_case(seed: int, dtype: str = "int8", state_type: str = "int16", time_type: str = "int16",
-              activation: str = "NONE"):  # type: ignore[no-untyped-def]
-    """One SVDF layer with random shapes, weights and quantization."""
+              activation: str = "NONE", shape: tuple[int, int, int, int, int] | None = None):  # type: ignore[no-untyped-def]
+    """One SVDF layer with random shapes, weights and quantization (``shape``: batch, inputs, rank,
+    units, memory instead of random ones)."""
     rng = np.random.default_rng(seed)
     batch = int(rng.integers(1, 3))
     n_input = int(rng.integers(2, 12))
@@ -427,6 +431,9 @@ def svdf_case(seed: int, dtype: str = "int8", state_type: str = "int16", time_ty
     units = int(rng.integers(1, 6))
     filters = units * rank
     memory = int(rng.integers(1, 6))
+    if shape is not None:
+        batch, n_input, rank, units, memory = shape
+        filters = units * rank
 
     def case(m: ModelBuilder) -> tuple[list[int], list[int]]:
         p = f"s{seed}_"

@@ -13,6 +13,11 @@ Kernel variants, first that applies:
   gathered into patches, widened to int16 once, assembly blocks of output channels); knob
   ``weights``: int16 (widened and doubled ahead of time) or int8, int16 by default only for
   small layers on large maps (mac_knobs.widened_by_default);
+- dsp_short: Cortex-M4/M7/M33, int8 with dsp_gemm's short exact requantization whose gathered patch
+  is at most five int16 pairs (one input channel, windows up to 9 taps), at most 64 output
+  channels: one naked assembly function generated for the layer (kernels/shortk.py), a patch's pairs
+  in registers, per output channel the stream's words by LDM, one SMLAD per pair, the shift an
+  immediate; the patches gathered by kernels_dsp.h's utvm_dsp_conv;
 - dsp_rows4: one input channel and four taps per kernel row (KWS's first layer), a word per row;
   knob ``weights`` as dsp_mac4's;
 - dsp_rows_flat: input channels that do not fill words (RGB images), flat row dot products;
@@ -35,8 +40,8 @@ from tvm import te, tirx
 
 from ..ir import NHWC, Graph, Operator, Quant
 from ..kernels import helium as mve
-from ..kernels import mac16
-from ..kernels.dsp import Geometry, gemm_kernel
+from ..kernels import mac16, shortk
+from ..kernels.dsp import Geometry, gemm_kernel, int8_layer
 from ..kernels.kerneldef import KernelArg, KernelDef
 from ..kernels.padding import padding
 from ..kernels.requant import I32, float_clamp, imm
@@ -210,6 +215,32 @@ def _gemm(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     if not _quant_dsp(g, op, target):
         return None
     return gemm_kernel(g, op, _geometry(g, op), gemm_wide(g, op), True, gemm_widen(op))
+
+
+def _short(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """A short-row layer's own function (kernels/shortk.py) over the patches kernels_dsp.h gathers."""
+    if not _quant_dsp(g, op, target):
+        return None
+    geo = _geometry(g, op)
+    if not shortk.applies(geo):
+        return None
+    layer = int8_layer(g, op, True)
+    if layer is None:
+        return None
+    x = layer.x
+    name, source = shortk.source(geo, tuple(int(e) for e in layer.rq.rights), layer.zx, layer.lo, layer.hi)
+    data = shortk.stream(geo, layer.wmat, layer.rq, layer.zy, layer.lo, layer.hi)
+    args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
+            KernelArg(te.placeholder((data.size,), I32, name="w"), constant=data, role="w"),
+            KernelArg(te.placeholder((shortk.scratch_words(geo),), I32, name="col"), role="col", scratch=True)]
+
+    def body(ins, outs):  # type: ignore[no-untyped-def]
+        return mve.call(name, outs[0].access_ptr("w"), ins[0].access_ptr("r"), ins[1].access_ptr("r"),
+                        ins[2].access_ptr("w"))
+
+    kdef = mve.extern(g.tensors[op.outputs[0]], args, body)
+    kdef.source = source
+    return kdef
 
 
 def _gemm_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:
@@ -706,6 +737,7 @@ OPS = (
                        "also QDQ Conv groups; symmetric int8 weights, per-tensor or per-channel")),
         variants=(
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
+            Variant("dsp_short", _short, "Cortex-M4/M7/M33"),
             Variant("dsp_gemm", _gemm, "Cortex-M4/M7/M33", knobs=_gemm_knobs),
             Variant("dsp_rows4", _rows4, "Cortex-M4/M7/M33", knobs=mac4_knobs),
             Variant("dsp_rows_flat", _rows_flat, "Cortex-M4/M7/M33"),

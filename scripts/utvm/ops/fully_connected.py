@@ -17,8 +17,9 @@ Kernel variants, first that applies:
   for the layer (kernels/tiny.py), the row's int16 pairs in registers (depth <= 16, one row) or on
   the stack;
 - dsp_gemm: Cortex-M4/M7/M33, int8 with symmetric weights whose requantization has the short
-  exact form: kernels_dsp.h with the batch rows as pixels of a 1 x 1 convolution; knob
-  ``weights`` as conv2d's dsp_gemm;
+  exact form: kernels_dsp.h with the batch rows as pixels of a 1 x 1 convolution (one row whose
+  units leave one or two past whole blocks of four: two calls, the last units with the narrow
+  kernels, kernels/dsp_split.py); knob ``weights`` as conv2d's dsp_gemm;
 - dsp_mac4: units % 4 == 0 and depth % 4 == 0, one assembly MAC loop per block of 4 units;
   knob ``weights``: int8 (default) or int16 (widened ahead of time: twice the flash, fewer
   instructions);
@@ -41,8 +42,8 @@ from tvm import te, tirx
 
 from ..errors import short_list
 from ..ir import PLAIN, Graph, Operator, Quant
+from ..kernels import dsp_split, mac16, tiny
 from ..kernels import helium as mve
-from ..kernels import mac16, tiny
 from ..kernels.dsp import Geometry, Int8Layer, gemm_kernel, int8_layer, per_tensor
 from ..kernels.helium import call, extern
 from ..kernels.kerneldef import KernelArg, KernelDef
@@ -277,7 +278,10 @@ def _gemm(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     x, w = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]]
     if not (target.dsp and x.dtype == "int8" and w.quant is not None):
         return None
-    return gemm_kernel(g, op, _geometry(g, op), gemm_wide(g, op), bool(w.quant.per_channel), gemm_widen(op))
+    geo = _geometry(g, op)
+    if dsp_split.applies(geo):
+        return dsp_split.split_kernel(g, op, geo, gemm_wide(g, op), bool(w.quant.per_channel), gemm_widen(op))
+    return gemm_kernel(g, op, geo, gemm_wide(g, op), bool(w.quant.per_channel), gemm_widen(op))
 
 
 def _gemm_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:

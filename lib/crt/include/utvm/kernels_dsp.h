@@ -10,4 +10,6 @@
 #include "kernels/common_dsp.h"
 #include "kernels/fully_connected_dsp.h"
 
+#include "kernels/conv_dsp_short.h"
+
 #endif /* UTVM_KERNELS_DSP_H_ */
