@@ -2,13 +2,19 @@
 against the layer's bytes in the model (int8 weights, int32 biases), for each CPU.
 
     python3 benchmarks/bench_flash.py [--cpus cortex-m4,cortex-m55] [--models kws_ref_model,...] [--layers]
+                                      [--bound]
 
 Compiles (lowers) each model for each CPU the way `utvm compile --cpu` does, channels that only
 meet zero weights dropped (lower/channels.py), and prints per model and CPU the model's constant
 bytes, the compiled constants and their ratio, and the ratio to the "TFLM form": the int8 weights
 plus 12 bytes per output channel of each weighted layer (bias, multiplier and shift, what TFLite
 Micro keeps per channel); with --layers also every kernel's constants beside its layer's own
-bytes and its variant. With --out FILE also a markdown table of the totals. Not a test.
+bytes and its variant. With --bound, per weighted layer what its per-channel data needs at
+least, stored losslessly in the narrowest form (bound_rows): the folded bias (bias - zx * sum(w),
+what a kernel adds to its accumulator) in the bits its values need, the multiplier in 30 bits
+(QuantizeMultiplier's are in [2**30, 2**31): the top bit implied) or nothing when the layer's are
+all equal, the shift in the bits that tell its distinct values apart, bit-packed per channel,
+whole bytes per channel. With --out FILE also a markdown table of the totals. Not a test.
 """
 
 from __future__ import annotations
@@ -20,10 +26,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
+import numpy as np  # noqa: E402
+
 from utvm.importer import load_model  # noqa: E402
 from utvm.ir import Graph  # noqa: E402
+from utvm.lower import fixedpoint as fp  # noqa: E402
 from utvm.lower.channels import drop_channels  # noqa: E402
 from utvm.lower.lowering import lower_graph  # noqa: E402
+from utvm.lower.requant import effective_scales  # noqa: E402
 from utvm.plan.memory import resolve_alias  # noqa: E402
 
 MODELS = ["kws_ref_model", "vww_96_int8", "pretrainedResnet_quant", "ad01_int8"]
@@ -48,6 +58,57 @@ def tflm_bytes(g: Graph) -> int:
             if b.is_constant:
                 total += PER_CHANNEL * b.size - b.nbytes
     return total
+
+
+WEIGHTED = ("conv2d", "depthwise_conv2d", "fully_connected")
+
+
+def _signed_bits(v: np.ndarray) -> int:
+    """Bits of the narrowest two's complement type that holds every value of ``v``."""
+    lo, hi = int(v.min()), int(v.max())
+    return next(n for n in range(1, 65) if -(1 << (n - 1)) <= lo and hi < (1 << (n - 1)))
+
+
+def bound_rows(g: Graph) -> list[tuple[str, int, int, int, int, int, int]]:
+    """Per int8 weighted layer: (name, output channels, int8 weight bytes, folded-bias bits,
+    multiplier bits, shift bits, least bytes of per-channel data in whole bytes per channel)."""
+    rows = []
+    for i, op in enumerate(g.ops):
+        if op.kind not in WEIGHTED or len(op.inputs) < 2:
+            continue
+        x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+        if w.data is None or w.dtype != "int8" or x.quant is None or w.quant is None or y.quant is None:
+            continue
+        depthwise = op.kind == "depthwise_conv2d"
+        wd = w.data.astype(np.int64)
+        cout = wd.shape[-1] if depthwise else wd.shape[0]
+        wsum = wd.reshape(-1, cout).sum(axis=0) if depthwise else wd.reshape(cout, -1).sum(axis=1)
+        b = g.tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] else None
+        bias = b.data.astype(np.int64).reshape(-1) if b is not None and b.data is not None else np.zeros(cout, np.int64)
+        folded = bias - x.quant.scalar()[1] * wsum
+        pairs = [fp.quantize_multiplier(float(v)) for v in effective_scales(x, w, y, op.kind != "fully_connected")]
+        mults, shifts = {m for m, _ in pairs}, {s for _, s in pairs}
+        bbits = _signed_bits(folded)
+        mbits = 30 if len(mults) > 1 else 0
+        sbits = (len(shifts) - 1).bit_length()
+        rows.append((f"{op.kind}_{i}", cout, wd.size, bbits, mbits, sbits, cout * -(-(bbits + mbits + sbits) // 8)))
+    return rows
+
+
+def bound(path: Path) -> tuple[int, int]:
+    """Prints bound_rows of a model (channels that cannot change an output dropped first);
+    (int8 weight bytes, least bytes of per-channel data)."""
+    graph, _ = drop_channels(load_model(path))
+    rows = bound_rows(graph)
+    print(f"{path.stem}: layer, channels, int8 weights B, folded bias bits, multiplier bits, shift bits, "
+          "least per-channel B")
+    for name, cout, wbytes, bb, mb, sb, least in rows:
+        print(f"  {name:24} {cout:5} {wbytes:8,} {bb:3} {mb:3} {sb:3} {least:7,}")
+    weights, least = sum(r[2] for r in rows), sum(r[6] for r in rows)
+    model = model_bytes(load_model(path))
+    print(f"  int8 weights {weights:,} B + per-channel {least:,} B = {weights + least:,} B: "
+          f"{(weights + least) / model:.3f}x the model's {model:,} B")
+    return weights, least
 
 
 def report(path: Path, cpu: str, layers: bool) -> tuple[int, int, int]:
@@ -83,8 +144,13 @@ def main() -> int:
     p.add_argument("--models", default=",".join(MODELS), help="comma-separated model names")
     p.add_argument("--models-dir", type=Path, default=ROOT.parent / "shared" / "models")
     p.add_argument("--layers", action="store_true", help="every kernel's constants too")
+    p.add_argument("--bound", action="store_true", help="per layer the least lossless per-channel bytes")
     p.add_argument("--out", type=Path, help="also write the totals as a markdown table here")
     args = p.parse_args()
+    if args.bound:
+        for name in args.models.split(","):
+            bound(args.models_dir / f"{name}.tflite")
+        return 0
     rows = ["| model | CPU | model constants B | TFLM form B | compiled constants B | / model | / TFLM form |",
             "|---|---|---|---|---|---|---|"]
     for name in args.models.split(","):
