@@ -111,10 +111,13 @@ def bound(path: Path) -> tuple[int, int]:
     return weights, least
 
 
-def report(path: Path, cpu: str, layers: bool) -> tuple[int, int, int]:
-    """(model constant bytes, its TFLM form, compiled constant bytes) of one model on one CPU."""
+def report(path: Path, cpu: str, layers: bool) -> tuple[int, int, int, list[str]]:
+    """(model constant bytes, its TFLM form, compiled constant bytes, the markdown rows of its
+    layers) of one model on one CPU."""
     source = load_model(path)
     graph, dropped = drop_channels(source)
+    outs = {op.outputs[0]: op for op in graph.ops if op.outputs}
+    rows = []
     lowered = lower_graph(graph, f"tvmgen_{graph.name}", cpu)
     seen: set[str] = set()
     total = 0
@@ -132,10 +135,34 @@ def report(path: Path, cpu: str, layers: bool) -> tuple[int, int, int]:
             mine = model_bytes(source, [n for n in op.inputs if n])
             print(f"  {call.op_name:28} {call.variant:12} model {mine:8,} B  flash {own:8,} B  "
                   f"{own / max(mine, 1):5.2f}x")
+            kept = outs.get(op.outputs[0], op)
+            w = graph.tensors[kept.inputs[1]] if len(kept.inputs) > 1 and kept.inputs[1] else None
+            cout = graph.tensors[kept.outputs[0]].shape[-1]
+            wbytes = w.nbytes if w is not None and w.is_constant and w.dtype == "int8" else 0
+            rows.append(f"| {call.op_name} | {call.variant} | {cout} | {wbytes:,} | {mine:,} | {own:,} | "
+                        f"{(own - wbytes) / cout:.1f} |")
     weights, tflm = model_bytes(source), tflm_bytes(source)
     print(f"{path.stem:24} {cpu:11} model {weights:9,} B  constants {total:9,} B  {total / weights:5.2f}x"
           f"  TFLM form {tflm:9,} B {total / tflm:5.2f}x  ({dropped} channels dropped)")
-    return weights, tflm, total
+    return weights, tflm, total, rows
+
+
+#: where the bytes above the int8 weights go, per kernel (the layouts of lower/dsp.py, ops/, lower/helium.py)
+LAYOUTS = """## Bytes per output channel above the int8 weights
+
+- dsp_gemm (Cortex-M4/M7/M33), per-channel constants: the accumulator's start (the folded bias, once
+  per block), m, c (rounding and output zero point at the channel's shift) and e (the shift | the
+  last flag): 16 B, each an operand register of the requantization loaded by one LDM per channel
+  and row pair; per-tensor constants (KWS's fully connected layer): the bias, and m, c, e per block
+  of four channels.
+- dsp_dwp: the bias (a multiple of 2**l, its low bits the index of the channel's third word) and m:
+  8 B, then per layer the table of distinct third words (e | l << 8 | k << 16) and r values; three
+  words (12 B) where the indexes do not fit.
+- helium conv42 (Cortex-M55): per channel the bias, m and shift | output offset (12 B) after each
+  pair of filter vectors; the weights padded to whole 16-byte steps (KWS's first layer: K 40 -> 48).
+- helium dwg: a 32-byte record per channel: 9 taps and 13 zero lanes (the three filter vectors of a
+  gather at offsets 6, 3 and 0 of one 22-byte window), the shift and a zero byte, the bias and m.
+"""
 
 
 def main() -> int:
@@ -151,18 +178,31 @@ def main() -> int:
         for name in args.models.split(","):
             bound(args.models_dir / f"{name}.tflite")
         return 0
-    rows = ["| model | CPU | model constants B | TFLM form B | compiled constants B | / model | / TFLM form |",
-            "|---|---|---|---|---|---|---|"]
+    rows = ["| model | CPU | model constants B | TFLM form B | least B | compiled constants B | / model "
+            "| least / model | / TFLM form |", "|---|---|---|---|---|---|---|---|---|"]
+    per_layer = []
     for name in args.models.split(","):
+        path = args.models_dir / f"{name}.tflite"
+        least = sum(r[2] + r[6] for r in bound_rows(drop_channels(load_model(path))[0]))
         for cpu in args.cpus.split(","):
-            weights, tflm, total = report(args.models_dir / f"{name}.tflite", cpu, args.layers)
-            rows.append(f"| {name} | {cpu} | {weights:,} | {tflm:,} | {total:,} | {total / weights:.2f} "
-                        f"| {total / tflm:.2f} |")
+            weights, tflm, total, layer_rows = report(path, cpu, args.layers)
+            rows.append(f"| {name} | {cpu} | {weights:,} | {tflm:,} | {least:,} | {total:,} | {total / weights:.2f} "
+                        f"| {least / weights:.3f} | {total / tflm:.2f} |")
+            if layer_rows:
+                per_layer += [f"\n### {name} on the {cpu}\n", "| layer | variant | output channels | int8 weights B "
+                              "| model B | compiled B | (compiled - int8 weights) / channel B |", "|---|---|---|---|---|---|---|",
+                              *layer_rows]
     if args.out:
         note = ("\nModel constants: the .tflite's (int8 weights, int32 biases). TFLM form: the int8 weights plus "
-                f"{PER_CHANNEL} B per output channel (bias, multiplier, shift). Compiled: the constants utvm emits "
-                "(benchmarks/bench_flash.py; channels that cannot change an output dropped first).\n")
-        args.out.write_text("# Constants in flash against the model's weights\n\n" + "\n".join(rows) + "\n" + note)
+                f"{PER_CHANNEL} B per output channel (bias, multiplier, shift). Least: the int8 weights plus each "
+                "layer's per-channel data stored losslessly in whole bytes per channel of the narrowest fields "
+                "(`--bound`: the folded bias in the bits its values need, the multiplier in 30 bits unless the "
+                "layer's are all equal, the shift in the bits that tell the layer's values apart). Compiled: the "
+                "constants utvm emits (benchmarks/bench_flash.py; channels that cannot change an output dropped "
+                "first).\n")
+        layers_md = "\n" + LAYOUTS + "\n## Per layer (`--layers`)\n" + "\n".join(per_layer) + "\n" if per_layer else ""
+        args.out.write_text("# Constants in flash against the model's weights\n\n" + "\n".join(rows) + "\n" + note
+                            + layers_md)
     return 0
 
 
