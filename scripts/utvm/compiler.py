@@ -203,6 +203,8 @@ def _configure(lowered: Lowered, pick: Callable[[int, KernelCall, Operator, OpDe
 #: knob values of the layouts that cost flash, each with the one that stores int8 weights as
 #: int8 (mac4_knobs, gemm_knobs): the configuration --max-flash falls back to
 LEAN_KNOBS = {"weights": "int8"}
+#: the same for depthwise layers: dsp_dwp's constants in two words a channel (ops/depthwise_conv2d.py _dwp_q)
+LEAN_DEPTHWISE = {"consts": "packed"}
 
 
 def constants_bytes(lowered: Lowered) -> int:
@@ -214,7 +216,8 @@ def constants_bytes(lowered: Lowered) -> int:
 def _lean(graph: Graph, lowered: Lowered, options: CompileOptions, modules: list[Any],
           progress: Progress) -> Lowered:
     """``graph`` lowered again with every layout that costs flash replaced by its int8 one
-    (LEAN_KNOBS, over tuned configurations too); UtvmError when its constants still pass
+    (LEAN_KNOBS, over tuned configurations too) and dsp_dwp's constants packed (LEAN_DEPTHWISE);
+    UtvmError when its constants still pass
     --max-flash."""
     before = constants_bytes(lowered)
     for op in graph.ops:
@@ -223,6 +226,8 @@ def _lean(graph: Graph, lowered: Lowered, options: CompileOptions, modules: list
                                                 and len(op.inputs) > 1 and graph.tensors[op.inputs[1]].is_constant
                                                 and widened_by_default(graph, op)):
             op.attrs["config"] = {**config, **LEAN_KNOBS}
+        elif op.kind == "depthwise_conv2d":
+            op.attrs["config"] = {**config, **LEAN_DEPTHWISE}
     lowered = lower_graph(graph, f"tvmgen_{graph.name}", options.target, modules)
     after = constants_bytes(lowered)
     if after > (options.max_flash or 0):
