@@ -140,20 +140,24 @@ def _constant_bytes(model: Path) -> int:
     return sum(t.nbytes for t in load_model(model).tensors.values() if t.data is not None)
 
 
-@pytest.mark.parametrize("name", ["vww_96_int8", "pretrainedResnet_quant", "ad01_int8"])
-def test_cortex_m4_constants_within_1_10_of_the_weights(models_dir: Path, tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize(("name", "ratio"), [("vww_96_int8", 0.25), ("pretrainedResnet_quant", 1.07),
+                                             ("ad01_int8", 1.03)])
+def test_cortex_m4_constants_within_1_10_of_the_weights(models_dir: Path, tmp_path: Path, name: str,
+                                                        ratio: float) -> None:
     """int8 weights stay int8 in flash on the Cortex-M4: the constants of a compiled model (weights,
     biases, per-channel requantization, reordered layouts) at most 1.10 times the model's
-    constant bytes; VWW's pruned channels dropped take it far below."""
+    constant bytes, within today's figures (benchmarks/results/flash.md: 0.241, 1.066, 1.022);
+    VWW's pruned channels dropped take it far below."""
     model = models_dir / f"{name}.tflite"
     result = compile_model(model, tmp_path / "mlf", CompileOptions(cpu="cortex-m4"))
-    assert result.sources.constants_bytes <= 1.10 * _constant_bytes(model)
+    assert result.sources.constants_bytes <= ratio * _constant_bytes(model)
 
 
-def test_kws_constants_within_1_10_of_int8_weights_and_tflm_per_channel_data(models_dir: Path, tmp_path: Path) -> None:
-    """KWS on the Cortex-M4: the constants at most 1.10 times what TFLite Micro keeps, the int8
-    weights plus bias, multiplier and shift (12 bytes) per output channel of each weighted layer
-    (the depthwise taps int8 in flash, widened in registers)."""
+def test_kws_constants_within_1_05_of_int8_weights_and_tflm_per_channel_data(models_dir: Path, tmp_path: Path) -> None:
+    """KWS on the Cortex-M4: the constants at most 1.05 times what TFLite Micro keeps (30,344 B
+    today; 29,372 with --max-flash), the int8 weights plus bias, multiplier and shift (12 bytes) per output channel of each
+    weighted layer (the depthwise taps int8 in flash, widened in registers; each bias once in the
+    GEMM streams)."""
     model = models_dir / "kws_ref_model.tflite"
     g = load_model(model)
     weighted = [op for op in g.ops if op.kind in ("conv2d", "depthwise_conv2d", "fully_connected")]
@@ -161,7 +165,7 @@ def test_kws_constants_within_1_10_of_int8_weights_and_tflm_per_channel_data(mod
     assert tflm + sum(t.nbytes for t in g.tensors.values() if t.data is not None) - sum(
         g.tensors[n].nbytes for op in weighted for n in op.inputs[1:3]) == 29_080
     result = compile_model(model, tmp_path / "mlf", CompileOptions(cpu="cortex-m4"))
-    assert result.sources.constants_bytes <= 1.10 * 29_080
+    assert result.sources.constants_bytes <= 1.05 * 29_080
 
 
 def test_max_flash_keeps_int8_weights_as_int8_or_refuses(tmp_path: Path) -> None:

@@ -296,17 +296,17 @@ def test_patch_order_is_a_permutation_of_the_window() -> None:
 
 
 def test_stream_layout() -> None:
-    """Pairs: per block of two channels the biases twice, per quad the doubled int16 pairs
+    """Pairs: per block of two channels the biases once, per quad the doubled int16 pairs
     (w0, w2), (w1, w3) of each channel, then m, c, e per channel; the last e word flagged."""
     w = np.arange(-8, 8).reshape(2, 8)
     folded = np.array([10, -20])
     rq = gemm_requant(folded, np.array([0.001, 0.002]), np.abs(w).sum(axis=1), folded)
     assert rq is not None
     s = gemm_stream(w, rq, 3, PAIRS)
-    assert s[:4].tolist() == [20, -40, 20, -40]
-    halves = s[4:12].view("<i2").reshape(2, 2, 2, 2)  # quad, channel, word, half
+    assert s[:2].tolist() == [20, -40]
+    halves = s[2:10].view("<i2").reshape(2, 2, 2, 2)  # quad, channel, word, half
     assert halves[0, 1].tolist() == [[0, 4], [2, 6]]  # channel 1, quad 0: 2 * (0, 2), 2 * (1, 3)
-    m, c, e = s[12:15]
+    m, c, e = s[10:13]
     assert c == (1 << (int(e) - 1)) + 3 * (1 << int(e)) and s[-1] == rq.rights[1] | 256
     # int8 weights, one row x four channels (two padded): per quad one word per channel
     s8 = gemm_stream(w, rq, 3, W8)

@@ -235,6 +235,8 @@ def _configure(last: Attempt, pick: Callable[[int, KernelCall, Operator, OpDef],
 #: knob values of the layouts that cost flash, each with the one that stores int8 weights as
 #: int8 (mac4_knobs, gemm_knobs): the configuration --max-flash falls back to
 LEAN_KNOBS = {"weights": "int8"}
+#: the same for depthwise layers: dsp_dwp's constants in two words a channel (ops/depthwise_conv2d.py _dwp_q)
+LEAN_DEPTHWISE = {"consts": "packed"}
 
 
 def constants_bytes(lowered: Lowered) -> int:
@@ -276,7 +278,7 @@ class Round:
 
 def _lean(last: Attempt, options: CompileOptions) -> dict[int, Config]:
     """With --max-flash and constants over it: every layout that costs flash replaced by its int8
-    one (LEAN_KNOBS, over tuned configurations too)."""
+    one (LEAN_KNOBS, over tuned configurations too) and dsp_dwp's constants packed (LEAN_DEPTHWISE)."""
     if options.max_flash is None or constants_bytes(last.lowered) <= options.max_flash:
         return {}
     graph = last.lowered.graph
@@ -287,6 +289,8 @@ def _lean(last: Attempt, options: CompileOptions) -> dict[int, Config]:
                                                 and len(op.inputs) > 1 and graph.tensors[op.inputs[1]].is_constant
                                                 and widened_by_default(graph, op)):
             changes[index] = {**config, **LEAN_KNOBS}
+        elif op.kind == "depthwise_conv2d":
+            changes[index] = {**config, **LEAN_DEPTHWISE}
     if not changes:
         _within_flash(last, last, options)
     return changes

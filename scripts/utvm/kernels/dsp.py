@@ -27,8 +27,8 @@ from .requant import I32, activation_range_int8, effective_scales, requant_const
 
 #: output channels per block of the stream
 BLOCK = 4
-#: words per block before the weights, per quad of inputs, after the weights (kernels_dsp.h)
-BIAS_WORDS, RQ_WORDS = 4, 3
+#: requantization words per channel after a block's weights (kernels_dsp.h)
+RQ_WORDS = 3
 #: the largest right shift: c = 2**(e-1) + zy * 2**e and h + c stay inside int32
 MAX_RIGHT = 22
 #: the flag of the last channel's e word
@@ -75,7 +75,7 @@ def per_tensor(rq: GemmRequant) -> bool:
 def gemm_stream(w: np.ndarray, rq: GemmRequant, zy: int, mode: int, lo: int = -128) -> np.ndarray:
     """The int32 stream of a layer with weights ``w`` (cout x K, K % 4 == 0), in blocks of four
     output channels (one row at a time) or, with ``PAIRS`` in ``mode``, two (two rows at a
-    time; the biases twice, once per row); channels past a whole block are padded with zero
+    time, both starting from the block's biases); each block's biases first, once; channels past a whole block are padded with zero
     weights and the constants of the last channel. int16 weights (doubled) or, with ``W8``,
     int8; constants per channel or, with ``PER_TENSOR``, per block; with ``LO`` (a lower clamp
     ``lo``) the constants c hold zy - lo, and with ``SMALL`` too each channel's constants end with
@@ -104,7 +104,7 @@ def gemm_stream(w: np.ndarray, rq: GemmRequant, zy: int, mode: int, lo: int = -1
     consts = consts.reshape(blocks, -1).copy()
     consts[-1, 2 - len(words)] |= LAST  # the last channel's e word
     # the accumulators start at twice the folded bias, or at it when they are doubled at the end
-    biases = np.tile(((1 if mode & W8 and mode & X8 else 2) * folded).reshape(blocks, nc), (1, BIAS_WORDS // nc))
+    biases = ((1 if mode & W8 and mode & X8 else 2) * folded).reshape(blocks, nc)
     stream = np.concatenate([biases, weights, consts], axis=1)
     return stream.reshape(-1).astype(np.int32)
 

@@ -30,7 +30,11 @@
  * Flash holds per output channel its int8 taps (kh x kw, row-major, at wt + o kh kw) and three
  * words q = (bias, m, e | l << 8 | k << 16), what TFLite Micro keeps per channel (2**l the factor
  * of its weights, r the k-th word of the layer's table of r values after the cout channels' words:
- * a layer has few); before a channel's outputs its taps are widened to the int16 pair words
+ * a layer has few); with UTVM_DWP_PACKED two words q = (bias | i, m): the bias's low n bits are
+ * zero (a multiple of 2**l), they hold the index i of the channel's third word in the layer's
+ * table of at most 2**n after the channels' words (n in bits 8-15 of flags, the table's size in
+ * bits 16-23), the r values after it. Before a channel's outputs its taps are widened to the
+ * int16 pair words
  * below, each scaled by 2**l (utvm_dwp_widen, as CMSIS-NN widens int8 in registers).
  * Weights per output channel and kernel row (kw taps, mh = kw / 2), int16 pairs (low, high):
  * - horizontal stride 1 (two outputs j, j + 1 per step from the words A_k = (x_j+2k, x_j+2k+1)):
@@ -57,6 +61,7 @@
  */
 #define UTVM_DWP_ROUND_NEG 1
 #define UTVM_DWP_MIXED 2
+#define UTVM_DWP_PACKED 4 /* two words per channel (see above) */
 #define UTVM_DWP_AI static inline __attribute__((always_inline))
 #define UTVM_DWP_MAXW 64 /* weight words per channel (kh x words per kernel row) */
 
@@ -1055,7 +1060,10 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
   int16_t* sc = (int16_t*)scv;
   const int8_t* wt = (const int8_t*)wtv;
   const int32_t* q = (const int32_t*)qv;
-  const int32_t* rt = q + 3 * cin * mult; /* the r values */
+  const int32_t qw = flags & UTVM_DWP_PACKED ? 2 : 3; /* words per channel */
+  const int32_t* ct = q + qw * cin * mult;             /* packed: the table of third words */
+  const int32_t* rt = ct + (qw == 2 ? (flags >> 16) & 0xFF : 0); /* the r values */
+  const int32_t imask = (int32_t)((1u << ((flags >> 8) & 0xFF)) - 1u); /* packed: the index bits */
   const int32_t tapw = kh * kw;
   int32_t wv[UTVM_DWP_MAXW];
   const int32_t span = (kh - 1) * dh + 1, rows = (band - 1) * sh + span;
@@ -1132,12 +1140,20 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
       {
         /* output channel o = (g0 + gi) mult + mm: its plane, q, weights and outputs */
         const int16_t* pl = sc;
-        const int32_t* qo = q + 3 * g0 * mult;
+        const int32_t* qp = q + qw * g0 * mult;
         const int8_t* tc = wt + g0 * mult * tapw;
         const int32_t* wo = wv;
         int8_t* yo = y + i0 * yrs + g0 * mult;
         for (gi = 0; gi < gc; ++gi, pl += blk ? 4 : rs)
-          for (mm = 0; mm < mult; ++mm, qo += 3, tc += tapw, ++yo) {
+          for (mm = 0; mm < mult; ++mm, qp += qw, tc += tapw, ++yo) {
+            int32_t qd[3];
+            const int32_t* qo = qp;
+            if (qw == 2) { /* the three words of the channel */
+              qd[0] = qp[0] & ~imask;
+              qd[1] = qp[1];
+              qd[2] = ct[qp[0] & imask];
+              qo = qd;
+            }
             const int32_t qe = qo[2], r0 = rt[(qe >> 16) & 0xFF];
             utvm_dwp_widen(wv, tc, (qe >> 8) & 0xFF, kh, kw, sw);
 #ifdef UTVM_DWP_ASM

@@ -32,8 +32,8 @@
  *
  * The stream (int32 words, prepared at compile time: utvm/lower/dsp.py gemm_stream) holds per
  * block of nc output channels (4, or 2 for pair and narrow):
- *   - 4 words: the accumulators' start, 2 * (bias - zx * sum(w)) per channel (repeated for
- *     two channels);
+ *   - nc words: the accumulators' start, 2 * (bias - zx * sum(w)) per channel (pairs: both
+ *     rows start from them, the first quad of a block peeled to do so at no cost);
  *   - per quad: with int16 weights 2 nc words, per channel the int16 pairs (2 w0, 2 w2),
  *     (2 w1, 2 w3) (doubled: the accumulator is twice TFLite's); with int8 weights
  *     (UTVM_DSP_W8) nc words, per channel its four weights (the inputs doubled instead when
@@ -77,8 +77,7 @@
 #define UTVM_DSP_SMALL 8      /* one row of one or two quads (kq <= 2) in registers x four channels: int16
                                  weights, no clamp */
 
-/* words per block before the weights; requantization words per channel; the last flag */
-#define UTVM_DSP_BIAS_WORDS 4
+/* requantization words per channel; the last flag */
 #define UTVM_DSP_RQ_WORDS 3
 #define UTVM_DSP_SMALL_LO_WORDS 4 /* small rows with a lower clamp: m, c, e, lo */
 #define UTVM_DSP_LAST 256
@@ -174,7 +173,7 @@ __attribute__((always_inline)) static inline void utvm_dsp_gemm_c(int8_t* out, c
       int32_t acc[4] = {0, 0, 0, 0};
       const int32_t* w;
       for (c = 0; c < nc; ++c) acc[c] = s[c];
-      w = utvm_dsp_block_c(acc, nc, row, pairs, step, scale, s + UTVM_DSP_BIAS_WORDS, cfg->kq, w8);
+      w = utvm_dsp_block_c(acc, nc, row, pairs, step, scale, s + nc, cfg->kq, w8);
       for (c = 0; c < nc; ++c)
         *o++ = (int8_t)utvm_dsp_requant(twice ? 2 * acc[c] : acc[c], per_tensor ? w : w + rqw * c, cfg->lo, cfg->hi);
       s = w + (per_tensor ? 1 : nc) * rqw;
@@ -228,10 +227,12 @@ __attribute__((always_inline)) static inline void utvm_dsp_gemm_c(int8_t* out, c
   ENTRY
 
 /* the entry into the unrolled body (QB: bytes of one quad's code) for kq (r6) quads */
-#define UTVM_DSP_ENTRY(QB)                   \
+#define UTVM_DSP_ENTRY(QB) UTVM_DSP_ENTRY_N("adds r12, r12, #1\n\t", QB)
+/* ONE: "" for (kq - 1) % QMAX quads, else (kq - 1) % QMAX + 1 */
+#define UTVM_DSP_ENTRY_N(ONE, QB)            \
   "subs r12, r6, #1\n\t"                     \
   "and r12, r12, #" UTVM_DSP_QMAX " - 1\n\t" \
-  "adds r12, r12, #1\n\t"                    \
+  ONE                                        \
   "movs r11, #" QB "\n\t"                    \
   "mul r12, r12, r11\n\t"                    \
   "adr r11, 6f\n\t"                          \
@@ -240,6 +241,10 @@ __attribute__((always_inline)) static inline void utvm_dsp_gemm_c(int8_t* out, c
   "str r11, " UTVM_DSP_F_ENTRY "\n\t"
 
 #define UTVM_DSP_PAIR_COUNT "adds r4, r4, #1\n\tlsrs r4, r4, #1\n\t"
+
+/* pairs: the entry for the kq - 1 quads after the first, (kq - 1) % QMAX of them before the check
+ * at 6 (none: entered at 6, whose check repeats the whole body while quads are left) */
+#define UTVM_DSP_ENTRY2(QB) UTVM_DSP_ENTRY_N("", QB)
 
 /* doubling of widened pairs (int8 weights) */
 #define UTVM_DSP_DBL(r) "sadd16 " r ", " r ", " r "\n\t"
@@ -391,39 +396,50 @@ __attribute__((always_inline)) static inline void utvm_dsp_gemm_c(int8_t* out, c
 /* one quad, two rows x two channels: accumulators r0 (row 0, c0), r1 (row 0, c1), r2 (row 1,
  * c0), r3 (row 1, c1); inputs r8, r9 (row 0), r12, lr (row 1). int16 weights: 10 instructions,
  * 40 bytes; int8: 14, 56 bytes */
-#define UTVM_DSP_QUAD2_W16                 \
+#define UTVM_DSP_QUAD2_W16 UTVM_DSP_QUAD2_W16_FROM("r2", "r3")
+#define UTVM_DSP_FIRST2_W16 UTVM_DSP_QUAD2_W16_FROM("r0", "r1")
+/* row 1's accumulators first, from A2, A3: themselves, or in a block's first quad (FIRST2) row 0's
+ * biases before those accumulate (the stream holds each bias once, for both rows) */
+#define UTVM_DSP_QUAD2_W16_FROM(A2, A3)    \
   "ldm.w r10!, {r8, r9, r12, lr}\n\t"      \
   "ldm.w r11!, {r4-r7}\n\t"                \
+  "smlad r2, r12, r4, " A2 "\n\t"          \
+  "smlad r2, lr, r5, r2\n\t"               \
+  "smlad r3, r12, r6, " A3 "\n\t"          \
+  "smlad r3, lr, r7, r3\n\t"               \
   "smlad r0, r8, r4, r0\n\t"               \
   "smlad r0, r9, r5, r0\n\t"               \
   "smlad r1, r8, r6, r1\n\t"               \
-  "smlad r1, r9, r7, r1\n\t"               \
-  "smlad r2, r12, r4, r2\n\t"              \
-  "smlad r2, lr, r5, r2\n\t"               \
-  "smlad r3, r12, r6, r3\n\t"              \
-  "smlad r3, lr, r7, r3\n\t"
+  "smlad r1, r9, r7, r1\n\t"
 
-#define UTVM_DSP_QUAD2_W8                  \
+#define UTVM_DSP_QUAD2_W8 UTVM_DSP_QUAD2_W8_FROM("r2", "r3")
+#define UTVM_DSP_FIRST2_W8 UTVM_DSP_QUAD2_W8_FROM("r0", "r1")
+#define UTVM_DSP_QUAD2_W8_FROM(A2, A3)     \
   "ldm.w r10!, {r8, r9, r12, lr}\n\t"      \
   "ldrd r4, r5, [r11], #8\n\t"             \
   "sxtb16 r6, r4\n\t"                      \
   "sxtb16 r4, r4, ror #8\n\t"              \
+  "smlad r2, r12, r6, " A2 "\n\t"          \
+  "smlad r2, lr, r4, r2\n\t"               \
   "smlad r0, r8, r6, r0\n\t"               \
   "smlad r0, r9, r4, r0\n\t"               \
-  "smlad r2, r12, r6, r2\n\t"              \
-  "smlad r2, lr, r4, r2\n\t"               \
   "sxtb16 r6, r5\n\t"                      \
   "sxtb16 r5, r5, ror #8\n\t"              \
+  "smlad r3, r12, r6, " A3 "\n\t"          \
+  "smlad r3, lr, r5, r3\n\t"               \
   "smlad r1, r8, r6, r1\n\t"               \
-  "smlad r1, r9, r5, r1\n\t"               \
-  "smlad r3, r12, r6, r3\n\t"              \
-  "smlad r3, lr, r5, r3\n\t"
+  "smlad r1, r9, r5, r1\n\t"
 
-/* a block's quads: the accumulators from the biases, the unrolled body entered at F_ENTRY */
-#define UTVM_DSP_BLOCK(QUAD)               \
+/* a block's quads: the accumulators from the biases (BIAS: one word per channel), FIRST (pairs:
+ * the first quad, which starts row 1's accumulators from row 0's biases), the unrolled body
+ * entered at F_ENTRY */
+#define UTVM_DSP_BIAS4 "ldm r11!, {r0-r3}\n\t"
+#define UTVM_DSP_BIAS2 "ldm r11!, {r0, r1}\n\t"
+#define UTVM_DSP_BLOCK(BIAS, FIRST, QUAD)  \
   "3:\n\t"                                 \
-  "ldm r11!, {r0-r3}\n\t"                  \
+  BIAS                                     \
   "ldr r10, " UTVM_DSP_F_XBASE "\n\t"      \
+  FIRST                                    \
   "ldr pc, " UTVM_DSP_F_ENTRY "\n\t"       \
   "5:\n\t"                                 \
   ".rept " UTVM_DSP_QMAX "\n\t"            \
@@ -507,12 +523,13 @@ __attribute__((always_inline)) static inline void utvm_dsp_gemm_c(int8_t* out, c
 
 /* the kernels' shapes: rows x four channels, pairs of rows x two channels (with the entry into
  * the unrolled quads), rows of one or two quads kept in registers x four channels */
-#define UTVM_DSP_ROW_KERNEL(QUAD, QB, DBL, RQ) UTVM_DSP_ROW_KERNEL_AT(QUAD, QB, UTVM_DSP_ROW_START(DBL), RQ)
-#define UTVM_DSP_ROW_KERNEL_AT(QUAD, QB, START, RQ)                                              \
-  UTVM_DSP_PROLOGUE("", UTVM_DSP_ENTRY(QB)) START UTVM_DSP_BLOCK(QUAD) RQ UTVM_DSP_ROW_END("")
-#define UTVM_DSP_PAIR_KERNEL(QUAD, QB, DBL, RQ)                                                  \
-  UTVM_DSP_PROLOGUE(UTVM_DSP_PAIR_COUNT, UTVM_DSP_ENTRY(QB)) UTVM_DSP_PAIR_START(DBL)           \
-  UTVM_DSP_BLOCK(QUAD) RQ UTVM_DSP_ROW_END(", lsl #1")
+#define UTVM_DSP_ROW_KERNEL(QUAD, QB, DBL, BIAS, RQ) \
+  UTVM_DSP_ROW_KERNEL_AT(QUAD, QB, UTVM_DSP_ROW_START(DBL), BIAS, RQ)
+#define UTVM_DSP_ROW_KERNEL_AT(QUAD, QB, START, BIAS, RQ)                                        \
+  UTVM_DSP_PROLOGUE("", UTVM_DSP_ENTRY(QB)) START UTVM_DSP_BLOCK(BIAS, "", QUAD) RQ UTVM_DSP_ROW_END("")
+#define UTVM_DSP_PAIR_KERNEL(FIRST, QUAD, QB, DBL, RQ)                                           \
+  UTVM_DSP_PROLOGUE(UTVM_DSP_PAIR_COUNT, UTVM_DSP_ENTRY2(QB)) UTVM_DSP_PAIR_START(DBL)          \
+  UTVM_DSP_BLOCK(UTVM_DSP_BIAS2, FIRST, QUAD) RQ UTVM_DSP_ROW_END(", lsl #1")
 #define UTVM_DSP_SMALL_KERNEL(WIDEN, QUADS, RQ)                                                  \
   UTVM_DSP_PROLOGUE("", "") "1:\n\t" "ldr r4, " UTVM_DSP_F_X "\n\t" WIDEN                         \
   "ldr r11, " UTVM_DSP_F_STREAM "\n\t" "ldr lr, " UTVM_DSP_F_OUT "\n\t"                          \
@@ -529,17 +546,20 @@ __attribute__((always_inline)) static inline void utvm_dsp_gemm_c(int8_t* out, c
   "smlad r3, " XE ", r6, r3\n\tsmlad r3, " XO ", r7, r3\n\t"
 
 #define UTVM_DSP_NODBL(r) ""
-#define UTVM_DSP_ROW_W16(RQ) UTVM_DSP_ROW_KERNEL(UTVM_DSP_QUAD1_W16, "44", UTVM_DSP_NODBL, RQ)
-#define UTVM_DSP_PAIR_W16(RQ) UTVM_DSP_PAIR_KERNEL(UTVM_DSP_QUAD2_W16, "40", UTVM_DSP_NODBL, RQ)
-#define UTVM_DSP_ROW_W8(RQ) UTVM_DSP_ROW_KERNEL(UTVM_DSP_QUAD1_W8, "76", UTVM_DSP_DBL, RQ)
-#define UTVM_DSP_PAIR_W8(RQ) UTVM_DSP_PAIR_KERNEL(UTVM_DSP_QUAD2_W8, "56", UTVM_DSP_DBL, RQ)
-#define UTVM_DSP_NARROW_W16(RQ) UTVM_DSP_ROW_KERNEL(UTVM_DSP_QUADN_W16, "24", UTVM_DSP_NODBL, RQ)
-#define UTVM_DSP_NARROW_W8(RQ) UTVM_DSP_ROW_KERNEL(UTVM_DSP_QUADN_W8, "40", UTVM_DSP_DBL, RQ)
-#define UTVM_DSP_ROW_X8(RQ) UTVM_DSP_ROW_KERNEL_AT(UTVM_DSP_QUAD1_X8, "52", UTVM_DSP_ROW_X8_START, RQ)
-#define UTVM_DSP_NARROW_X8(RQ) UTVM_DSP_ROW_KERNEL_AT(UTVM_DSP_QUADN_X8, "32", UTVM_DSP_ROW_X8_START, RQ)
-#define UTVM_DSP_ROW_X8W8(RQ) UTVM_DSP_ROW_KERNEL_AT(UTVM_DSP_QUAD1_X8W8, "84", UTVM_DSP_ROW_X8_START, UTVM_DSP_DOUBLE4 RQ)
+#define UTVM_DSP_ROW_W16(RQ) UTVM_DSP_ROW_KERNEL(UTVM_DSP_QUAD1_W16, "44", UTVM_DSP_NODBL, UTVM_DSP_BIAS4, RQ)
+#define UTVM_DSP_PAIR_W16(RQ) UTVM_DSP_PAIR_KERNEL(UTVM_DSP_FIRST2_W16, UTVM_DSP_QUAD2_W16, "40", UTVM_DSP_NODBL, RQ)
+#define UTVM_DSP_ROW_W8(RQ) UTVM_DSP_ROW_KERNEL(UTVM_DSP_QUAD1_W8, "76", UTVM_DSP_DBL, UTVM_DSP_BIAS4, RQ)
+#define UTVM_DSP_PAIR_W8(RQ) UTVM_DSP_PAIR_KERNEL(UTVM_DSP_FIRST2_W8, UTVM_DSP_QUAD2_W8, "56", UTVM_DSP_DBL, RQ)
+#define UTVM_DSP_NARROW_W16(RQ) UTVM_DSP_ROW_KERNEL(UTVM_DSP_QUADN_W16, "24", UTVM_DSP_NODBL, UTVM_DSP_BIAS2, RQ)
+#define UTVM_DSP_NARROW_W8(RQ) UTVM_DSP_ROW_KERNEL(UTVM_DSP_QUADN_W8, "40", UTVM_DSP_DBL, UTVM_DSP_BIAS2, RQ)
+#define UTVM_DSP_ROW_X8(RQ) \
+  UTVM_DSP_ROW_KERNEL_AT(UTVM_DSP_QUAD1_X8, "52", UTVM_DSP_ROW_X8_START, UTVM_DSP_BIAS4, RQ)
+#define UTVM_DSP_NARROW_X8(RQ) \
+  UTVM_DSP_ROW_KERNEL_AT(UTVM_DSP_QUADN_X8, "32", UTVM_DSP_ROW_X8_START, UTVM_DSP_BIAS2, RQ)
+#define UTVM_DSP_ROW_X8W8(RQ) \
+  UTVM_DSP_ROW_KERNEL_AT(UTVM_DSP_QUAD1_X8W8, "84", UTVM_DSP_ROW_X8_START, UTVM_DSP_BIAS4, UTVM_DSP_DOUBLE4 RQ)
 #define UTVM_DSP_NARROW_X8W8(RQ)                                                                    \
-  UTVM_DSP_ROW_KERNEL_AT(UTVM_DSP_QUADN_X8W8, "48", UTVM_DSP_ROW_X8_START, UTVM_DSP_DOUBLE2 RQ)
+  UTVM_DSP_ROW_KERNEL_AT(UTVM_DSP_QUADN_X8W8, "48", UTVM_DSP_ROW_X8_START, UTVM_DSP_BIAS2, UTVM_DSP_DOUBLE2 RQ)
 #define UTVM_DSP_SMALL1(RQ) UTVM_DSP_SMALL_KERNEL(UTVM_DSP_SMALL_IN1, UTVM_DSP_SMALL_QUAD("r8", "r9"), RQ)
 #define UTVM_DSP_SMALL2(RQ)                                                                          \
   UTVM_DSP_SMALL_KERNEL(UTVM_DSP_SMALL_IN2, UTVM_DSP_SMALL_QUAD("r8", "r9") UTVM_DSP_SMALL_QUAD("r10", "r12"), RQ)
