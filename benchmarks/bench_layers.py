@@ -142,10 +142,11 @@ def references(model: Path, layers: list[Shape], cache: Path | None) -> list[np.
 
 def runtime_objects(board_name: str, runtime: Path, sources: list[Path], work: Path, cache: Path) -> list[Path]:
     """The runtime's C sources (the same in every chunk's MLF) compiled once per board and kept
-    in ``cache`` by their text and its headers': later chunks link the objects."""
+    in ``cache`` by their text, their headers' and how they are built (the board, qemu.py's
+    flags): later chunks link the objects."""
     board = get_board(board_name)
     headers = sorted(p for p in (runtime / "include").rglob("*") if p.is_file())
-    text = b"".join(s.read_bytes() for s in [*sources, *headers])
+    text = b"".join(s.read_bytes() for s in [*sources, *headers]) + f"{board!r}{inspect.getsource(qemu)}".encode()
     d = cache / "runtime" / f"{board_name.replace('/', '_')}_{hashlib.sha256(text).hexdigest()[:16]}"
     objs = [d / f"{k:03d}_{s.stem}.o" for k, s in enumerate(sources)]
     if not all(o.is_file() for o in objs):
