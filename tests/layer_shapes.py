@@ -11,7 +11,9 @@ the families in turn, so that the first n shapes of a list are a fair sample of 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -72,7 +74,7 @@ class Shape:
         return f"{list(self.input[1:])} {k} {s} {self.padding}{m} -> {self.out}"
 
 
-def _pick(rng: np.random.Generator, values: list[Any]) -> Any:
+def _pick(rng: np.random.Generator, values: Sequence[Any]) -> Any:
     return values[int(rng.integers(len(values)))]
 
 
@@ -80,123 +82,242 @@ def _act(rng: np.random.Generator) -> str:
     return _pick(rng, ["NONE", "RELU", "RELU", "RELU6"])
 
 
-def _mobilenet_hw(rng: np.random.Generator) -> int:
-    res = _pick(rng, [96, 128])
-    return max(res // _pick(rng, [2, 4, 8, 16, 32]), 3)
+def _div8(v: float) -> int:
+    """Keras' _make_divisible(v, 8): the channel counts of the MobileNets at a width multiplier."""
+    n = max(8, int(v + 4) // 8 * 8)
+    return n + 8 if n < 0.9 * v else n
 
 
-def _dw(rng: np.random.Generator, family: str) -> dict[str, Any]:
+#: one layer of a network: (op, input map, input channels, output channels, kernel, stride,
+#: activation or None for the draw's own); depthwise: output channels = input channels
+Layer = tuple[str, int, int, int, int, int, "str | None"]
+
+
+@cache
+def _mobilenet(version: int, res: int, alpha: float) -> tuple[Layer, ...]:
+    """Every CONV_2D and DEPTHWISE_CONV_2D of MobileNet V1 / V2 / V3-Small / V3-Large (Keras'
+    block tables; 4 = V3-Small, 3 = V3-Large) at ``res`` pixels and width ``alpha``, and the
+    squeeze-excite 1x1 convolutions (on a 1x1 map) of V3. Activations: RELU6 (V1, V2), RELU or
+    NONE (V3's hard-swish is an operator of its own)."""
+    out: list[Layer] = []
+    m = res // 2
+    if version == 1:
+        c = _div8(32 * alpha)
+        out.append(("CONV_2D", res, 3, c, 3, 2, "RELU6"))
+        for cout, s in [(64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2), *[(512, 1)] * 5,
+                        (1024, 2), (1024, 1)]:
+            cout = _div8(cout * alpha)
+            out.append(("DEPTHWISE_CONV_2D", m, c, c, 3, s, "RELU6"))
+            m = -(-m // s)
+            out.append(("CONV_2D", m, c, cout, 1, 1, "RELU6"))
+            c = cout
+        return tuple(out)
+    if version == 2:
+        c = _div8(32 * alpha)
+        out.append(("CONV_2D", res, 3, c, 3, 2, "RELU6"))
+        for t, cout, n, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
+                              (6, 160, 3, 2), (6, 320, 1, 1)]:
+            cout = _div8(cout * alpha)
+            for k in range(n):
+                stride = s if k == 0 else 1
+                e = c * t
+                if t != 1:
+                    out.append(("CONV_2D", m, c, e, 1, 1, "RELU6"))
+                out.append(("DEPTHWISE_CONV_2D", m, e, e, 3, stride, "RELU6"))
+                m = -(-m // stride)
+                out.append(("CONV_2D", m, e, cout, 1, 1, "NONE"))
+                c = cout
+        out.append(("CONV_2D", m, c, 1280 if alpha <= 1.0 else _div8(1280 * alpha), 1, 1, "RELU6"))
+        return tuple(out)
+    # V3: kernel, expansion, output, squeeze-excite, ReLU (else hard-swish), stride
+    small = [(3, 16, 16, 1, 1, 2), (3, 72, 24, 0, 1, 2), (3, 88, 24, 0, 1, 1), (5, 96, 40, 1, 0, 2),
+             (5, 240, 40, 1, 0, 1), (5, 240, 40, 1, 0, 1), (5, 120, 48, 1, 0, 1), (5, 144, 48, 1, 0, 1),
+             (5, 288, 96, 1, 0, 2), (5, 576, 96, 1, 0, 1), (5, 576, 96, 1, 0, 1)]
+    large = [(3, 16, 16, 0, 1, 1), (3, 64, 24, 0, 1, 2), (3, 72, 24, 0, 1, 1), (5, 72, 40, 1, 1, 2),
+             (5, 120, 40, 1, 1, 1), (5, 120, 40, 1, 1, 1), (3, 240, 80, 0, 0, 2), (3, 200, 80, 0, 0, 1),
+             (3, 184, 80, 0, 0, 1), (3, 184, 80, 0, 0, 1), (3, 480, 112, 1, 0, 1), (3, 672, 112, 1, 0, 1),
+             (5, 672, 160, 1, 0, 2), (5, 960, 160, 1, 0, 1), (5, 960, 160, 1, 0, 1)]
+    c = 16
+    out.append(("CONV_2D", res, 3, c, 3, 2, "NONE"))
+    for k, exp, cout, se, relu, s in small if version == 4 else large:
+        e, cout = _div8(exp * alpha), _div8(cout * alpha)
+        act = "RELU" if relu else "NONE"
+        if e != c:
+            out.append(("CONV_2D", m, c, e, 1, 1, act))
+        out.append(("DEPTHWISE_CONV_2D", m, e, e, k, s, act))
+        m = -(-m // s)
+        if se:
+            r = _div8(e / 4)
+            out.append(("CONV_2D", 1, e, r, 1, 1, "RELU"))
+            out.append(("CONV_2D", 1, r, e, 1, 1, "NONE"))
+        out.append(("CONV_2D", m, e, cout, 1, 1, "NONE"))
+        c = cout
+    out.append(("CONV_2D", m, c, _div8(6 * c), 1, 1, "NONE"))
+    return tuple(out)
+
+
+@cache
+def _resnet(depth: int, res: int, width: int) -> tuple[Layer, ...]:
+    """The convolutions of ResNet-8 (MLPerf Tiny's image classifier: three stages of one basic
+    block, ``width`` 16 at 32x32) and ResNet-18 style (four stages of two basic blocks, ``width``
+    64, CIFAR-style stem): 3x3 stride 1 and 2, 1x1 stride-2 shortcuts."""
+    out: list[Layer] = [("CONV_2D", res, 3, width, 3, 1, "RELU")]
+    m, c = res, width
+    stages = 3 if depth == 8 else 4
+    for k in range(stages):
+        cout = width << k
+        for b in range(1 if depth == 8 else 2):
+            s = 2 if k > 0 and b == 0 else 1
+            out.append(("CONV_2D", m, c, cout, 3, s, "RELU"))
+            if s == 2:
+                out.append(("CONV_2D", m, c, cout, 1, 2, "NONE"))
+            m = -(-m // s)
+            out.append(("CONV_2D", m, cout, cout, 3, 1, "NONE"))
+            c = cout
+    return tuple(out)
+
+
+@cache
+def _network_layers(family: str, op: str) -> tuple[Layer, ...]:
+    """The distinct layers of ``op`` in every network of ``family`` (each resolution and width),
+    in a fixed order."""
+    if family.startswith("mobilenet_v"):
+        v = int(family[-1])
+        alphas = {1: [0.25, 0.5, 0.75, 1.0], 2: [0.35, 0.5, 0.75, 1.0], 3: [0.75, 1.0]}[v]
+        nets = [_mobilenet(version, res, alpha) for version in ([3, 4] if v == 3 else [v])
+                for res in (96, 128) for alpha in alphas]
+    elif family == "resnet8":
+        nets = [_resnet(8, res, width) for res in (32, 48, 64) for width in (8, 16, 24, 32)]
+    else:  # resnet18: maps of 32, 16, 8 and 4, 64-512 channels (at widths 64 and 32)
+        nets = [_resnet(18, 32, width) for width in (32, 64)]
+    return tuple(dict.fromkeys(x for net in nets for x in net if x[0] == op))
+
+
+def _network_layer(rng: np.random.Generator, family: str, op: str) -> dict[str, Any] | None:
+    """A layer of ``op`` drawn from the networks of ``family`` (None: they have none)."""
+    layers = _network_layers(family, op)
+    if not layers:
+        return None
+    _, m, cin, cout, k, s, act = _pick(rng, layers)
+    d: dict[str, Any] = dict(input=(1, m, m, cin), out=cout, kernel=(k, k), stride=(s, s))
+    if act is not None and rng.random() < 0.75:
+        d["activation"] = act
+    return d
+
+
+def _dw(rng: np.random.Generator, family: str) -> dict[str, Any] | None:
     if family == "kws":
         # keyword spotting: one input channel (the spectrogram), multiplier > 1
-        h, w = _pick(rng, [(49, 10), (49, 40), (98, 40), (32, 10), (40, 20), (25, 5)])
-        mult = _pick(rng, [2, 4, 8, 8, 16, 32])
-        k = _pick(rng, [(10, 8), (10, 4), (3, 3), (5, 5), (8, 8), (4, 10)])
+        h, w = _pick(rng, [(49, 10), (49, 40), (98, 40), (32, 10), (40, 20), (25, 5), (61, 13), (124, 40)])
+        mult = _pick(rng, [2, 3, 4, 8, 8, 16, 32, 64])
+        k = _pick(rng, [(10, 8), (10, 4), (3, 3), (5, 5), (8, 8), (4, 10), (20, 8), (7, 3)])
         k = (min(k[0], h), min(k[1], w))
         return dict(input=(1, h, w, 1), out=mult, multiplier=mult, kernel=k,
-                    stride=_pick(rng, [(1, 1), (2, 2), (2, 1)]), padding=_pick(rng, ["SAME", "VALID"]))
+                    stride=_pick(rng, [(1, 1), (2, 2), (2, 1), (1, 2)]), padding=_pick(rng, ["SAME", "VALID"]))
     if family == "kws_ds":
-        # DS-CNN's depthwise layers and multiplier-2 variants
-        c = _pick(rng, [16, 32, 64, 64, 128])
-        mult = _pick(rng, [1, 1, 2])
-        return dict(input=(1, _pick(rng, [25, 13, 49]), _pick(rng, [5, 10]), c), out=c * mult, multiplier=mult,
-                    kernel=(3, 3), stride=_pick(rng, [(1, 1), (2, 2)]))
+        # DS-CNN's depthwise layers and multiplier-2 and -4 variants
+        c = _pick(rng, [16, 32, 64, 64, 128, 172, 276])
+        mult = _pick(rng, [1, 1, 2, 4])
+        return dict(input=(1, _pick(rng, [25, 13, 49]), _pick(rng, [5, 10, 20]), c), out=c * mult, multiplier=mult,
+                    kernel=(3, 3), stride=_pick(rng, [(1, 1), (2, 2)]), padding=_pick(rng, ["SAME", "VALID"]))
     if family == "stream1d":
+        # streaming audio: depthwise 1-D (height 1) over a window of frames
         c = _pick(rng, [8, 16, 24, 32, 48, 64, 96, 128])
         w = _pick(rng, [8, 16, 25, 32, 49, 64, 100])
         mult = _pick(rng, [1, 1, 1, 2, 4])
         k = _pick(rng, [3, 5, 7, 9, 15])
         return dict(input=(1, 1, w, c), out=c * mult, multiplier=mult, kernel=(1, min(k, w)),
                     stride=(1, _pick(rng, [1, 1, 2])), padding=_pick(rng, ["SAME", "VALID"]))
-    if family == "mobilenet":
-        hw = _mobilenet_hw(rng)
-        c = _pick(rng, [8, 16, 24, 32, 40, 48, 64, 72, 96, 120, 144, 192, 240, 256])
-        return dict(input=(1, hw, hw, c), out=c, kernel=_pick(rng, [(3, 3), (3, 3), (5, 5)]),
-                    stride=_pick(rng, [(1, 1), (2, 2)]))
-    # autoencoder / resnet families have no depthwise layer; misc: odd channel counts
-    c = _pick(rng, [1, 3, 5, 6, 12, 20, 36])
-    hw = _pick(rng, [4, 6, 8, 12, 16])
-    return dict(input=(1, hw, hw, c), out=c, kernel=(3, 3), stride=_pick(rng, [(1, 1), (2, 2)]))
+    if family.startswith("mobilenet"):
+        return _network_layer(rng, family, "DEPTHWISE_CONV_2D")
+    # misc: odd channel counts, 3x3 and 5x5
+    c = _pick(rng, [1, 3, 5, 6, 12, 20, 36, 44])
+    hw = _pick(rng, [4, 6, 8, 12, 16, 20])
+    return dict(input=(1, hw, hw, c), out=c, kernel=_pick(rng, [(3, 3), (3, 3), (5, 5)]),
+                stride=_pick(rng, [(1, 1), (2, 2)]), padding=_pick(rng, ["SAME", "VALID"]))
 
 
-def _conv(rng: np.random.Generator, family: str) -> dict[str, Any]:
+def _conv(rng: np.random.Generator, family: str) -> dict[str, Any] | None:
     if family == "kws":
-        h, w = _pick(rng, [(49, 10), (49, 40), (98, 40), (32, 10)])
-        k = _pick(rng, [(10, 4), (10, 8), (3, 3), (20, 8)])
+        h, w = _pick(rng, [(49, 10), (49, 40), (98, 40), (32, 10), (61, 13)])
+        k = _pick(rng, [(10, 4), (10, 8), (3, 3), (20, 8), (5, 5)])
         return dict(input=(1, h, w, 1), out=_pick(rng, [8, 16, 28, 32, 64]), kernel=(min(k[0], h), min(k[1], w)),
-                    stride=_pick(rng, [(1, 1), (2, 2), (2, 1)]))
+                    stride=_pick(rng, [(1, 1), (2, 2), (2, 1)]), padding=_pick(rng, ["SAME", "VALID"]))
     if family == "stream1d":
+        # streaming audio: 1-D convolutions as 2-D of height 1
         cin = _pick(rng, [1, 8, 16, 24, 32, 40, 64, 96])
         w = _pick(rng, [8, 16, 25, 32, 49, 64, 100])
         k = _pick(rng, [1, 3, 3, 5, 7, 9])
         return dict(input=(1, 1, w, cin), out=_pick(rng, [8, 16, 24, 32, 48, 64, 96]), kernel=(1, min(k, w)),
                     stride=(1, _pick(rng, [1, 1, 2])), padding=_pick(rng, ["SAME", "VALID"]))
-    if family == "mobilenet":
-        hw = _mobilenet_hw(rng)
-        if rng.random() < 0.15:  # the stem
-            hw = _pick(rng, [96, 128])
-            return dict(input=(1, hw, hw, 3), out=_pick(rng, [8, 16, 32]), kernel=(3, 3), stride=(2, 2))
-        cin = _pick(rng, [8, 16, 24, 32, 40, 48, 64, 72, 96, 120, 144, 192, 240, 256])
-        hw = min(hw, 24)
-        return dict(input=(1, hw, hw, cin), out=_pick(rng, [8, 16, 24, 32, 40, 64, 96, 128, 256]))
-    if family == "resnet":
-        hw = _pick(rng, [32, 16, 8, 4])
-        c = _pick(rng, [16, 32, 64]) if hw >= 16 else _pick(rng, [64, 128])
-        if rng.random() < 0.3:  # downsampling shortcut
-            return dict(input=(1, hw, hw, c), out=2 * c, kernel=(1, 1), stride=(2, 2))
-        if hw == 32 and rng.random() < 0.3:
-            return dict(input=(1, hw, hw, 3), out=16, kernel=(3, 3))
-        return dict(input=(1, hw, hw, c), out=_pick(rng, [c, 2 * c]), kernel=(3, 3),
-                    stride=_pick(rng, [(1, 1), (2, 2)]))
+    if family.startswith(("mobilenet", "resnet")):
+        return _network_layer(rng, family, "CONV_2D")
     # autoencoder (convolutional): small maps, odd channels
-    hw = _pick(rng, [4, 8, 16])
-    return dict(input=(1, hw, hw, _pick(rng, [1, 4, 8, 12, 16])), out=_pick(rng, [4, 8, 12, 16, 32]),
-                kernel=(3, 3), stride=_pick(rng, [(1, 1), (2, 2)]))
+    hw = _pick(rng, [4, 8, 16, 32])
+    return dict(input=(1, hw, hw, _pick(rng, [1, 3, 4, 8, 12, 16])), out=_pick(rng, [4, 8, 12, 16, 32]),
+                kernel=_pick(rng, [(3, 3), (3, 3), (5, 5)]), stride=_pick(rng, [(1, 1), (2, 2)]))
 
 
-def _fc(rng: np.random.Generator, family: str) -> dict[str, Any]:
+def _fc(rng: np.random.Generator, family: str) -> dict[str, Any] | None:
     if family == "kws":  # the classifier: few outputs
         return dict(input=(1, _pick(rng, [64, 128, 144, 256, 400, 640, 1000, 2000])), out=_pick(rng, [2, 3, 4, 6, 10, 12]))
     if family == "stream1d":  # streaming classifiers and bottlenecks
         return dict(input=(1, _pick(rng, [32, 48, 64, 96, 128, 192])), out=_pick(rng, [2, 4, 8, 12, 16, 32, 64]))
-    if family == "gates":  # LSTM/SVDF gates: [x, h] -> 4 units, SVDF features
-        units = _pick(rng, [8, 16, 20, 32, 64])
-        return dict(input=(1, _pick(rng, [10, 16, 20, 40, 64]) + units), out=_pick(rng, [1, 4]) * units)
-    if family == "autoencoder":  # MLPerf Tiny AD style
-        return dict(input=(1, _pick(rng, [8, 128, 640])), out=_pick(rng, [8, 128, 640]))
-    # mobilenet/resnet heads
-    return dict(input=(1, _pick(rng, [64, 128, 256, 576, 1024])), out=_pick(rng, [2, 5, 10, 16, 100]))
+    if family == "lstm":  # an LSTM's gates: [x, h] -> 4 x units (or x and h each -> 4 x units)
+        units = _pick(rng, [8, 16, 20, 32, 48, 64, 100, 128])
+        x = _pick(rng, [10, 13, 16, 20, 40, 64])
+        return dict(input=(1, _pick(rng, [x + units, x, units])), out=4 * units)
+    if family == "svdf":  # SVDF: features -> rank x units (its feature filter), the time filter's units
+        units = _pick(rng, [16, 32, 64, 128, 256])
+        return dict(input=(1, _pick(rng, [10, 20, 40, 64, 100])), out=_pick(rng, [1, 2]) * units)
+    if family == "autoencoder":  # MLPerf Tiny AD and dense autoencoders
+        dims = [8, 16, 32, 64, 128, 256, 320, 512, 640]
+        return dict(input=(_pick(rng, [1, 1, 1, 5]), _pick(rng, dims)), out=_pick(rng, dims))
+    # heads: MobileNet / ResNet classifiers, MobileNet V3's 1x1 head and squeeze-excite as FC
+    return dict(input=(1, _pick(rng, [64, 96, 128, 256, 432, 576, 960, 1024, 1280])),
+                out=_pick(rng, [2, 5, 10, 16, 24, 100, 144, 240, 1024]))
 
 
-FAMILIES = {
-    "DEPTHWISE_CONV_2D": (_dw, ["kws", "kws_ds", "stream1d", "mobilenet", "misc"]),
-    "CONV_2D": (_conv, ["kws", "stream1d", "mobilenet", "resnet", "autoencoder"]),
-    "FULLY_CONNECTED": (_fc, ["kws", "stream1d", "gates", "autoencoder", "heads"]),
+FAMILIES: dict[str, tuple[Callable[[np.random.Generator, str], dict[str, Any] | None], list[str]]] = {
+    "DEPTHWISE_CONV_2D": (_dw, ["kws", "kws_ds", "stream1d", "mobilenet_v1", "mobilenet_v2", "mobilenet_v3",
+                                "misc"]),
+    "CONV_2D": (_conv, ["kws", "stream1d", "mobilenet_v1", "mobilenet_v2", "mobilenet_v3", "resnet8", "resnet18",
+                        "autoencoder"]),
+    "FULLY_CONNECTED": (_fc, ["kws", "stream1d", "lstm", "svdf", "autoencoder", "heads"]),
 }
+
+#: bounds of a family other than shapes()'s own (MACs, activation bytes): ResNet-18's 3x3
+#: layers at 32x32 and 16x16 with 64 or 128 channels
+LIMITS = {"resnet18": (40_000_000, 160 * 1024)}
 
 
 def shapes(op: str, n: int, seed: int = 0, min_macs: int = 1000, max_macs: int = 3_000_000,
-           max_bytes: int = 96 * 1024) -> list[Shape]:
+           max_bytes: int = 96 * 1024, max_weight_bytes: int = 256 * 1024) -> list[Shape]:
     """``n`` distinct shapes of ``op``, the families in turn, each family seeded from ``seed``;
-    MACs and activations (input and output bytes) within the bounds (what a microcontroller
-    holds: mps3/an547 has 512 KB of RAM and of flash)."""
+    MACs, activations (input and output bytes) and weights within the bounds (what a
+    microcontroller holds: mps3/an547 has 512 KB of RAM and of flash). Distinct: differing in
+    more than the activation and the seed. Fewer than ``n`` only if the families run dry."""
     draw, families = FAMILIES[op]
     rngs = {f: np.random.default_rng([seed, OPS.index(op), k]) for k, f in enumerate(families)}
     out: list[Shape] = []
     seen: set[Shape] = set()
     k = 0
-    while len(out) < n:
+    while len(out) < n and k <= 200 * n:
         family = families[k % len(families)]
         k += 1
         rng = rngs[family]
         params = draw(rng, family)
-        s = Shape(op, family, activation=_act(rng), per_channel=op != "FULLY_CONNECTED" or bool(rng.random() < 0.3),
+        if params is None:
+            continue
+        params.setdefault("activation", _act(rng))
+        s = Shape(op, family, per_channel=op != "FULLY_CONNECTED" or bool(rng.random() < 0.3),
                   seed=int(rng.integers(1 << 30)), **params)
         if s.op != "FULLY_CONNECTED" and min(s.output_hw()) < 1:
             continue
-        key = Shape(**{**s.__dict__, "seed": 0, "activation": "NONE"})
-        if not min_macs <= s.macs <= max_macs or s.activation_bytes > max_bytes or key in seen:
-            if k > 100 * n:
-                break
+        key = Shape(**{**s.__dict__, "seed": 0, "activation": "NONE", "family": ""})
+        most_macs, most_bytes = LIMITS.get(family, (max_macs, max_bytes))
+        if (not min_macs <= s.macs <= most_macs or s.activation_bytes > most_bytes
+                or s.weight_bytes > max_weight_bytes or key in seen):
             continue
         seen.add(key)
         out.append(s)

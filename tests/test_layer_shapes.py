@@ -32,15 +32,58 @@ BOUNDS = {"kws_m8": (2.0, 1.0), "kws_m2": (2.0, 1.0), "ds_m2": (3.4, 1.45), "str
           "stream_m4": (4.3, 3.1), "dw_1d": (4.0, 1.7)}
 
 
-def test_shapes_seeded_per_family() -> None:
-    for op in OPS:
-        a = shapes(op, 200, seed=0)
-        assert len(a) == 200 and a == shapes(op, 200, seed=0) and a != shapes(op, 200, seed=1)
-        assert {s.family for s in a} == set(FAMILIES[op][1])
-        assert min(s.macs for s in a) >= 1000
-    dw = shapes("DEPTHWISE_CONV_2D", 200)
-    assert any(s.input[3] == 1 and s.multiplier > 1 for s in dw)
-    assert any(s.input[1] == 1 for s in dw)
+#: the families issue 23 names, by the operators that must have them
+NAMED = {
+    "kws": OPS, "stream1d": OPS, "autoencoder": ("CONV_2D", "FULLY_CONNECTED"),
+    "mobilenet_v1": ("CONV_2D", "DEPTHWISE_CONV_2D"), "mobilenet_v2": ("CONV_2D", "DEPTHWISE_CONV_2D"),
+    "mobilenet_v3": ("CONV_2D", "DEPTHWISE_CONV_2D"), "resnet8": ("CONV_2D",), "resnet18": ("CONV_2D",),
+    "lstm": ("FULLY_CONNECTED",), "svdf": ("FULLY_CONNECTED",),
+}
+#: the maps of a 96 and of a 128 pixel MobileNet (strides 2 to 32)
+MAPS_96, MAPS_128 = {48, 24, 12, 6, 3}, {64, 32, 16, 8, 4}
+
+
+def _key(s: Shape) -> tuple[object, ...]:
+    """What makes two shapes different (not their seed, activation or family)."""
+    return (s.op, s.input, s.out, s.kernel, s.stride, s.padding, s.multiplier, s.per_channel)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_200_distinct_seeded_shapes_per_op(op: str) -> None:
+    a = shapes(op, 200, seed=0)
+    assert len(a) == 200 and len({_key(s) for s in a}) == 200
+    assert a == shapes(op, 200, seed=0) and a != shapes(op, 200, seed=1)
+    assert [_key(s) for s in shapes(op, 200, seed=1)] != [_key(s) for s in a]
+    # the first n of a list are the list of n (a shorter run measures a prefix)
+    assert shapes(op, 50, seed=0) == a[:50]
+    assert min(s.macs for s in a) >= 1000
+    assert {s.family for s in a} == set(FAMILIES[op][1])
+    assert max(s.weight_bytes for s in a) <= 256 * 1024
+    assert len({s.seed for s in a}) == 200
+    for family, ops in NAMED.items():
+        assert (family in {s.family for s in a}) == (op in ops), family
+
+
+def test_named_families_have_their_layers() -> None:
+    by = {op: shapes(op, 200, seed=0) for op in OPS}
+    dw, conv, fc = by["DEPTHWISE_CONV_2D"], by["CONV_2D"], by["FULLY_CONNECTED"]
+    # keyword spotting: one input channel, multiplier > 1; streaming: height 1
+    assert sum(s.family == "kws" and s.input[3] == 1 and s.multiplier > 1 for s in dw) >= 20
+    assert all(s.input[1] == 1 for s in dw + conv if s.family == "stream1d")
+    # the MobileNets at 96 and at 128 pixels; V3's 5x5 depthwise and squeeze-excite 1x1 maps
+    for family in ("mobilenet_v1", "mobilenet_v2", "mobilenet_v3"):
+        maps = {s.input[1] for s in dw + conv if s.family == family}
+        assert maps & MAPS_96 and maps & MAPS_128, (family, maps)
+    v3 = [s for s in dw + conv if s.family == "mobilenet_v3"]
+    assert any(s.kernel == (5, 5) for s in v3) and any(s.input[1] == 1 for s in v3)
+    # ResNet-18 style: 3x3 on 32, 16 and 8 maps with 64-512 channels
+    r18 = [s for s in conv if s.family == "resnet18"]
+    assert {s.input[1] for s in r18 if s.kernel == (3, 3) and s.input[3] >= 64} >= {32, 16, 8}
+    assert max(s.out for s in r18) == 512
+    assert {s.input[1:] for s in conv if s.family == "resnet8"} & {(32, 32, 16), (16, 16, 32), (8, 8, 64)}
+    # LSTM gates: 4 x units; autoencoders: the 640 - 128 - 8 of MLPerf Tiny's AD among others
+    assert all(s.out % 4 == 0 for s in fc if s.family == "lstm")
+    assert {s.input[1] for s in fc if s.family == "autoencoder"} >= {640, 128}
 
 
 def _model(layers: list[Shape]) -> bytes:
