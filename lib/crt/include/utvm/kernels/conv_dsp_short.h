@@ -25,6 +25,8 @@
 #define UTVM_KERNELS_CONV_DSP_SHORT_H_
 
 #include <stdint.h>
+
+#include "common_dsp.h"
 #include <string.h>
 
 typedef void (*utvm_dsp_short_fn)(int8_t* out, const int8_t* rows, const int32_t* stream, int32_t np);

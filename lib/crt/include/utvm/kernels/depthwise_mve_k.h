@@ -25,6 +25,10 @@
 
 #include <stdint.h>
 
+#include "common_mve.h"
+#include "copy_mve.h"
+#include "requant_mve.h"
+
 #define UTVM_MVE_RQ_RIGHT 16 /* every shift is a right shift of 1..31 */
 
 /* the weight of tap t (ry * kw + rx) of channel ch: blocks of four channels, each its taps'

@@ -24,6 +24,11 @@
 
 #include <stdint.h>
 
+#include "common_mve.h"
+#include "conv_mve.h"
+#include "copy_mve.h"
+#include "requant_mve.h"
+
 /* the padded input rows iy0 .. iy0 + kr - 1: kr rows of pw pixels x c channels */
 static inline void utvm_mve_dwm_band(int8_t* band, const int8_t* x, int32_t h, int32_t w, int32_t c, int32_t iy0,
                                      int32_t kr, int32_t pw, int32_t left, int32_t zx) {
