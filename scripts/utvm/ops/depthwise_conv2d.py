@@ -468,9 +468,7 @@ def _helium_mult(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     (running on across the band's rows) two gathers per tap shared by the two channels' VMLAs,
     requantized and scattered 4 pixels at a time."""
     mult = op.attrs.get("depth_multiplier", 1)
-    if not target.helium or mult < 2:
-        return None
-    lay = mve.layer(g, op, (0, 1, 2))
+    lay = _helium_mult_layer(g, op, target)
     if lay is None:
         return None
     x, y = lay.x, lay.y
@@ -500,15 +498,20 @@ def _helium_mult(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     return mve.extern(y, args, body)
 
 
+def _helium_mult_layer(g: Graph, op: Operator, target: Target):  # type: ignore[no-untyped-def]
+    """The int8 layer of a multiplier > 1 depthwise on Helium (mve.layer), None elsewhere."""
+    if not target.helium or op.attrs.get("depth_multiplier", 1) < 2:
+        return None
+    return mve.layer(g, op, (0, 1, 2))
+
+
 def _helium_dot(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     """Multiplier > 1 on Helium, windows of at most 16 taps within 255 bytes of a channel plane:
     utvm_mve_dwd_s8 (per band of output rows the input re-laid out as channel planes padded with
     the zero point; per input channel its filters in vector registers, per output pixel one gather
     of its window and one VMLADAV per filter, four pixels requantized in one vector)."""
     mult = op.attrs.get("depth_multiplier", 1)
-    if not target.helium or mult < 2:
-        return None
-    lay = mve.layer(g, op, (0, 1, 2))
+    lay = _helium_mult_layer(g, op, target)
     if lay is None:
         return None
     x, y = lay.x, lay.y
