@@ -24,7 +24,6 @@ from .ir import Graph, Operator
 from .lower.channels import drop_channels
 from .lower.lowering import KernelCall, Lowered, lower_graph
 from .ops import get as get_op
-from .ops.mac_knobs import widened_by_default
 from .options import CompileOptions
 from .package.mlf import called_functions, external_layout, metadata, write_mlf, write_tar
 from .package.staticlib import build_static_lib
@@ -232,13 +231,6 @@ def _configure(last: Attempt, pick: Callable[[int, KernelCall, Operator, OpDef],
     return changes
 
 
-#: knob values of the layouts that cost flash, each with the one that stores int8 weights as
-#: int8 (mac4_knobs, gemm_knobs): the configuration --max-flash falls back to
-LEAN_KNOBS = {"weights": "int8"}
-#: the same for depthwise layers: dsp_dwp's constants in two words a channel (ops/depthwise_conv2d.py _dwp_q)
-LEAN_DEPTHWISE = {"consts": "packed"}
-
-
 def constants_bytes(lowered: Lowered) -> int:
     """Bytes of the constants the kernels of ``lowered`` read (each tensor once, as emitted)."""
     seen = {resolve_alias(a, lowered.aliases) for c in lowered.calls for a in c.args}
@@ -277,20 +269,17 @@ class Round:
 
 
 def _lean(last: Attempt, options: CompileOptions) -> dict[int, Config]:
-    """With --max-flash and constants over it: every layout that costs flash replaced by its int8
-    one (LEAN_KNOBS, over tuned configurations too) and dsp_dwp's constants packed (LEAN_DEPTHWISE)."""
+    """With --max-flash and constants over it: every operator's leanest configuration
+    (``OpDef.lean``: int8 weights kept as int8, packed constants), over tuned ones too."""
     if options.max_flash is None or constants_bytes(last.lowered) <= options.max_flash:
         return {}
     graph = last.lowered.graph
     changes = {}
     for index, op in enumerate(graph.ops):
-        config = last.configs.get(index) or {}
-        if config.get("weights") == "int16" or (not config and op.kind in ("conv2d", "fully_connected")
-                                                and len(op.inputs) > 1 and graph.tensors[op.inputs[1]].is_constant
-                                                and widened_by_default(graph, op)):
-            changes[index] = {**config, **LEAN_KNOBS}
-        elif op.kind == "depthwise_conv2d":
-            changes[index] = {**config, **LEAN_DEPTHWISE}
+        opdef = get_op(op.kind)
+        lean = opdef.lean(graph, op, dict(last.configs.get(index) or {})) if opdef and opdef.lean else None
+        if lean is not None:
+            changes[index] = lean
     if not changes:
         _within_flash(last, last, options)
     return changes

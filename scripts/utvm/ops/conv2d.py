@@ -81,7 +81,7 @@ from .common import (
     quant_conv,
     requant16,
 )
-from .mac_knobs import gemm_knobs, gemm_wide, gemm_widen, mac4_knobs, wide_weights
+from .mac_knobs import gemm_knobs, gemm_wide, gemm_widen, lean_weights, mac4_knobs, wide_weights
 
 # ---------------------------------------------------------------------------------------
 # import
@@ -754,6 +754,7 @@ OPS = (
         macs=conv_macs,
         patch_stage="window",
         offload=(Offload("cmsis-nn", ("int8", "int16"), "conv"),),
+        lean=lean_weights,
         weights=Weights(),
     ),
 )

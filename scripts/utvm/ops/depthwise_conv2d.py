@@ -1168,6 +1168,11 @@ def _helium_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any
     return {"plan": ("", *names[1:4])} if len(names) > 1 else {}
 
 
+
+def _lean(g: Graph, op: Operator, config: dict[str, Any]) -> dict[str, Any] | None:
+    """--max-flash: dsp_dwp's constants in two words a channel (knob ``consts``, see _dwp_q)."""
+    return None if config.get("consts") == "packed" else {**config, "consts": "packed"}
+
 OPS = (
     OpDef(
         kind="depthwise_conv2d",
@@ -1203,6 +1208,7 @@ OPS = (
         rows_in_order_config=_helium_rows_in_order,
         patch_stage="window",
         offload=(Offload("cmsis-nn", ("int8", "int16"), "depthwise_conv"),),
+        lean=_lean,
         weights=Weights(),
     ),
 )

@@ -73,7 +73,7 @@ from .common import (
     int64_accumulation,
     requant16,
 )
-from .mac_knobs import gemm_knobs, gemm_wide, gemm_widen, mac4_knobs, wide_weights
+from .mac_knobs import gemm_knobs, gemm_wide, gemm_widen, lean_weights, mac4_knobs, wide_weights
 
 # ---------------------------------------------------------------------------------------
 # import
@@ -537,6 +537,7 @@ OPS = (
         fuses_activation=True,
         macs=macs,
         offload=(Offload("cmsis-nn", ("int8",), "fully_connected"),),
+        lean=lean_weights,
         weights=Weights(offset="per_tensor"),
     ),
 )

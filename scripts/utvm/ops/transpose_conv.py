@@ -57,7 +57,7 @@ from ..kernels.schedules import (
 from ..kernels.target import Target
 from .base import OpDef, OpError, SourceOp, Validation, Variant, Weights
 from .common import abs_sums, bias_of, check_16x8, requant16
-from .mac_knobs import mac4_knobs, wide_weights
+from .mac_knobs import lean_tuned_weights, mac4_knobs, wide_weights
 
 
 def transpose_padding(code: int, out_size: int, k: int, stride: int) -> int:
@@ -481,6 +481,7 @@ OPS = (
                   "accumulators), reference_ops::TransposeConv (float32)",
         fuses_activation=True,
         macs=macs,
+        lean=lean_tuned_weights,
         weights=Weights(),
     ),
 )
