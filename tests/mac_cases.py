@@ -467,3 +467,20 @@ def svdf_case(seed: int, dtype: str = "int8", state_type: str = "int16", time_ty
         return [x], [y]
 
     return case
+
+
+def conv_case(seed: int, kernel: tuple[int, int], cin: int, cout: int):  # type: ignore[no-untyped-def]
+    """An int8 CONV_2D on a 6x6 input (SAME, stride 1), per-channel weights, for op_check.side_by_side."""
+    def case(m: ModelBuilder):  # type: ignore[no-untyped-def]
+        rng = np.random.default_rng(seed)
+        p = f"c{seed}_"
+        x = m.add_tensor(p + "x", (1, 6, 6, cin), "int8", scale=0.05, zero_point=-7)
+        ws = rng.uniform(0.002, 0.02, cout)
+        w = m.add_tensor(p + "w", (cout, *kernel, cin), "int8", rng.integers(-127, 128, (cout, *kernel, cin)),
+                         scale=ws)
+        b = m.add_tensor(p + "b", (cout,), "int32", rng.integers(-500, 500, cout), scale=0.05 * ws)
+        y = m.add_tensor(p + "y", (1, 6, 6, cout), "int8", scale=0.1, zero_point=4)
+        m.add_operator("CONV_2D", [x, w, b], [y], {"padding": "SAME", "stride_w": 1, "stride_h": 1,
+                                                   "dilation_w_factor": 1, "dilation_h_factor": 1})
+        return [x], [y]
+    return case

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dw_cases import DwCases
 from op_check import check_model, side_by_side
-from test_depthwise import DwCases
 from toolchains import toolchain_problem
 from utvm.compiler import CompileOptions, compile_model
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mac_cases import _out_size
 from utvm.kernels import fixedpoint as fp
 from utvm.kernels.dsp import (
     LO,
@@ -54,11 +55,6 @@ class Layer:
     lo: int
     hi: int
     ref: np.ndarray
-
-
-def _out_size(size: int, k: int, stride: int, dilation: int, same: bool) -> int:
-    eff = (k - 1) * dilation + 1
-    return -(-size // stride) if same else (size - eff) // stride + 1
 
 
 def geometry(n: int, h: int, w: int, cin: int, cout: int, kernel: tuple[int, int], strides: tuple[int, int],

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from mac_cases import conv_case
 from utvm.configs.log import read_log
 from utvm.rpc.client import RpcClient
 from utvm.rpc.runner import soak
@@ -112,7 +113,6 @@ def test_tune_through_the_zephyr_sample_then_build_with_the_log(tmp_path: Path) 
     passes."""
     _zephyr_tools()
     from op_check import side_by_side
-    from test_tune import conv_case
 
     zephyr_board = ("mps3_an547" if version() < (3, 7) else
                     "mps3/an547" if version() < (4, 0) else "mps3/corstone300/an547")

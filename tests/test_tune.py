@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mac_cases import conv_case
 from utvm.compiler import CompileOptions, compile_model
 from utvm.configs.log import read_log, write_log
 from utvm.configs.workload import tunable, workload, workload_key
@@ -29,25 +30,6 @@ def _toolchain() -> None:
     problem = toolchain_problem()
     if problem:
         pytest.skip(problem)
-
-
-def conv_case(seed: int, kernel: tuple[int, int], cin: int, cout: int):  # type: ignore[no-untyped-def]
-    """An int8 CONV_2D on a 6x6 input (SAME, stride 1), per-channel weights, for op_check.side_by_side."""
-    from tflite_builder import ModelBuilder
-
-    def case(m: ModelBuilder):  # type: ignore[no-untyped-def]
-        rng = np.random.default_rng(seed)
-        p = f"c{seed}_"
-        x = m.add_tensor(p + "x", (1, 6, 6, cin), "int8", scale=0.05, zero_point=-7)
-        ws = rng.uniform(0.002, 0.02, cout)
-        w = m.add_tensor(p + "w", (cout, *kernel, cin), "int8", rng.integers(-127, 128, (cout, *kernel, cin)),
-                         scale=ws)
-        b = m.add_tensor(p + "b", (cout,), "int32", rng.integers(-500, 500, cout), scale=0.05 * ws)
-        y = m.add_tensor(p + "y", (1, 6, 6, cout), "int8", scale=0.1, zero_point=4)
-        m.add_operator("CONV_2D", [x, w, b], [y], {"padding": "SAME", "stride_w": 1, "stride_h": 1,
-                                                   "dilation_w_factor": 1, "dilation_h_factor": 1})
-        return [x], [y]
-    return case
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mac_cases import Cases
 from op_check import assert_refused, check_cases, check_model, side_by_side
 from tflite_builder import ModelBuilder
 from tflite_patch import edit_model
@@ -141,8 +142,6 @@ def test_filter_zero_points_tflm_ignores_compile_bit_exact(tmp_path: Path) -> No
     refused nonzero ones ('filter zero points must be 0') on convolutions and subtracted the
     first one in a per-channel FULLY_CONNECTED. Random layers of test_op_mac (int8, 16x8 CONV_2D)
     with filter zero points in [-40, 40]."""
-    from test_op_mac import Cases
-
     cases = Cases()
     for seed in range(4):
         cases.conv("int8", seed)
@@ -169,8 +168,6 @@ def test_convolution_filter_quantized_dimension_refused_as_tflm(tmp_path: Path) 
     PopulateConvolutionQuantizationParams refuses it (TF_LITE_ENSURE_EQ(filter dims at
     quantized_dimension, channels), kernel_util.cc), and so does utvm (the tflite-micro
     interpreter fails these models' AllocateTensors: 'CONV_2D failed to prepare')."""
-    from test_op_mac import Cases
-
     cases = Cases()
     cases.conv("int8", 20)
     model = edit_model(side_by_side(cases.cases), _filter_axes)
