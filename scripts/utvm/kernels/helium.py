@@ -25,7 +25,7 @@ from tvm import te, tirx
 from ..ir import Graph, Operator, Tensor
 from . import fixedpoint as fp
 from .extern import buffer, call, extern, name_root  # noqa: F401 (the Helium kernels' names)
-from .kerneldef import KernelArg
+from .kerneldef import KernelArg, KernelDef
 from .requant import activation_range_int8, effective_scales
 from .target import Target
 
@@ -374,6 +374,25 @@ def fc4_blocks(wdata: np.ndarray, params: tuple[np.ndarray, np.ndarray, np.ndarr
     consts = rq.reshape(3, blocks, 4).transpose(1, 0, 2).astype(np.int32).reshape(blocks, -1).view(np.int8)
     mode = FC_RIGHT if np.all(shifts <= 0) else 0
     return np.ascontiguousarray(np.concatenate([weights, consts], axis=1)).reshape(-1), mode
+
+
+def fc4_kernel(x: Tensor, y: Tensor, wdata: np.ndarray, params: tuple[np.ndarray, np.ndarray, np.ndarray],
+               zy: int, lo: int, hi: int) -> KernelDef:
+    """utvm_mve_fc4_s8 over the rows of ``x`` (``wdata``: units x depth, ``params``: the folded
+    biases, multipliers and shifts per unit): fully_connected's helium, and conv2d's helium_fc
+    (1 x 1 filters, the pixels as rows)."""
+    units, depth = wdata.shape
+    batch = x.size // depth
+    blocks, mode = fc4_blocks(wdata, params)
+    args = [KernelArg(te.placeholder((batch, depth), "int8", name="x"), tensor=x.name),
+            KernelArg(te.placeholder(blocks.shape, "int8", name="w"), constant=blocks, role="w")]
+
+    def body(ins, outs):  # type: ignore[no-untyped-def]
+        xb, wb = ins
+        return call("utvm_mve_fc4_s8", outs[0].access_ptr("w"), xb.access_ptr("r"), batch, depth, units,
+                    wb.access_ptr("r"), mode, zy, lo, hi)
+
+    return extern(y, args, body)
 
 
 #: utvm_mve_dwt_s8: the largest input map (its planes: 16 x h x w bytes), the widest input row

@@ -7,6 +7,8 @@ QuantizeMultiplier computes in double, output zero point, activation clamp;
 reference_ops::Conv for float32, accumulated in the same order).
 
 Kernel variants, first that applies:
+- helium_fc: Cortex-M52/M55/M85, int8 1 x 1 filters whose output map is one pixel (the squeeze-excite
+  layers of MobileNetV3): fully_connected's utvm_mve_fc4_s8, the filter as its weights;
 - helium: Cortex-M52/M55/M85 (kernels_mve.h);
 - dsp_gemm: Cortex-M4/M7/M33, int8 whose requantization has the short exact form (kernels/dsp.py):
   the whole layer in one call of kernels_dsp.h (pointwise rows read in place, other windows
@@ -688,6 +690,28 @@ def _conv_rows_flat(op: Operator, q: QuantConv, out_hw: tuple[int, int], y_name:
     return KernelDef(args, out, y_name, root_schedule(build))
 
 
+#: the most output pixels helium_fc takes (utvm_mve_conv42_s8 blocks 4 pixels)
+FC_PIXELS = 1
+
+
+def _helium_fc(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """A 1 x 1 filter, stride 1 (or a 1 x 1 input), at most FC_PIXELS output pixels on Helium:
+    fully_connected's utvm_mve_fc4_s8 (kernels/helium.py fc4_kernel) with the pixels as rows and
+    the [O, 1, 1, I] filter as its [O, I] weights, the requantization per channel as conv's."""
+    if not target.helium:
+        return None
+    w, y = g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    _, oh, ow, cout = y.shape
+    if len(w.shape) != 4 or w.shape[1:3] != (1, 1) or oh * ow > FC_PIXELS:
+        return None
+    if tuple(op.attrs["padding"]) != (0, 0, 0, 0) or g.tensors[op.inputs[0]].shape[1:3] != (oh, ow):
+        return None
+    lay = mve.layer(g, op, (1, 2, 3))
+    if lay is None:
+        return None
+    return mve.fc4_kernel(lay.x, y, lay.wdata.reshape(cout, -1), lay.params, lay.zy, lay.lo, lay.hi)
+
+
 def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     """Helium (Cortex-M52/M55/M85) convolutions: one utvm_mve_conv42_s8 call per layer, blocks of
     4 output pixels x 2 filter vectors (kernels_mve.h); the patches of 4 pixels gathered into
@@ -736,6 +760,7 @@ OPS = (
               SourceOp("QLinearConv", from_onnx_qlinear, ("int8",),
                        "also QDQ Conv groups; symmetric int8 weights, per-tensor or per-channel")),
         variants=(
+            Variant("helium_fc", _helium_fc, "Cortex-M52/M55/M85"),
             Variant("helium", _helium, "Cortex-M52/M55/M85"),
             Variant("dsp_short", _short, "Cortex-M4/M7/M33"),
             Variant("dsp_gemm", _gemm, "Cortex-M4/M7/M33", knobs=_gemm_knobs),

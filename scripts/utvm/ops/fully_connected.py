@@ -489,22 +489,11 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     units, depth = w.shape
     if x.size % depth or y.size != x.size // depth * units:
         return None
-    batch = x.size // depth
     params = mve.requant_params(x, w, y, b, w.data.astype(np.int64).sum(axis=1), units, bool(w.quant.per_channel))
     if params is None:
         return None
     ys, zy = y.quant.scalar()
-    lo, hi = activation_range_int8(op.attrs["activation"], ys, zy)
-    blocks, mode = mve.fc4_blocks(w.data, params)
-    args = [KernelArg(te.placeholder((batch, depth), "int8", name="x"), tensor=x.name),
-            KernelArg(te.placeholder(blocks.shape, "int8", name="w"), constant=blocks, role="w")]
-
-    def body(ins, outs):  # type: ignore[no-untyped-def]
-        xb, wb = ins
-        return mve.call("utvm_mve_fc4_s8", outs[0].access_ptr("w"), xb.access_ptr("r"), batch, depth, units,
-                        wb.access_ptr("r"), mode, zy, lo, hi)
-
-    return mve.extern(y, args, body)
+    return mve.fc4_kernel(x, y, w.data, params, zy, *activation_range_int8(op.attrs["activation"], ys, zy))
 
 
 OPS = (

@@ -1,0 +1,53 @@
+"""conv2d's helium_fc: 1 x 1 convolutions whose output map is one pixel (MobileNetV3's
+squeeze-excite layers) through fully_connected's utvm_mve_fc4_s8 on the Cortex-M55. The layers
+(depths 1..960, 1..960 output channels, NONE/RELU/RELU6, per channel and per tensor, a 1 x 1
+input with stride 2) take the variant; wider maps and 3 x 3 filters do not; all bit-exact with
+TFLite Micro (QEMU)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from layer_shapes import Shape, add_layer
+from op_check import check_model
+from tflite_builder import ModelBuilder
+from toolchains import toolchain_problem
+from utvm.compiler import CompileOptions, compile_model
+
+#: the layers helium_fc takes
+TAKEN = [Shape("CONV_2D", "se", (1, 1, 1, cin), cout, stride=stride, activation=act, per_channel=pc, seed=k)
+         for k, (cin, cout, stride, act, pc) in enumerate([
+             (32, 112, (1, 1), "NONE", True), (72, 288, (1, 1), "RELU", True), (96, 24, (1, 1), "RELU6", False),
+             (184, 48, (2, 2), "NONE", True), (960, 240, (1, 1), "RELU", False), (5, 3, (1, 1), "NONE", True),
+             (1, 17, (1, 1), "RELU6", True), (17, 1, (2, 1), "NONE", False)])]
+#: the layers it leaves to helium
+LEFT = [Shape("CONV_2D", "map", (1, 2, 2, 32), 16, seed=100),
+        Shape("CONV_2D", "k3", (1, 3, 3, 16), 8, kernel=(3, 3), padding="VALID", seed=101)]
+
+
+def model() -> bytes:
+    m = ModelBuilder("conv helium_fc")
+    ins: list[int] = []
+    outs: list[int] = []
+    for k, s in enumerate(TAKEN + LEFT):
+        i, o = add_layer(m, s, f"l{k}")
+        ins += i
+        outs += o
+    return m.finish(ins, outs)
+
+
+def test_one_pixel_layers_take_helium_fc(tmp_path: Path) -> None:
+    path = tmp_path / "conv.tflite"
+    path.write_bytes(model())
+    result = compile_model(path, tmp_path / "mlf", CompileOptions(cpu="cortex-m55"))
+    variants = [c.variant for c in result.lowered.calls]
+    assert variants == ["helium_fc"] * len(TAKEN) + ["helium"] * len(LEFT)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
+def test_bit_exact_on_cortex_m55(tmp_path: Path) -> None:
+    report = check_model(model(), tmp_path, "mps3/an547")
+    assert report.max_abs_diff == 0
