@@ -17,9 +17,13 @@ import numpy as np
 import pytest
 
 from dw_cases import DwCases
+from layer_shapes import Shape, add_layer
 from op_check import check_model, side_by_side
+from tflite_builder import ModelBuilder
 from toolchains import toolchain_problem
 from utvm.compiler import CompileOptions, compile_model
+from utvm.importer import load_model
+from utvm.ops.depthwise_conv2d import helium_plans
 
 needs_qemu = pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
 
@@ -79,6 +83,28 @@ def test_helium_k_taken(model: tuple[Path, DwCases], tmp_path: Path) -> None:
     assert len(variants) == len(FIXED) + N_RANDOM
     assert set(variants) <= {"helium", "helium_k"}, variants
     assert variants.count("helium_k") >= len(variants) - 6, variants
+
+
+#: seeded 3x3 stride-1 layers (output zero point -10..10): a RELU/RELU6 clamp narrower than int8
+#: leaves utvm_mve_dwg_s8 its C loop (2.0-3.1 instructions per MAC on mps3/an547), so helium_k
+#: ("k") runs them, or "tiny" on the maps it pads; unclamped, or helium_k's groups of four pixels
+#: a third empty (ow 5), dwg keeps them (a "rows"/"cols" plan)
+CLAMP_CASES = {((8, 8, 256), "SAME", "RELU6"): "k", ((13, 20, 64), "SAME", "RELU"): "k",
+               ((4, 4, 1024), "SAME", "RELU6"): "tiny", ((3, 3, 256), "SAME", "RELU6"): "tiny",
+               ((8, 8, 256), "SAME", "NONE"): "dwg", ((13, 20, 64), "VALID", "NONE"): "dwg",
+               ((25, 5, 32), "SAME", "RELU"): "dwg"}
+
+
+@pytest.mark.parametrize("case", sorted(CLAMP_CASES))
+def test_clamped_stride1_leaves_dwg(case: tuple[tuple[int, int, int], str, str], tmp_path: Path) -> None:
+    hwc, padding, act = case
+    m = ModelBuilder("clamp")
+    i, o = add_layer(m, Shape("DEPTHWISE_CONV_2D", "kws_ds", (1, *hwc), hwc[2], (3, 3), (1, 1), padding, 1, act), "l0")
+    path = tmp_path / "clamp.tflite"
+    path.write_bytes(m.finish(i, o))
+    g = load_model(path)
+    plan = helium_plans(g, g.ops[0])[0]
+    assert (plan if plan in ("k", "tiny") else "dwg") == CLAMP_CASES[case], plan
 
 
 @pytest.mark.parametrize("board", ["host", pytest.param("mps3/an547", marks=needs_qemu),

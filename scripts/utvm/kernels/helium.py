@@ -233,6 +233,8 @@ class DwgPlan:
     cb: int
     scratch: int
     cost: float
+    #: output pixels per gather (3 at stride 1 along lines of 3 or more, else 2)
+    share: int = 3
 
     @property
     def name(self) -> str:
@@ -260,7 +262,7 @@ def dwg_plan(out_hw: tuple[int, int], c: int, strides: tuple[int, int], vertical
     piece = 1.5 if cb == c == 8 and not vertical else 2.5
     cost = passes * (c * (14 + (54 if share == 3 else 66) * units) + (c // cb) * (la * bw * piece + 10 * bw))
     table = units * ((DWG_UNIT // share) * 4 + 48)
-    return DwgPlan(vertical, lines, cb, la * bw * cb + table, cost)
+    return DwgPlan(vertical, lines, cb, la * bw * cb + table, cost, share)
 
 
 def dwg_plans(out_hw: tuple[int, int], c: int, strides: tuple[int, int]) -> list[DwgPlan]:
