@@ -60,8 +60,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import layer_shapes  # noqa: E402
-from layer_shapes import FAMILIES, OPS, Shape, add_layer, shapes  # noqa: E402
-from tflite_builder import ModelBuilder  # noqa: E402
+from layer_shapes import FAMILIES, OPS, Shape, layers_model, shapes  # noqa: E402
 from utvm.compiler import CompileOptions, compile_model  # noqa: E402
 from utvm.errors import UtvmError  # noqa: E402
 from utvm.run import qemu  # noqa: E402
@@ -97,14 +96,7 @@ def timed(phase: str) -> Iterator[None]:
 
 
 def chunk_model(layers: list[Shape]) -> bytes:
-    m = ModelBuilder("bench_layers")
-    ins: list[int] = []
-    outs: list[int] = []
-    for k, s in enumerate(layers):
-        i, o = add_layer(m, s, f"l{k}")
-        ins += i
-        outs += o
-    return m.finish(ins, outs)
+    return layers_model(layers, "bench_layers")
 
 
 def layer_input(s: Shape) -> np.ndarray:

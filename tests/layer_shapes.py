@@ -361,3 +361,15 @@ def add_layer(m: ModelBuilder, s: Shape, tag: str) -> tuple[list[int], list[int]
             opts["depth_multiplier"] = s.multiplier
     m.add_operator(s.op, [x, wt, bt], [y], opts)
     return [x], [y]
+
+
+def layers_model(layers: Sequence[Shape], name: str) -> bytes:
+    """A model of ``layers`` side by side, each its own model input and output (tags l0, l1, ...)."""
+    m = ModelBuilder(name)
+    ins: list[int] = []
+    outs: list[int] = []
+    for k, s in enumerate(layers):
+        i, o = add_layer(m, s, f"l{k}")
+        ins += i
+        outs += o
+    return m.finish(ins, outs)

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from layer_shapes import Shape, add_layer
+from layer_shapes import Shape, layers_model
 from op_check import check_model
-from tflite_builder import ModelBuilder
 from toolchains import toolchain_problem
 from utvm.compiler import CompileOptions, compile_model
 
@@ -28,14 +27,7 @@ LEFT = [Shape("CONV_2D", "map", (1, 2, 2, 32), 16, seed=100),
 
 
 def model() -> bytes:
-    m = ModelBuilder("conv helium_fc")
-    ins: list[int] = []
-    outs: list[int] = []
-    for k, s in enumerate(TAKEN + LEFT):
-        i, o = add_layer(m, s, f"l{k}")
-        ins += i
-        outs += o
-    return m.finish(ins, outs)
+    return layers_model(TAKEN + LEFT, "conv helium_fc")
 
 
 def test_one_pixel_layers_take_helium_fc(tmp_path: Path) -> None:
