@@ -27,11 +27,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import numpy as np  # noqa: E402
-from utvm.lower.requant import effective_scales  # noqa: E402
 
 from utvm.importer import load_model  # noqa: E402
 from utvm.ir import Graph  # noqa: E402
 from utvm.kernels import fixedpoint as fp  # noqa: E402
+from utvm.kernels.requant import effective_scales  # noqa: E402
 from utvm.lower.channels import drop_channels  # noqa: E402
 from utvm.lower.lowering import lower_graph  # noqa: E402
 from utvm.plan.memory import resolve_alias  # noqa: E402
