@@ -28,7 +28,7 @@ from .options import CompileOptions
 from .package.mlf import called_functions, external_layout, metadata, write_mlf, write_tar
 from .package.staticlib import build_static_lib
 from .plan.memory import MemoryPlan, plan_memory, resolve_alias, step_heights
-from .plan.patches import PatchPlan, choose_patches
+from .plan.patches import PatchPlan, choose_patches, patch_stage
 
 if TYPE_CHECKING:
     from .ops.base import OpDef
@@ -200,13 +200,14 @@ def compile_graph(graph: Graph, out_dir: Path, options: CompileOptions | None = 
 def _through_patches(configs: KernelConfigs, graph: Graph, patched: Graph) -> KernelConfigs:
     """``configs`` for the graph with its first stage split into patches (``split_stage``): an
     operator after the stage keeps its configuration, each patch of a stage operator takes the
-    operator's. The patches are the new operators other than the slices and concatenations that
-    cut and join them, the stage's operators in order once per patch."""
+    operator's. The patches are the new operators a stage may hold (``OpDef.patch_stage``; the
+    others are the slices and concatenations that cut and join them), the stage's operators in
+    order once per patch."""
     kept = {id(op): index for index, op in enumerate(graph.ops)}
     after = {id(op) for op in patched.ops}
     stage = [index for index, op in enumerate(graph.ops) if id(op) not in after]
     copies = [index for index, op in enumerate(patched.ops)
-              if id(op) not in kept and op.kind not in ("strided_slice", "concatenation")]
+              if id(op) not in kept and patch_stage(op) is not None]
     old = {index: kept[id(op)] for index, op in enumerate(patched.ops) if id(op) in kept}
     for n, index in enumerate(copies):
         old[index] = stage[n % len(stage)]

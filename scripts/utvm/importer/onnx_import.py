@@ -22,10 +22,11 @@ import numpy as np
 
 from ..errors import UtvmError
 from ..ir import NHWC, PLAIN, TO_NCHW, TO_NHWC, Graph, Operator, Quant, Tensor, trivial_perm
-from ..ops import onnx_ops
+from ..ops import get as get_op
+from ..ops import onnx_ops, reshape, transpose
 from ..ops.base import Validation
 from .onnx_qdq import contrib_value_infos, fuse_qdq
-from .tflite_import import count_list
+from .tflite_import import count_list, is_alias
 
 #: ONNX element types of values -> utvm dtypes (FLOAT, BOOL)
 _DTYPES = {1: "float32", 9: "bool"}
@@ -354,7 +355,7 @@ class OnnxImporter:
         t = self.tensors[tensor]
         name = self._unique(f"{tensor}_view")
         self.tensors[name] = Tensor(name, shape, t.dtype, quant=t.quant)
-        op = Operator("reshape", [tensor], [name], {}, source=self._source())
+        op = reshape.view(tensor, name, self._source())
         self.ops.append(op)
         self.producer[name] = op
         return name
@@ -419,7 +420,11 @@ class OnnxImporter:
     def emit(self, kind: str, inputs: list[str], value: str, layout: str,
              attrs: dict[str, Any] | None = None) -> Operator:
         out = self._new_tensor(value, layout)
-        op = Operator(kind, inputs, [out], attrs or {}, source=self._source())
+        return self._place(Operator(kind, inputs, [out], attrs or {}, source=self._source()), value, layout)
+
+    def _place(self, op: Operator, value: str, layout: str) -> Operator:
+        """``op``, appended, its output the graph tensor of ONNX ``value`` in ``layout``."""
+        out = op.outputs[0]
         self.ops.append(op)
         self.producer[out] = op
         self.vals.setdefault(value, {})[layout] = out
@@ -442,11 +447,11 @@ class OnnxImporter:
         else:
             src, perm = have[NHWC], TO_NCHW
             src_shape = tuple(shape[p] for p in TO_NHWC)
-        if trivial_perm(src_shape, perm):
-            self.emit("reshape", [src], value, layout)
-        else:
-            self.emit("transpose", [src], value, layout, {"perm": perm})
-        return self.vals[value][layout]
+        out = self._new_tensor(value, layout)
+        trivial = trivial_perm(src_shape, perm)
+        self._place(reshape.view(src, out, self._source()) if trivial
+                    else transpose.permute(src, out, perm, self._source()), value, layout)
+        return out
 
     def any_layout(self, value: str) -> tuple[str, str]:
         """(tensor, layout) for elementwise operators: NHWC if the value has it."""
@@ -456,7 +461,7 @@ class OnnxImporter:
 
     def _alias_root(self, tensor: str) -> str:
         op = self.producer.get(tensor)
-        while op is not None and op.kind == "reshape":
+        while op is not None and is_alias(op):
             tensor = op.inputs[0]
             op = self.producer.get(tensor)
         return tensor
@@ -481,10 +486,9 @@ class OnnxImporter:
             out = self._unique(v)
             self.tensors[out] = Tensor(out, self.shape(v), self.value_dtype(v), quant=self.qparams.get(v))
             if v in owner:
-                op = Operator("reshape", [tensor], [out], {}, source=f"output:{v}")
+                op = reshape.view(tensor, out, f"output:{v}")
             else:  # identity permutation: a copy
-                perm = tuple(range(len(self.shape(v))))
-                op = Operator("transpose", [tensor], [out], {"perm": perm}, source=f"output:{v}")
+                op = transpose.permute(tensor, out, tuple(range(len(self.shape(v)))), f"output:{v}")
             self.ops.append(op)
             self.producer[out] = op
             result.append(out)
@@ -548,17 +552,17 @@ class OnnxImporter:
         shape = self.shape(value)
         if self.shape(out) != shape:
             return False
-        if op.kind == "fully_connected":
+        opdef = get_op(op.kind)
+        layout = opdef.weights.onnx_bias if opdef is not None and opdef.weights is not None else None
+        if layout == PLAIN:
             n = shape[-1]
             if c.size != n or c.shape[-1:] != (n,):
                 return False
-            layout = PLAIN
-        elif op.kind in ("conv2d", "depthwise_conv2d"):
+        elif layout == NHWC:
             n = shape[1]
             ok_shapes = ((n, 1, 1), (1, n, 1, 1))
             if c.shape not in ok_shapes and not (n == 1 and c.size == 1):
                 return False
-            layout = NHWC
         else:
             return False
         op.inputs.append(self.add_const(f"{out}_bias", c.reshape(-1).astype(np.float32)))

@@ -17,6 +17,7 @@ from ..errors import UtvmError, short_list
 from ..ir import Graph, Operator, Quant, Tensor
 from ..ops import get, tflite_ops
 from ..ops.base import OpError, Validation, Weights
+from ..ops.transpose import permute
 from .limits import check_tensor
 
 # TFLite TensorType numbers -> our dtype names (None: known but unsupported).
@@ -309,12 +310,18 @@ def tflm_quantization(graph: Graph) -> None:
             q.zero_point = q.zero_point.astype(np.int32)  # else left for check_tensor to refuse
 
 
+def is_alias(op: Operator) -> bool:
+    """The operator only renames its input's bytes (``OpDef.alias``, a reshape)."""
+    opdef = get(op.kind)
+    return opdef is not None and opdef.alias
+
+
 def _own_output_buffers(graph: Graph) -> None:
     """Give every model output bytes of its own. A RESHAPE only renames its input's bytes, so
     an output that is (a reshape of) a model input, a constant or an earlier output would
     share them; such an output is computed by a copy instead (an identity transpose) and the
     tensor it was becomes an internal one."""
-    alias = {op.outputs[0]: op.inputs[0] for op in graph.ops if op.kind == "reshape"}
+    alias = {op.outputs[0]: op.inputs[0] for op in graph.ops if is_alias(op)}
 
     def root(name: str) -> str:
         while name in alias:
@@ -341,8 +348,7 @@ def _own_output_buffers(graph: Graph) -> None:
                 op.inputs = [src if n == out else n for n in op.inputs]
                 op.outputs = [src if n == out else n for n in op.outputs]
         graph.tensors[dst] = Tensor(dst, t.shape, t.dtype, t.quant)
-        graph.ops.append(Operator("transpose", [src], [dst], {"perm": tuple(range(len(t.shape)))},
-                                  source=f"output:{out}"))
+        graph.ops.append(permute(src, dst, tuple(range(len(t.shape))), f"output:{out}"))
 
 #: the heading of this module's rows in docs/VALIDATION.md
 VALIDATION_TITLE = "TFLite flatbuffer (importer/tflite_import.py)"

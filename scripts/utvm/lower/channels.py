@@ -17,6 +17,9 @@ fully connected layer or an unpadded 1x1 convolution, C's bias takes the constan
 with C's weights on that channel (TFLite's accumulator, exactly) and the channel is dropped
 from P, the tensors on the way and C's weights: VWW's last convolution keeps 32 of 256.
 
+Which operators are such layers, depthwise layers, average pools or reshapes is each operator's
+own declaration (``OpDef.channels``, :class:`utvm.ops.Channels`).
+
 The channel count left is rounded up to keep the largest power of two (up to 16) that divided
 it, so that kernels needing channels in multiples of 4, 8 or 16 still apply.
 """
@@ -31,10 +34,27 @@ from ..ir import Graph, Operator, Quant, Tensor
 from ..kernels import fixedpoint as fp
 from ..kernels.helium import requant_params
 from ..kernels.requant import activation_range_int8
+from ..ops import Channels, get
 
 #: the channel counts left keep this alignment (or the power of two that divided the count)
 ALIGN = 16
-MACS = ("conv2d", "fully_connected")
+
+
+def _channels(op: Operator) -> Channels | None:
+    opdef = get(op.kind)
+    return opdef.channels if opdef is not None else None
+
+
+def _role(g: Graph, op: Operator, role: str) -> bool:
+    """The operator declares ``role`` (see :class:`utvm.ops.Channels`) and, but for "mac", its
+    condition holds."""
+    c = _channels(op)
+    return c is not None and c.role == role and (role == "mac" or c.when is None or c.when(g, op))
+
+
+def _mac(op: Operator) -> bool:
+    c = _channels(op)
+    return c is not None and c.role == "mac"
 
 
 def _alignment(c: int) -> int:
@@ -65,9 +85,9 @@ def _chain(g: Graph, c_op: Operator, consumers: dict[str, list[Operator]],
                 or g.tensors[name].quant.per_channel:
             return None
         chain.insert(0, op)
-        if op.kind in MACS:
+        if _mac(op):
             return chain
-        if op.kind != "depthwise_conv2d" or op.attrs.get("depth_multiplier", 1) != 1:
+        if not _role(g, op, "depthwise"):
             return None
         name = op.inputs[0]
 
@@ -97,21 +117,19 @@ def _to_consumer(g: Graph, name: str, consumers: dict[str, list[Operator]]) -> t
         op = users[0]
         x, y = g.tensors[name], g.tensors[op.outputs[0]]
         if op.inputs[0] != name or x.quant is None or y.quant is None or x.quant.per_channel or x.dtype != "int8" \
-                or (op.kind not in MACS and x.shape[-1] != y.shape[-1]):
+                or (not _mac(op) and x.shape[-1] != y.shape[-1]):
             return None
         chain.append(op)
         same = x.quant.scalar() == y.quant.scalar()
-        if op.kind in MACS:
-            w = g.tensors[op.inputs[1]]
+        if _mac(op):
+            when = _channels(op).when  # type: ignore[union-attr]
             ok = _int8_weights(g, op) and len(op.inputs) > 2 and g.tensors[op.inputs[2]].data is not None \
-                and len(consumers.get(op.inputs[2], [])) == 1 and (op.kind == "fully_connected" or (
-                    tuple(w.shape[1:3]) == (1, 1) and not any(op.attrs.get("padding", (0,)))))
+                and len(consumers.get(op.inputs[2], [])) == 1 and (when is None or when(g, op))
             return (chain, lo, hi) if ok else None
-        if op.kind == "avg_pool2d" and not any(op.attrs["padding"]) and same:
-            alo, ahi = activation_range_int8(op.attrs.get("activation", "none"), *y.quant.scalar())
-            lo, hi = max(lo, alo), min(hi, ahi)
-        elif op.kind != "reshape" or not same or int(np.prod(x.shape[:-1])) != int(np.prod(y.shape[:-1])):
+        if not same or not _role(g, op, "passes"):
             return None
+        alo, ahi = activation_range_int8(op.attrs.get("activation", "none"), *y.quant.scalar())
+        lo, hi = max(lo, alo), min(hi, ahi)
         name = op.outputs[0]
 
 
@@ -120,7 +138,7 @@ def _fold_constants(tensors: dict[str, Tensor], view: Graph, consumers: dict[str
     returns how many."""
     dropped = 0
     for p_op in view.ops:
-        if p_op.kind not in MACS or len(p_op.outputs) != 1 or len(p_op.inputs) < 3 or not _int8_weights(view, p_op):
+        if not _mac(p_op) or len(p_op.outputs) != 1 or len(p_op.inputs) < 3 or not _int8_weights(view, p_op):
             continue
         x, w, b, y = (tensors[n] for n in (*p_op.inputs[:3], p_op.outputs[0]))
         assert w.data is not None
@@ -174,7 +192,7 @@ def drop_channels(g: Graph) -> tuple[Graph, int]:
             producer[o] = op
     dropped = _fold_constants(tensors, view, consumers)
     for c_op in g.ops:
-        if c_op.kind not in MACS or not _int8_weights(view, c_op):
+        if not _mac(c_op) or not _int8_weights(view, c_op):
             continue
         w = tensors[c_op.inputs[1]].data
         assert w is not None
@@ -193,7 +211,7 @@ def drop_channels(g: Graph) -> tuple[Graph, int]:
         keep = np.setdiff1d(np.arange(cin), drop)
         for op in chain:
             wt = tensors[op.inputs[1]]
-            tensors[op.inputs[1]] = _take(wt, keep, 0 if op.kind in MACS else len(wt.shape) - 1)
+            tensors[op.inputs[1]] = _take(wt, keep, 0 if _mac(op) else len(wt.shape) - 1)
             tensors[op.inputs[2]] = _take(tensors[op.inputs[2]], keep, 0)
             out = tensors[op.outputs[0]]
             tensors[op.outputs[0]] = _take(out, keep, len(out.shape) - 1)

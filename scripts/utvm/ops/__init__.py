@@ -11,9 +11,9 @@ import pkgutil
 from functools import cache
 
 from ..ir import Graph, Operator
-from .base import Offload, OpDef, OpError, Slot, SourceOp, Validation, Variant, Weights
+from .base import Channels, Offload, OpDef, OpError, Slot, SourceOp, Validation, Variant, Weights
 
-__all__ = ["Offload", "OpDef", "OpError", "Slot", "SourceOp", "Variant", "Weights", "all_ops", "check_graph", "get", "macs", "onnx_ops", "tflite_ops", "variant"]
+__all__ = ["Channels", "Offload", "OpDef", "OpError", "Slot", "SourceOp", "Variant", "Weights", "all_ops", "check_graph", "get", "macs", "onnx_ops", "tflite_ops", "variant"]
 
 @cache
 def all_ops() -> dict[str, OpDef]:

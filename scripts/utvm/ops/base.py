@@ -113,6 +113,11 @@ class Weights:
     filter: int = 1
     bias: int = 2
     offset: str = "never"
+    #: the layout (``ir.PLAIN``: channels last, as a MatMul/Gemm output; ``ir.NHWC``: ONNX's
+    #: channels on axis 1) in which the ONNX importer folds an Add of a constant per-output-channel
+    #: vector right after the layer into its bias input, when the layer has none yet and no fused
+    #: activation (``OnnxImporter.fuse_bias``); None: such an Add stays an ADD
+    onnx_bias: str | None = None
 
 
 @dataclass(frozen=True)
@@ -124,6 +129,25 @@ class Offload:
     module: str
     types: tuple[str, ...]
     handler: str
+
+
+@dataclass(frozen=True)
+class Channels:
+    """How channel pruning (:mod:`utvm.lower.channels`) may look through the operator.
+
+    ``role`` "mac": each output channel is a weighted sum over all input channels (filter input
+    1, output channels on its axis 0 and input channels on its last axis; bias input 2): input
+    channels whose weights are all zero may be dropped, and output channels whose weights are all
+    zero are constants that may fold into a later "mac" layer's bias, where ``when`` holds for
+    that later layer (each output pixel reads one input pixel, no padding; None: always).
+    "depthwise": output channel j is input channel j alone (filter input 1, channels on its last
+    axis; bias input 2), where ``when`` holds: a dropped channel is dropped through it.
+    "passes": a constant input channel j is output channel j, the same constant clamped to the
+    fused activation's range (``attrs["activation"]``), where ``when`` holds and input and output
+    share one quantization."""
+
+    role: str
+    when: Callable[[Graph, Operator], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -202,6 +226,14 @@ class OpDef:
     #: it checks and uses the per-channel parameters of its tensors itself (QUANTIZE, DEQUANTIZE);
     #: other operators' tensors, but a filter, are read per tensor (the first scale)
     per_channel_tensors: bool = False
+    #: what channel pruning may do through it (:class:`Channels`), None: a channel ends there
+    channels: Channels | None = None
+    #: its output holds its (first) input's values, only moved (RESHAPE, TRANSPOSE): an output's
+    #: quantization step is its input's (``utvm.run.runner.output_steps`` looks through it)
+    rearranges: bool = False
+    #: the quantization step of its float output (DEQUANTIZE: its input's scale), for the
+    #: tolerance a quantized ONNX model's float outputs are compared with (``output_steps``)
+    output_step: Callable[[Graph, Operator], float | None] | None = None
 
     def kernel(self, graph: Graph, op: Operator, target: Target) -> tuple[str, KernelDef]:
         """(variant name, kernel) of the variant the operator's tuned configuration names, if it

@@ -29,6 +29,11 @@ def _axis(axis: int, rank: int) -> int:
     return axis + rank if axis < 0 else axis
 
 
+def join(parts: list[str], out: str, axis: int, source: str) -> Operator:
+    """``parts`` side by side along ``axis`` into ``out`` (the patch planner's join)."""
+    return Operator("concatenation", parts, [out], {"axis": axis}, source)
+
+
 def from_tflite(ctx: Any, node: Any) -> None:
     o = ctx.options(node, "ConcatenationOptions")
     if ctx.activation(o.FusedActivationFunction(), node) != "none":

@@ -70,7 +70,7 @@ from ..kernels.schedules import (
     window_conds,
 )
 from ..kernels.target import VECTOR_LANES, Target
-from .base import Offload, OpDef, OpError, SourceOp, Validation, Variant, Weights
+from .base import Channels, Offload, OpDef, OpError, SourceOp, Validation, Variant, Weights
 from .common import (
     QuantConv,
     abs_sums,
@@ -780,7 +780,9 @@ OPS = (
         patch_stage="window",
         offload=(Offload("cmsis-nn", ("int8", "int16"), "conv"),),
         lean=lean_weights,
-        weights=Weights(),
+        weights=Weights(onnx_bias=NHWC),
+        channels=Channels("mac", lambda g, op: tuple(g.tensors[op.inputs[1]].shape[1:3]) == (1, 1)
+                          and not any(op.attrs.get("padding", (0,)))),
     ),
 )
 

@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 from tvm import te, tirx
 
-from ..ir import Graph, Operator, Quant, Tensor
+from ..ir import NHWC, Graph, Operator, Quant, Tensor
 from ..kernels import extern as ext
 from ..kernels import fixedpoint as fp
 from ..kernels import helium as mve
@@ -83,7 +83,7 @@ from ..kernels.schedules import (
     window_conds,
 )
 from ..kernels.target import Target
-from .base import Offload, OpDef, OpError, SourceOp, Validation, Variant, Weights, knob
+from .base import Channels, Offload, OpDef, OpError, SourceOp, Validation, Variant, Weights, knob
 from .common import (
     QuantConv,
     Requant16,
@@ -1230,7 +1230,8 @@ OPS = (
         patch_stage="window",
         offload=(Offload("cmsis-nn", ("int8", "int16"), "depthwise_conv"),),
         lean=_lean,
-        weights=Weights(),
+        weights=Weights(onnx_bias=NHWC),
+        channels=Channels("depthwise", lambda g, op: op.attrs.get("depth_multiplier", 1) == 1),
     ),
 )
 

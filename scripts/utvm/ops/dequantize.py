@@ -48,6 +48,12 @@ def _generic(g: Graph, op: Operator, target: Target) -> KernelDef:
     return KernelDef([KernelArg(X, tensor=x.name)], out, y.name)
 
 
+def _step(g: Graph, op: Operator) -> float | None:
+    """The quantization step of the float output: the input's scale."""
+    src = g.tensors[op.inputs[0]]
+    return float(src.quant.scalar()[0]) if src.quant is not None else None
+
+
 OPS = (
     OpDef(
         kind="dequantize",
@@ -58,6 +64,7 @@ OPS = (
         check=check,
         reference="TFLite Micro dequantize.cc: reference_ops::Dequantize",
         per_channel_tensors=True,
+        output_step=_step,
     ),
 )
 

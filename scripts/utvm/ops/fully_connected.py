@@ -63,7 +63,7 @@ from ..kernels.schedules import (
     widen_words,
 )
 from ..kernels.target import VECTOR_LANES, Target
-from .base import Offload, OpDef, OpError, SourceOp, Validation, Variant, Weights
+from .base import Channels, Offload, OpDef, OpError, SourceOp, Validation, Variant, Weights
 from .batch_matmul import from_onnx
 from .common import (
     abs_sums,
@@ -527,7 +527,8 @@ OPS = (
         macs=macs,
         offload=(Offload("cmsis-nn", ("int8",), "fully_connected"),),
         lean=lean_weights,
-        weights=Weights(offset="per_tensor"),
+        weights=Weights(offset="per_tensor", onnx_bias=PLAIN),
+        channels=Channels("mac"),
     ),
 )
 

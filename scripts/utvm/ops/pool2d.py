@@ -20,7 +20,7 @@ from ..kernels.padding import padding
 from ..kernels.requant import I32, activation_range_int8, clamp, float_clamp, imm
 from ..kernels.schedules import reduction_schedule
 from ..kernels.target import Target
-from .base import Offload, OpDef, OpError, SourceOp, Validation, Variant
+from .base import Channels, Offload, OpDef, OpError, SourceOp, Validation, Variant
 from .common import check_io_types, check_window, io
 
 _KINDS = {"AVERAGE_POOL_2D": "avg_pool2d", "MAX_POOL_2D": "max_pool2d"}
@@ -215,6 +215,8 @@ OPS = (
         reference="TFLite Micro pooling.cc: reference_integer_ops::AveragePool, reference_ops::AveragePool",
         fuses_activation=True,
         offload=(Offload("cmsis-nn", ("int8",), "average_pool"), Offload("plain-c", ("int8",), "average_pool")),
+        # unpadded, the average of a constant channel is the constant
+        channels=Channels("passes", lambda g, op: not any(op.attrs["padding"])),
     ),
     OpDef(
         kind="max_pool2d",

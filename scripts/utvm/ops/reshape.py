@@ -14,7 +14,12 @@ from typing import Any
 import numpy as np
 
 from ..ir import PLAIN, Graph, Operator
-from .base import OpDef, OpError, SourceOp, Validation
+from .base import Channels, OpDef, OpError, SourceOp, Validation
+
+
+def view(x: str, out: str, source: str) -> Operator:
+    """``out``, the bytes of ``x`` under ``out``'s shape (the importers' views)."""
+    return Operator("reshape", [x], [out], {}, source=source)
 
 
 def from_tflite(ctx: Any, node: Any) -> None:
@@ -82,6 +87,10 @@ OPS = (
         check=check,
         reference="TFLite Micro reshape.cc, squeeze.cc, expand_dims.cc (copies there, an alias here)",
         alias=True,
+        rearranges=True,
+        # the channel axis is kept when the element counts before it are
+        channels=Channels("passes", lambda g, op: int(np.prod(g.tensors[op.inputs[0]].shape[:-1]))
+                          == int(np.prod(g.tensors[op.outputs[0]].shape[:-1]))),
     ),
 )
 

@@ -113,6 +113,13 @@ def _attrs(x_shape: tuple[int, ...], begin: list[int], strides: list[int], out_a
     return {"begin": tuple(starts), "strides": tuple(strides), "out_axes": tuple(out_axes)}
 
 
+def window(x: str, out: str, begin: tuple[int, ...], source: str) -> Operator:
+    """A slice of ``x`` from ``begin`` with stride 1 on every axis, every axis kept, as large as
+    the tensor ``out`` (the patch planner's cut, :mod:`utvm.plan.patches`)."""
+    return Operator("strided_slice", [x], [out], {"begin": begin, "strides": (1,) * len(begin),
+                                                  "out_axes": tuple(range(len(begin)))}, source)
+
+
 def from_tflite(ctx: Any, node: Any) -> None:
     x, y = ctx.tensors[node.inputs[0]], ctx.tensors[node.outputs[0]]
     o = ctx.options(node, "StridedSliceOptions")

@@ -20,6 +20,12 @@ from ._movement import MOVE_TYPES, check_same_types, tflite_ints
 from .base import OpDef, OpError, SourceOp, Validation, Variant
 
 
+def permute(x: str, out: str, perm: tuple[int, ...], source: str) -> Operator:
+    """``out``, ``x`` with its axes in the order ``perm``; the identity ``perm`` is a copy (the
+    importers' layout changes and copies of model outputs into bytes of their own)."""
+    return Operator("transpose", [x], [out], {"perm": perm}, source=source)
+
+
 def from_tflite(ctx: Any, node: Any) -> None:
     x = ctx.tensors[node.inputs[0]]
     perm = tuple(int(p) for p in tflite_ints(ctx, node, 1, "perm").reshape(-1))
@@ -86,6 +92,7 @@ OPS = (
         variants=(Variant("generic", _generic),),
         check=check,
         reference="TFLite Micro transpose.cc: reference_ops::Transpose; ONNX Transpose",
+        rearranges=True,
     ),
 )
 

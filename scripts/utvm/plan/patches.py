@@ -23,6 +23,8 @@ from typing import Any
 
 from ..ir import Graph, Operator, Tensor
 from ..ops import get, macs
+from ..ops.concatenation import join
+from ..ops.strided_slice import window
 from .memory import Buffer, _best_placement, align_up
 
 #: patch grids tried (rows = columns)
@@ -61,7 +63,7 @@ def _spatial(graph: Graph, name: str) -> bool:
     return len(t.shape) == 4 and t.shape[0] == 1 and t.data is None
 
 
-def _stage(op: Operator) -> str | None:
+def patch_stage(op: Operator) -> str | None:
     """How a stage may hold the operator (``OpDef.patch_stage``): "window", "elementwise" or None."""
     opdef = get(op.kind)
     return opdef.patch_stage if opdef is not None else None
@@ -69,7 +71,7 @@ def _stage(op: Operator) -> str | None:
 
 def _activations(op: Operator) -> list[str]:
     """The activation inputs a patch of the operator reads a region of."""
-    return [op.inputs[0]] if _stage(op) == "window" else list(op.inputs)
+    return [op.inputs[0]] if patch_stage(op) == "window" else list(op.inputs)
 
 
 def _stage_op(graph: Graph, op: Operator) -> bool:
@@ -77,9 +79,9 @@ def _stage_op(graph: Graph, op: Operator) -> bool:
     activations, on batch-1 NHWC tensors."""
     if len(op.outputs) != 1 or not _spatial(graph, op.outputs[0]):
         return False
-    if _stage(op) == "window":
+    if patch_stage(op) == "window":
         return _spatial(graph, op.inputs[0]) and all(graph.tensors[n].data is not None for n in op.inputs[1:] if n)
-    if _stage(op) == "elementwise":
+    if patch_stage(op) == "elementwise":
         shape = graph.tensors[op.outputs[0]].shape
         return len(op.inputs) == 2 and all(_spatial(graph, n) and graph.tensors[n].shape == shape for n in op.inputs)
     return False
@@ -116,7 +118,7 @@ def _bounds(n: int, parts: int) -> list[int]:
 def _window(op: Operator, graph: Graph, axis: int, lo: int, hi: int) -> tuple[int, int, int, int]:
     """Input range [a, b) (clipped to the input) and the padding before/after it that output
     range [lo, hi) along spatial ``axis`` (0: rows, 1: columns) needs (ADD: the same range)."""
-    if _stage(op) == "elementwise":
+    if patch_stage(op) == "elementwise":
         return lo, hi, 0, 0
     w = graph.tensors[op.inputs[1]]
     k = w.shape[1 + axis]
@@ -173,9 +175,7 @@ def split_stage(graph: Graph, chain: list[int], grid: tuple[int, int]) -> tuple[
         if have == want:
             return name
         out = tensor(g.tensors[name], f"{name}__{tag}", want[1] - want[0], want[3] - want[2])
-        g.ops.append(Operator("strided_slice", [name], [out],
-                              {"begin": (0, want[0] - have[0], want[2] - have[2], 0), "strides": (1, 1, 1, 1),
-                               "out_axes": (0, 1, 2, 3)}, f"patch {tag} of {name}"))
+        g.ops.append(window(name, out, (0, want[0] - have[0], want[2] - have[2], 0), f"patch {tag} of {name}"))
         return out
 
     row_parts: list[str] = []
@@ -194,7 +194,7 @@ def split_stage(graph: Graph, chain: list[int], grid: tuple[int, int]) -> tuple[
             out = graph.tensors[op.outputs[0]]
             r0, r1, c0, c1 = region[out.name]
             name = out.name if single else tensor(out, f"{out.name}__patch{t}", r1 - r0, c1 - c0)
-            attrs = dict(op.attrs, padding=pads[k]) if _stage(op) == "window" else dict(op.attrs)
+            attrs = dict(op.attrs, padding=pads[k]) if patch_stage(op) == "window" else dict(op.attrs)
             g.ops.append(Operator(op.kind, [*args, *op.inputs[len(activations):]], [name], attrs,
                                   f"{op.source or op.kind} (patch {t})"))
             patch[out.name] = name
@@ -205,25 +205,31 @@ def split_stage(graph: Graph, chain: list[int], grid: tuple[int, int]) -> tuple[
             if grid[1] > 1:
                 row = last.name if grid[0] == 1 else tensor(last, f"{last.name}__row{i}", rows[i + 1] - rows[i],
                                                            last.shape[2])
-                g.ops.append(Operator("concatenation", row_parts, [row], {"axis": 2}, f"patch row {i}"))
+                g.ops.append(join(row_parts, row, 2, f"patch row {i}"))
             row_tensors.append(row)
             row_parts = []
     if not single and grid[0] > 1:
-        g.ops.append(Operator("concatenation", row_tensors, [last.name], {"axis": 1}, "patch rows"))
+        g.ops.append(join(row_tensors, last.name, 1, "patch rows"))
     g.ops += graph.ops[chain[-1] + 1:]
     return g, tiles
 
 
 def estimate_pool(graph: Graph, io_in_pool: bool) -> int:
     """The pool the planner would reach, from tensor sizes and lifetimes alone (no kernel
-    scratch): a concatenation's inputs live in its output (slots), a slice along rows only is a
-    view of its input, a reshape is its input."""
+    scratch): the inputs of an operator with slots (``OpDef.input_slots``, a concatenation) live
+    in its output, a view that cuts rows only (``OpDef.view_of_input``, a slice) is in its input,
+    an alias (``OpDef.alias``, a reshape) is its input."""
     container: dict[str, str] = {}
+    slotted: set[int] = set()
     for op in graph.ops:
-        if op.kind == "concatenation":
+        opdef = get(op.kind)
+        if opdef is None:
+            continue
+        if opdef.input_slots is not None:
+            slotted.add(id(op))
             for name in op.inputs:
                 container[name] = op.outputs[0]
-        elif op.kind == "reshape" or (op.kind == "strided_slice" and _rows_only(graph, op)):
+        elif opdef.alias or (opdef.view_of_input is not None and _rows_only(graph, op)):
             container[op.outputs[0]] = op.inputs[0]
 
     def root(name: str) -> str:
@@ -235,8 +241,7 @@ def estimate_pool(graph: Graph, io_in_pool: bool) -> int:
     last: dict[str, int] = {}
     step = 0
     for op in graph.ops:
-        if op.kind == "concatenation" or op.outputs[0] in container and op.kind != "concatenation" \
-                and root(op.outputs[0]) == root(op.inputs[0]):
+        if id(op) in slotted or op.outputs[0] in container and root(op.outputs[0]) == root(op.inputs[0]):
             continue
         for name in [*op.inputs, *op.outputs]:
             if name and graph.tensors[name].data is None:

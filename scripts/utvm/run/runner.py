@@ -14,6 +14,8 @@ import numpy as np
 from ..compiler import CompileOptions, CompileResult, compile_model
 from ..errors import UtvmError, short_list
 from ..ir import Graph
+from ..ops import get as get_op
+from ..ops import macs
 from .harness import parse_harness_output, write_harness
 from .host import build_host, mlf_sources, run_host
 from .reference import NO_TFLM, random_inputs, reference_name, run_reference
@@ -60,8 +62,6 @@ class RunReport:
 
 
 def count_macs(result: CompileResult) -> int:
-    from ..ops import macs
-
     g = result.source_graph or result.graph  # the model's MACs, dropped channels included
     return sum(macs(g, op) for op in g.ops)
 
@@ -109,12 +109,13 @@ def output_steps(model: Path, g: Graph) -> list[float | None] | None:
         if t.dtype == "int8":
             return 1.0
         op = producer.get(name)
-        while op is not None and op.kind in ("reshape", "transpose"):
+        opdef = get_op(op.kind) if op is not None else None
+        while op is not None and opdef is not None and opdef.rearranges:
             op = producer.get(op.inputs[0])
-        if op is not None and op.kind == "dequantize":
-            src = g.tensors[op.inputs[0]]
-            return float(src.quant.scalar()[0]) if src.quant is not None else None
-        return None
+            opdef = get_op(op.kind) if op is not None else None
+        if op is None or opdef is None or opdef.output_step is None:
+            return None
+        return opdef.output_step(g, op)
 
     steps = [step(n) for n in g.outputs]
     return steps if any(s is not None for s in steps) else None
