@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -60,3 +61,34 @@ def test_unsupported_operator_error_points_at_the_table(tmp_path: Path) -> None:
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "CUSTOM:Frobnicate" in lines[0] and "utvm ops" in lines[0], proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def _kind_names(source: str, kinds: set[str]) -> list[int]:
+    """Lines of ``source`` that name an operator kind: a string (or tuple of strings) compared
+    with an ``.kind``, or given as ``Operator``'s kind."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if not any(isinstance(s, ast.Attribute) and s.attr == "kind" for s in sides):
+                continue
+            named = [c for s in sides for c in ([s] if isinstance(s, ast.Constant) else getattr(s, "elts", []))]
+            if any(isinstance(c, ast.Constant) and c.value in kinds for c in named):
+                lines.append(node.lineno)
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Operator" and node.args \
+                and isinstance(node.args[0], ast.Constant) and node.args[0].value in kinds:
+            lines.append(node.lineno)
+    return lines
+
+
+def test_no_stage_names_an_operator_kind() -> None:
+    """What a stage needs to know of an operator is declared on its OpDef (channels, patch_stage,
+    alias, rearranges, output_step, weights, ...); the operators a stage creates are built by
+    their modules (reshape.view, transpose.permute, strided_slice.window, concatenation.join)."""
+    kinds = set(all_ops())
+    package = ROOT / "scripts" / "utvm"
+    found = [f"{path.relative_to(package)}:{line}" for path in sorted(package.rglob("*.py"))
+             if "ops" not in path.relative_to(package).parts[:1]
+             for line in _kind_names(path.read_text(), kinds)]
+    assert not found, f"operator kinds named outside utvm/ops: {found}"
+    assert _kind_names('if op.kind in ("reshape", "x"): g.ops.append(Operator("add", [], []))', kinds) == [1, 1]
