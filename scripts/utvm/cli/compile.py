@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from ..errors import UtvmError
-from .options import add_build_arguments, add_debug_argument, add_group_arguments, group_args, progress
+from .options import add_build_arguments, add_debug_argument, add_group_arguments, group_args, options_from, progress
 
 
 def add_compile_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -44,7 +44,7 @@ def add_compile_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from ..compiler import CompileOptions, compile_model
+    from ..compiler import compile_model
     from ..importer import c_identifier
 
     name = args.name or c_identifier(args.model.stem)
@@ -52,12 +52,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     grouped = group_args(args, out.name)
     if grouped is not None:
         return _compile_group(args, out, *grouped)
-    options = CompileOptions(name=args.name, io_in_pool=args.io_in_pool, cpu=args.cpu,
-                             constants=args.constants, constants_target=args.constants_target,
-                             export=args.export, cc=args.cc, cflags=args.cflags,
-                             offload=tuple(args.offload), cmsis_nn_dir=args.cmsis_nn_dir,
-                             tuning_log=args.tuning_log, compat=args.compat, pools=tuple(args.pool),
-                             memory_mode=args.memory_mode, max_flash=args.max_flash)
+    options = options_from(args)
     result = compile_model(args.model, out, options,
                            progress=(lambda _: None) if args.json else progress)
     mem = result.module_memory
@@ -79,15 +74,12 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
 
 def _compile_group(args: argparse.Namespace, out: Path, models: list[Path], group: str) -> int:
-    from ..compiler import CompileOptions
     from ..group import compile_group
 
-    options = CompileOptions(io_in_pool=args.io_in_pool, cpu=args.cpu, constants=args.constants,
-                             constants_target=args.constants_target, offload=tuple(args.offload),
-                             cmsis_nn_dir=args.cmsis_nn_dir, tuning_log=args.tuning_log, pools=tuple(args.pool),
-                             memory_mode=args.memory_mode, max_flash=args.max_flash)
     if args.export or args.compat:
         raise UtvmError("--export and --compat are for one model, not --shared-pool")
+    # --name is refused with --shared-pool; --cc/--cflags only serve --export
+    options = options_from(args, leave=("name", "cc", "cflags"))
     result = compile_group(models, out, group, options, args.keep, (lambda _: None) if args.json else progress)
     summary = {"group": group, "directory": str(result.out_dir), "pool_bytes": result.pool_size,
                "models": [{"model": str(m), "name": r.name, "own_pool_bytes": r.plan.pool_size,

@@ -1,12 +1,22 @@
 """Arguments that several commands share (pools, memory mode, offload, tuning log, model
-groups), and the progress line every command prints."""
+groups), the one place the command line becomes a :class:`~utvm.options.CompileOptions`
+(:func:`options_from`), and the progress line every command prints."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from ..errors import UtvmError
+from ..options import CompileOptions
+
+#: CompileOptions fields that no command-line argument sets (a model group sets them)
+_NOT_ARGUMENTS = ("shared_pool", "reserved")
+#: CompileOptions fields whose argument has another name (``--pool``, repeated, gives ``pools``)
+_ARGUMENT = {"pools": "pool"}
 
 
 def progress(msg: str) -> None:
@@ -23,6 +33,20 @@ def add_group_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--group", help="with --shared-pool: the group's C name (default: the output directory's name)")
     p.add_argument("--keep", action="append", default=[], metavar="MODEL:OUTPUT",
                    help="with --shared-pool: keep this output of MODEL alive while the later models run")
+
+
+def options_from(args: argparse.Namespace, leave: Iterable[str] = (), **given: Any) -> CompileOptions:
+    """The compile options a command line asks for, made once: each field from its argument where
+    the command has one (repeated arguments as tuples), but the fields in ``leave`` (arguments the
+    command does not hand on to the compile: they keep their defaults), with ``given`` over both
+    (what the command derives itself, e.g. a board's CPU)."""
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(CompileOptions):
+        dest = _ARGUMENT.get(f.name, f.name)
+        if f.init and f.name not in _NOT_ARGUMENTS and f.name not in leave and hasattr(args, dest):
+            value = getattr(args, dest)
+            values[f.name] = tuple(value) if isinstance(value, list) else value
+    return CompileOptions(**{**values, **given})
 
 
 def group_args(args: argparse.Namespace, default_group: str) -> tuple[list[Path], str] | None:

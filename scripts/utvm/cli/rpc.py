@@ -19,7 +19,7 @@ from ..errors import UtvmError
 from ..options import CompileOptions
 from ..rpc.runner import RpcRunResult, run_over_rpc
 from ..rpc.server import is_host_board
-from .options import add_offload_arguments
+from .options import add_offload_arguments, options_from
 
 
 def add_rpc_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -92,10 +92,9 @@ def compile_options(args: argparse.Namespace) -> CompileOptions:
 
         cpu = get_board(board).cpu
     constants = getattr(args, "constants", "c")
-    return CompileOptions(name=getattr(args, "name", None), cpu=cpu, constants=constants,
-                          constants_target=("host" if host else "arm") if constants == "object" else None,
-                          offload=tuple(getattr(args, "offload", None) or ()),
-                          cmsis_nn_dir=getattr(args, "cmsis_nn_dir", None))
+    # as before this builder: run --rpc does not hand --io-in-pool, --pool, --memory-mode, --tuning-log on
+    return options_from(args, leave=("io_in_pool", "pools", "memory_mode", "tuning_log"), cpu=cpu,
+                                constants_target=("host" if host else "arm") if constants == "object" else None)
 
 
 def compiled_mlf(model: Path, work: Path, options: CompileOptions) -> Path:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UtvmError
-from .options import add_build_arguments, add_debug_argument, add_group_arguments, group_args, progress
+from .options import add_build_arguments, add_debug_argument, add_group_arguments, group_args, options_from, progress
 from .rpc import add_rpc_run_arguments, cmd_run_rpc
 
 
@@ -41,7 +41,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     if getattr(args, "rpc", False) or getattr(args, "device", None):
         return cmd_run_rpc(args)
 
-    from ..options import CompileOptions
     from ..run.runner import HOST_BOARD, run_model
 
     if args.repeats < 1:
@@ -53,9 +52,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     grouped = group_args(args, "models")
     if grouped is not None:
         return _run_group(args, *grouped)
-    options = CompileOptions(io_in_pool=args.io_in_pool, constants=args.constants, offload=tuple(args.offload),
-                             cmsis_nn_dir=args.cmsis_nn_dir, tuning_log=args.tuning_log, pools=tuple(args.pool),
-                             memory_mode=args.memory_mode)
+    options = options_from(args)
     report = run_model(args.model, args.board, args.input, options, args.repeats,
                        progress=None if args.json else progress)
     if args.output:
@@ -84,12 +81,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_group(args: argparse.Namespace, models: list[Path], group: str) -> int:
-    from ..options import CompileOptions
     from ..run.runner import run_group
 
     if args.pool or args.input or args.output or args.repeats != 1 or args.offload:
         raise UtvmError("run --shared-pool takes no --pool, --input, --output, --repeats or --offload")
-    options = CompileOptions(io_in_pool=args.io_in_pool, memory_mode=args.memory_mode)
+    # as before this builder: a group run does not hand --constants, --tuning-log, --cmsis-nn-dir on
+    options = options_from(args, leave=("constants", "tuning_log", "cmsis_nn_dir"))
     report = run_group(models, args.board, options, args.keep, group, progress=None if args.json else progress)
     if args.json:
         print(json.dumps(report))
