@@ -16,6 +16,8 @@ inference, so every value keeps its shape and type):
   Unsqueeze, Identity, Relu, Concat) with the same quantization in and out simply run on the
   int8 values.
 
+Which rule an ONNX operator's group takes is its operator module's declaration (``SourceOp.qdq``).
+
 Those operators then import as utvm's int8 operators, which compute with TFLite's integer
 arithmetic (onnxruntime requantizes in float: the two agree within one step of the output
 scale). What is not recognised stays in float between its DequantizeLinear and
@@ -31,12 +33,10 @@ from typing import Any
 import numpy as np
 
 from ..ir import Quant
+from ..ops import onnx_ops
 
 #: ONNX TensorProto element types
 FLOAT, UINT8, INT8, INT32 = 1, 2, 3, 6
-
-#: operators that run unchanged on int8 values when input and output quantization agree
-_PASSTHROUGH = ("MaxPool", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Identity", "Relu", "Concat")
 
 
 class _Graph:
@@ -283,15 +283,19 @@ def _quant(qp: tuple[float, int] | None) -> Quant:
     return Quant(scale=np.array([qp[0]], np.float32), zero_point=np.array([qp[1]], np.int32))
 
 
+#: the rule of each ``SourceOp.qdq``
 _RULES: dict[str, Callable[[_Graph, Any], bool]] = {
-    "Conv": _fuse_conv_like,
-    "MatMul": _fuse_conv_like,
-    "Gemm": _fuse_conv_like,
-    "Add": _fuse_add,
-    "AveragePool": _fuse_pool,
-    "GlobalAveragePool": _fuse_pool,
-    **{op: _fuse_passthrough for op in _PASSTHROUGH},
+    "mac": _fuse_conv_like,
+    "add": _fuse_add,
+    "pool": _fuse_pool,
+    "passthrough": _fuse_passthrough,
 }
+
+
+def _qdq(node: Any) -> str | None:
+    """How the QDQ group of the ONNX operator ``node`` becomes integer (``SourceOp.qdq``)."""
+    src = onnx_ops().get(node.op_type)
+    return src.qdq if src is not None else None
 
 
 def _uint8_to_int8(imp: Any) -> None:
@@ -319,7 +323,8 @@ def fuse_qdq(imp: Any) -> None:
     while changed:
         changed = False
         for node in list(graph.g.node):
-            rule = _RULES.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+            role = _qdq(node) if node.domain in ("", "ai.onnx") else None
+            rule = _RULES.get(role) if role is not None else None
             if rule is not None and rule(graph, node):
                 changed = True
                 break
@@ -329,7 +334,7 @@ def fuse_qdq(imp: Any) -> None:
         if node.op_type == "DequantizeLinear" and node.output[0] not in used:
             graph.g.node.remove(node)
     for node in graph.g.node:
-        if node.op_type in _PASSTHROUGH and node.op_type != "Concat" and node.input[0] in imp.qparams:
+        if _qdq(node) == "passthrough" and node.op_type != "Concat" and node.input[0] in imp.qparams:
             imp.qparams.setdefault(node.output[0], imp.qparams[node.input[0]])  # int8 in, the same out
         where = OUTPUT_QPARAMS.get(node.op_type)
         if where is None or len(node.input) <= where[0] or node.output[0] in imp.qparams:

@@ -50,6 +50,12 @@ class SourceOp:
     #: False: it becomes no operator of its own (VAR_HANDLE names a variable, CALL_ONCE gives
     #: the variables' first values); the operator table shows no kind for it
     operator: bool = True
+    #: an ONNX operator in a statically quantized (QDQ) model: how ``utvm.importer.onnx_qdq``
+    #: turns its group (DequantizeLinear inputs, QuantizeLinear output) into integer operators:
+    #: "passthrough" (it only moves or selects values: with the same quantization in and out it
+    #: runs on the int8 values), "mac" (Conv, MatMul, Gemm -> QLinearConv, QLinearMatMul, QGemm),
+    #: "add" (-> QLinearAdd), "pool" (-> QLinear<op>); None: it stays float between them
+    qdq: str | None = None
 
 
 #: builds a kernel for an operator on a target, or returns None when the variant does not apply

@@ -156,7 +156,7 @@ OPS = (
                          "int8 inputs quantized as the output; fused activation NONE"),
                 SourceOp("PACK", from_tflite_pack, ("int8", "int16", "float32"),
                          "int8 inputs quantized as the output")),
-        onnx=(SourceOp("Concat", from_onnx, ("float32",)),),
+        onnx=(SourceOp("Concat", from_onnx, ("float32",), qdq="passthrough"),),
         variants=(Variant("generic", _copy, types=_TYPES),),
         check=check,
         reference="TFLite Micro concatenation.cc / pack.cc (reference_ops::Concatenation); ONNX Concat",

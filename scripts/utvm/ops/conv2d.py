@@ -756,7 +756,7 @@ OPS = (
         tflite=(SourceOp("CONV_2D", from_tflite, ("int8", "int16", "float32"),
                          "fused activation NONE/RELU/RELU6/RELU_N1_TO_1; int8 filter per-channel symmetric; "
                          "int16: zero points 0, int32/int64 bias"),),
-        onnx=(SourceOp("Conv", from_onnx, ("float32",), "2-D, group 1 or depthwise, constant weights"),
+        onnx=(SourceOp("Conv", from_onnx, ("float32",), "2-D, group 1 or depthwise, constant weights", qdq="mac"),
               SourceOp("QLinearConv", from_onnx_qlinear, ("int8",),
                        "also QDQ Conv groups; symmetric int8 weights, per-tensor or per-channel")),
         variants=(

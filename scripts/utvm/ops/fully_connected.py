@@ -503,8 +503,8 @@ OPS = (
         tflite=(SourceOp("FULLY_CONNECTED", from_tflite, ("int8", "int16", "float32"),
                          "fused activation NONE/RELU/RELU6/RELU_N1_TO_1; default weights format; "
                          "int16: zero points 0, int32/int64 bias"),),
-        onnx=(SourceOp("Gemm", from_onnx_gemm, ("float32",), "transA=0, constant B"),
-              SourceOp("MatMul", from_onnx_matmul, ("float32",), "constant 2-D second operand; otherwise a batch_matmul"),
+        onnx=(SourceOp("Gemm", from_onnx_gemm, ("float32",), "transA=0, constant B", qdq="mac"),
+              SourceOp("MatMul", from_onnx_matmul, ("float32",), "constant 2-D second operand; otherwise a batch_matmul", qdq="mac"),
               SourceOp("QLinearMatMul", from_onnx_qlinear_matmul, ("int8",),
                        "also QDQ MatMul groups; constant symmetric int8 2-D second operand"),
               SourceOp("com.microsoft.QGemm", from_onnx_qgemm, ("int8",),

@@ -118,7 +118,7 @@ OPS = (
         kind="relu",
         summary="max(x, 0)",
         tflite=(SourceOp("RELU", from_tflite, ("int8", "int16", "float32")),),
-        onnx=(SourceOp("Relu", from_onnx_relu, ("float32",)),
+        onnx=(SourceOp("Relu", from_onnx_relu, ("float32",), qdq="passthrough"),
               SourceOp("Clip", from_onnx_clip, ("float32",),
                        "constant min/max; 0..6, 0..inf, -1..1 fold into the layer before")),
         variants=(Variant("generic", _generic),),

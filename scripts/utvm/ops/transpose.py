@@ -88,7 +88,7 @@ OPS = (
         kind="transpose",
         summary="permute axes",
         tflite=(SourceOp("TRANSPOSE", from_tflite, ("int8", "int16", "float32"), "constant perm"),),
-        onnx=(SourceOp("Transpose", from_onnx, ("float32",)),),
+        onnx=(SourceOp("Transpose", from_onnx, ("float32",), qdq="passthrough"),),
         variants=(Variant("generic", _generic),),
         check=check,
         reference="TFLite Micro transpose.cc: reference_ops::Transpose; ONNX Transpose",
