@@ -46,10 +46,10 @@ def _channels(op: Operator) -> Channels | None:
 
 
 def _role(g: Graph, op: Operator, role: str) -> bool:
-    """The operator declares ``role`` (see :class:`utvm.ops.Channels`) and, but for "mac", its
-    condition holds."""
+    """The operator declares ``role`` (see :class:`utvm.ops.Channels`) and its condition holds
+    (for "mac": a constant input channel folds into its bias)."""
     c = _channels(op)
-    return c is not None and c.role == role and (role == "mac" or c.when is None or c.when(g, op))
+    return c is not None and c.role == role and (c.when is None or c.when(g, op))
 
 
 def _mac(op: Operator) -> bool:
@@ -122,9 +122,8 @@ def _to_consumer(g: Graph, name: str, consumers: dict[str, list[Operator]]) -> t
         chain.append(op)
         same = x.quant.scalar() == y.quant.scalar()
         if _mac(op):
-            when = _channels(op).when  # type: ignore[union-attr]
             ok = _int8_weights(g, op) and len(op.inputs) > 2 and g.tensors[op.inputs[2]].data is not None \
-                and len(consumers.get(op.inputs[2], [])) == 1 and (when is None or when(g, op))
+                and len(consumers.get(op.inputs[2], [])) == 1 and _role(g, op, "mac")
             return (chain, lo, hi) if ok else None
         if not same or not _role(g, op, "passes"):
             return None
