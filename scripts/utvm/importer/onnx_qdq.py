@@ -286,7 +286,7 @@ def _quant(qp: tuple[float, int] | None) -> Quant:
 #: the rule of each ``SourceOp.qdq``
 _RULES: dict[str, Callable[[_Graph, Any], bool]] = {
     "mac": _fuse_conv_like,
-    "add": _fuse_add,
+    "elementwise": _fuse_add,
     "pool": _fuse_pool,
     "passthrough": _fuse_passthrough,
 }

@@ -125,7 +125,7 @@ OPS = (
         summary="elementwise addition",
         tflite=(SourceOp("ADD", from_tflite, TYPES,
                          "broadcasting; fused activation NONE/RELU/RELU6/RELU_N1_TO_1; int16 zero points 0"),),
-        onnx=(SourceOp("Add", from_onnx, ("float32",), "broadcasting", qdq="add"),
+        onnx=(SourceOp("Add", from_onnx, ("float32",), "broadcasting", qdq="elementwise"),
               SourceOp("com.microsoft.QLinearAdd", from_onnx_qlinear, ("int8",), "also QDQ Add groups; same shapes")),
         variants=(Variant("helium", _helium, "Cortex-M52/M55/M85"),
                   Variant("generic", _generic, types=TYPES)),

@@ -54,7 +54,7 @@ class SourceOp:
     #: turns its group (DequantizeLinear inputs, QuantizeLinear output) into integer operators:
     #: "passthrough" (it only moves or selects values: with the same quantization in and out it
     #: runs on the int8 values), "mac" (Conv, MatMul, Gemm -> QLinearConv, QLinearMatMul, QGemm),
-    #: "add" (-> QLinearAdd), "pool" (-> QLinear<op>); None: it stays float between them
+    #: "elementwise" (Add -> QLinearAdd), "pool" (-> QLinear<op>); None: it stays float between them
     qdq: str | None = None
 
 
