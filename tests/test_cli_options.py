@@ -5,8 +5,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
+
 from utvm.cli.main import build_parser
 from utvm.cli.options import options_from
+from utvm.errors import UtvmError
 from utvm.options import CompileOptions, MemoryMode
 
 
@@ -32,7 +35,12 @@ def test_compile_hands_every_option_on() -> None:
 def test_leave_and_given() -> None:
     args = build_parser().parse_args(["run", "m.tflite", "--memory-mode", "min", "--constants", "object",
                                       "--tuning-log", "t.json", "--io-in-pool"])
-    options = options_from(args, leave=("constants", "tuning_log"), cpu="cortex-m4")
+    options = options_from(args, refuse=("cmsis_nn_dir", "pools"), cpu="cortex-m4")
     assert (options.memory_mode, options.io_in_pool, options.constants, options.tuning_log, options.cpu) == (
-        MemoryMode(0.5), True, "c", None, "cortex-m4")
+        MemoryMode(0.5), True, "object", Path("t.json"), "cortex-m4")
+    # an option the command does not hand on is refused when it is given, not dropped
+    with pytest.raises(UtvmError, match="^run --shared-pool does not take --tuning-log$"):
+        options_from(args, refuse=("tuning_log",), command="run --shared-pool")
+    with pytest.raises(UtvmError, match="does not take --memory-mode"):
+        options_from(args, refuse=("memory_mode",), command="run --rpc")
     assert options.target.dsp

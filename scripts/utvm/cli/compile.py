@@ -79,7 +79,7 @@ def _compile_group(args: argparse.Namespace, out: Path, models: list[Path], grou
     if args.export or args.compat:
         raise UtvmError("--export and --compat are for one model, not --shared-pool")
     # --name is refused with --shared-pool; --cc/--cflags only serve --export
-    options = options_from(args, leave=("name", "cc", "cflags"))
+    options = options_from(args, refuse=("name", "cc", "cflags"), command="compile --shared-pool")
     result = compile_group(models, out, group, options, args.keep, (lambda _: None) if args.json else progress)
     summary = {"group": group, "directory": str(result.out_dir), "pool_bytes": result.pool_size,
                "models": [{"model": str(m), "name": r.name, "own_pool_bytes": r.plan.pool_size,

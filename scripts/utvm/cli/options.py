@@ -35,17 +35,26 @@ def add_group_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --shared-pool: keep this output of MODEL alive while the later models run")
 
 
-def options_from(args: argparse.Namespace, leave: Iterable[str] = (), **given: Any) -> CompileOptions:
+def options_from(args: argparse.Namespace, refuse: Iterable[str] = (), command: str = "",
+                 **given: Any) -> CompileOptions:
     """The compile options a command line asks for, made once: each field from its argument where
-    the command has one (repeated arguments as tuples), but the fields in ``leave`` (arguments the
-    command does not hand on to the compile: they keep their defaults), with ``given`` over both
-    (what the command derives itself, e.g. a board's CPU)."""
+    the command has one (repeated arguments as tuples), with ``given`` over them (what the command
+    derives itself, e.g. a board's CPU). The fields in ``refuse`` are options ``command`` does not
+    hand on to its compile: left at their defaults they keep them, set they end the command with
+    one error line (rather than being dropped without a word)."""
     values: dict[str, Any] = {}
+    default = CompileOptions()
     for f in dataclasses.fields(CompileOptions):
         dest = _ARGUMENT.get(f.name, f.name)
-        if f.init and f.name not in _NOT_ARGUMENTS and f.name not in leave and hasattr(args, dest):
-            value = getattr(args, dest)
-            values[f.name] = tuple(value) if isinstance(value, list) else value
+        if not f.init or f.name in _NOT_ARGUMENTS or not hasattr(args, dest):
+            continue
+        value = getattr(args, dest)
+        value = tuple(value) if isinstance(value, list) else value
+        if f.name in refuse:
+            if getattr(CompileOptions(**{f.name: value}), f.name) != getattr(default, f.name):
+                raise UtvmError(f"{command} does not take --{dest.replace('_', '-')}")
+            continue
+        values[f.name] = value
     return CompileOptions(**{**values, **given})
 
 

@@ -81,7 +81,7 @@ def _model_name(model: Path, name: str | None) -> str:
     return stem if stem and not stem[0].isdigit() else f"m_{stem}"
 
 
-def compile_options(args: argparse.Namespace) -> CompileOptions:
+def compile_options(args: argparse.Namespace, command: str = "run --rpc") -> CompileOptions:
     """The compile options that follow from the run or profile options: the model's name, the
     board's CPU, external modules, constants as an object in the board's ELF format."""
     board = getattr(args, "board", "host") or "host"
@@ -92,9 +92,9 @@ def compile_options(args: argparse.Namespace) -> CompileOptions:
 
         cpu = get_board(board).cpu
     constants = getattr(args, "constants", "c")
-    # as before this builder: run --rpc does not hand --io-in-pool, --pool, --memory-mode, --tuning-log on
-    return options_from(args, leave=("io_in_pool", "pools", "memory_mode", "tuning_log"), cpu=cpu,
-                                constants_target=("host" if host else "arm") if constants == "object" else None)
+    # the RPC server's model runs in the pool and with the kernels it was compiled for
+    return options_from(args, refuse=("io_in_pool", "pools", "memory_mode", "tuning_log"), command=command,
+                        cpu=cpu, constants_target=("host" if host else "arm") if constants == "object" else None)
 
 
 def compiled_mlf(model: Path, work: Path, options: CompileOptions) -> Path:
@@ -175,7 +175,7 @@ def _run(args: argparse.Namespace, with_profile: bool) -> tuple[RpcRunResult, An
     compare it with the reference: (result, profile or None, reference fields)."""
     model = Path(args.model)
     work = _work_dir(getattr(args, "work_dir", None))
-    mlf = None if args.device and not model.exists() else compiled_mlf(model, work, compile_options(args))
+    mlf = None if args.device and not model.exists() else compiled_mlf(model, work, compile_options(args, "profile" if with_profile else "run --rpc"))
     result, prof = run_over_rpc(mlf, args.board, device=args.device, work_dir=work,
                                 seed=getattr(args, "seed", 0) or 0, baudrate=getattr(args, "baudrate", 115200),
                                 with_profile=with_profile)

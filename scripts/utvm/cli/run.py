@@ -85,8 +85,7 @@ def _run_group(args: argparse.Namespace, models: list[Path], group: str) -> int:
 
     if args.pool or args.input or args.output or args.repeats != 1 or args.offload:
         raise UtvmError("run --shared-pool takes no --pool, --input, --output, --repeats or --offload")
-    # as before this builder: a group run does not hand --constants, --tuning-log, --cmsis-nn-dir on
-    options = options_from(args, leave=("constants", "tuning_log", "cmsis_nn_dir"))
+    options = options_from(args, refuse=("constants", "tuning_log", "cmsis_nn_dir"), command="run --shared-pool")
     report = run_group(models, args.board, options, args.keep, group, progress=None if args.json else progress)
     if args.json:
         print(json.dumps(report))
