@@ -804,8 +804,9 @@ __attribute__((always_inline)) static inline void utvm_dsp_rows(int8_t* y, const
 }
 
 /* UTVM_DSP_PACKED: per channel of the whole blocks m, c, e at rq from the words after the stream's
- * blocks and the mode's header (see the stream's layout above); returns the end of them */
-static inline int32_t* utvm_dsp_unpack(int32_t* rq, const int32_t* stream, int32_t cout, int32_t kq, int32_t mode) {
+ * blocks and the mode's header (see the stream's layout above); returns the end of them. Not
+ * inlined: once per layer call, one copy for all the layers */
+__attribute__((noinline, unused)) static int32_t* utvm_dsp_unpack(int32_t* rq, const int32_t* stream, int32_t cout, int32_t kq, int32_t mode) {
   int32_t nc = (mode & (UTVM_DSP_PAIRS | UTVM_DSP_NARROW)) ? 2 : 4, n = (cout + nc - 1) / nc * nc, c, k;
   uint32_t hdr = (uint32_t)mode >> 8;
   const uint32_t* words = (const uint32_t*)stream + n / nc * (nc + kq * ((mode & UTVM_DSP_W8) ? nc : 2 * nc));
