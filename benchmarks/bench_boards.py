@@ -56,10 +56,11 @@ def tflm_figures(model: str, board: str) -> dict[str, Any]:
 
 
 def bench_one(model_path: Path, board: str, workdir: Path, offload: tuple[str, ...] = (),
-              cmsis_nn_dir: Path | None = None) -> dict[str, Any]:
+              cmsis_nn_dir: Path | None = None, max_flash: int | None = None) -> dict[str, Any]:
     name = model_path.stem
     start = time.monotonic()
-    r = run_model(model_path, board, workdir=workdir, offload=offload, cmsis_nn_dir=cmsis_nn_dir)
+    r = run_model(model_path, board, workdir=workdir, offload=offload, cmsis_nn_dir=cmsis_nn_dir,
+                  max_flash=max_flash)
     mem = r.memory
     flash_code = int(mem.get("flash_code_bytes", r.code_bytes))
     flash_constants = int(mem.get("flash_constants_bytes", r.constants_bytes))
@@ -182,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-plots", action="store_true", help="skip the memory-plan PNGs")
     ap.add_argument("--offload", action="append", default=[], help="external module (e.g. cmsis-nn)")
     ap.add_argument("--cmsis-nn-dir", type=Path, help="CMSIS-NN sources (default: $CMSIS_NN_DIR)")
+    ap.add_argument("--max-flash", type=int, metavar="BYTES",
+                    help="compile as `utvm compile --max-flash BYTES` does (write to another --out-dir)")
     args = ap.parse_args(argv)
     offload = tuple(args.offload)
     suffix = "".join(f"_{m}" for m in offload)
@@ -204,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{len(rows) + 1}/{total}] {model} on {board} ...", file=sys.stderr, flush=True)
             with tempfile.TemporaryDirectory(prefix="utvm-bench-") as tmp:
                 try:
-                    row = bench_one(path, board, Path(tmp), offload, args.cmsis_nn_dir)
+                    row = bench_one(path, board, Path(tmp), offload, args.cmsis_nn_dir, args.max_flash)
                 except UtvmError as exc:
                     rows.append(error_row(model, board, exc))
                     continue

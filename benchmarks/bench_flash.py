@@ -2,7 +2,7 @@
 against the layer's bytes in the model (int8 weights, int32 biases), for each CPU.
 
     python3 benchmarks/bench_flash.py [--cpus cortex-m4,cortex-m55] [--models kws_ref_model,...] [--layers]
-                                      [--bound]
+                                      [--bound] [--max-flash BYTES]
 
 Compiles (lowers) each model for each CPU the way `utvm compile --cpu` does, channels that only
 meet zero weights dropped (lower/channels.py), and prints per model and CPU the model's constant
@@ -14,7 +14,10 @@ least, stored losslessly in the narrowest form (bound_rows): the folded bias (bi
 what a kernel adds to its accumulator) in the bits its values need, the multiplier in 30 bits
 (QuantizeMultiplier's are in [2**30, 2**31): the top bit implied) or nothing when the layer's are
 all equal, the shift in the bits that tell its distinct values apart, bit-packed per channel,
-whole bytes per channel. With --out FILE also a markdown table of the totals. Not a test.
+whole bytes per channel. With --max-flash BYTES, compiled as `utvm compile --max-flash` does:
+a model whose constants are over BYTES with every operator's leanest configuration (OpDef.lean:
+int8 weights kept as int8, packed constants). With --out FILE also a markdown table of the
+totals. Not a test.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ from utvm.ir import Graph  # noqa: E402
 from utvm.kernels import fixedpoint as fp  # noqa: E402
 from utvm.kernels.requant import effective_scales  # noqa: E402
 from utvm.lower.channels import drop_channels  # noqa: E402
-from utvm.lower.lowering import lower_graph  # noqa: E402
+from utvm.lower.lowering import Lowered, lower_graph  # noqa: E402
+from utvm.ops import get as get_op  # noqa: E402
 from utvm.plan.memory import resolve_alias  # noqa: E402
 
 MODELS = ["kws_ref_model", "vww_96_int8", "pretrainedResnet_quant", "ad01_int8"]
@@ -111,14 +115,34 @@ def bound(path: Path) -> tuple[int, int]:
     return weights, least
 
 
-def report(path: Path, cpu: str, layers: bool) -> tuple[int, int, int, list[str]]:
+def constants(lowered: Lowered) -> int:
+    """Bytes of the constants the kernels of ``lowered`` take (each tensor once)."""
+    names = {resolve_alias(arg, lowered.aliases) for call in lowered.calls for arg in call.args}
+    return sum(lowered.graph.tensors[n].nbytes for n in names if lowered.graph.tensors[n].is_constant)
+
+
+def lean_configs(graph: Graph) -> dict[int, dict]:
+    """Every operator's leanest configuration (OpDef.lean from the default), as --max-flash takes
+    them when the default's constants are over it."""
+    configs = {}
+    for index, op in enumerate(graph.ops):
+        opdef = get_op(op.kind)
+        lean = opdef.lean(graph, op, {}) if opdef and opdef.lean else None
+        if lean is not None:
+            configs[index] = lean
+    return configs
+
+
+def report(path: Path, cpu: str, layers: bool, max_flash: int | None = None) -> tuple[int, int, int, list[str]]:
     """(model constant bytes, its TFLM form, compiled constant bytes, the markdown rows of its
-    layers) of one model on one CPU."""
+    layers) of one model on one CPU (``max_flash``: see --max-flash)."""
     source = load_model(path)
     graph, dropped = drop_channels(source)
     outs = {op.outputs[0]: op for op in graph.ops if op.outputs}
     rows = []
     lowered = lower_graph(graph, f"tvmgen_{graph.name}", cpu)
+    if max_flash is not None and constants(lowered) > max_flash:
+        lowered = lower_graph(graph, f"tvmgen_{graph.name}", cpu, configs=lean_configs(graph))
     seen: set[str] = set()
     total = 0
     for call in lowered.calls:
@@ -154,7 +178,10 @@ LAYOUTS = """## Bytes per output channel above the int8 weights
   per block), m, c (rounding and output zero point at the channel's shift) and e (the shift | the
   last flag): 16 B, each an operand register of the requantization loaded by one LDM per channel
   and row pair; per-tensor constants (KWS's fully connected layer): the bias, and m, c, e per block
-  of four channels.
+  of four channels; with knob consts "packed" (what --max-flash takes) 8 B where the layer has at
+  most four shifts: the start and one word, m - 2**30 | the shift's index << 30, expanded into m,
+  c, e in scratch at each call (12 B of RAM a channel; no instruction more per block of pairs of
+  rows, two per block of single rows).
 - dsp_dwp: the bias, m and e | l << 8 | k << 16 (12 B), then the layer's r values; with knob
   consts "packed" (what --max-flash takes: about 11 instructions a channel more) 8 B where they
   fit, the bias (a multiple of 2**l) carrying in its low bits the index of the channel's third
@@ -173,6 +200,7 @@ def main() -> int:
     p.add_argument("--models-dir", type=Path, default=ROOT.parent / "shared" / "models")
     p.add_argument("--layers", action="store_true", help="every kernel's constants too")
     p.add_argument("--bound", action="store_true", help="per layer the least lossless per-channel bytes")
+    p.add_argument("--max-flash", type=int, metavar="BYTES", help="compile as `utvm compile --max-flash` does")
     p.add_argument("--out", type=Path, help="also write the totals as a markdown table here")
     args = p.parse_args()
     if args.bound:
@@ -186,7 +214,7 @@ def main() -> int:
         path = args.models_dir / f"{name}.tflite"
         least = sum(r[2] + r[6] for r in bound_rows(drop_channels(load_model(path))[0]))
         for cpu in args.cpus.split(","):
-            weights, tflm, total, layer_rows = report(path, cpu, args.layers)
+            weights, tflm, total, layer_rows = report(path, cpu, args.layers, args.max_flash)
             rows.append(f"| {name} | {cpu} | {weights:,} | {tflm:,} | {least:,} | {total:,} | {total / weights:.2f} "
                         f"| {least / weights:.3f} | {total / tflm:.2f} |")
             if layer_rows:

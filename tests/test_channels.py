@@ -168,6 +168,18 @@ def test_kws_constants_within_1_05_of_int8_weights_and_tflm_per_channel_data(mod
     assert result.sources.constants_bytes <= 1.05 * 29_080
 
 
+def test_kws_max_flash_within_1_10_of_the_weights(models_dir: Path, tmp_path: Path) -> None:
+    """KWS on the Cortex-M4 with --max-flash: dsp_dwp's and dsp_gemm's constants packed (knob
+    consts), at most 1.10 times the model's constant bytes (26,812 B of 24,376; 30,344 by
+    default)."""
+    model = models_dir / "kws_ref_model.tflite"
+    budget = int(1.10 * _constant_bytes(model))
+    result = compile_model(model, tmp_path / "mlf", CompileOptions(cpu="cortex-m4", max_flash=budget))
+    assert result.sources.constants_bytes <= budget
+    convs = [i for i, op in enumerate(result.graph.ops) if op.kind == "conv2d"]
+    assert convs and all(result.configs[i].get("consts") == "packed" for i in convs)
+
+
 def test_max_flash_keeps_int8_weights_as_int8_or_refuses(tmp_path: Path) -> None:
     """int8 weights stay int8 by default; --max-flash: a budget below a tuned configuration's
     constants (weights widened to int16 by the log) compiles with the int8 layouts, within it;
@@ -190,17 +202,17 @@ def test_max_flash_keeps_int8_weights_as_int8_or_refuses(tmp_path: Path) -> None
     lines: list[str] = []
     lean = compile_model(path, tmp_path / "lean", CompileOptions(cpu="cortex-m4", tuning_log=log, max_flash=wide - 1),
                          lines.append)
-    assert lean.sources.constants_bytes == default
+    assert lean.sources.constants_bytes == default  # per-tensor constants: nothing to pack
     # the compile loop's rounds, one line each; the first replaced the log's configuration (in
     # the map the lowering took, not in the graph)
     rounds = [ln for ln in lines if ln.startswith("round ")]
     assert [ln.split(",")[0] for ln in rounds] == ["round 1 of 3", "round 2 of 3", "round 3 of 3"]
     assert rounds[0].endswith(f"1 operators reconfigured, constants {wide} -> {default} bytes: kept"), rounds
     (index,) = [i for i, o in enumerate(lean.graph.ops) if o.kind == "fully_connected"]
-    assert lean.configs[index] == {"variant": "dsp_gemm", "weights": "int8"}
+    assert lean.configs[index] == {"variant": "dsp_gemm", "weights": "int8", "consts": "packed"}
     assert lean.configs.source(index) == "int8 weights within --max-flash"
     assert all(o.config is None and "config" not in o.attrs for o in lean.graph.ops)
-    assert "config={'variant': 'dsp_gemm', 'weights': 'int8'}" in (tmp_path / "lean" / "src" / "fc.graph.txt").read_text()
+    assert "config={'variant': 'dsp_gemm', 'weights': 'int8', 'consts': 'packed'}" in (tmp_path / "lean" / "src" / "fc.graph.txt").read_text()
     with pytest.raises(UtvmError, match=r"--max-flash \d+: the model's constants take \d+ bytes"):
         compile_model(path, tmp_path / "none", CompileOptions(cpu="cortex-m4", max_flash=default - 1))
     assert not (tmp_path / "none").exists()

@@ -27,6 +27,7 @@ from utvm.kernels import fixedpoint as fp
 from utvm.kernels.dsp import (
     LO,
     NARROW,
+    PACKED,
     PAIRS,
     PER_TENSOR,
     SMALL,
@@ -86,10 +87,12 @@ def reference(x: np.ndarray, w: np.ndarray, bias: np.ndarray, geo: Geometry, zx:
 
 
 def layer(rng: np.random.Generator, geo: Geometry, wide: bool, per_tensor: bool | None = None,
-          clamp: str | None = None, widen: bool = False) -> Layer | None:
+          clamp: str | None = None, widen: bool = False, packed: bool = False) -> Layer | None:
     """Random data and quantization for ``geo``; per-tensor scales and the activation clamp as
     told (``clamp``: "" none, "l" a lower bound, "h" an upper one, "lh" both), else at random.
-    None when the kernels' requantization does not apply (a scale or bias outside its range)."""
+    ``packed``: the constants packed where they pack (at most four shifts a layer, the scales then
+    drawn from three octaves). None when the kernels' requantization does not apply (a scale or
+    bias outside its range)."""
     x = rng.integers(-128, 128, (geo.n, geo.h, geo.w, geo.cin)).astype(np.int8)
     w = rng.integers(-128 if rng.random() < 0.2 else -127, 128, (geo.cout, geo.kh, geo.kw, geo.cin))
     if geo.cout > 1 and rng.random() < 0.2:
@@ -98,6 +101,9 @@ def layer(rng: np.random.Generator, geo: Geometry, wide: bool, per_tensor: bool 
     zx, zy = (int(v) for v in rng.integers(-128, 128, 2))
     one = rng.random() < 0.3 if per_tensor is None else per_tensor
     scales = np.exp(rng.uniform(np.log(2e-6), np.log(0.3), 1 if one else geo.cout))
+    if packed:  # three octaves (at most four shifts) at random among those the kernels take
+        top = rng.uniform(np.log(2e-6) + 3 * np.log(2), np.log(0.3))
+        scales = np.exp(rng.uniform(top - 3 * np.log(2), top, 1 if one else geo.cout))
     scales = np.broadcast_to(scales, (geo.cout,)).copy()
     if clamp is None:  # RELU or RELU6-like clamps beyond the int8 range
         clamp = ("l" if rng.random() < 0.5 else "lh") if rng.random() < 0.3 else ""
@@ -111,7 +117,7 @@ def layer(rng: np.random.Generator, geo: Geometry, wide: bool, per_tensor: bool 
     mults = np.array([m for m, _ in pairs], np.int64)
     shifts = np.array([s for _, s in pairs], np.int64)
     ref = reference(x, w, bias, geo, zx, mults, shifts, zy, lo, hi)
-    return Layer(geo, x, gemm_plan(geo, wmat, rq, zy, wide, lo, hi, widen), zx, lo, hi, ref)
+    return Layer(geo, x, gemm_plan(geo, wmat, rq, zy, wide, lo, hi, widen, packed), zx, lo, hi, ref)
 
 
 def random_geometry(rng: np.random.Generator) -> Geometry:
@@ -176,6 +182,14 @@ def cases(seed: int = 1, n_random: int = 50) -> list[Layer]:
             made = layer(np.random.default_rng(seed * 1000 + 2 * k + wide), geo, wide, widen=bool(k % 2))
             if made is not None:
                 out.append(made)
+    for k, geo in enumerate(MODEL_SHAPES + FIXED_SHAPES):  # packed constants
+        for wide in (False, True):
+            clamps = ("", "l", "h", "lh") if k >= len(MODEL_SHAPES) else (("", "l", "h", "lh")[k % 4],)
+            for c, clamp in enumerate(clamps):
+                made = layer(np.random.default_rng(seed * 1000 + 700 + 8 * k + 4 * wide + c), geo, wide, False,
+                             clamp, widen=bool(c % 2), packed=True)
+                if made is not None:
+                    out.append(made)
     for k, geo in enumerate(FIXED_SHAPES):
         for wide in (False, True):
             for pt in (False, True):
@@ -240,6 +254,9 @@ def dsp_cases() -> list[Layer]:
     assert modes >= shapes | {m | PER_TENSOR for m in shapes} | {m | LO for m in shapes}
     clamps = {(c.plan.mode & ~(PER_TENSOR | LO), c.lo > -128, c.hi < 127) for c in layers}
     assert clamps >= {(m, lo, hi) for m in shapes for lo in (False, True) for hi in (False, True)}
+    # packed constants: every shape but the small rows, each clamp
+    packed = {(c.plan.mode & ~(PACKED | LO), c.lo > -128, c.hi < 127) for c in layers if c.plan.mode & PACKED}
+    assert packed >= {(m, lo, hi) for m in shapes - {SMALL} for lo in (False, True) for hi in (False, True)}, packed
     assert len(layers) >= 200
     return layers
 
@@ -308,6 +325,29 @@ def test_stream_layout() -> None:
     s8 = gemm_stream(w, rq, 3, W8)
     assert s8[8:10].view(np.int8).tolist() == w[0, 4:8].tolist() + w[1, 4:8].tolist()
     assert s8[10:12].tolist() == [0, 0]
+
+
+def test_packed_stream_layout() -> None:
+    """Packed constants: the blocks hold the biases and the weights only; after them one word per
+    channel, m - 2**30 | the index of its shift << 30; the shifts and z in the mode's header; a
+    channel without weights moved to the others' smallest shift, its output unchanged."""
+    w = np.arange(-24, 24).reshape(3, 16)
+    w[2] = 0
+    folded = np.array([10, -20, 40])
+    rq = gemm_requant(folded, np.array([0.001, 0.004, 0.3]), np.abs(w).sum(axis=1), folded)
+    assert rq is not None and rq.rights.tolist() == [9, 7, 1]  # the dead channel: 4v at m = 2**30, shift 1
+    geo = Geometry(1, 1, 2, 16, 1, 2, 3)
+    plan = gemm_plan(geo, w, rq, 3, True, -128, 127, packed=True)
+    assert plan.mode & PACKED and plan.kernel == "row_x8_pn"
+    s = plan.stream.view(np.uint32)
+    blocks = 4 + 4 * 4 * 2  # one block of four channels (one padded): four biases, four quads of eight int16 pairs
+    v = 12  # the dead channel's output before zy: 40 * 0.3, at shift 7: v * 2**(7 + 1), doubled
+    assert plan.stream[:4].tolist() == [20, -40, 2 * (v << 8), 0]
+    words = s[blocks:]
+    assert words.size == 4 and (words & 0x3FFFFFFF).tolist() == [m - (1 << 30) for m in rq.mults.tolist()[:2]] + [0, 0]
+    assert (words >> 30).tolist() == [1, 0, 0, 0]  # shifts 7, 9: channel 0 at 9, the others at 7
+    assert plan.header == 3 | 7 << 9 | 2 << 14
+    assert plan.call_args(geo, 0, -128, 127)[-1] == plan.mode | plan.header << 8
 
 
 def test_requant_short_form_applies_only_where_exact() -> None:

@@ -84,6 +84,13 @@ def _wide_log(path: Path, model: Path, cpu: str | None) -> Path:
     return tuning_log(path, model, cpu, lambda g, op: {"variant": "dsp_gemm", "weights": "int16"})
 
 
+def _log(weights: str, path: Path, model: Path, cpu: str | None) -> Path | None:
+    """No log (int8), int16 weights, or (packed) every layer's dsp_gemm with its constants packed."""
+    if weights == "packed":
+        return tuning_log(path, model, cpu, lambda g, op: {"variant": "dsp_gemm", "consts": "packed"})
+    return _wide_log(path, model, cpu) if weights == "int16" else None
+
+
 def test_dsp_gemm_takes_the_int8_layers(model: tuple[Path, Cases], tmp_path: Path) -> None:
     """Untuned, every layer runs dsp_gemm but the small FC layers (dsp_tiny); with the log every
     layer runs dsp_gemm with the log's int16 weights."""
@@ -106,16 +113,15 @@ def test_dsp_gemm_takes_the_int8_layers(model: tuple[Path, Cases], tmp_path: Pat
     assert {call.variant for call in tuned.lowered.calls} == {"dsp_gemm"}
 
 
-@pytest.mark.parametrize("weights", ["int8", "int16"])
+@pytest.mark.parametrize("weights", ["int8", "int16", "packed"])
 def test_matches_tflite_micro_on_host(model: tuple[Path, Cases], tmp_path: Path, weights: str) -> None:
     path, cases = model
-    log = _wide_log(tmp_path / "log.json", path, None) if weights == "int16" else None
-    check_model(path, tmp_path, "host", cases.inputs, tuning_log=log)
+    check_model(path, tmp_path, "host", cases.inputs, tuning_log=_log(weights, tmp_path / "log.json", path, None))
 
 
 @pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
-@pytest.mark.parametrize("weights", ["int8", "int16"])
+@pytest.mark.parametrize("weights", ["int8", "int16", "packed"])
 def test_matches_tflite_micro_on_cortex_m4(model: tuple[Path, Cases], tmp_path: Path, weights: str) -> None:
     path, cases = model
-    log = _wide_log(tmp_path / "log.json", path, "cortex-m4") if weights == "int16" else None
-    check_model(path, tmp_path, "mps2/an386", cases.inputs, tuning_log=log)
+    check_model(path, tmp_path, "mps2/an386", cases.inputs,
+                tuning_log=_log(weights, tmp_path / "log.json", path, "cortex-m4"))

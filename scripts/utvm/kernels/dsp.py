@@ -62,7 +62,10 @@ def gemm_requant(folded: np.ndarray, scales: np.ndarray, wabs: np.ndarray, bias:
 
 
 #: mode bits of kernels_dsp.h
-PER_TENSOR, W8, PAIRS, SMALL, NARROW, X8, LO = 1, 2, 4, 8, 16, 32, 64
+PER_TENSOR, W8, PAIRS, SMALL, NARROW, X8, LO, PACKED = 1, 2, 4, 8, 16, 32, 64, 128
+#: packed constants (knob ``consts``): the distinct right shifts a layer may have (a 2-bit index per
+#: channel), each at most SHIFT_STEP above the one before (bits of the mode's header)
+PACKED_SHIFTS, SHIFT_STEP = 4, 7
 #: rows of at most this many quads stay in registers (SMALL)
 SMALL_QUADS = 2
 
@@ -72,6 +75,42 @@ def per_tensor(rq: GemmRequant) -> bool:
     return bool(np.all(rq.mults == rq.mults[0]) and np.all(rq.rights == rq.rights[0]))
 
 
+def packed_shifts(rq: GemmRequant) -> list[int] | None:
+    """The distinct right shifts of a layer whose constants pack (``PACKED``): at most
+    PACKED_SHIFTS, ascending, each at most SHIFT_STEP above the one before; else None."""
+    shifts = sorted({int(e) for e in rq.rights})
+    if len(shifts) > PACKED_SHIFTS or any(b - a > SHIFT_STEP for a, b in zip(shifts, shifts[1:])):
+        return None
+    return shifts
+
+
+def pack_dead(rq: GemmRequant, wmat: np.ndarray) -> GemmRequant:
+    """The channels without weights (requant.dead_channels: the output v + zy from a bias of 4v,
+    m = 2**30, shift 1) at the smallest shift e of the others, so that they need no shift of their
+    own when packed: the bias v * 2**(e + 1) (v = MBQM(v * 2**(e+1), 2**30, -e))."""
+    dead = ~np.any(wmat != 0, axis=1) & (rq.mults == 1 << 30) & (rq.rights == 1) & (rq.folded % 4 == 0)
+    if not np.any(dead) or np.all(dead):
+        return rq
+    e = int(rq.rights[~dead].min())
+    folded = np.where(dead, (rq.folded // 4) << (e + 1), rq.folded)
+    if np.any(np.abs(folded[dead]) >= 1 << 29):
+        return rq
+    return GemmRequant(folded, rq.mults, np.where(dead, e, rq.rights))
+
+
+def packed_header(rq: GemmRequant, zy: int, mode: int, lo: int) -> int:
+    """The bits 8-30 of a packed layer's mode (kernels_dsp.h UTVM_DSP_PACKED): the output zero
+    point at the shift's scale z (zy, or zy - lo with a lower clamp; 9 bits), the first shift (5
+    bits) and the steps to the next three (3 bits each)."""
+    shifts = packed_shifts(rq)
+    assert shifts is not None
+    shifts += [shifts[-1]] * (PACKED_SHIFTS - len(shifts))
+    z = zy - (lo if mode & LO else 0)
+    assert -256 <= z < 256
+    steps = [b - a for a, b in zip(shifts, shifts[1:])]
+    return (z & 0x1FF) | shifts[0] << 9 | steps[0] << 14 | steps[1] << 17 | steps[2] << 20
+
+
 def gemm_stream(w: np.ndarray, rq: GemmRequant, zy: int, mode: int, lo: int = -128) -> np.ndarray:
     """The int32 stream of a layer with weights ``w`` (cout x K, K % 4 == 0), in blocks of four
     output channels (one row at a time) or, with ``PAIRS`` in ``mode``, two (two rows at a
@@ -79,7 +118,9 @@ def gemm_stream(w: np.ndarray, rq: GemmRequant, zy: int, mode: int, lo: int = -1
     weights and the constants of the last channel. int16 weights (doubled) or, with ``W8``,
     int8; constants per channel or, with ``PER_TENSOR``, per block; with ``LO`` (a lower clamp
     ``lo``) the constants c hold zy - lo, and with ``SMALL`` too each channel's constants end with
-    lo (see kernels_dsp.h)."""
+    lo; with ``PACKED`` the blocks hold the biases and the weights only, and one word per channel
+    after the last block, m - 2**30 | the index of its shift among packed_shifts << 30, which the
+    kernel expands into m, c, e in scratch (see kernels_dsp.h)."""
     cout, k = w.shape
     assert k % 4 == 0
     nc = 2 if mode & (PAIRS | NARROW) else BLOCK
@@ -96,6 +137,15 @@ def gemm_stream(w: np.ndarray, rq: GemmRequant, zy: int, mode: int, lo: int = -1
     else:  # per channel the doubled int16 pairs (w0, w2), (w1, w3)
         pairs = (2 * quads)[..., [0, 2, 1, 3]]
         weights = np.ascontiguousarray(pairs.astype("<i2")).view("<i4").reshape(blocks, kq * 2 * nc)
+    # the accumulators start at twice the folded bias, or at it when they are doubled at the end
+    biases = ((1 if mode & W8 and mode & X8 else 2) * folded).reshape(blocks, nc)
+    if mode & PACKED:
+        shifts = packed_shifts(rq)
+        assert shifts is not None and not mode & (PER_TENSOR | SMALL)
+        index = np.searchsorted(np.array(shifts), rights)
+        words = (mults - (1 << 30)) | (index << 30)
+        body = np.concatenate([biases, weights], axis=1).reshape(-1)
+        return np.concatenate([body, words]).astype(np.uint32).view(np.int32)
     c = (1 << (rights - 1)) + (zy - (lo if mode & LO else 0)) * (1 << rights)
     words = [mults, c, rights] + ([np.full_like(c, lo)] if mode & SMALL and mode & LO else [])
     consts = np.stack(words, axis=1).reshape(blocks, nc, len(words))
@@ -103,8 +153,6 @@ def gemm_stream(w: np.ndarray, rq: GemmRequant, zy: int, mode: int, lo: int = -1
         consts = consts[:, :1]
     consts = consts.reshape(blocks, -1).copy()
     consts[-1, 2 - len(words)] |= LAST  # the last channel's e word
-    # the accumulators start at twice the folded bias, or at it when they are doubled at the end
-    biases = ((1 if mode & W8 and mode & X8 else 2) * folded).reshape(blocks, nc)
     stream = np.concatenate([biases, weights, consts], axis=1)
     return stream.reshape(-1).astype(np.int32)
 
@@ -175,14 +223,21 @@ def scratch_words(geo: Geometry, chunk: int, mode: int) -> int:
         rows = chunk + (chunk % 2 if mode & PAIRS else 0)
     width = 2 if mode & NARROW else BLOCK
     tail = 0 if mode & PAIRS or geo.cout % width == 0 else -(-geo.cout // BLOCK)
-    return 2 * geo.kq * rows + tail
+    return packed_words(geo, mode) + 2 * geo.kq * rows + tail
+
+
+def packed_words(geo: Geometry, mode: int) -> int:
+    """Words of scratch before the rows that a packed layer's constants expand into: m, c, e per
+    channel of the whole blocks."""
+    nc = 2 if mode & (PAIRS | NARROW) else BLOCK
+    return RQ_WORDS * nc * -(-geo.cout // nc) if mode & PACKED else 0
 
 
 def kernel_name(mode: int, kq: int, lo: int, hi: int) -> str:
     """The kernels_dsp.h kernel of a mode (UTVM_DSP_KERNEL_NAMES): shape and weights, constants
     per channel or per tensor, the clamp."""
     clamp = ("b" if hi < 127 else "l") if lo > -128 else ("h" if hi < 127 else "n")
-    consts = "t" if mode & PER_TENSOR else "c"
+    consts = "t" if mode & PER_TENSOR else "p" if mode & PACKED else "c"
     if mode & SMALL:
         shape = f"small{kq}_w16"
     elif mode & X8:
@@ -204,6 +259,8 @@ class GemmPlan:
     scratch: int
     #: the kernel's name (kernel_name)
     kernel: str
+    #: packed constants: bits 8-30 of the mode argument (packed_header)
+    header: int = 0
 
     @property
     def entry(self) -> str:
@@ -213,7 +270,7 @@ class GemmPlan:
         """The integer arguments after the four pointers (out, x, stream, scratch), in
         kernels_dsp.h's order."""
         return [geo.n, geo.h, geo.w, geo.cin, geo.oh, geo.ow, geo.cout, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh,
-                geo.dw, geo.top, geo.left, zx, geo.kq, self.chunk, lo, hi, self.mode]
+                geo.dw, geo.top, geo.left, zx, geo.kq, self.chunk, lo, hi, self.mode | self.header << 8]
 
 
 def _rows_per_call(geo: Geometry) -> int:
@@ -238,13 +295,15 @@ def widen_applies(geo: Geometry, wide: bool) -> bool:
 
 
 def gemm_plan(geo: Geometry, wmat: np.ndarray, rq: GemmRequant, zy: int, wide: bool, lo: int, hi: int,
-              widen: bool = False) -> GemmPlan:
+              widen: bool = False, packed: bool = False) -> GemmPlan:
     """The stream and the mode of a layer with weights ``wmat`` (cout x window in (row, column,
     channel) order): rows read in place or gathered patches (their K order), two rows at a time
     when cout is even and a call has several rows, int16 (``wide``) or int8 weights; rows of
     one or two quads read in place kept in registers (int16 weights; per-channel constants when
     clamped); other rows read in place one at a time unwidened unless ``widen`` (scratch) and
-    more than one block; ``lo``, ``hi``: the activation clamp."""
+    more than one block; ``lo``, ``hi``: the activation clamp; ``packed``: two words of constants
+    per channel instead of four where they pack (per-channel constants, not small rows,
+    packed_shifts)."""
     chunk = 1 if geo.in_place else patch_chunk(geo)
     if not geo.in_place:
         order = geo.patch_order()
@@ -258,8 +317,12 @@ def gemm_plan(geo: Geometry, wmat: np.ndarray, rq: GemmRequant, zy: int, wide: b
     tensor = per_tensor(rq) and not (small and clamped)
     mode = ((0 if wide else W8) | (PER_TENSOR if tensor else 0) | (PAIRS if pairs else 0) | (SMALL if small else 0)
             | (NARROW if narrow else 0) | (X8 if x8 else 0) | (LO if lo > -128 else 0))
+    if packed and not mode & (PER_TENSOR | SMALL):
+        rq = pack_dead(rq, wmat)
+        mode |= PACKED if packed_shifts(rq) is not None else 0
+    header = packed_header(rq, zy, mode, lo) if mode & PACKED else 0
     return GemmPlan(gemm_stream(wmat, rq, zy, mode, lo), mode, chunk, scratch_words(geo, chunk, mode),
-                    kernel_name(mode, geo.kq, lo, hi))
+                    kernel_name(mode, geo.kq, lo, hi), header)
 
 
 @dataclass
@@ -300,15 +363,15 @@ def int8_layer(g: Graph, op: Operator, in_double: bool) -> Int8Layer | None:
 
 
 def gemm_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bool,
-                widen: bool = False) -> KernelDef | None:
+                widen: bool = False, packed: bool = False) -> KernelDef | None:
     """The kernels_dsp.h kernel of an int8 conv2d / fully_connected layer (``wide``: int16
-    weights in the stream; ``widen``: see gemm_plan), or None when it does not apply (not int8
-    with symmetric constant weights, or a requantization outside the short exact form)."""
+    weights in the stream; ``widen``, ``packed``: see gemm_plan), or None when it does not apply
+    (not int8 with symmetric constant weights, or a requantization outside the short exact form)."""
     layer = int8_layer(g, op, in_double)
     if layer is None:
         return None
     x, zx, lo, hi = layer.x, layer.zx, layer.lo, layer.hi
-    plan = gemm_plan(geo, layer.wmat, layer.rq, layer.zy, wide, lo, hi, widen)
+    plan = gemm_plan(geo, layer.wmat, layer.rq, layer.zy, wide, lo, hi, widen, packed)
     args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
             KernelArg(te.placeholder((plan.stream.size,), I32, name="w"), constant=plan.stream, role="w")]
     if plan.scratch:

@@ -36,7 +36,7 @@ def applies(geo: Geometry) -> bool:
 
 
 def split_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: bool,
-                 widen: bool = False) -> KernelDef | None:
+                 widen: bool = False, packed: bool = False) -> KernelDef | None:
     layer = int8_layer(g, op, in_double)
     if layer is None:
         return None
@@ -46,7 +46,7 @@ def split_kernel(g: Graph, op: Operator, geo: Geometry, wide: bool, in_double: b
     for a, b in ((0, whole), (whole, geo.cout)):
         sub = replace(geo, cout=b - a)
         rq = GemmRequant(layer.rq.folded[a:b], layer.rq.mults[a:b], layer.rq.rights[a:b])
-        plan = gemm_plan(sub, layer.wmat[a:b], rq, layer.zy, wide, layer.lo, layer.hi, widen)
+        plan = gemm_plan(sub, layer.wmat[a:b], rq, layer.zy, wide, layer.lo, layer.hi, widen, packed)
         parts.append((a, offset, sub, plan))
         offset += plan.stream.size
     stream = np.concatenate([p.stream for *_, p in parts])

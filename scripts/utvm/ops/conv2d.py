@@ -14,7 +14,9 @@ Kernel variants, first that applies:
   the whole layer in one call of kernels_dsp.h (pointwise rows read in place, other windows
   gathered into patches, widened to int16 once, assembly blocks of output channels); knob
   ``weights``: int16 (widened and doubled ahead of time) or int8, int16 by default only for
-  small layers on large maps (mac_knobs.widened_by_default);
+  small layers on large maps (mac_knobs.widened_by_default); knob ``consts``: the requantization
+  constants as words or packed (4 bytes a channel instead of 16 with the bias, expanded into
+  scratch; what --max-flash takes);
 - dsp_short: Cortex-M4/M7/M33, int8 with dsp_gemm's short exact requantization whose gathered patch
   is at most five int16 pairs (one input channel, windows up to 9 taps), at most 64 output
   channels: one naked assembly function generated for the layer (kernels/shortk.py), a patch's pairs
@@ -83,7 +85,7 @@ from .common import (
     quant_conv,
     requant16,
 )
-from .mac_knobs import gemm_knobs, gemm_wide, gemm_widen, lean_weights, mac4_knobs, wide_weights
+from .mac_knobs import gemm_knobs, gemm_packed, gemm_wide, gemm_widen, lean_weights, mac4_knobs, wide_weights
 
 # ---------------------------------------------------------------------------------------
 # import
@@ -216,7 +218,7 @@ def _gemm(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     against blocks of output channels."""
     if not _quant_dsp(g, op, target):
         return None
-    return gemm_kernel(g, op, _geometry(g, op), gemm_wide(g, op), True, gemm_widen(op))
+    return gemm_kernel(g, op, _geometry(g, op), gemm_wide(g, op), True, gemm_widen(op), gemm_packed(op))
 
 
 def _short(g: Graph, op: Operator, target: Target) -> KernelDef | None:

@@ -73,7 +73,7 @@ from .common import (
     int64_accumulation,
     requant16,
 )
-from .mac_knobs import gemm_knobs, gemm_wide, gemm_widen, lean_weights, mac4_knobs, wide_weights
+from .mac_knobs import gemm_knobs, gemm_packed, gemm_wide, gemm_widen, lean_weights, mac4_knobs, wide_weights
 
 # ---------------------------------------------------------------------------------------
 # import
@@ -280,8 +280,9 @@ def _gemm(g: Graph, op: Operator, target: Target) -> KernelDef | None:
         return None
     geo = _geometry(g, op)
     if dsp_split.applies(geo):
-        return dsp_split.split_kernel(g, op, geo, gemm_wide(g, op), bool(w.quant.per_channel), gemm_widen(op))
-    return gemm_kernel(g, op, geo, gemm_wide(g, op), bool(w.quant.per_channel), gemm_widen(op))
+        return dsp_split.split_kernel(g, op, geo, gemm_wide(g, op), bool(w.quant.per_channel), gemm_widen(op),
+                                      gemm_packed(op))
+    return gemm_kernel(g, op, geo, gemm_wide(g, op), bool(w.quant.per_channel), gemm_widen(op), gemm_packed(op))
 
 
 def _gemm_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any, ...]]:

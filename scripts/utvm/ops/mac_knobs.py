@@ -43,14 +43,24 @@ def widened_by_default(g: Graph, op: Operator) -> bool:
 
 def gemm_knobs(g: Graph, op: Operator, geo: Geometry) -> dict[str, tuple[Any, ...]]:
     """The dsp_gemm variants' knobs, defaults first: ``weights`` (int8 or int16, see
-    :func:`mac4_knobs`): int8 by default, int16 where :func:`widened_by_default`; and
-    where rows are read in place one at a time, ``widen``: each row widened into scratch first
-    (fewer instructions with several blocks, more RAM) or not (the default: no scratch)."""
+    :func:`mac4_knobs`): int8 by default, int16 where :func:`widened_by_default`; where rows
+    are read in place one at a time, ``widen``: each row widened into scratch first (fewer
+    instructions with several blocks, more RAM) or not (the default: no scratch); and ``consts``:
+    the requantization constants as words (m, c, e per channel, the default) or "packed" (one
+    word per channel, 12 bytes of flash fewer, expanded into 12 bytes of scratch per channel at
+    each call: two instructions more per block of channels and row, or pair of rows; where the
+    layer's constants do not pack, kernels/dsp.py gemm_plan, the words)."""
     knobs: dict[str, tuple[Any, ...]] = {
         "weights": ("int16", "int8") if widened_by_default(g, op) else ("int8", "int16")}
     if widen_applies(geo, False) and geo.kq > SMALL_QUADS:
         knobs["widen"] = (False, True)
+    knobs["consts"] = ("words", "packed")
     return knobs
+
+
+def gemm_packed(op: Operator) -> bool:
+    """dsp_gemm packs its per-channel constants (see :func:`gemm_knobs`)."""
+    return knob(op, "consts", "words") == "packed"
 
 
 def gemm_widen(op: Operator) -> bool:
@@ -65,12 +75,16 @@ def gemm_wide(g: Graph, op: Operator) -> bool:
 
 def lean_weights(g: Graph, op: Operator, config: dict[str, Any]) -> dict[str, Any] | None:
     """``OpDef.lean`` of the layers with the ``weights`` knob: int16 weights (tuned, or the default
-    of :func:`widened_by_default`) back to int8."""
+    of :func:`widened_by_default`) back to int8, and dsp_gemm's constants packed (knob
+    ``consts``, :func:`gemm_knobs`; the other variants ignore it)."""
+    lean = dict(config)
     if config.get("weights") == "int16" or (not config and len(op.inputs) > 1
                                             and g.tensors[op.inputs[1]].is_constant
                                             and widened_by_default(g, op)):
-        return {**config, "weights": "int8"}
-    return None
+        lean["weights"] = "int8"
+    if config.get("consts", "words") == "words":
+        lean["consts"] = "packed"
+    return lean if lean != config else None
 
 
 def lean_tuned_weights(g: Graph, op: Operator, config: dict[str, Any]) -> dict[str, Any] | None:

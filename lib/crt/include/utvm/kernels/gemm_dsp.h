@@ -40,7 +40,14 @@
  *     they are widened);
  *   - the requantization constants m, c, e (| 256 on the layer's last channel): per channel,
  *     or once for the block (UTVM_DSP_PER_TENSOR); small rows with a lower clamp add lo per
- *     channel.
+ *     channel; none with UTVM_DSP_PACKED, where one word per channel follows the last block
+ *     instead, m - 2**30 | i << 30 (i: the index of the channel's shift among the layer's at most
+ *     four), with the output zero point and the shifts in the mode's bits 8-30 (z: bits 8-16,
+ *     zy or with UTVM_DSP_LO zy - lo, signed; the first shift: bits 17-21; the steps to the next
+ *     three: bits 22-24, 25-27, 28-30): utvm_dsp_conv expands them into m, c, e per channel at
+ *     the start of the scratch (RAM), which the kernels read instead (12 bytes a channel of
+ *     flash fewer; two instructions per block and row more, none for pairs of rows, whose
+ *     pointer to them shares a load and a store with the output's).
  *
  * Requantization: with acc = 2a (a = TFLite's accumulator plus bias, |a| < 2**30) and a right
  * shift e >= 1 (TFLite shift -e), multiplier m (2**30 <= m < 2**31), output zero point zy:
@@ -76,6 +83,8 @@
 #define UTVM_DSP_LO 64        /* a lower clamp: the constants c hold zy - lo (set exactly when lo > -128) */
 #define UTVM_DSP_SMALL 8      /* one row of one or two quads (kq <= 2) in registers x four channels: int16
                                  weights, no clamp */
+#define UTVM_DSP_PACKED 128   /* per-channel constants packed after the blocks, expanded into scratch */
+#define UTVM_DSP_MODE_BITS 255 /* above them: the packed constants' header */
 
 /* requantization words per channel; the last flag */
 #define UTVM_DSP_RQ_WORDS 3
@@ -89,15 +98,18 @@ typedef struct {
   int32_t* scratch; /* the rows widened (a pair: 4 kq words, one row: 2 kq); NULL: widened already */
   int32_t lo, hi;   /* activation clamp */
   int32_t ostride;  /* bytes from one row's outputs to the next (cout) */
+  const int32_t* rq; /* UTVM_DSP_PACKED: the expanded constants (m, c, e per channel), else NULL */
 } utvm_dsp_cfg_t;
 
 /* a kernel: cfg->np rows at x, their outputs at out, the weights and constants in stream */
 typedef void (*utvm_dsp_kernel_fn)(int8_t*, const int8_t*, const int32_t*, const utvm_dsp_cfg_t*);
 
 /* every kernel (utvm_dsp_<name>): shape and weights, constants per channel (c) or per tensor
- * (t), clamped by none (n), lo (l), hi (h) or both (b); X(name) for each */
-#define UTVM_DSP_EIGHT_NAMES(X, NAME) \
-  X(NAME##_cn) X(NAME##_cl) X(NAME##_ch) X(NAME##_cb) X(NAME##_tn) X(NAME##_tl) X(NAME##_th) X(NAME##_tb)
+ * (t) or packed (p: expanded into scratch), clamped by none (n), lo (l), hi (h) or both (b); X(name)
+ * for each */
+#define UTVM_DSP_EIGHT_NAMES(X, NAME)                                                              \
+  X(NAME##_cn) X(NAME##_cl) X(NAME##_ch) X(NAME##_cb) X(NAME##_tn) X(NAME##_tl) X(NAME##_th) X(NAME##_tb) \
+  X(NAME##_pn) X(NAME##_pl) X(NAME##_ph) X(NAME##_pb)
 #define UTVM_DSP_SMALL_NAMES(X, NAME) X(NAME##_cn) X(NAME##_cl) X(NAME##_ch) X(NAME##_cb) X(NAME##_tn)
 #define UTVM_DSP_KERNEL_NAMES(X)                                                                      \
   UTVM_DSP_EIGHT_NAMES(X, row_w16) UTVM_DSP_EIGHT_NAMES(X, pair_w16) UTVM_DSP_EIGHT_NAMES(X, row_w8)   \
@@ -158,6 +170,7 @@ __attribute__((always_inline)) static inline void utvm_dsp_gemm_c(int8_t* out, c
   int32_t scale = w8 && !(mode & UTVM_DSP_X8) ? 2 : 1;
   int32_t twice = w8 && (mode & UTVM_DSP_X8); /* x8w8: the accumulators doubled at the end */
   int32_t rqw = (mode & UTVM_DSP_SMALL) && (mode & UTVM_DSP_LO) ? UTVM_DSP_SMALL_LO_WORDS : UTVM_DSP_RQ_WORDS;
+  int32_t packed = mode & UTVM_DSP_PACKED;
   for (p = 0; p < cfg->np; ++p) {
     const int8_t* row = x + p * cfg->xstride;
     const int32_t* pairs = 0;
@@ -166,6 +179,7 @@ __attribute__((always_inline)) static inline void utvm_dsp_gemm_c(int8_t* out, c
      * of a layer (utvm_dsp_rows) takes it for an empty object (a false -Warray-bounds) */
     __asm__("" : "+r"(row));
     int8_t* o = out + p * cfg->ostride;
+    const int32_t* r = cfg->rq; /* packed: the expanded constants */
     int32_t last = 0;
     if (!cfg->scratch) /* widened rows: of a pair, row 2i at x + 2i xstride, row 2i + 1 two words on */
       pairs = (const int32_t*)(const void*)(x + (p & ~(step >> 2)) * cfg->xstride) + ((step >> 2) & p) * 2;
@@ -173,11 +187,15 @@ __attribute__((always_inline)) static inline void utvm_dsp_gemm_c(int8_t* out, c
       int32_t acc[4] = {0, 0, 0, 0};
       const int32_t* w;
       for (c = 0; c < nc; ++c) acc[c] = s[c];
+      const int32_t* q;
       w = utvm_dsp_block_c(acc, nc, row, pairs, step, scale, s + nc, cfg->kq, w8);
+      q = packed ? r : w;
       for (c = 0; c < nc; ++c)
-        *o++ = (int8_t)utvm_dsp_requant(twice ? 2 * acc[c] : acc[c], per_tensor ? w : w + rqw * c, cfg->lo, cfg->hi);
-      s = w + (per_tensor ? 1 : nc) * rqw;
-      last = s[2 - rqw] & UTVM_DSP_LAST; /* in the last channel's e word */
+        *o++ = (int8_t)utvm_dsp_requant(twice ? 2 * acc[c] : acc[c], per_tensor ? q : q + rqw * c, cfg->lo, cfg->hi);
+      q += (per_tensor ? 1 : nc) * rqw;
+      s = packed ? w : q;
+      r = packed ? q : r;
+      last = q[2 - rqw] & UTVM_DSP_LAST; /* in the last channel's e word */
     }
   }
 }
@@ -197,16 +215,18 @@ __attribute__((always_inline)) static inline void utvm_dsp_gemm_c(int8_t* out, c
 #define UTVM_DSP_F_XSTRIDE "[sp, #12]"
 #define UTVM_DSP_F_OSTRIDE "[sp, #16]"
 #define UTVM_DSP_F_OUT "[sp, #20]"    /* the next output */
-#define UTVM_DSP_F_LOHI "[sp, #24]"   /* lo, hi */
-#define UTVM_DSP_F_LO "[sp, #24]"
-#define UTVM_DSP_F_HI "[sp, #28]"
+#define UTVM_DSP_F_RQ "[sp, #24]"     /* packed: the next block's expanded constants (after F_OUT: one LDRD) */
+#define UTVM_DSP_F_RQBASE "[sp, #28]" /* packed: the first block's */
 #define UTVM_DSP_F_ENTRY "[sp, #32]"  /* where a block's quads start (Thumb bit set) */
 #define UTVM_DSP_F_XEND "[sp, #36]"   /* the end of this row's (pair's) int16 pairs */
 #define UTVM_DSP_F_R1OFF "[sp, #40]"  /* pairs: bytes from row 0's outputs to row 1's (0: row 1 is row 0) */
 #define UTVM_DSP_F_XBASE "[sp, #44]"  /* this row's (pair's) int16 pairs */
 #define UTVM_DSP_F_CFG "[sp, #48]"
 #define UTVM_DSP_F_STREAM "[sp, #52]"
-#define UTVM_DSP_FRAME "56"
+#define UTVM_DSP_F_LOHI "[sp, #56]"   /* lo, hi */
+#define UTVM_DSP_F_LO "[sp, #56]"
+#define UTVM_DSP_F_HI "[sp, #60]"
+#define UTVM_DSP_FRAME "64"
 
 /* ROWS: the rows, or (pairs) (np + 1) / 2; ENTRY: where the block's quads start */
 #define UTVM_DSP_PROLOGUE(ROWS, ENTRY)       \
@@ -217,8 +237,9 @@ __attribute__((always_inline)) static inline void utvm_dsp_gemm_c(int8_t* out, c
   "str r0, " UTVM_DSP_F_OUT "\n\t"           \
   "str r0, " UTVM_DSP_F_ROWOUT "\n\t"        \
   "str r5, " UTVM_DSP_F_XSTRIDE "\n\t"       \
-  "ldr r5, [r3, #24]\n\t"                    \
+  "ldrd r5, r12, [r3, #24]\n\t"              \
   "str r5, " UTVM_DSP_F_OSTRIDE "\n\t"       \
+  "strd r12, r12, " UTVM_DSP_F_RQ "\n\t"     \
   "str r3, " UTVM_DSP_F_CFG "\n\t"           \
   "str r2, " UTVM_DSP_F_STREAM "\n\t"        \
   "strd r8, r9, " UTVM_DSP_F_LOHI "\n\t"     \
@@ -479,25 +500,38 @@ __attribute__((always_inline)) static inline void utvm_dsp_gemm_c(int8_t* out, c
 
 /* requantization of one row x four channels: constants per channel (C: LOAD before each
  * channel) or per block (LOAD once) */
-#define UTVM_DSP_RQ_ROW(CLAMP, LOADLOHI, L0, L1)                                                      \
-  LOADLOHI L0 UTVM_DSP_RQ1("r0", CLAMP, UTVM_DSP_NEXT) L1 UTVM_DSP_RQ1("r1", CLAMP, UTVM_DSP_NEXT) \
+#define UTVM_DSP_RQ_ROW(CLAMP, LOADLOHI, L0, L1, PK)                                                  \
+  LOADLOHI UTVM_DSP_RQ_AT_##PK L0 UTVM_DSP_RQ1("r0", CLAMP, UTVM_DSP_NEXT) L1 UTVM_DSP_RQ1("r1", CLAMP, UTVM_DSP_NEXT) \
   L1 UTVM_DSP_RQ1("r2", CLAMP, UTVM_DSP_NEXT) L1 UTVM_DSP_RQ1("r3", CLAMP, UTVM_DSP_NEXT)          \
+  UTVM_DSP_RQ_BACK_##PK                                                                              \
   "tst r6, #256\n\t"                                                                                 \
   "beq 3b\n\t"
 
+/* packed (PK = P) or not (N): the expanded constants' pointer (r10) from and back to the frame,
+ * with pairs in one LDRD / STRD with the output pointer */
+#define UTVM_DSP_RQ_AT_N ""
+#define UTVM_DSP_RQ_AT_P "ldr r10, " UTVM_DSP_F_RQ "\n\t"
+#define UTVM_DSP_RQ_BACK_N ""
+#define UTVM_DSP_RQ_BACK_P "str r10, " UTVM_DSP_F_RQ "\n\t"
+#define UTVM_DSP_OUT_AT_N "ldr lr, " UTVM_DSP_F_OUT "\n\t"
+#define UTVM_DSP_OUT_AT_P "ldrd lr, r10, " UTVM_DSP_F_OUT "\n\t"
+#define UTVM_DSP_OUT_BACK_N "str lr, " UTVM_DSP_F_OUT "\n\t"
+#define UTVM_DSP_OUT_BACK_P "strd lr, r10, " UTVM_DSP_F_OUT "\n\t"
+
 /* one row x two channels */
-#define UTVM_DSP_RQ_NARROW(CLAMP, LOADLOHI, L0, L1)                                                   \
-  LOADLOHI L0 UTVM_DSP_RQ1("r0", CLAMP, UTVM_DSP_NEXT) L1 UTVM_DSP_RQ1("r1", CLAMP, UTVM_DSP_NEXT) \
+#define UTVM_DSP_RQ_NARROW(CLAMP, LOADLOHI, L0, L1, PK)                                               \
+  LOADLOHI UTVM_DSP_RQ_AT_##PK L0 UTVM_DSP_RQ1("r0", CLAMP, UTVM_DSP_NEXT) L1 UTVM_DSP_RQ1("r1", CLAMP, UTVM_DSP_NEXT) \
+  UTVM_DSP_RQ_BACK_##PK                                                                              \
   "tst r6, #256\n\t"                                                                                 \
   "beq 3b\n\t"
 
 /* two rows x two channels: row 1's outputs at R1OFF from row 0's */
-#define UTVM_DSP_RQ_PAIR(CLAMP, LOADLOHI, L0, L1)                                                     \
-  "ldr lr, " UTVM_DSP_F_OUT "\n\t"                                                                   \
+#define UTVM_DSP_RQ_PAIR(CLAMP, LOADLOHI, L0, L1, PK)                                                 \
+  UTVM_DSP_OUT_AT_##PK                                                                               \
   "ldr r12, " UTVM_DSP_F_R1OFF "\n\t"                                                                \
   LOADLOHI L0 UTVM_DSP_RQ1("r2", CLAMP, UTVM_DSP_ROW1) UTVM_DSP_RQ1("r0", CLAMP, UTVM_DSP_NEXT)    \
   L1 UTVM_DSP_RQ1("r3", CLAMP, UTVM_DSP_ROW1) UTVM_DSP_RQ1("r1", CLAMP, UTVM_DSP_NEXT)             \
-  "str lr, " UTVM_DSP_F_OUT "\n\t"                                                                   \
+  UTVM_DSP_OUT_BACK_##PK                                                                             \
   "tst r6, #256\n\t"                                                                                 \
   "beq 3b\n\t"
 
@@ -567,15 +601,23 @@ __attribute__((always_inline)) static inline void utvm_dsp_gemm_c(int8_t* out, c
 /* the kernels of one shape and weight type NAME: constants per channel (c) or per tensor (t),
  * clamped by none (n), lo (l), hi (h) or both (b) */
 #define UTVM_DSP_RQ_ALL(RQ, CL, LOAD)                                                             \
-  RQ(UTVM_DSP_CLAMP_##CL, LOAD, UTVM_DSP_LOAD_RQ, UTVM_DSP_LOAD_RQ)
-#define UTVM_DSP_RQ_ONE(RQ, CL, LOAD) RQ(UTVM_DSP_CLAMP_##CL, LOAD, UTVM_DSP_LOAD_RQ, "")
+  RQ(UTVM_DSP_CLAMP_##CL, LOAD, UTVM_DSP_LOAD_RQ, UTVM_DSP_LOAD_RQ, N)
+#define UTVM_DSP_RQ_ONE(RQ, CL, LOAD) RQ(UTVM_DSP_CLAMP_##CL, LOAD, UTVM_DSP_LOAD_RQ, "", N)
+/* packed: the block's constants from the expanded ones in scratch (r10, free after the quads),
+ * back to the first block's at the end of a row */
+#define UTVM_DSP_LOAD_PK "ldm r10!, {r4-r6}\n\t"
+#define UTVM_DSP_RQ_PK(RQ, CL, LOAD)                                                                  \
+  RQ(UTVM_DSP_CLAMP_##CL, LOAD, UTVM_DSP_LOAD_PK, UTVM_DSP_LOAD_PK, P)                                \
+  "ldr r10, " UTVM_DSP_F_RQBASE "\n\t"                                                                  \
+  "str r10, " UTVM_DSP_F_RQ "\n\t"
 #define UTVM_DSP_CLAMPS(NAME, KERNEL, RQ, PER)                                                    \
   UTVM_DSP_KERNEL(NAME##n, KERNEL(PER(RQ, N, "")))                                                \
   UTVM_DSP_KERNEL(NAME##l, KERNEL(PER(RQ, L, UTVM_DSP_LOAD_LOHI)))                                \
   UTVM_DSP_KERNEL(NAME##h, KERNEL(PER(RQ, H, UTVM_DSP_LOAD_LOHI)))                                \
   UTVM_DSP_KERNEL(NAME##b, KERNEL(PER(RQ, B, UTVM_DSP_LOAD_LOHI)))
 #define UTVM_DSP_EIGHT(NAME, KERNEL, RQ)                                                          \
-  UTVM_DSP_CLAMPS(NAME##_c, KERNEL, RQ, UTVM_DSP_RQ_ALL) UTVM_DSP_CLAMPS(NAME##_t, KERNEL, RQ, UTVM_DSP_RQ_ONE)
+  UTVM_DSP_CLAMPS(NAME##_c, KERNEL, RQ, UTVM_DSP_RQ_ALL) UTVM_DSP_CLAMPS(NAME##_t, KERNEL, RQ, UTVM_DSP_RQ_ONE) \
+  UTVM_DSP_CLAMPS(NAME##_p, KERNEL, RQ, UTVM_DSP_RQ_PK)
 
 /* the kernels a model does not name are not emitted (no unused-function warning for them) */
 #pragma GCC diagnostic push
@@ -610,11 +652,11 @@ UTVM_DSP_EIGHT(utvm_dsp_narrow_x8w8, UTVM_DSP_NARROW_X8W8, UTVM_DSP_RQ_NARROW)
 
 /* small rows: constants per channel with any clamp, per tensor unclamped */
 #define UTVM_DSP_SMALL_KERNELS(NAME, KERNEL)                                                       \
-  UTVM_DSP_KERNEL(NAME##_cn, KERNEL(UTVM_DSP_RQ_ROW(UTVM_DSP_CLAMP_N, "", UTVM_DSP_LOAD_RQ, UTVM_DSP_LOAD_RQ))) \
+  UTVM_DSP_KERNEL(NAME##_cn, KERNEL(UTVM_DSP_RQ_ROW(UTVM_DSP_CLAMP_N, "", UTVM_DSP_LOAD_RQ, UTVM_DSP_LOAD_RQ, N))) \
   UTVM_DSP_KERNEL(NAME##_cl, KERNEL(UTVM_DSP_RQ_SMALL_LO("")))                                     \
-  UTVM_DSP_KERNEL(NAME##_ch, KERNEL(UTVM_DSP_RQ_ROW(UTVM_DSP_SCLAMP_H, "", UTVM_DSP_LOAD_RQ, UTVM_DSP_LOAD_RQ))) \
+  UTVM_DSP_KERNEL(NAME##_ch, KERNEL(UTVM_DSP_RQ_ROW(UTVM_DSP_SCLAMP_H, "", UTVM_DSP_LOAD_RQ, UTVM_DSP_LOAD_RQ, N))) \
   UTVM_DSP_KERNEL(NAME##_cb, KERNEL(UTVM_DSP_RQ_SMALL_LO(UTVM_DSP_SMALL_HI)))                      \
-  UTVM_DSP_KERNEL(NAME##_tn, KERNEL(UTVM_DSP_RQ_ROW(UTVM_DSP_CLAMP_N, "", UTVM_DSP_LOAD_RQ, "")))
+  UTVM_DSP_KERNEL(NAME##_tn, KERNEL(UTVM_DSP_RQ_ROW(UTVM_DSP_CLAMP_N, "", UTVM_DSP_LOAD_RQ, "", N)))
 UTVM_DSP_SMALL_KERNELS(utvm_dsp_small1_w16, UTVM_DSP_SMALL1)
 UTVM_DSP_SMALL_KERNELS(utvm_dsp_small2_w16, UTVM_DSP_SMALL2)
 #pragma GCC diagnostic pop
@@ -761,6 +803,27 @@ __attribute__((always_inline)) static inline void utvm_dsp_rows(int8_t* y, const
   cfg->np = np;
 }
 
+/* UTVM_DSP_PACKED: per channel of the whole blocks m, c, e at rq from the words after the stream's
+ * blocks and the mode's header (see the stream's layout above); returns the end of them. Not
+ * inlined: once per layer call, one copy for all the layers */
+__attribute__((noinline, unused)) static int32_t* utvm_dsp_unpack(int32_t* rq, const int32_t* stream, int32_t cout, int32_t kq, int32_t mode) {
+  int32_t nc = (mode & (UTVM_DSP_PAIRS | UTVM_DSP_NARROW)) ? 2 : 4, n = (cout + nc - 1) / nc * nc, c, k;
+  uint32_t hdr = (uint32_t)mode >> 8;
+  const uint32_t* words = (const uint32_t*)stream + n / nc * (nc + kq * ((mode & UTVM_DSP_W8) ? nc : 2 * nc));
+  int32_t z = (int32_t)(hdr & 0x1FF) - (int32_t)((hdr & 0x100) << 1), shifts[4], cs[4];
+  shifts[0] = (int32_t)((hdr >> 9) & 31);
+  for (k = 1; k < 4; ++k) shifts[k] = shifts[k - 1] + (int32_t)((hdr >> (11 + 3 * k)) & 7);
+  for (k = 0; k < 4; ++k) cs[k] = (1 << (shifts[k] - 1)) + z * (1 << shifts[k]);
+  for (c = 0; c < n; ++c, rq += UTVM_DSP_RQ_WORDS) {
+    uint32_t word = words[c];
+    rq[0] = (int32_t)((word & 0x3FFFFFFFu) | 0x40000000u);
+    rq[1] = cs[word >> 30];
+    rq[2] = shifts[word >> 30];
+  }
+  rq[-1] |= UTVM_DSP_LAST;
+  return rq;
+}
+
 __attribute__((always_inline)) static inline int32_t utvm_dsp_conv(
     void* out, void* x, void* stream, void* scratch, int32_t n, int32_t h, int32_t w, int32_t cin, int32_t oh,
     int32_t ow, int32_t cout, int32_t kh, int32_t kw, int32_t sh, int32_t sw, int32_t dh, int32_t dw, int32_t top,
@@ -773,6 +836,12 @@ __attribute__((always_inline)) static inline int32_t utvm_dsp_conv(
   int8_t* tail;
   utvm_dsp_cfg_t cfg;
   in_place = kh == 1 && kw == 1 && (cin & 3) == 0 && top == 0 && left == 0;
+  cfg.rq = 0;
+  if (mode & UTVM_DSP_PACKED) { /* the constants expanded at the start of the scratch, the rows after them */
+    cfg.rq = col;
+    col = utvm_dsp_unpack(col, st, cout, kq, mode);
+  }
+  mode &= UTVM_DSP_MODE_BITS;
   /* after the rows (scratch_words in utvm/lower/dsp.py) */
   tail = (cout & ((mode & UTVM_DSP_NARROW) ? 1 : 3)) && !pairs
              ? (int8_t*)(col + 2 * kq * (in_place ? ((mode & (UTVM_DSP_SMALL | UTVM_DSP_X8)) ? 0 : 1) : chunk))
