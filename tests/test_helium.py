@@ -214,20 +214,26 @@ SCRATCH_CASES = ["conv3x3_same_c16", "conv3x3_s2_same", "conv3x3_rows_s2", "conv
 
 def _conv_constant_bytes(w: np.ndarray, sub: int = 1) -> int:
     """Bytes of a utvm_mve_conv42_s8 filter array: per pair of filter vectors (sub per channel whose
-    weights are not all zero, an odd count rounded up) the weights zero-padded to 16-byte steps
-    and a record of 24 bytes; a template of cout bytes when some channel is dead."""
+    weights are not all zero, an odd count rounded up) the weights in 16-byte steps, a last
+    partial step of k > 16 only k % 16 bytes (rounded up to even) a vector, and a record of 24
+    bytes, 16 (8 a channel) with one vector per channel, every channel live, an even count and
+    at most 14 whole steps (the test models' biases all fit 24 bits); a template of cout bytes
+    when some channel is dead."""
     cout = w.shape[0]
     k = w.size // cout
     live = int(np.count_nonzero(np.any(w.reshape(cout, k) != 0, axis=1)))
     pairs = -(-live * sub // 2)
-    return pairs * (-(-k // 16) * 32 + 24) + (cout if live < cout else 0)
+    tail = (k % 16 + 1) // 2 * 2 if k > 16 else 0
+    full = k // 16 if tail else -(-k // 16)
+    compact = sub == 1 and live == cout and cout % 2 == 0 and full <= 14
+    return pairs * (full * 32 + 2 * tail + (16 if compact else 24)) + (cout if live < cout else 0)
 
 
 @pytest.mark.parametrize("name", SCRATCH_CASES)
 def test_constants_compact_and_scratch_planned(tmp_path: Path, name: str) -> None:
-    """Convolutions: one constant, the filters (zero-padded to 16-byte steps, two vectors at a
-    time) with the requantization of each pair of output channels beside it (12 bytes per
-    channel), the patches of four pixels as the only temporary buffer. Depthwise layers of
+    """Convolutions: one constant, the filters (16-byte steps, two vectors at a time, a last
+    partial step not padded) with the requantization of each pair of output channels beside it
+    (8 or 12 bytes per channel), the patches of four pixels as the only temporary buffer. Depthwise layers of
     8n channels: a record of 32 bytes per channel (weights and requantization), the tile of the
     input as the only temporary buffer; others (helium_k): the weights in blocks of four
     channels (the last one zero-padded), requantization constants no larger than the generic
