@@ -576,3 +576,23 @@ def test_add_bit_exact_on_cortex_m55(tmp_path: Path, name: str) -> None:
     report = run_model(model, "mps3/an547", inputs=inputs, workdir=tmp_path / "work")
     assert report.outputs_match_reference
     assert report.max_abs_diff == 0
+
+
+#: depthwise layers utvm_mve_dwg_s8 takes (stride 1 and 2, rows and columns, with and without a
+#: clamp: its three loops), compiled with --max-flash below their default constants
+COMPACT_DW_CASES = ["dw3x3_s2_same", "dw3x3_w4", "dw3x3_w9_s2", "kws_dw_unclamped"]
+
+
+@pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
+@pytest.mark.parametrize("name", COMPACT_DW_CASES)
+def test_depthwise_compact_records_bit_exact_on_cortex_m55(tmp_path: Path, name: str) -> None:
+    """--max-flash below a utvm_mve_dwg_s8 layer's constants: its compact records (knob records,
+    17 bytes a channel instead of 32, expanded into the scratch per pass and block), bit-exact."""
+    kwargs = CASES.get(name) or dict(input_shape=(1, 10, 5, 16), depthwise=True, seed=60)
+    path = _model(tmp_path, name, **kwargs)
+    default = compile_model(path, tmp_path / "default", CompileOptions(cpu="cortex-m55"))
+    c = int(kwargs["input_shape"][3])  # type: ignore[index]
+    report = run_model(path, "mps3/an547", workdir=tmp_path / "work", max_flash=default.sources.constants_bytes - 1)
+    assert report.outputs_match_reference
+    assert report.max_abs_diff == 0
+    assert report.constants_bytes == default.sources.constants_bytes - 15 * c

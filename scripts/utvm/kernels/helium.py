@@ -297,14 +297,31 @@ def dwg_plans(out_hw: tuple[int, int], c: int, strides: tuple[int, int]) -> list
     return sorted((p for p in plans if p is not None), key=lambda p: p.cost)
 
 
-def dwg_records(wdata: np.ndarray, vertical: bool, params: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+#: utvm_mve_dwg_s8's mode bits (UTVM_MVE_DWG_*): every shift a right shift; compact records
+DWG_RIGHT, DWG_COMPACT = 1, 2
+#: bytes a channel of the compact records
+DWG_COMPACT_BYTES = 17
+
+
+def dwg_compact_fits(params: tuple[np.ndarray, np.ndarray, np.ndarray]) -> bool:
+    """The folded biases fit the 24 bits of the compact records (the shift's byte below them)."""
+    return bool(np.all(params[0] >= -C42_BIAS_LIMIT) and np.all(params[0] < C42_BIAS_LIMIT))
+
+
+def dwg_records(wdata: np.ndarray, vertical: bool, params: tuple[np.ndarray, np.ndarray, np.ndarray],
+                compact: bool = False) -> np.ndarray:
     """The per-channel records of utvm_mve_dwg_s8: 6 zero bytes, the 3x3 weights along-major
     (along tap * 3 + across tap), 7 zero bytes, the shift, a zero byte, the folded bias and the
-    multiplier (int32)."""
+    multiplier (int32); ``compact`` (the biases within 24 bits, dwg_compact_fits): 17 bytes, the
+    9 weights, bias << 8 | the shift's byte and the multiplier (int32, unaligned), expanded by the
+    kernel into its scratch."""
     folded, mults, shifts = params
     c = wdata.shape[-1]
     taps = wdata.reshape(3, 3, c)  # ry, rx, channel
     along_major = taps.transpose(0, 1, 2) if vertical else taps.transpose(1, 0, 2)
+    if compact:
+        words = np.stack([(folded << 8) | (shifts & 0xFF), mults], axis=1).astype(np.int32).view(np.int8)
+        return np.ascontiguousarray(np.concatenate([along_major.reshape(9, c).T, words], axis=1)).reshape(-1)
     rec = np.zeros((c, DWG_RECORD), np.int8)
     rec[:, 6:15] = along_major.reshape(9, c).T
     rec[:, 22] = shifts.astype(np.int8)

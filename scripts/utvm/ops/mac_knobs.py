@@ -63,7 +63,7 @@ def gemm_wide(g: Graph, op: Operator) -> bool:
     return knob(op, "weights", "int16" if widened_by_default(g, op) else "int8") == "int16"
 
 
-def lean_weights(g: Graph, op: Operator, config: dict[str, Any]) -> dict[str, Any] | None:
+def lean_weights(g: Graph, op: Operator, config: dict[str, Any], target: Target) -> dict[str, Any] | None:
     """``OpDef.lean`` of the layers with the ``weights`` knob: int16 weights (tuned, or the default
     of :func:`widened_by_default`) back to int8."""
     if config.get("weights") == "int16" or (not config and len(op.inputs) > 1
@@ -73,6 +73,6 @@ def lean_weights(g: Graph, op: Operator, config: dict[str, Any]) -> dict[str, An
     return None
 
 
-def lean_tuned_weights(g: Graph, op: Operator, config: dict[str, Any]) -> dict[str, Any] | None:
+def lean_tuned_weights(g: Graph, op: Operator, config: dict[str, Any], target: Target) -> dict[str, Any] | None:
     """``OpDef.lean`` of layers whose int16 weights only a tuning log asks for (TRANSPOSE_CONV)."""
     return {**config, "weights": "int8"} if config.get("weights") == "int16" else None
