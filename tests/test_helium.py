@@ -214,20 +214,26 @@ SCRATCH_CASES = ["conv3x3_same_c16", "conv3x3_s2_same", "conv3x3_rows_s2", "conv
 
 def _conv_constant_bytes(w: np.ndarray, sub: int = 1) -> int:
     """Bytes of a utvm_mve_conv42_s8 filter array: per pair of filter vectors (sub per channel whose
-    weights are not all zero, an odd count rounded up) the weights zero-padded to 16-byte steps
-    and a record of 24 bytes; a template of cout bytes when some channel is dead."""
+    weights are not all zero, an odd count rounded up) the weights in 16-byte steps, a last
+    partial step of k > 16 only k % 16 bytes (rounded up to even) a vector, and a record of 24
+    bytes, 16 (8 a channel) with one vector per channel, every channel live, an even count and
+    at most 14 whole steps (the test models' biases all fit 24 bits); a template of cout bytes
+    when some channel is dead."""
     cout = w.shape[0]
     k = w.size // cout
     live = int(np.count_nonzero(np.any(w.reshape(cout, k) != 0, axis=1)))
     pairs = -(-live * sub // 2)
-    return pairs * (-(-k // 16) * 32 + 24) + (cout if live < cout else 0)
+    tail = (k % 16 + 1) // 2 * 2 if k > 16 else 0
+    full = k // 16 if tail else -(-k // 16)
+    compact = sub == 1 and live == cout and cout % 2 == 0 and full <= 14
+    return pairs * (full * 32 + 2 * tail + (16 if compact else 24)) + (cout if live < cout else 0)
 
 
 @pytest.mark.parametrize("name", SCRATCH_CASES)
 def test_constants_compact_and_scratch_planned(tmp_path: Path, name: str) -> None:
-    """Convolutions: one constant, the filters (zero-padded to 16-byte steps, two vectors at a
-    time) with the requantization of each pair of output channels beside it (12 bytes per
-    channel), the patches of four pixels as the only temporary buffer. Depthwise layers of
+    """Convolutions: one constant, the filters (16-byte steps, two vectors at a time, a last
+    partial step not padded) with the requantization of each pair of output channels beside it
+    (8 or 12 bytes per channel), the patches of four pixels as the only temporary buffer. Depthwise layers of
     8n channels: a record of 32 bytes per channel (weights and requantization), the tile of the
     input as the only temporary buffer; others (helium_k): the weights in blocks of four
     channels (the last one zero-padded), requantization constants no larger than the generic
@@ -570,3 +576,23 @@ def test_add_bit_exact_on_cortex_m55(tmp_path: Path, name: str) -> None:
     report = run_model(model, "mps3/an547", inputs=inputs, workdir=tmp_path / "work")
     assert report.outputs_match_reference
     assert report.max_abs_diff == 0
+
+
+#: depthwise layers utvm_mve_dwg_s8 takes (stride 1 and 2, rows and columns, with and without a
+#: clamp: its three loops), compiled with --max-flash below their default constants
+COMPACT_DW_CASES = ["dw3x3_s2_same", "dw3x3_w4", "dw3x3_w9_s2", "kws_dw_unclamped"]
+
+
+@pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
+@pytest.mark.parametrize("name", COMPACT_DW_CASES)
+def test_depthwise_compact_records_bit_exact_on_cortex_m55(tmp_path: Path, name: str) -> None:
+    """--max-flash below a utvm_mve_dwg_s8 layer's constants: its compact records (knob records,
+    17 bytes a channel instead of 32, expanded into the scratch per pass and block), bit-exact."""
+    kwargs = CASES.get(name) or dict(input_shape=(1, 10, 5, 16), depthwise=True, seed=60)
+    path = _model(tmp_path, name, **kwargs)
+    default = compile_model(path, tmp_path / "default", CompileOptions(cpu="cortex-m55"))
+    c = int(kwargs["input_shape"][3])  # type: ignore[index]
+    report = run_model(path, "mps3/an547", workdir=tmp_path / "work", max_flash=default.sources.constants_bytes - 1)
+    assert report.outputs_match_reference
+    assert report.max_abs_diff == 0
+    assert report.constants_bytes == default.sources.constants_bytes - 15 * c

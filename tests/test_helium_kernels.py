@@ -264,10 +264,15 @@ def _dw_call(i: int, c: Case) -> tuple[list[str], str]:
     plan = mve.dwg_plan((int(c["oh"]), int(c["ow"])), ch, (int(c["sh"]), int(c["sw"])), vertical, nl,  # type: ignore[call-overload]
                         int(c["cb"]))  # type: ignore[call-overload]
     assert plan is not None
-    rec = mve.dwg_records(wt, vertical, tuple(np.asarray(c[n]) for n in ("bias", "mult", "shift")))  # type: ignore[arg-type]
-    decls, geo, right = _dw_decls(i, c, rec, plan.scratch)
+    params = tuple(np.asarray(c[n]) for n in ("bias", "mult", "shift"))
+    # every other case whose biases fit: the compact records (17 bytes a channel, expanded per pass)
+    compact = i % 2 == 1 and mve.dwg_compact_fits(params)  # type: ignore[arg-type]
+    rec = mve.dwg_records(wt, vertical, params, compact)  # type: ignore[arg-type]
+    assert rec.size == (mve.DWG_COMPACT_BYTES if compact else mve.DWG_RECORD) * ch
+    decls, geo, right = _dw_decls(i, c, rec, plan.scratch + (plan.cb * mve.DWG_RECORD if compact else 0))
+    mode = right | (mve.DWG_COMPACT if compact else 0)
     return decls, (f"utvm_mve_dwg_s8(y{i}, (void*)x{i}, {geo}, (void*)w{i}, {c['zx']}, {c['zy']}, {c['lo']}, "
-                   f"{c['hi']}, {right}, {int(vertical)}, {nl}, {plan.cb}, s{i})")
+                   f"{c['hi']}, {mode}, {int(vertical)}, {nl}, {plan.cb}, s{i})")
 
 
 def _dw_decls(i: int, c: Case, const: np.ndarray, scratch: int) -> tuple[list[str], str, int]:

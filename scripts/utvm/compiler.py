@@ -278,7 +278,8 @@ def _lean(last: Attempt, options: CompileOptions) -> dict[int, Config]:
     changes = {}
     for index, op in enumerate(graph.ops):
         opdef = get_op(op.kind)
-        lean = opdef.lean(graph, op, dict(last.configs.get(index) or {})) if opdef and opdef.lean else None
+        lean = (opdef.lean(graph, op, dict(last.configs.get(index) or {}), options.target)
+                if opdef and opdef.lean else None)
         if lean is not None:
             changes[index] = lean
     if not changes:

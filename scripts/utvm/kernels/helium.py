@@ -169,8 +169,13 @@ def pack_requant(folded: np.ndarray, mults: np.ndarray, shifts: np.ndarray) -> M
     return MveRequant(args, int(mults[0]), 0, mode | RQ_SHIFT8)
 
 
-#: UTVM_MVE_C42_RIGHT: every shift of the records is a right shift
-C42_RIGHT = 1
+#: mode bits of utvm_mve_conv42_s8 (UTVM_MVE_C42_*): every shift of the records a right shift;
+#: records of 8 bytes a channel (bias << 8 | shift, multiplier; offsets implicit); the last step
+#: of each filter vector k % 16 bytes (rounded up to even), loaded under a predicate
+C42_RIGHT, C42_COMPACT, C42_TAIL = 1, 2, 4
+#: the folded biases of compact records: 24 bits (the shift's byte below them); whole steps at most
+#: (the assembly's step loop and offsets share a counter: utvm_mve_c42_fast)
+C42_BIAS_LIMIT, C42_COMPACT_STEPS = 1 << 23, 14
 
 
 @dataclass
@@ -186,16 +191,21 @@ class Conv42Filters:
 def conv42_filters(wdata: np.ndarray, sub: int, params: tuple[np.ndarray, np.ndarray, np.ndarray],
                    out_range: tuple[int, int, int]) -> Conv42Filters:
     """Filters (cout x k) and requantization (folded biases, multipliers, shifts per channel) of
-    utvm_mve_conv42_s8 as one byte array (see kernels_mve.h): ``sub`` vectors per output channel
+    utvm_mve_conv42_s8 as one byte array (see kernels/conv_mve.h): ``sub`` vectors per output channel
     whose weights are not all zero (sub > 1 only for k = 16 / sub: vector j holds the weights in
-    lanes [j * k, j * k + k)), each zero-padded to whole 16-byte steps, two at a time with their
-    steps interleaved, each pair followed by its record (biases, multipliers, then shift | output
-    offset j * cout + o << 8); then, when some channel's weights are all zero, the template of an
-    output pixel (those channels' constant outputs). ``out_range``: zy, lo, hi."""
+    lanes [j * k, j * k + k)), in 16-byte steps, two at a time with their steps interleaved, the
+    last step of k > 16 not a multiple of 16 only its t = k % 16 bytes (rounded up to even) of
+    each vector (C42_TAIL), each pair followed by its record: biases, multipliers, then shift |
+    output offset j * cout + o << 8; or (C42_COMPACT: sub 1, every channel live, cout even,
+    biases within 24 bits, at most 14 whole steps) bias << 8 | shift, then multipliers; then,
+    when some channel's weights are all zero, the template of an output pixel (those channels'
+    constant outputs).
+    ``out_range``: zy, lo, hi."""
     folded, mults, shifts = params
     zy, lo, hi = out_range
     cout, k = wdata.shape
     steps = -(-k // 16)
+    tail = ((k % 16) + 1) & ~1 if steps > 1 and k % 16 else 0
     live = np.flatnonzero(np.any(wdata != 0, axis=1))
     owner = np.repeat(live, sub)
     lane = np.tile(np.arange(sub), live.size)
@@ -205,16 +215,28 @@ def conv42_filters(wdata: np.ndarray, sub: int, params: tuple[np.ndarray, np.nda
     for v, (o, j) in enumerate(zip(owner, lane)):
         vecs[v, j * k:j * k + k] = wdata[o]
     npairs = owner.size // 2
-    packed = (shifts[owner] & 0xFF) | ((lane * cout + owner) << 8)  # the shift's byte and the offset
-    rec = np.stack([folded[owner], mults[owner], packed])  # word, vector
-    rec = rec.reshape(3, npairs, 2).transpose(1, 0, 2).reshape(npairs, 6).astype(np.int32).view(np.int8)
-    steps_bytes = vecs.reshape(npairs, 2, steps, 16).transpose(0, 2, 1, 3).reshape(npairs, steps * 32)
-    parts = [np.concatenate([steps_bytes, rec], axis=1).reshape(-1)]
+    full = steps - 1 if tail else steps
+    compact = (sub == 1 and live.size == cout and cout % 2 == 0 and full <= C42_COMPACT_STEPS
+               and bool(np.all(folded >= -C42_BIAS_LIMIT)) and bool(np.all(folded < C42_BIAS_LIMIT)))
+    if compact:
+        rec = np.stack([(folded[owner] << 8) | (shifts[owner] & 0xFF), mults[owner]])
+    else:
+        packed = (shifts[owner] & 0xFF) | ((lane * cout + owner) << 8)  # the shift's byte and the offset
+        rec = np.stack([folded[owner], mults[owner], packed])  # word, vector
+    words = rec.shape[0]
+    rec = rec.reshape(words, npairs, 2).transpose(1, 0, 2).reshape(npairs, 2 * words)
+    rec = rec.astype(np.int32).view(np.int8)
+    pairs = vecs.reshape(npairs, 2, steps, 16)
+    body = pairs[:, :, :full].transpose(0, 2, 1, 3).reshape(npairs, full * 32)
+    parts_pair = [body]
+    if tail:
+        parts_pair.append(pairs[:, :, full, :tail].reshape(npairs, 2 * tail))
+    parts = [np.concatenate([*parts_pair, rec], axis=1).reshape(-1)]
     dead = live.size < cout
     if dead:
         const = fp.np_multiply_by_quantized_multiplier(folded, mults, shifts) + zy
         parts.append(np.clip(const, lo, hi).astype(np.int8))
-    mode = C42_RIGHT if np.all(shifts[live] <= -1) else 0
+    mode = (C42_RIGHT if np.all(shifts[live] <= -1) else 0) | (C42_COMPACT if compact else 0) | (C42_TAIL if tail else 0)
     return Conv42Filters(np.ascontiguousarray(np.concatenate(parts)), int(owner.size), dead, mode)
 
 
@@ -275,14 +297,31 @@ def dwg_plans(out_hw: tuple[int, int], c: int, strides: tuple[int, int]) -> list
     return sorted((p for p in plans if p is not None), key=lambda p: p.cost)
 
 
-def dwg_records(wdata: np.ndarray, vertical: bool, params: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+#: utvm_mve_dwg_s8's mode bits (UTVM_MVE_DWG_*): every shift a right shift; compact records
+DWG_RIGHT, DWG_COMPACT = 1, 2
+#: bytes a channel of the compact records
+DWG_COMPACT_BYTES = 17
+
+
+def dwg_compact_fits(params: tuple[np.ndarray, np.ndarray, np.ndarray]) -> bool:
+    """The folded biases fit the 24 bits of the compact records (the shift's byte below them)."""
+    return bool(np.all(params[0] >= -C42_BIAS_LIMIT) and np.all(params[0] < C42_BIAS_LIMIT))
+
+
+def dwg_records(wdata: np.ndarray, vertical: bool, params: tuple[np.ndarray, np.ndarray, np.ndarray],
+                compact: bool = False) -> np.ndarray:
     """The per-channel records of utvm_mve_dwg_s8: 6 zero bytes, the 3x3 weights along-major
     (along tap * 3 + across tap), 7 zero bytes, the shift, a zero byte, the folded bias and the
-    multiplier (int32)."""
+    multiplier (int32); ``compact`` (the biases within 24 bits, dwg_compact_fits): 17 bytes, the
+    9 weights, bias << 8 | the shift's byte and the multiplier (int32, unaligned), expanded by the
+    kernel into its scratch."""
     folded, mults, shifts = params
     c = wdata.shape[-1]
     taps = wdata.reshape(3, 3, c)  # ry, rx, channel
     along_major = taps.transpose(0, 1, 2) if vertical else taps.transpose(1, 0, 2)
+    if compact:
+        words = np.stack([(folded << 8) | (shifts & 0xFF), mults], axis=1).astype(np.int32).view(np.int8)
+        return np.ascontiguousarray(np.concatenate([along_major.reshape(9, c).T, words], axis=1)).reshape(-1)
     rec = np.zeros((c, DWG_RECORD), np.int8)
     rec[:, 6:15] = along_major.reshape(9, c).T
     rec[:, 22] = shifts.astype(np.int8)

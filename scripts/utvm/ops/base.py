@@ -211,8 +211,9 @@ class OpDef:
     fit_scratch: Callable[[Graph, Operator, Target, int], dict[str, Any] | None] | None = None
     #: the configuration with the least flash (int8 weights kept int8, constants packed) for an
     #: operator built with ``config`` (its tuned or default one, {} for none), or None when that
-    #: is already the leanest: what ``--max-flash`` falls back to when the constants are over it
-    lean: Callable[[Graph, Operator, dict[str, Any]], dict[str, Any] | None] | None = None
+    #: is already the leanest on ``target``: what ``--max-flash`` falls back to when the constants
+    #: are over it
+    lean: Callable[[Graph, Operator, dict[str, Any], Target], dict[str, Any] | None] | None = None
     #: a configuration whose kernel writes output rows in order (so that it may run shifted,
     #: see ``shift_margin``), for an operator at the pool's peak whose default kernel does not
     #: (``KernelDef.rows_out_of_order``), costing at most ``slack`` times the default's

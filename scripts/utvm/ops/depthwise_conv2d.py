@@ -972,11 +972,14 @@ def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     if name != "row":
         plans = {p.name: p for p in mve.dwg_plans((oh, ow), c, (sh, sw))}
         plan = plans[name]
-        records = mve.dwg_records(lay.wdata, plan.vertical, lay.params)
-        right = int(np.all(lay.params[2] <= -1))
+        # knob records "compact" (--max-flash, see _lean): 17 bytes a channel, expanded per pass
+        compact = knob(op, "records", "full") == "compact" and mve.dwg_compact_fits(lay.params)
+        records = mve.dwg_records(lay.wdata, plan.vertical, lay.params, compact)
+        right = (mve.DWG_RIGHT if np.all(lay.params[2] <= -1) else 0) | (mve.DWG_COMPACT if compact else 0)
+        scratch = plan.scratch + (plan.cb * mve.DWG_RECORD if compact else 0)
         args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
                 KernelArg(te.placeholder(records.shape, "int8", name="w"), constant=records, role="w"),
-                KernelArg(te.placeholder((plan.scratch,), "int8", name="tiles"), role="tiles", scratch=True)]
+                KernelArg(te.placeholder((scratch,), "int8", name="tiles"), role="tiles", scratch=True)]
 
         def gather(ins, outs):  # type: ignore[no-untyped-def]
             xb, wb, tiles = ins
@@ -1190,9 +1193,26 @@ def _helium_knobs(g: Graph, op: Operator, target: Target) -> dict[str, tuple[Any
 
 
 
-def _lean(g: Graph, op: Operator, config: dict[str, Any]) -> dict[str, Any] | None:
-    """--max-flash: dsp_dwp's constants in two words a channel (knob ``consts``, see _dwp_q)."""
-    return None if config.get("consts") == "packed" else {**config, "consts": "packed"}
+def _lean(g: Graph, op: Operator, config: dict[str, Any], target: Target) -> dict[str, Any] | None:
+    """--max-flash: dsp_dwp's constants in two words a channel (knob ``consts``, see _dwp_q); on
+    Helium, where the helium variant runs utvm_mve_dwg_s8 (a record of 32 bytes a channel), its
+    compact records (knob ``records``: 17 bytes a channel, expanded into the scratch per pass and
+    block of channels: KWS's depthwise layers 2,048 -> 1,088 bytes each); where it runs
+    utvm_mve_dwt_s8 (or the biases do not fit 24 bits), helium_k (the 9 int8 taps and the packed
+    requantization, about 1.7 times the instructions on KWS: see _helium_plans)."""
+    if not target.helium:
+        return None if config.get("consts") == "packed" else {**config, "consts": "packed"}
+    variant = config.get("variant")
+    if variant not in (None, "helium") or (variant is None and OPS[0].kernel(g, op, target)[0] != "helium"):
+        return None
+    plan = config.get("plan") or (helium_plans(g, op) or ["k"])[0]
+    if plan in ("k", "row") or config.get("records") == "compact":
+        return None
+    lay = mve.layer(g, op, (0, 1, 2))
+    if plan != "tiny" and lay is not None and mve.dwg_compact_fits(lay.params):
+        return {**config, "variant": "helium", "plan": plan, "records": "compact"}
+    return {"variant": "helium_k"} if _helium_k(g, op, target) is not None else None
+
 
 OPS = (
     OpDef(

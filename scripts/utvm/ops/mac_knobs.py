@@ -73,7 +73,7 @@ def gemm_wide(g: Graph, op: Operator) -> bool:
     return knob(op, "weights", "int16" if widened_by_default(g, op) else "int8") == "int16"
 
 
-def lean_weights(g: Graph, op: Operator, config: dict[str, Any]) -> dict[str, Any] | None:
+def lean_weights(g: Graph, op: Operator, config: dict[str, Any], target: Target) -> dict[str, Any] | None:
     """``OpDef.lean`` of the layers with the ``weights`` knob: int16 weights (tuned, or the default
     of :func:`widened_by_default`) back to int8, and dsp_gemm's constants packed (knob
     ``consts``, :func:`gemm_knobs`; the other variants ignore it)."""
@@ -87,6 +87,6 @@ def lean_weights(g: Graph, op: Operator, config: dict[str, Any]) -> dict[str, An
     return lean if lean != config else None
 
 
-def lean_tuned_weights(g: Graph, op: Operator, config: dict[str, Any]) -> dict[str, Any] | None:
+def lean_tuned_weights(g: Graph, op: Operator, config: dict[str, Any], target: Target) -> dict[str, Any] | None:
     """``OpDef.lean`` of layers whose int16 weights only a tuning log asks for (TRANSPOSE_CONV)."""
     return {**config, "weights": "int8"} if config.get("weights") == "int16" else None

@@ -22,24 +22,65 @@
  * their steps interleaved the same way (step s of vector 2i + c at s * 32 + c * 16 of pair i),
  * each pair followed by its "record" of six words: biases (folded with the input zero point),
  * multipliers, and the shift (low byte, signed) with the output offset (j * cout + o) above it,
- * of its two vectors, each two side by side; an odd last vector repeated. The channels whose weights are all zero ("dead", common in
- * pruned models) have a constant output: with `dead` set, a template of cout bytes follows the
- * pairs (the dead channels' outputs) and is copied to every output pixel first.
+ * of its two vectors, each two side by side; an odd last vector repeated. Mode
+ * UTVM_MVE_C42_COMPACT (sub 1, every channel live, cout even, biases within 24 bits, at most
+ * 14 whole steps): records of four words, the bias << 8 | the shift's byte of each vector, then
+ * the multipliers, the output offsets implicit (vector v: channel v), 8 bytes a channel. Mode
+ * UTVM_MVE_C42_TAIL (k > 16, not a multiple of 16): the last step of each vector holds only
+ * t = k % 16 bytes (rounded up to even), the two vectors' t bytes after the pair's whole steps,
+ * loaded under a predicate (the weights past t read as zeros), not padded to 16. The channels
+ * whose weights are all zero ("dead", common in pruned models) have a constant output: with
+ * `dead` set, a template of cout bytes follows the pairs (the dead channels' outputs) and is
+ * copied to every output pixel first.
  * One block: per step one load per filter vector and per row and 8 VMLADAV(A), i.e. 14
  * instructions per 128 products; the eight dot products (row r, vector c) become two vectors
  * of the four rows, requantized four lanes at a time and stored at the rows' pixels (stride
- * sub * cout).
+ * sub * cout). VRSHL takes its shift from the low byte of its register: the shift's byte is
+ * used in place, the bias or offset above it shifted down.
  * ------------------------------------------------------------------------------------------ */
 
-#define UTVM_MVE_C42_RIGHT 1 /* every shift is a right shift of 1..31 */
+#define UTVM_MVE_C42_RIGHT 1   /* every shift is a right shift of 1..31 */
+#define UTVM_MVE_C42_COMPACT 2 /* records of four words, offsets implicit (see above) */
+#define UTVM_MVE_C42_TAIL 4    /* the last step k % 16 bytes (rounded up to even) a vector */
+
+/* bytes of the last step of a vector (0: every step 16 bytes); inlined: an immediate operand of
+ * utvm_mve_group42_asm at any optimization level */
+__attribute__((always_inline)) static inline int32_t utvm_mve_c42_tail(int32_t k, int32_t mode) {
+  return (mode & UTVM_MVE_C42_TAIL) ? ((k & 15) + 1) & ~1 : 0;
+}
+
+/* utvm_mve_group42_asm takes the layer: right shifts only, the group's rows within VLDRB's
+ * reach, compact records only without the loop over steps (at most 14 whole steps: its counter
+ * counts the offsets) */
+static inline int32_t utvm_mve_c42_fast(int32_t steps, int32_t t, int32_t mode) {
+  int32_t fs = steps - (t > 0);
+  return steps * 64 <= 4095 && (mode & UTVM_MVE_C42_RIGHT) && (!(mode & UTVM_MVE_C42_COMPACT) || fs <= 14);
+}
+
+/* bytes of the filter vectors of a pair (fs whole steps, a tail of t bytes) */
+static inline int32_t utvm_mve_c42_wbytes(int32_t fs, int32_t t) { return fs * 32 + 2 * t; }
 
 /* bytes of a pair of filter vectors and its record */
-static inline int32_t utvm_mve_c42_pair_bytes(int32_t steps) { return steps * 32 + 24; }
+static inline int32_t utvm_mve_c42_pair_bytes(int32_t fs, int32_t t, int32_t mode) {
+  return utvm_mve_c42_wbytes(fs, t) + ((mode & UTVM_MVE_C42_COMPACT) ? 16 : 24);
+}
 
-/* the record of the pair at wt: value i of vector c (0: bias, 1: multiplier, 2: shift, 3: offset) */
-static inline int32_t utvm_mve_c42_rec(const int8_t* pair, int32_t steps, int32_t c, int32_t i) {
-  const int32_t w = ((const int32_t*)(const void*)(pair + steps * 32))[2 * (i < 2 ? i : 2) + c];
+/* the record of the pair at `pair` (its vectors v0, v0 + 1; wb: utvm_mve_c42_wbytes): value i of
+ * vector c (0: bias, 1: multiplier, 2: shift, 3: offset) */
+static inline int32_t utvm_mve_c42_rec(const int8_t* pair, int32_t wb, int32_t mode, int32_t v0, int32_t c,
+                                       int32_t i) {
+  const int32_t* r = (const int32_t*)(const void*)(pair + wb);
+  if (mode & UTVM_MVE_C42_COMPACT) {
+    return i == 0 ? r[c] >> 8 : i == 1 ? r[2 + c] : i == 2 ? (int32_t)(int8_t)(uint8_t)(uint32_t)r[c] : v0 + c;
+  }
+  const int32_t w = r[2 * (i < 2 ? i : 2) + c];
   return i < 2 ? w : i == 2 ? (int32_t)(int8_t)(uint8_t)(uint32_t)w : w >> 8;
+}
+
+/* weight l (0 <= l < steps * 16) of vector c of the pair at `pair` */
+static inline int32_t utvm_mve_c42_w(const int8_t* pair, int32_t fs, int32_t t, int32_t c, int32_t l) {
+  if ((l >> 4) < fs) return pair[(l >> 4) * 32 + c * 16 + (l & 15)];
+  return (l & 15) < t ? pair[fs * 32 + c * t + (l & 15)] : 0;
 }
 
 #ifdef UTVM_MVE_VECTOR
@@ -50,19 +91,25 @@ static inline int32_t utvm_mve_c42_rec(const int8_t* pair, int32_t steps, int32_
 #define UTVM_MVE_MAC42_INS(MAC, LD)                                                                \
   "vldrb.8 %q[w0], [%[wp]], #32\n\t"                                                               \
   "vldrb.8 %q[w1], [%[wp], #-16]\n\t"                                                              \
+  UTVM_MVE_MAC42_ROWS(MAC, LD)
+/* the rows of a step, the filter vectors loaded */
+#define UTVM_MVE_MAC42_ROWS(MAC, LD)                                                               \
   LD " %q[x0], [%[dp], %[r1]]\n\t" MAC " %[a1], %q[x0], %q[w0]\n\t" MAC " %[b1], %q[x0], %q[w1]\n\t"      \
-  LD " %q[x1], [%[dp], %[r2]]\n\t" MAC " %[a2], %q[x1], %q[w0]\n\t" MAC " %[b2], %q[x1], %q[w1]\n\t"      \
-  LD " %q[x0], [%[dp], %[r3]]\n\t" MAC " %[a3], %q[x0], %q[w0]\n\t" MAC " %[b3], %q[x0], %q[w1]\n\t"      \
+  LD " %q[x1], [%[dp], #2 * %c[r1]]\n\t" MAC " %[a2], %q[x1], %q[w0]\n\t" MAC " %[b2], %q[x1], %q[w1]\n\t"      \
+  LD " %q[x0], [%[dp], #3 * %c[r1]]\n\t" MAC " %[a3], %q[x0], %q[w0]\n\t" MAC " %[b3], %q[x0], %q[w1]\n\t"      \
   LD " %q[x1], [%[dp]], %[ss]\n\t" MAC " %[a0], %q[x1], %q[w0]\n\t" MAC " %[b0], %q[x1], %q[w1]\n\t"
-/* all the steps of a block: unrolled (the step count a constant: the first, an odd one, then
- * pairs, up to 6 pairs unrolled, more as a loop counting n down); rows loaded by LD: vldrb.8,
+/* all the steps of a block: unrolled (the step count a constant: the first, an odd one of the
+ * `more` after it, then pairs, up to 6 pairs unrolled, more as a loop counting n down; then the tail, its filter
+ * vectors loaded under the predicate set before the blocks); rows loaded by LD: vldrb.8,
  * or vldrw.32 (offsets up to 508, word-aligned rows) */
 #define UTVM_MVE_MAC42_ALL(LD)                                                                     \
   UTVM_MVE_MAC42_INS("vmladav.s8", LD)                                                             \
-  ".rept %c[odd]\n\t" UTVM_MVE_MAC42_INS("vmladava.s8", LD) ".endr\n\t"                            \
-  ".if %c[n2] > 6\n\tmov %[n], %[n2]\n2:\n\t" UTVM_MVE_MAC42_INS("vmladava.s8", LD)                \
+  ".rept %c[more] & 1\n\t" UTVM_MVE_MAC42_INS("vmladava.s8", LD) ".endr\n\t"                            \
+  ".if (%c[more] >> 1) > 6\n\tmov %[n], #%c[more] >> 1\n2:\n\t" UTVM_MVE_MAC42_INS("vmladava.s8", LD)                \
       UTVM_MVE_MAC42_INS("vmladava.s8", LD) "subs %[n], %[n], #1\n\tbne 2b\n\t.else\n\t"            \
-  ".rept 2 * %c[n2]\n\t" UTVM_MVE_MAC42_INS("vmladava.s8", LD) ".endr\n\t.endif\n\t"
+  ".rept 2 * (%c[more] >> 1)\n\t" UTVM_MVE_MAC42_INS("vmladava.s8", LD) ".endr\n\t.endif\n\t"                \
+  ".if %c[tail] > 0\n\tvpstt\n\tvldrbt.8 %q[w0], [%[wp]], #2 * %c[tail]\n\tvldrbt.8 %q[w1], [%[wp], #-%c[tail]]\n\t"   \
+  UTVM_MVE_MAC42_ROWS("vmladava.s8", LD) ".endif\n\t"
 #define UTVM_MVE_MAC42_OUTPUTS                                                                      \
   [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [b0] "=&Te"(b0), [b1] "=&Te"(b1), \
       [b2] "=&Te"(b2), [b3] "=&Te"(b3), [wp] "+r"(wp), [dp] "+r"(dp), [n] "=&r"(n), [w0] "=&w"(w0),  \
@@ -121,15 +168,18 @@ __attribute__((always_inline)) static inline void utvm_mve_rq_scatter(int8_t* ds
  * the nv filter vectors; the group's pixel 0 is out. */
 __attribute__((always_inline)) static inline void utvm_mve_group42(int8_t* out, const int8_t* rows, int32_t rs,
                                                                    int32_t ss, int32_t np, const int8_t* wt,
-                                                                   int32_t steps, int32_t nv, int32_t sub,
-                                                                   int32_t cout, int32_t mode, uint32x4_t offs,
-                                                                   uint32x4_t rowi, int32_t zy, int32x4_t lo,
-                                                                   int32x4_t hi) {
+                                                                   int32_t steps, int32_t t, int32_t nv,
+                                                                   int32_t sub, int32_t cout, int32_t mode,
+                                                                   uint32x4_t offs, uint32x4_t rowi, int32_t zy,
+                                                                   int32x4_t lo, int32x4_t hi) {
   int32_t part = np < 4 * sub;
-  for (int32_t v = 0; v < nv; v += 2, wt += utvm_mve_c42_pair_bytes(steps)) {
+  int32_t fs = steps - (t > 0), wb = utvm_mve_c42_wbytes(fs, t);
+  for (int32_t v = 0; v < nv; v += 2, wt += utvm_mve_c42_pair_bytes(fs, t, mode)) {
     int32_t acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (int32_t s = 0; s < steps; ++s) {
-      int8x16_t w0 = vldrbq_s8(wt + s * 32), w1 = vldrbq_s8(wt + s * 32 + 16);
+      int32_t len = s < fs ? 16 : t; /* the tail: t bytes a vector */
+      mve_pred16_t pl = vctp8q((uint32_t)len);
+      int8x16_t w0 = vldrbq_z_s8(wt + s * 32, pl), w1 = vldrbq_z_s8(wt + s * 32 + len, pl);
       for (int32_t r = 0; r < 4; ++r) {
         int8x16_t xv = vldrbq_s8(rows + s * ss + r * rs);
         acc[r] = vmladavaq_s8(acc[r], xv, w0);
@@ -137,72 +187,94 @@ __attribute__((always_inline)) static inline void utvm_mve_group42(int8_t* out, 
       }
     }
     for (int32_t c = 0; c < 2; ++c) {
-      int32_t off = utvm_mve_c42_rec(wt, steps, c, 3);
+      int32_t off = utvm_mve_c42_rec(wt, wb, mode, v, c, 3);
       /* a partial group: the lanes of the rows with a pixel for this vector */
       int32_t j = off / cout;
       mve_pred16_t p = part ? vcmpltq_n_s32(vreinterpretq_s32_u32(rowi), (np - j + sub - 1) / sub) : 0;
       if (part && !p) continue;
       int32x4_t v4 = utvm_mve_lanes4(acc[4 * c], acc[4 * c + 1], acc[4 * c + 2], acc[4 * c + 3]);
-      utvm_mve_rq_scatter(out + off, offs, v4, utvm_mve_c42_rec(wt, steps, c, 0), utvm_mve_c42_rec(wt, steps, c, 1),
-                          utvm_mve_c42_rec(wt, steps, c, 2), mode & UTVM_MVE_C42_RIGHT, p, zy, lo, hi);
+      utvm_mve_rq_scatter(out + off, offs, v4, utvm_mve_c42_rec(wt, wb, mode, v, c, 0),
+                          utvm_mve_c42_rec(wt, wb, mode, v, c, 1), utvm_mve_c42_rec(wt, wb, mode, v, c, 2),
+                          mode & UTVM_MVE_C42_RIGHT, p, zy, lo, hi);
     }
   }
 }
 
 /* The blocks of one whole group (4 * sub pixels, rows as in utvm_mve_group42; the group's pixel
- * 0 is out) in one asm statement: the step count and strides constants, right shifts only; wide:
- * rows further than 42 bytes apart (VLDRW: offsets up to 508, rows word-aligned). */
+ * 0 is out) in one asm statement: the step count, tail, mode and strides constants, right shifts
+ * only; wide: rows further than 42 bytes apart (VLDRW: offsets up to 508, rows word-aligned). */
 __attribute__((always_inline)) static inline void utvm_mve_group42_asm(int8_t* out, const int8_t* rows,
                                                                        int32_t rs, int32_t ss, int32_t wide,
                                                                        const int8_t* wt, int32_t steps,
-                                                                       int32_t nv, uint32x4_t offs,
-                                                                       int32x4_t zyv, int32x4_t lo,
-                                                                       int32x4_t hi) {
+                                                                       int32_t t, int32_t nv, int32_t mode,
+                                                                       uint32x4_t offs, int32x4_t zyv,
+                                                                       int32x4_t lo, int32x4_t hi) {
 #ifdef __OPTIMIZE__ /* immediate operands: constants only when optimizing */
   int32_t a0, a1, a2, a3, b0, b1, b2, b3, n;
   int8x16_t w0, w1, x0, x1;
   const int8_t* wp = wt;
   const int8_t* dp = rows;
-  const int8_t* end = wt + (nv / 2) * utvm_mve_c42_pair_bytes(steps);
+  int32_t fs = steps - (t > 0);
+  const int8_t* end = wt + (nv / 2) * utvm_mve_c42_pair_bytes(fs, t, mode);
   /* per block: the steps, the rows pointer back to the group, the dot products into two
-   * vectors, the record (biases, multipliers, shifts, offsets), the two requantizations and
-   * scatter stores (at the record's offsets plus the pixels' addresses, offs + out) */
+   * vectors, the record (biases, multipliers, shifts, offsets; compact: the biases and shifts,
+   * multipliers, the offsets counted by n, which then counts no steps: at most 14 whole steps,
+   * see utvm_mve_c42_fast), the two requantizations and scatter stores (at the offsets plus the
+   * pixels' addresses, offs + out) */
 #define UTVM_MVE_GROUP42(LD)                                                                       \
-  __asm__ volatile("1:\n\t" UTVM_MVE_MAC42_ALL(LD) \
+  __asm__ volatile(".if %c[tail] > 0\n\tmov %[n], %[tail]\n\tvctp.8 %[n]\n\t.endif\n\t" \
+          ".if %c[compact]\n\tmovs %[n], #0\n\t.endif\n" \
+          "1:\n\t" UTVM_MVE_MAC42_ALL(LD) \
           "sub %[dp], %[dp], %[back]\n\t" \
           UTVM_MVE_LANES4("%q[w0]", "%[a0]", "%[a1]", "%[a2]", "%[a3]") \
           UTVM_MVE_LANES4("%q[w1]", "%[b0]", "%[b1]", "%[b2]", "%[b3]") \
+          ".if %c[compact]\n\t" \
+          "ldrd %[b2], %[b3], [%[wp]], #16\n\t" \
+          "ldrd %[a2], %[a3], [%[wp], #-8]\n\t" \
+          ".else\n\t" \
           "ldrd %[a0], %[a1], [%[wp]], #24\n\t" \
           "ldrd %[a2], %[a3], [%[wp], #-16]\n\t" \
           "ldrd %[b2], %[b3], [%[wp], #-8]\n\t" \
-          "sxtb %[b0], %[b2]\n\t" \
-          "sxtb %[b1], %[b3]\n\t" \
-          "asr %[b2], %[b2], #8\n\t" \
-          "asr %[b3], %[b3], #8\n\t" \
+          ".endif\n\t" \
+          "asr %[b0], %[b2], #8\n\t" \
+          "asr %[b1], %[b3], #8\n\t" \
+          ".if %c[compact]\n\t" \
+          "vadd.i32 %q[w0], %q[w0], %[b0]\n\t" \
+          "vadd.i32 %q[w1], %q[w1], %[b1]\n\t" \
+          ".else\n\t" \
           "vadd.i32 %q[w0], %q[w0], %[a0]\n\t" \
           "vadd.i32 %q[w1], %q[w1], %[a1]\n\t" \
+          ".endif\n\t" \
           "vshr.s32 %q[x0], %q[w0], #31\n\t" \
           "vshr.s32 %q[x1], %q[w1], #31\n\t" \
           "vqrdmlah.s32 %q[x0], %q[w0], %[a2]\n\t" \
           "vqrdmlah.s32 %q[x1], %q[w1], %[a3]\n\t" \
-          "vrshl.s32 %q[x0], %[b0]\n\t" \
-          "vrshl.s32 %q[x1], %[b1]\n\t" \
+          "vrshl.s32 %q[x0], %[b2]\n\t" \
+          "vrshl.s32 %q[x1], %[b3]\n\t" \
           "vadd.i32 %q[x0], %q[x0], %q[zy]\n\t" \
           "vadd.i32 %q[x1], %q[x1], %q[zy]\n\t" \
           "vmax.s32 %q[x0], %q[x0], %q[lo]\n\t" \
           "vmax.s32 %q[x1], %q[x1], %q[lo]\n\t" \
           "vmin.s32 %q[x0], %q[x0], %q[hi]\n\t" \
           "vmin.s32 %q[x1], %q[x1], %q[hi]\n\t" \
-          "vstrb.32 %q[x0], [%[b2], %q[offs]]\n\t" \
-          "vstrb.32 %q[x1], [%[b3], %q[offs]]\n\t" \
+          ".if %c[compact]\n\t" \
+          "vstrb.32 %q[x0], [%[n], %q[offs]]\n\t" \
+          "add %[n], %[n], #1\n\t" \
+          "vstrb.32 %q[x1], [%[n], %q[offs]]\n\t" \
+          "add %[n], %[n], #1\n\t" \
+          ".else\n\t" \
+          "vstrb.32 %q[x0], [%[b0], %q[offs]]\n\t" \
+          "vstrb.32 %q[x1], [%[b1], %q[offs]]\n\t" \
+          ".endif\n\t" \
           "ldr %[a0], %[end]\n\t" \
           "cmp %[wp], %[a0]\n\t" \
           "bne 1b" \
           : UTVM_MVE_MAC42_OUTPUTS \
-          : [odd] "i"((steps - 1) & 1), [n2] "i"((steps - 1) >> 1), [back] "i"(steps * ss), [end] "m"(end), \
-            [r1] "i"(rs), [r2] "i"(2 * rs), [r3] "i"(3 * rs), [ss] "i"(ss), \
+          : [more] "i"(fs - 1), [back] "i"(steps * ss), [end] "m"(end), \
+            [tail] "i"(t), [compact] "i"((mode & UTVM_MVE_C42_COMPACT) != 0), \
+            [r1] "i"(rs), [ss] "i"(ss), \
             [offs] "w"(vaddq_n_u32(offs, (uint32_t)out)), [zy] "w"(zyv), [lo] "w"(lo), [hi] "w"(hi) \
-          : "cc", "memory");
+          : "cc", "memory", "p0"); /* p0: VPR, set by the tail's VCTP */
   if (wide) {
     UTVM_MVE_GROUP42("vldrw.32");
   } else {
@@ -212,8 +284,8 @@ __attribute__((always_inline)) static inline void utvm_mve_group42_asm(int8_t* o
   (void)a0, (void)a1, (void)a2, (void)a3, (void)b0, (void)b1, (void)b2, (void)b3, (void)n;
   (void)w0, (void)w1, (void)x0, (void)x1, (void)wp, (void)dp;
 #else
-  (void)out, (void)rows, (void)rs, (void)ss, (void)wide, (void)wt, (void)steps, (void)nv, (void)offs, (void)zyv, (void)lo,
-      (void)hi;
+  (void)out, (void)rows, (void)rs, (void)ss, (void)wide, (void)wt, (void)steps, (void)t, (void)nv, (void)mode,
+      (void)offs, (void)zyv, (void)lo, (void)hi;
 #endif
 }
 
@@ -402,8 +474,9 @@ __attribute__((always_inline)) static inline void utvm_mve_conv42_impl(int8_t* o
                                                                        int32_t lo, int32_t hi) {
   int32_t k = kh * kw * cin;
   int32_t steps = (k + 15) >> 4;
+  int32_t t = utvm_mve_c42_tail(k, mode), fs = steps - (t > 0);
   int32_t npix = oh * ow;
-  const int8_t* tmpl = wt + (nv / 2) * utvm_mve_c42_pair_bytes(steps);
+  const int8_t* tmpl = wt + (nv / 2) * utvm_mve_c42_pair_bytes(fs, t, mode);
 #ifdef UTVM_MVE_VECTOR
   int32_t gp = 4 * sub; /* pixels per group */
   int32_t full = npix / gp, rest = npix - full * gp;
@@ -411,8 +484,8 @@ __attribute__((always_inline)) static inline void utvm_mve_conv42_impl(int8_t* o
   int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi), zyv = vdupq_n_s32(zy);
   int8x16_t zv = vdupq_n_s8((int8_t)zx);
   /* the groups in one asm statement when the step count is a constant */
-  int32_t fast = UTVM_MVE_CONSTANT(steps) && UTVM_MVE_CONSTANT(band) && steps * 64 <= 4095 &&
-                 (mode & UTVM_MVE_C42_RIGHT);
+  int32_t fast = UTVM_MVE_CONSTANT(steps) && UTVM_MVE_CONSTANT(band) && UTVM_MVE_CONSTANT(mode) &&
+                 UTVM_MVE_CONSTANT(t) && utvm_mve_c42_fast(steps, t, mode);
   int32_t direct = kh == 1 && kw == 1 && sh == 1 && sw == 1 && !pad_top && !pad_left && cin * sub == 16;
   if (dead) {
     for (int32_t p = 0; p < npix; ++p) utvm_mve_copy_s8(out + p * cout, tmpl, cout);
@@ -434,9 +507,9 @@ __attribute__((always_inline)) static inline void utvm_mve_conv42_impl(int8_t* o
         int32_t p = p0 + 4 > len ? len - 4 : p0;
         int8_t* o = out + line * lstep + p * ostep;
         if (fast && UTVM_MVE_CONSTANT(rs)) {
-          utvm_mve_group42_asm(o, src + p * rs, rs, 16, rs > 42, wt, steps, nv, boffs, zyv, vlo, vhi);
+          utvm_mve_group42_asm(o, src + p * rs, rs, 16, rs > 42, wt, steps, t, nv, mode, boffs, zyv, vlo, vhi);
         } else {
-          utvm_mve_group42(o, src + p * rs, rs, 16, 4, wt, steps, nv, 1, cout, mode, boffs, rowi, zy, vlo, vhi);
+          utvm_mve_group42(o, src + p * rs, rs, 16, 4, wt, steps, t, nv, 1, cout, mode, boffs, rowi, zy, vlo, vhi);
         }
       }
     }
@@ -459,9 +532,10 @@ __attribute__((always_inline)) static inline void utvm_mve_conv42_impl(int8_t* o
       }
     }
     if (np == gp && fast) {
-      utvm_mve_group42_asm(out + p0 * cout, rows, 16, 64, 0, wt, steps, nv, offs, zyv, vlo, vhi);
+      utvm_mve_group42_asm(out + p0 * cout, rows, 16, 64, 0, wt, steps, t, nv, mode, offs, zyv, vlo, vhi);
     } else {
-      utvm_mve_group42(out + p0 * cout, rows, 16, 64, np, wt, steps, nv, sub, cout, mode, offs, rowi, zy, vlo, vhi);
+      utvm_mve_group42(out + p0 * cout, rows, 16, 64, np, wt, steps, t, nv, sub, cout, mode, offs, rowi, zy, vlo,
+                       vhi);
     }
   }
 #else
@@ -472,8 +546,9 @@ __attribute__((always_inline)) static inline void utvm_mve_conv42_impl(int8_t* o
       for (int32_t o = 0; o < cout; ++o) out[p * cout + o] = tmpl[o];
     }
     for (int32_t v = 0; v < nv; ++v) {
-      const int8_t* pair = wt + (v >> 1) * utvm_mve_c42_pair_bytes(steps);
-      int32_t off = utvm_mve_c42_rec(pair, steps, v & 1, 3);
+      const int8_t* pair = wt + (v >> 1) * utvm_mve_c42_pair_bytes(fs, t, mode);
+      int32_t wb = utvm_mve_c42_wbytes(fs, t), v0 = v & ~1;
+      int32_t off = utvm_mve_c42_rec(pair, wb, mode, v0, v & 1, 3);
       int32_t j = off / cout; /* vector v computes the pixels j, j + sub, ... */
       if (p % sub != j) continue;
       int32_t acc = 0;
@@ -484,12 +559,13 @@ __attribute__((always_inline)) static inline void utvm_mve_conv42_impl(int8_t* o
           for (int32_t c = 0; c < cin; ++c) {
             /* lane of the filter vector: taps (ry, rx), or (rx, ry) for bands along rows */
             int32_t l = (band == 1 ? rx * kh + ry : ry * kw + rx) * cin + c + j * cin;
-            acc += (in ? x[(iy * w + ix) * cin + c] : zx) * pair[(l >> 4) * 32 + (v & 1) * 16 + (l & 15)];
+            acc += (in ? x[(iy * w + ix) * cin + c] : zx) * utvm_mve_c42_w(pair, fs, t, v & 1, l);
           }
         }
       }
-      int32_t r = utvm_mve_mbqm(acc + utvm_mve_c42_rec(pair, steps, v & 1, 0), utvm_mve_c42_rec(pair, steps, v & 1, 1),
-                                utvm_mve_c42_rec(pair, steps, v & 1, 2));
+      int32_t r = utvm_mve_mbqm(acc + utvm_mve_c42_rec(pair, wb, mode, v0, v & 1, 0),
+                                utvm_mve_c42_rec(pair, wb, mode, v0, v & 1, 1),
+                                utvm_mve_c42_rec(pair, wb, mode, v0, v & 1, 2));
       out[(p - j) * cout + off] = utvm_mve_clamp_s8(r + zy, lo, hi);
     }
   }

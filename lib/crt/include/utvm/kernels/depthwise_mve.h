@@ -226,6 +226,29 @@ static inline void utvm_mve_dw3x3_row_impl(int8_t* out, const int8_t* x, int32_t
 
 #define UTVM_MVE_DWG_RECORD 32
 #define UTVM_MVE_DWG_UNIT 12 /* pixels per unit */
+/* mode bits: every shift a right shift; compact records (17 bytes a channel: the 9 weights in the
+ * record's order, the bias << 8 | the shift's byte, the multiplier, words unaligned), expanded
+ * into 32-byte records in the scratch (after the tile and the table) per pass and block */
+#define UTVM_MVE_DWG_RIGHT 1
+#define UTVM_MVE_DWG_COMPACT 2
+#define UTVM_MVE_DWG_COMPACT_BYTES 17
+
+/* the 32-byte record of a channel from its compact form at src (its zero bytes already zero) */
+__attribute__((always_inline)) static inline void utvm_mve_dwg_expand(int8_t* rec, const int8_t* src) {
+  uint32_t bs, m; /* any alignment */
+#ifdef UTVM_MVE_VECTOR
+  mve_pred16_t p9 = vctp8q(9);
+  vstrbq_p_s8(rec + 6, vldrbq_z_s8(src, p9), p9);
+#else
+  for (int32_t i = 0; i < 9; ++i) rec[6 + i] = src[i];
+#endif
+  __builtin_memcpy(&bs, src + 9, 4);
+  __builtin_memcpy(&m, src + 13, 4);
+  int32_t* words = (int32_t*)(void*)(rec + 24);
+  rec[22] = (int8_t)(uint8_t)bs;
+  words[0] = (int32_t)bs >> 8;
+  words[1] = (int32_t)m;
+}
 
 /* the geometry of a utvm_mve_dwg_s8 layer, along and across its lines */
 typedef struct {
@@ -561,11 +584,11 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_runc(int8_t* ob, 
 /* Depthwise 3 x 3 convolution (multiplier 1), the whole layer:
  *   out[(oy * ow + ox) * c + ch] = requant(sum_{ry, rx} x[oy * sh - pad_top + ry][ox * sw - pad_left + rx][ch]
  *                                          * w[ry][rx][ch], ch)
- * (taps outside the input: the zero point zx); wt: the records above (right: every shift a right
- * shift); orientation `vertical`:
- * lines are output columns); `lines` lines per pass (at most the number of lines), cb channels
- * per tile (8 or 16, dividing c; (4 * bw + 2) * cb <= 255); scratch: the tile, la * bw * cb
- * bytes, and the table. */
+ * (taps outside the input: the zero point zx); wt: the records above (right: the mode bits,
+ * UTVM_MVE_DWG_RIGHT: every shift a right shift; UTVM_MVE_DWG_COMPACT: compact records);
+ * orientation `vertical`: lines are output columns; `lines` lines per pass (at most the number of
+ * lines), cb channels per tile (8 or 16, dividing c; (4 * bw + 2) * cb <= 255); scratch: the
+ * tile, la * bw * cb bytes, the table and (compact) cb * 32 bytes of expanded records. */
 __attribute__((always_inline)) static inline void utvm_mve_dwg_impl(int8_t* out, const int8_t* x, int32_t h, int32_t w,
                                                                     int32_t c, int32_t oh, int32_t ow, int32_t sh,
                                                                     int32_t sw, int32_t pad_top, int32_t pad_left,
@@ -588,7 +611,10 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_impl(int8_t* out,
                             vmulq_n_u8(vld1q_u8(lane_across), (uint8_t)cb));
   /* the asm loops: right shifts only (VQRDMLAH onto the sign); not without optimization (the C
    * loop is then the one tested) */
-  int32_t fast = UTVM_MVE_CONSTANT(right) && right;
+  int32_t fast = UTVM_MVE_CONSTANT(right) && (right & UTVM_MVE_DWG_RIGHT);
+  int32_t compact = right & UTVM_MVE_DWG_COMPACT;
+  int8_t* recs = table + g.units * ((UTVM_MVE_DWG_UNIT / g.share) * 4 + 48); /* compact: expanded */
+  for (int32_t j = 0; compact && j < cb * UTVM_MVE_DWG_RECORD; j += 16) vstrbq_s8(recs + j, vdupq_n_s8(0));
   int32_t fast3 = fast && lo == -128 && hi == 127 && g.share == 3;
   int32_t fast2 = fast && g.share == 2;
   utvm_mve_dwg_table(table, tile, &g);
@@ -598,6 +624,12 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_impl(int8_t* out,
     for (int32_t cb0 = 0; cb0 < c; cb0 += cb) {
       utvm_mve_dwg_tile(tile, x, &g, mm, cb0, cb0 == 0, zv, z8);
       const int8_t* rec = wt + cb0 * UTVM_MVE_DWG_RECORD;
+      if (compact) {
+        for (int32_t j = 0; j < cb; ++j) {
+          utvm_mve_dwg_expand(recs + j * UTVM_MVE_DWG_RECORD, wt + (cb0 + j) * UTVM_MVE_DWG_COMPACT_BYTES);
+        }
+        rec = recs;
+      }
       if (fast3) {
         utvm_mve_dwg_run3(ob + cb0, table, g.units, rec, cb, off, zyv);
       } else if (fast2) {
@@ -611,12 +643,16 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_impl(int8_t* out,
     }
   }
 #else
-  (void)scratch, (void)right;
-  for (int32_t m = 0; m < g.nlines; ++m) {
-    for (int32_t p = 0; p < g.len; ++p) {
-      for (int32_t ch = 0; ch < c; ++ch) {
-        out[m * g.step_m + p * g.step_p + ch] =
-            utvm_mve_dwg_ref(x, &g, wt + ch * UTVM_MVE_DWG_RECORD, ch, m, p, zx, zy, lo, hi);
+  for (int32_t ch = 0; ch < c; ++ch) {
+    const int8_t* rec = wt + ch * UTVM_MVE_DWG_RECORD;
+    if (right & UTVM_MVE_DWG_COMPACT) { /* the scratch's first 32 bytes */
+      for (int32_t i = 0; i < UTVM_MVE_DWG_RECORD; ++i) scratch[i] = 0;
+      utvm_mve_dwg_expand(scratch, wt + ch * UTVM_MVE_DWG_COMPACT_BYTES);
+      rec = scratch;
+    }
+    for (int32_t m = 0; m < g.nlines; ++m) {
+      for (int32_t p = 0; p < g.len; ++p) {
+        out[m * g.step_m + p * g.step_p + ch] = utvm_mve_dwg_ref(x, &g, rec, ch, m, p, zx, zy, lo, hi);
       }
     }
   }
