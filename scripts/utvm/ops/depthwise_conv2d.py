@@ -22,8 +22,8 @@ Kernel variants, first that applies:
   padding taps skipped); knob ``plan`` (dwg's lines along output rows or columns, lines per
   pass, channels per tile, default the least estimated cost; "tiny" second; "k": helium_k,
   first where dw3x3_row (or nothing) would run, else second, see _helium_plans; where dwg would
-  run its C loop, a clamp narrower than int8 at stride 1 or a left shift: "tiny" first on maps
-  it pads, else "k");
+  run its C loop (a left shift): "tiny" first on maps it pads, else "k"; a clamp narrower than
+  int8's: dwg's assembly as without one, "tiny" first on maps it pads);
 - helium_k: int8, multiplier 1 on Cortex-M52/M55/M85, any window, stride, dilation and channel
   count (1-D layers of height 1, 5x5, 3x3 on channel counts dwg refuses):
   utvm_mve_dwk_row_s8 of utvm/kernels/depthwise_mve_k.h, one call per output row: the window's
@@ -1148,10 +1148,14 @@ def _helium_plans(g: Graph, op: Operator, lay: mve.Layer) -> list[str]:
     names = [p.name for p in dwg] or (["row"] if c % 4 == 0 else [])
     # helium_k's groups of four pixels a third or more empty (ow 5: [25,5,32] 2.29 -> 2.39): dwg
     ow = y.shape[2]
-    slow = bool(dwg) and not _dwg_asm(lay, dwg[0]) and -(-ow // 4) * 4 * 2 <= ow * 3
+    slow = bool(dwg) and not _dwg_asm(lay) and -(-ow // 4) * 4 * 2 <= ow * 3
     tiny = _mve_dwt_layout(lay, op)
-    if slow and tiny is not None and tiny.pad:
-        return ["tiny", "k", *names]
+    # "tiny" first on maps it pads (one class: 28 bytes a channel, dwg's 32) where dwg runs its C
+    # loop, or a clamp narrower than int8's (utvm_mve_dwg_run3c: seeded RELU/RELU6 [4,4,1024]
+    # 0.84 against dwg's 1.00, [3,3,256] 0.90 against 1.02 instructions per MAC on mps3/an547)
+    clamped = not (lay.lo == -128 and lay.hi == 127)
+    if tiny is not None and tiny.pad and (slow or bool(dwg) and clamped):
+        return ["tiny", "k", *names] if slow else ["tiny", names[0], "k", *names[1:]]
     if tiny is not None:
         names = [names[0], "tiny", *names[1:]] if names else ["tiny"]
     # "k": helium_k (any window, groups of four pixels from padded rows), measured below
@@ -1159,21 +1163,20 @@ def _helium_plans(g: Graph, op: Operator, lay: mve.Layer) -> list[str]:
     # [12,12,36] s2 3.28 -> 1.90 instructions per MAC); on seeded layers also below
     # utvm_mve_dwg_s8 at stride 1 from 16 channels ([4,4,72] 3.15 -> 1.66, [25,10,64] 2.24 ->
     # 1.96) but above it in KWS and VWW (675,700 -> 1,173,500 and 1,372,450 -> 1,752,250
-    # instructions on mps3/an547), so second there, for the tuner. Where dwg's plan would run its
-    # C loop (_dwg_asm): "tiny" first on maps it pads (one class: 28 bytes a channel, dwg's 32),
-    # else "k"
+    # instructions on mps3/an547), so second there, for the tuner; clamped layers at stride 1
+    # run dwg's assembly (run3c: seeded RELU/RELU6 with an output zero point above -128, 1.5-2.3
+    # with "k" -> 0.59-0.86 with dwg). Where dwg's plan would run its C loop (a left shift,
+    # _dwg_asm): "k" first
     return ["k", *names] if not names or names[0] == "row" or slow else [names[0], "k", *names[1:]]
 
 
-def _dwg_asm(lay: mve.Layer, plan: mve.DwgPlan) -> bool:
-    """Whether utvm_mve_dwg_s8 runs ``plan`` in its assembly loops (every shift a right shift;
-    three pixels per gather only without a clamp narrower than int8's, the Q registers all taken),
-    else in its C loop per channel: 2.0-3.1 instructions per MAC on seeded RELU/RELU6 layers
-    (output zero point -10..10) at stride 1, where helium_k takes 1.7-2.2 (mobilenet_v1 [8,8,256]
-    2.39 -> 1.91, kws_ds [13,20,64] SAME 2.44 -> 1.69) and "tiny" 0.8-0.9 ([4,4,1024] 3.11 ->
-    0.84, [3,3,256] 2.99 -> 0.90); unclamped layers (0.7) keep dwg."""
-    unclamped = lay.lo == -128 and lay.hi == 127
-    return bool(np.all(lay.params[2] <= -1)) and (plan.share == 2 or unclamped)
+def _dwg_asm(lay: mve.Layer) -> bool:
+    """Whether utvm_mve_dwg_s8 runs its assembly loops (every shift a right shift: VQRDMLAH onto
+    the sign), else its C loop per channel (2.0-3.1 instructions per MAC on seeded layers at
+    stride 1, where helium_k takes 1.7-2.2 and "tiny" 0.8-0.9). Any clamp: a clamp narrower than
+    int8's (RELU/RELU6 with an output zero point above -128) at three pixels per gather runs
+    utvm_mve_dwg_run3c, as many instructions as run3 without a clamp."""
+    return bool(np.all(lay.params[2] <= -1))
 
 
 def helium_plans(g: Graph, op: Operator) -> list[str]:

@@ -429,9 +429,31 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_table(int8_t* tab
   "cmp %[rec], %[e0]\n\t"                                                                          \
   "bne 0b"
 
+/* the four dot products in v plus the bias, times the multiplier (VQRDMLAH onto the sign) and
+ * rounded by the right shift into T; the output offsets next in the table into v */
+#define UTVM_MVE_DWG_RQ(T)                                                                         \
+  "vadd.i32 %q[v], %q[v], %[bias]\n\t"                                                            \
+  "vshr.s32 " T ", %q[v], #31\n\t"                                                                 \
+  "vqrdmlah.s32 " T ", %q[v], %[mult]\n\t"                                                         \
+  "vldrw.32 %q[v], [%[tbl]], #16\n\t"                                                              \
+  "vrshl.s32 " T ", %[shift]\n\t"
+
+/* a channel's record at three pixels per gather (its 3 filter vectors, shift, bias, multiplier),
+ * then the loop over the units */
+#define UTVM_MVE_DWG_RECORD3                                                                       \
+  "0:\n\t"                                                                                         \
+  "vldrb.8 %q[w0], [%[rec], #6]\n\t"                                                               \
+  "vldrb.8 %q[w1], [%[rec], #3]\n\t"                                                               \
+  "ldrsb %[shift], [%[rec], #22]\n\t"                                                              \
+  "ldrd %[bias], %[mult], [%[rec], #24]\n\t"                                                       \
+  "vldrb.8 %q[w2], [%[rec]], #32\n\t"                                                              \
+  "ldr lr, %[units]\n\t"                                                                           \
+  "dls lr, lr\n"                                                                                     \
+  "1:\n\t"
+
 /* three pixels per gather (stride 1 along), lo = -128 and hi = 127 (the clamp is the saturation
- * to int8): per unit 4 gathers, 12 VMLADAV, 3 requantized vectors; at most 5 dot products live
- * (e0..e4; each gather's address in one that is free) */
+ * to int8; any other clamp: run3c): per unit 4 gathers, 12 VMLADAV, 3 requantized vectors; at
+ * most 5 dot products live (e0..e4; each gather's address in one that is free) */
 __attribute__((always_inline)) static inline void utvm_mve_dwg_run3(int8_t* ob, const int8_t* tbl, int32_t units,
                                                                     const int8_t* rec, int32_t nch,
                                                                     uint8x16_t off, int32x4_t zyv) {
@@ -443,25 +465,13 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_run3(int8_t* ob, 
   int32x4_t v, t;
 #define UTVM_MVE_DWG_REQ3(A, B, C, D)                                                              \
   UTVM_MVE_LANES4("%q[v]", A, B, C, D)                                                             \
-  "vadd.i32 %q[v], %q[v], %[bias]\n\t"                                                            \
-  "vshr.s32 %q[t], %q[v], #31\n\t"                                                                 \
-  "vqrdmlah.s32 %q[t], %q[v], %[mult]\n\t"                                                         \
-  "vldrw.32 %q[v], [%[tbl]], #16\n\t"                                                              \
-  "vrshl.s32 %q[t], %[shift]\n\t"                                                                  \
+  UTVM_MVE_DWG_RQ("%q[t]")                                                                         \
   "vadd.i32 %q[t], %q[t], %q[zy]\n\t"                                                              \
   "vqmovnb.s32 %q[t], %q[t]\n\t"                                                                   \
   "vqmovnb.s16 %q[t], %q[t]\n\t"                                                                   \
   "vstrb.32 %q[t], [%[ob], %q[v]]\n\t"
   __asm__ volatile(
-      "0:\n\t"
-      "vldrb.8 %q[w0], [%[rec], #6]\n\t"
-      "vldrb.8 %q[w1], [%[rec], #3]\n\t"
-      "ldrsb %[shift], [%[rec], #22]\n\t"
-      "ldrd %[bias], %[mult], [%[rec], #24]\n\t"
-      "vldrb.8 %q[w2], [%[rec]], #32\n\t"
-      "ldr lr, %[units]\n\t"
-      "dls lr, lr\n"
-      "1:\n\t"
+      UTVM_MVE_DWG_RECORD3
       UTVM_MVE_DWG_GATHER("%[e0]")
       "vmladav.s8 %[e0], %q[d], %q[w0]\n\t"
       "vmladav.s8 %[e1], %q[d], %q[w1]\n\t"
@@ -495,6 +505,70 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_run3(int8_t* ob, 
 #endif
 }
 
+/* the requantization of the four dot products in v (the output offsets next in the table)
+ * with any clamp, d its temporary: no Q register for zy (a scalar), lo and hi (Q registers) */
+#define UTVM_MVE_DWG_REQC                                                                          \
+  UTVM_MVE_DWG_RQ("%q[d]")                                                                         \
+  "vadd.i32 %q[d], %q[d], %[zy]\n\t"                                                               \
+  "vmax.s32 %q[d], %q[d], %q[lo]\n\t"                                                              \
+  "vmin.s32 %q[d], %q[d], %q[hi]\n\t"                                                              \
+  "vstrb.32 %q[d], [%[ob], %q[v]]\n\t"
+
+/* three pixels per gather (stride 1 along), any clamp: run3's instructions (the clamp takes
+ * VMAX and VMIN where run3 narrows twice), each vector requantized once the gather that
+ * completes it is used up (d its temporary, so lo and hi get Q registers) and its lanes moved
+ * in two at a time (utvm_mve_lanes4's pairs (a, c), (b, d)): three dot products live (e0..e2) */
+__attribute__((always_inline)) static inline void utvm_mve_dwg_run3c(int8_t* ob, const int8_t* tbl, int32_t units,
+                                                                     const int8_t* rec, int32_t nch,
+                                                                     uint8x16_t off, int32_t zy, int32x4_t lo,
+                                                                     int32x4_t hi) {
+#ifdef __OPTIMIZE__
+  const int8_t *rend = rec + nch * UTVM_MVE_DWG_RECORD, *tbl0 = tbl;
+  int32_t e0, e1, e2, bias, mult, shift;
+  register int32_t n __asm__("lr"); /* the loop counter of LE */
+  int8x16_t w0, w1, w2, d;
+  int32x4_t v;
+  __asm__ volatile(
+      UTVM_MVE_DWG_RECORD3
+      UTVM_MVE_DWG_GATHER("%[e0]") /* pixels 0..2 */
+      "vmladav.s8 %[e0], %q[d], %q[w0]\n\t"
+      "vmladav.s8 %[e1], %q[d], %q[w1]\n\t"
+      "vmladav.s8 %[e2], %q[d], %q[w2]\n\t"
+      "vmov %q[v][2], %q[v][0], %[e2], %[e0]\n\t"
+      UTVM_MVE_DWG_GATHER("%[e0]") /* pixels 3..5 */
+      "vmladav.s8 %[e0], %q[d], %q[w0]\n\t"
+      "vmov %q[v][3], %q[v][1], %[e0], %[e1]\n\t"
+      "vmladav.s8 %[e1], %q[d], %q[w1]\n\t"
+      "vmladav.s8 %[e2], %q[d], %q[w2]\n\t"
+      UTVM_MVE_DWG_REQC /* pixels 0..3 */
+      UTVM_MVE_DWG_GATHER("%[e0]") /* pixels 6..8 */
+      "vmladav.s8 %[e0], %q[d], %q[w0]\n\t"
+      "vmov %q[v][2], %q[v][0], %[e0], %[e1]\n\t"
+      "vmladav.s8 %[e0], %q[d], %q[w1]\n\t"
+      "vmov %q[v][3], %q[v][1], %[e0], %[e2]\n\t"
+      "vmladav.s8 %[e1], %q[d], %q[w2]\n\t"
+      UTVM_MVE_DWG_REQC /* pixels 4..7 */
+      UTVM_MVE_DWG_GATHER("%[e0]") /* pixels 9..11 */
+      "vmladav.s8 %[e0], %q[d], %q[w0]\n\t"
+      "vmladav.s8 %[e2], %q[d], %q[w1]\n\t"
+      "vmov %q[v][2], %q[v][0], %[e2], %[e1]\n\t"
+      "vmladav.s8 %[e1], %q[d], %q[w2]\n\t"
+      "vmov %q[v][3], %q[v][1], %[e1], %[e0]\n\t"
+      UTVM_MVE_DWG_REQC /* pixels 8..11 */
+      UTVM_MVE_DWG_NEXT
+      : [e0] "=&Te"(e0), [e1] "=&Te"(e1), [e2] "=&Te"(e2), [bias] "=&r"(bias), [mult] "=&r"(mult),
+        [shift] "=&r"(shift), [n] "=&r"(n), [tbl] "+r"(tbl), [ob] "+r"(ob), [rec] "+r"(rec), [off] "+w"(off),
+        [w0] "=&w"(w0), [w1] "=&w"(w1), [w2] "=&w"(w2), [d] "=&w"(d), [v] "=&w"(v)
+      : [one] "r"(1), [zy] "r"(zy), [lo] "w"(lo), [hi] "w"(hi), [units] "m"(units), [tbl0] "m"(tbl0),
+        [rend] "m"(rend)
+      : "cc", "memory");
+  (void)e0, (void)e1, (void)e2, (void)bias, (void)mult, (void)shift, (void)n;
+  (void)w0, (void)w1, (void)w2, (void)d, (void)v;
+#else
+  (void)ob, (void)tbl, (void)units, (void)rec, (void)nch, (void)off, (void)zy, (void)lo, (void)hi;
+#endif
+}
+
 /* two pixels per gather, any clamp: per unit 6 gathers, 12 VMLADAV, 3 requantized vectors */
 __attribute__((always_inline)) static inline void utvm_mve_dwg_run2(int8_t* ob, const int8_t* tbl, int32_t units,
                                                                     const int8_t* rec, int32_t nch, int32_t sa,
@@ -514,15 +588,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_run2(int8_t* ob, 
   "vmladav.s8 %[e2], %q[d], %q[w0]\n\t"                                                            \
   "vmladav.s8 %[e3], %q[d], %q[w1]\n\t"                                                            \
   UTVM_MVE_LANES4("%q[v]", "%[e0]", "%[e1]", "%[e2]", "%[e3]")                                      \
-  "vadd.i32 %q[v], %q[v], %[bias]\n\t"                                                            \
-  "vshr.s32 %q[d], %q[v], #31\n\t"                                                                 \
-  "vqrdmlah.s32 %q[d], %q[v], %[mult]\n\t"                                                         \
-  "vldrw.32 %q[v], [%[tbl]], #16\n\t"                                                              \
-  "vrshl.s32 %q[d], %[shift]\n\t"                                                                  \
-  "vadd.i32 %q[d], %q[d], %[zy]\n\t"                                                               \
-  "vmax.s32 %q[d], %q[d], %q[lo]\n\t"                                                              \
-  "vmin.s32 %q[d], %q[d], %q[hi]\n\t"                                                              \
-  "vstrb.32 %q[d], [%[ob], %q[v]]\n\t"
+  UTVM_MVE_DWG_REQC
   /* the filter of a group's second pixel 3 * sa lanes up: its record 3 * sa bytes down */
 #define UTVM_MVE_DWG_RUN2(WK1)                                                                     \
   __asm__ volatile(                                                                                \
@@ -615,7 +681,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_impl(int8_t* out,
   int32_t compact = right & UTVM_MVE_DWG_COMPACT;
   int8_t* recs = table + g.units * ((UTVM_MVE_DWG_UNIT / g.share) * 4 + 48); /* compact: expanded */
   for (int32_t j = 0; compact && j < cb * UTVM_MVE_DWG_RECORD; j += 16) vstrbq_s8(recs + j, vdupq_n_s8(0));
-  int32_t fast3 = fast && lo == -128 && hi == 127 && g.share == 3;
+  int32_t fast3 = fast && g.share == 3, unclamped = lo == -128 && hi == 127;
   int32_t fast2 = fast && g.share == 2;
   utvm_mve_dwg_table(table, tile, &g);
   for (int32_t m0 = 0; m0 < g.nlines; m0 += lines) {
@@ -630,8 +696,10 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_impl(int8_t* out,
         }
         rec = recs;
       }
-      if (fast3) {
+      if (fast3 && unclamped) {
         utvm_mve_dwg_run3(ob + cb0, table, g.units, rec, cb, off, zyv);
+      } else if (fast3) {
+        utvm_mve_dwg_run3c(ob + cb0, table, g.units, rec, cb, off, zy, vlo, vhi);
       } else if (fast2) {
         utvm_mve_dwg_run2(ob + cb0, table, g.units, rec, cb, g.sa, off, zy, vlo, vhi);
       } else {

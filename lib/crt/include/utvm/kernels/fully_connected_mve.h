@@ -90,7 +90,7 @@ __attribute__((always_inline)) static inline void utvm_mve_fc4_asm(int8_t* op, c
         [wp] "+&r"(wp), [op] "+&l"(op), [count] "+&r"(count), [xv] "=&w"(xv), [wv] "=&w"(wv), [va] "=&w"(va),
         [vt] "=&w"(vt)
       : [full] "i"(k >> 4), [rem] "i"(k & 15), [back] "i"(steps * 16), [zy] "r"(zy), [lo] "w"(lo), [hi] "w"(hi)
-      : "cc", "memory");
+      : "cc", "memory", "p0"); /* p0: VPR, set by the tail's VCTP */
   (void)a0, (void)a1, (void)a2, (void)a3, (void)n, (void)count, (void)xv, (void)wv, (void)va, (void)vt;
 #else
   (void)op, (void)xp, (void)wp, (void)k, (void)blocks, (void)zy, (void)lo, (void)hi;
