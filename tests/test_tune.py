@@ -141,6 +141,20 @@ def test_max_flash_keeps_the_tuned_constants_within_the_budget(small_model: Path
     assert "--max-flash" in low.stderr and "Traceback" not in low.stderr
 
 
+def test_tune_compiles_the_model_as_the_command_line_asks(small_model: Path, tmp_path: Path) -> None:
+    """The compile options of `utvm tune` (pools, memory mode) are the compile's: a pool the
+    model does not fit ends the run before anything is measured, with compile's error line; a bad
+    --memory-mode is refused as compile refuses it."""
+    need = compile_model(small_model, tmp_path / "default", CompileOptions(cpu="cortex-m4")).plan.pool_size
+    for args, word in ((("--pool", f"sram:{need - 1}"), "sram"), (("--memory-mode", "min:x"), "--memory-mode")):
+        out = tmp_path / f"{word.strip('-')}.json"
+        proc = _tune(small_model, out, *args)
+        assert proc.returncode == 2, proc.stderr
+        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+        assert len(lines) == 1 and lines[0].startswith("error:") and word in lines[0], proc.stderr
+        assert not out.exists()
+
+
 @pytest.mark.slow
 def test_tune_is_deterministic_and_its_log_applies(small_model: Path, tmp_path: Path) -> None:
     _toolchain()

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from ..errors import UtvmError
-from .options import progress
+from .options import add_memory_mode_argument, add_offload_arguments, add_pool_argument, options_from, progress
 
 
 def add_tune_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -30,6 +30,9 @@ def add_tune_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--max-ram", type=int, metavar="BYTES", help="reject configurations pushing the pool above this")
     p.add_argument("--max-flash", type=int, metavar="BYTES",
                    help="reject configurations pushing the model's constants (flash) above this")
+    add_pool_argument(p)
+    add_memory_mode_argument(p)
+    add_offload_arguments(p)
     p.add_argument("--seed", type=int, default=0, help="seed of the search and the test inputs (default 0)")
     p.add_argument("--merge", type=Path, nargs="+", metavar="LOG", help="merge logs, keeping the best per workload")
     p.add_argument("-o", "--output", type=Path, required=True, help="log to write (JSON lines)")
@@ -52,7 +55,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     options = TuneOptions(board=args.board, trials=args.trials, jobs=args.jobs, max_ram=args.max_ram,
                           max_flash=args.max_flash, seed=args.seed, devices=tuple(args.device), flash=args.flash, cpu=args.cpu)
-    results = tune_model(args.model, args.output, options, (lambda _: None) if args.json else progress)
+    # the model is tuned as it will be compiled (pools, memory mode, external modules); --max-flash
+    # is the tuner's budget for the configurations it picks, not a compile option of each candidate
+    compile_options = options_from(args, max_flash=None)
+    results = tune_model(args.model, args.output, options, (lambda _: None) if args.json else progress,
+                         compile_options)
     rows = [{"op": r.op, "key": r.key, "configurations": r.configs, "measured": r.measured,
              "default_instructions": r.default.instructions, "best_instructions": r.best.instructions,
              "best": r.best.config, "rejected": r.rejected} for r in results]

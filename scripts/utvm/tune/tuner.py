@@ -3,6 +3,7 @@ its tuning space and record the fastest one whose outputs equal the default's.""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 import tempfile
@@ -59,20 +60,27 @@ def _pool_with(result: CompileResult, steps: list[int], heights: dict[int, int],
     return max([result.plan.pool_size, *(heights[s] + scratch for s in steps)])
 
 
-def tune_model(model: Path, log_path: Path, options: TuneOptions, progress: Progress) -> list[KernelResult]:
+def tune_cpu(options: TuneOptions) -> str:
+    """The CPU the candidates are compiled for: --cpu for a device utvm does not know, else the board's."""
     from ..run.boards import get_board
 
+    if options.cpu is not None and options.devices:
+        return options.cpu
+    return get_board(options.board).cpu
+
+
+def tune_model(model: Path, log_path: Path, options: TuneOptions, progress: Progress,
+               compile_options: CompileOptions | None = None) -> list[KernelResult]:
+    """Tune ``model`` compiled with ``compile_options`` (the command line's, made once; None: the
+    defaults), its CPU the board's and its constants an ARM object whatever they say."""
     if options.trials < 1:
         raise UtvmError("--trials must be at least 1")
     if options.jobs < 1:
         raise UtvmError("--jobs must be at least 1")
     if options.board == "host":
         raise UtvmError("tune needs an emulated board (mps2/an385, mps2/an386, mps2/an500, mps3/an547) or --device")
-    if options.cpu is not None and options.devices:
-        cpu = options.cpu
-    else:
-        cpu = get_board(options.board).cpu
-    compile_options = CompileOptions(cpu=cpu, constants_target="arm")
+    compile_options = dataclasses.replace(compile_options or CompileOptions(), cpu=tune_cpu(options),
+                                          constants_target="arm")
     if options.work_dir is not None:
         options.work_dir.mkdir(parents=True, exist_ok=True)
         return _tune(model, log_path, options, progress, compile_options, options.work_dir)
