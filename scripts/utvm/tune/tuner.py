@@ -20,6 +20,7 @@ from ..ir import Graph, Operator
 from ..ops import macs
 from ..options import CompileOptions
 from ..plan.memory import step_heights
+from ..run.boards import get_board
 from .device import measure_on_devices
 from .measure import Candidate, measure
 from .options import TuneOptions
@@ -62,8 +63,6 @@ def _pool_with(result: CompileResult, steps: list[int], heights: dict[int, int],
 
 def tune_cpu(options: TuneOptions) -> str:
     """The CPU the candidates are compiled for: --cpu for a device utvm does not know, else the board's."""
-    from ..run.boards import get_board
-
     if options.cpu is not None and options.devices:
         return options.cpu
     return get_board(options.board).cpu
@@ -136,8 +135,6 @@ def _measure(graph: Graph, op: Operator, configs: list[Config], options: TuneOpt
 
 
 def _emulated(board: str) -> bool:
-    from ..run.boards import get_board
-
     try:
         get_board(board)
     except UtvmError:
