@@ -367,9 +367,11 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
       ".if %c[tail]\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]]\n\t", "mov r1, %[z]\n\t") ".endif\n\t"
       ".if %c[xend] != 0\n\tadd %[px], %[px], #%c[xend]\n\t.endif\n\t"
       ".if %c[dadv] != 0\n\tadd %[d], %[d], #%c[dadv]\n\t.endif\n\t"
-      "subs %[rows], %[rows], #1\n\t"
+      "ldr r0, %[rows]\n\t"
+      "subs r0, r0, #1\n\t"
+      "str r0, %[rows]\n\t"
       "bne 0b\n\t"
-      : [px] "+r"(px), [d] "+r"(d), [rows] "+r"(rows)
+      : [px] "+r"(px), [d] "+r"(d), [rows] "+m"(rows)
       : [c] "i"(xcs), [z] "i"(zw), [steps] "i"(steps), [two] "i"(two), [tail] "i"(tail), [xend] "i"(xend),
         [dadv] "i"(dadv)
       : "cc", "memory", "r0", "r1", "r2", "r3", "r4", "r5", "ip", "lr");
@@ -1049,6 +1051,147 @@ UTVM_DWP_AI void utvm_dwp_chan_c(int8_t* yo, const int16_t* pl, const int32_t* w
   }
 }
 
+#if defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32 && defined(__OPTIMIZE__)
+/* the halfwords of p clamped to those of lo2 and hi2 (SSUB16 sets GE, SEL picks), the constant
+ * made in the statement (one MOV or MVN of 0x00XY00XY): held in a register across the layer it
+ * leaves the conversion's assembly too few */
+UTVM_DWP_AI int32_t utvm_dwp_max16(int32_t p, int32_t lo2) {
+  int32_t d, t;
+  __asm__("mov %1, %3\n\tssub16 %0, %2, %1\n\tsel %0, %2, %1" : "=&r"(d), "=&r"(t) : "r"(p), "i"(lo2) : "cc");
+  return d;
+}
+UTVM_DWP_AI int32_t utvm_dwp_min16(int32_t p, int32_t hi2) {
+  int32_t d, t;
+  __asm__("mov %1, %3\n\tssub16 %0, %1, %2\n\tsel %0, %2, %1" : "=&r"(d), "=&r"(t) : "r"(p), "i"(hi2) : "cc");
+  return d;
+}
+#else
+UTVM_DWP_AI int32_t utvm_dwp_max16(int32_t p, int32_t lo2) {
+  const int32_t a = (int16_t)(uint16_t)(uint32_t)p, b = p >> 16, l = (int16_t)(uint16_t)(uint32_t)lo2;
+  return utvm_dwp_pkhbt(a < l ? l : a, b < l ? l : b);
+}
+UTVM_DWP_AI int32_t utvm_dwp_min16(int32_t p, int32_t hi2) {
+  const int32_t a = (int16_t)(uint16_t)(uint32_t)p, b = p >> 16, h = (int16_t)(uint16_t)(uint32_t)hi2;
+  return utvm_dwp_pkhbt(a > h ? h : a, b > h ? h : b);
+}
+#endif
+
+/* the int8 outputs of two scaled accumulators of one channel into y0, y1: own = 0 the layer's
+ * shift es after SMMLA, own = 1 the channel's es after SMMLAR (UTVM_DWP_ROUND_NEG: + acc >> 31);
+ * a clamp narrower than int8's on both at once, as int16 pairs (SSUB16 and SEL) */
+UTVM_DWP_AI void utvm_dwp_rq2(int8_t* y0, int8_t* y1, int32_t a0, int32_t a1, int32_t m, int32_t r, int32_t own,
+                              int32_t es, int32_t flags, int32_t lo, int32_t hi) {
+  int32_t t0 = own ? utvm_dwp_smmlar(a0, m, r) : utvm_dwp_smmla(a0, m, r);
+  int32_t t1 = own ? utvm_dwp_smmlar(a1, m, r) : utvm_dwp_smmla(a1, m, r);
+  if (flags & UTVM_DWP_ROUND_NEG) {
+    t0 += a0 >> 31;
+    t1 += a1 >> 31;
+  }
+  t0 = utvm_sat_s8(t0 >> es);
+  t1 = utvm_sat_s8(t1 >> es);
+  if (lo > -128 || hi < 127) {
+    int32_t p = utvm_dwp_pkhbt(t0, t1);
+    if (lo > -128) p = utvm_dwp_max16(p, (int32_t)(((uint32_t)lo & 0xFFFFu) * 0x10001u));
+    if (hi < 127) p = utvm_dwp_min16(p, (int32_t)(((uint32_t)hi & 0xFFFFu) * 0x10001u));
+    *y0 = (int8_t)p;
+    *y1 = (int8_t)(p >> 16);
+    return;
+  }
+  *y0 = (int8_t)t0;
+  *y1 = (int8_t)t1;
+}
+
+/* one output as utvm_dwp_rq2 */
+UTVM_DWP_AI int32_t utvm_dwp_rq1(int32_t a0, int32_t m, int32_t r, int32_t own, int32_t es, int32_t flags,
+                                 int32_t lo, int32_t hi) {
+  int32_t t = own ? utvm_dwp_smmlar(a0, m, r) : utvm_dwp_smmla(a0, m, r);
+  if (flags & UTVM_DWP_ROUND_NEG) t += a0 >> 31;
+  t = utvm_sat_s8(t >> es);
+  if (lo > -128) t = t < lo ? lo : t;
+  if (hi < 127) t = t > hi ? hi : t;
+  return t;
+}
+
+/* utvm_dwp_chan_c for strides 1 and 2 with the form of the requantization known (own, es: see
+ * utvm_dwp_rq2), so that the loops hold no test of it */
+UTVM_DWP_AI void utvm_dwp_chan_g(int8_t* yo, const int16_t* pl, const int32_t* wv, int32_t b2, int32_t m,
+                                 int32_t r0, int32_t own, int32_t es, int32_t nb, int32_t ow, int32_t yrs,
+                                 int32_t ycs, int32_t kh, int32_t kw, int32_t sh, int32_t sw, int32_t dh, int32_t rs,
+                                 int32_t flags, int32_t lo, int32_t hi, int32_t blk) {
+  const int32_t mh = kw / 2, odd = kw & 1;
+  const int32_t rw = sw == 1 ? (kw > 1 ? kw - 1 : 1) : (kw + 1) / 2; /* words per kernel row */
+  const int32_t sg = sw == 1 ? (kw > 1 ? 2 * mh - 1 : 0) : mh;       /* the word of the last odd tap */
+  const int32_t rstep = 4 * rs * dh;
+  /* the pair words from p (the step's first): stride 1 at p + 2 k, stride 2 pair t at p + 2 t,
+   * blk: at p + 16 (t / 2) + 2 (t % 2) (p moves by a block a step) */
+#define UTVM_DWP_AT(t) (sw == 1 ? 2 * (t) : blk ? 16 * ((t) >> 1) + 2 * ((t) & 1) : 2 * (t))
+  const int32_t pstep = sw == 1 ? 2 : blk ? 16 : 4;
+  int32_t i, j, r, k;
+  for (i = 0; i < nb; ++i) {
+    const int16_t* p = pl + 4 * rs * sh * i;
+    int8_t* yp = yo + i * yrs;
+    for (j = 0; j + 1 < ow; j += 2, p += pstep, yp += 2 * ycs) {
+      int32_t a0 = b2, a1 = b2;
+      UTVM_DWP_UNROLL for (r = 0; r < kh; ++r) {
+        const int32_t* wr = wv + r * rw;
+        const int16_t* pr = p + r * rstep;
+        if (sw == 1) {
+          if (kw == 1) {
+            const int32_t v = utvm_dwp_ld(pr);
+            a0 = UTVM_DWP_SMLABT(v, wr[0], a0);
+            a1 = UTVM_DWP_SMLATB(v, wr[0], a1);
+            continue;
+          }
+          a1 = UTVM_DWP_SMLATB(utvm_dwp_ld(pr), wr[0], a1);
+          UTVM_DWP_UNROLL for (k = 0; k < mh; ++k) a0 = UTVM_DWP_SMLAD(utvm_dwp_ld(pr + 2 * k), wr[k], a0);
+          UTVM_DWP_UNROLL for (k = 1; k < mh + odd; ++k)
+            a1 = UTVM_DWP_SMLAD(utvm_dwp_ld(pr + 2 * k), wr[mh + k - 1], a1);
+          if (odd) a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(pr + 2 * mh), wr[sg], a0);
+          if (!odd) a1 = UTVM_DWP_SMLABT(utvm_dwp_ld(pr + 2 * mh), wr[mh - 1], a1);
+        } else {
+          UTVM_DWP_UNROLL for (k = 0; k < mh; ++k) {
+            a0 = UTVM_DWP_SMLAD(utvm_dwp_ld(pr + UTVM_DWP_AT(k)), wr[k], a0);
+            a1 = UTVM_DWP_SMLAD(utvm_dwp_ld(pr + UTVM_DWP_AT(k + 1)), wr[k], a1);
+          }
+          if (odd) {
+            a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(pr + UTVM_DWP_AT(mh)), wr[sg], a0);
+            a1 = UTVM_DWP_SMLABT(utvm_dwp_ld(pr + UTVM_DWP_AT(mh + 1)), wr[sg], a1);
+          }
+        }
+      }
+      utvm_dwp_rq2(yp, yp + ycs, a0, a1, m, r0, own, es, flags, lo, hi);
+    }
+    if (ow & 1) { /* p at the last output's first pair (stride 1: its first value) */
+      int32_t a0 = b2;
+      UTVM_DWP_UNROLL for (r = 0; r < kh; ++r) {
+        const int16_t* pr = p + r * rstep;
+        const int32_t* wr = wv + r * rw;
+        if (sw == 1 && kw == 1) {
+          a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(pr), wr[0], a0);
+          continue;
+        }
+        UTVM_DWP_UNROLL for (k = 0; k < mh; ++k) a0 = UTVM_DWP_SMLAD(utvm_dwp_ld(pr + UTVM_DWP_AT(k)), wr[k], a0);
+        if (odd) a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(pr + UTVM_DWP_AT(mh)), wr[sg], a0);
+      }
+      *yp = (int8_t)utvm_dwp_rq1(a0, m, r0, own, es, flags, lo, hi);
+    }
+  }
+#undef UTVM_DWP_AT
+}
+
+/* the outputs of one channel at stride 1 or 2 (utvm_dwp_chan_g by the form of its shift) */
+UTVM_DWP_AI void utvm_dwp_chan_f(int8_t* yo, const int16_t* pl, const int32_t* wv, const int32_t* q, int32_t r0,
+                                 int32_t nb, int32_t ow, int32_t yrs, int32_t ycs, int32_t kh, int32_t kw, int32_t sh,
+                                 int32_t sw, int32_t dh, int32_t rs, int32_t flags, int32_t lo, int32_t hi,
+                                 int32_t blk, int32_t shift) {
+  const int32_t e = (int8_t)(uint8_t)(uint32_t)q[2];
+  if (shift > 0 && ((flags & UTVM_DWP_MIXED) == 0 || e < 0))
+    utvm_dwp_chan_g(yo, pl, wv, q[0], q[1], r0, 0, shift, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi,
+                    blk);
+  else
+    utvm_dwp_chan_g(yo, pl, wv, q[0], q[1], r0, 1, e, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi, blk);
+}
+
 /* the layer (see above); returns 0 */
 UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* qv, int32_t h, int32_t w,
                                 int32_t cin, int32_t mult, int32_t oh, int32_t ow, int32_t xrs, int32_t xcs,
@@ -1078,7 +1221,6 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
   k.steps[1] = yrs - ow * ycs;
   k.ny = (ow / 8) * 8 * ycs; /* the rows of more than six steps loop over four at a time */
 #endif
-  (void)shift; /* the assembly's immediate; the C form reads each channel's e */
   /* the pairs of padding only, once */
   utvm_dwp_fill(sc, rs, blk, 4, rows, 0, (left / 2) * 2, zx);
   utvm_dwp_fill(sc, rs, blk, 4, rows, dataend, rs, zx);
@@ -1168,7 +1310,11 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
               continue;
             }
 #endif
-            utvm_dwp_chan_c(yo, pl, wo, qo, r0, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi, blk);
+            if (sw <= 2)
+              utvm_dwp_chan_f(yo, pl, wo, qo, r0, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi, blk,
+                              shift);
+            else
+              utvm_dwp_chan_c(yo, pl, wo, qo, r0, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi, blk);
           }
       }
     }
