@@ -614,7 +614,7 @@ class DwpGeometry:
     def fast(self) -> bool:
         """The assembly loop applies (3x3, stride 1 or 2, offsets within LDRD's and STRB's reach)."""
         return (self.kh == self.kw == 3 and self.sw <= 2 and 16 * self.rs * self.dh <= 1020
-                and 8 * self.rs * self.sh <= 4095 and self.ycs <= 2047)
+                and 8 * self.rs * self.sh <= 4095 and (self.ycs <= 2047 if self.sw == 1 else 3 * self.ycs <= 4095))
 
 
 def _dwp_geometry(g: Graph, op: Operator, orient: str) -> DwpGeometry | None:

@@ -47,8 +47,10 @@
  * With DSP, 3x3 windows (stride 1 or 2) run an assembly loop over the rows of a channel, two
  * outputs per step (24 instructions for 18 multiply-accumulates and their requantization with
  * the layer's shift; rows of up to six steps and small planes unrolled, longer rows four steps
- * per loop iteration), when the clamp is the int8 range and no negative tie needs rounding; the
- * rest is plain C. The rows of a band are converted in one assembly loop (utvm_dwp_rows4).
+ * per loop iteration; a clamp narrower than int8's: CMP/IT/MOV by immediates per side; negative
+ * ties (UTVM_DWP_ROUND_NEG): the high word + acc >> 31, three more instructions a pair); the
+ * rest is plain C (utvm_dwp_chan_g at strides 1 and 2, two outputs per step, a clamp on both at
+ * once by SSUB16/SEL). The rows of a band are converted in one assembly loop (utvm_dwp_rows4).
  * Stride 2: four outputs per step (utvm_dwp3_asm), and where the data starts at a block (left %
  * 4 == 0, rs % 4 == 0) the planes in blocks of two pair words of the four planes (utvm_dwp_col,
  * converted by utvm_dwp_rows4b with one STM a step of four columns).
@@ -384,23 +386,43 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
  * steps of a row), the row count and the end of the looped steps of the current row. */
 /* requantization of accumulators A (and B: SH##2) with (m, r) in ip, lr: the layer's shift as
  * SSAT's operand, or the channel's own shift e (read into ip) */
+/* a clamp narrower than int8's (the layer's lo, hi as immediates; nothing where it is int8's) */
+#define UTVM_DWP_CLAMP(A)                                                        \
+  ".if .Lutvm_dwp_lo > -128\n\tcmp " A ", #.Lutvm_dwp_lo\n\tit lt\n\tmovlt " A ", #.Lutvm_dwp_lo\n\t.endif\n\t" \
+  ".if .Lutvm_dwp_hi < 127\n\tcmp " A ", #.Lutvm_dwp_hi\n\tit gt\n\tmovgt " A ", #.Lutvm_dwp_hi\n\t.endif\n\t"
+/* lo, hi, rn and the layer's shift sh from the one immediate cl (GCC takes at most 30 operands), set in each statement */
+#define UTVM_DWP_CL_SET                                                                                  \
+  ".set .Lutvm_dwp_lo, (%c[cl] & 255) - 128\n\t.set .Lutvm_dwp_hi, ((%c[cl] >> 8) & 255) - 128\n\t"   \
+  ".set .Lutvm_dwp_rn, (%c[cl] >> 16) & 1\n\t.set .Lutvm_dwp_sh, (%c[cl] >> 17) & 31\n\t"
 #define UTVM_DWP_SH_IMM(A)                       \
   "smmla " A ", " A ", ip, lr\n\t"               \
-  "ssat " A ", #8, " A ", asr %[sh]\n\t"
+  "ssat " A ", #8, " A ", asr #.Lutvm_dwp_sh\n\t" UTVM_DWP_CLAMP(A)
 #define UTVM_DWP_SH_IMM2(A, B) UTVM_DWP_SH_IMM(A) UTVM_DWP_SH_IMM(B)
+/* the channel's own shift; UTVM_DWP_ROUND_NEG (rn): the high word into ip, then + acc >> 31
+ * (m read again for a second output) */
+#define UTVM_DWP_SMMLAR_RN(A)                    \
+  "smmlar ip, " A ", ip, lr\n\t"                 \
+  "add " A ", ip, " A ", asr #31\n\t"
 #define UTVM_DWP_SH_REG(A)                       \
+  ".if .Lutvm_dwp_rn\n\t" UTVM_DWP_SMMLAR_RN(A)         \
+  ".else\n\t"                                    \
   "smmlar " A ", " A ", ip, lr\n\t"              \
+  ".endif\n\t"                                   \
   "ldr ip, %[e]\n\t"                             \
   "asr " A ", " A ", ip\n\t"                     \
-  "ssat " A ", #8, " A "\n\t"
+  "ssat " A ", #8, " A "\n\t" UTVM_DWP_CLAMP(A)
 #define UTVM_DWP_SH_REG2(A, B)                   \
+  ".if .Lutvm_dwp_rn\n\t" UTVM_DWP_SMMLAR_RN(A)         \
+  "ldr ip, %[mr]\n\t" UTVM_DWP_SMMLAR_RN(B)      \
+  ".else\n\t"                                    \
   "smmlar " A ", " A ", ip, lr\n\t"              \
   "smmlar " B ", " B ", ip, lr\n\t"              \
+  ".endif\n\t"                                   \
   "ldr ip, %[e]\n\t"                             \
   "asr " A ", " A ", ip\n\t"                     \
   "asr " B ", " B ", ip\n\t"                     \
   "ssat " A ", #8, " A "\n\t"                    \
-  "ssat " B ", #8, " B "\n\t"
+  "ssat " B ", #8, " B "\n\t" UTVM_DWP_CLAMP(A) UTVM_DWP_CLAMP(B)
 /* the stores and the output pointer's advance: post-indexed when it fits 8 bits (the
  * assembler decides, .if on the constant) */
 #define UTVM_DWP_STORE_ADVANCE(A, STEP)                                  \
@@ -659,7 +681,7 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
 #define UTVM_DWP_OUTS : [a0] "=&r"(a0), [a1] "=&r"(a1), [p] "+r"(p), [y] "+r"(y), [rows] "+m"(kp->rows), [yend] "=m"(kp->yend)
 #define UTVM_DWP_INS                                                                                 \
   [bb] "m"(kp->bb), [mr] "m"(kp->mr), [e] "m"(kp->e), [steps] "m"(kp->steps), [ny] "m"(kp->ny),                \
-      [r1] "i"(rb), [c1] "i"(ycs), [sh] "i"(sh) UTVM_DWP_EXTRA
+      [r1] "i"(rb), [c1] "i"(ycs), [cl] "i"(cl) UTVM_DWP_EXTRA
 /* ten registers: a0, a1, p, y and six weights (stride 1) or five and the bias (stride 2) */
 #define UTVM_DWP_S1_OPERANDS                                                                         \
   UTVM_DWP_OUTS : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4), [w5] "r"(w5), \
@@ -681,7 +703,7 @@ typedef struct {
 /* one asm statement for the shape of a row (ow, np = ow / 2 constants): its steps unrolled (up
  * to six) or looped four at a time (np % 4 before the loop), then the last odd output */
 #define UTVM_DWP_ROW_ASM(STEPS, TAIL) \
-  __asm__ volatile(".set .Lutvm_dwp_fix, 0\n\t0:\n\t" STEPS TAIL UTVM_DWP_ROW_END OPERANDS)
+  __asm__ volatile(UTVM_DWP_CL_SET ".set .Lutvm_dwp_fix, 0\n\t0:\n\t" STEPS TAIL UTVM_DWP_ROW_END OPERANDS)
 #define UTVM_DWP_ROW_TAILS(STEPS, ONE) \
   do {                                 \
     if (ow & 1)                        \
@@ -756,7 +778,7 @@ typedef struct {
 
 /* small planes: every row written out (nb rows of np <= 2 steps), no loop, the outputs at
  * offsets from y */
-#define UTVM_DWP_FIX ".set .Lutvm_dwp_fix, 1\n\t.set .Lutvm_dwp_yo, 0\n\t.set .Lutvm_dwp_ymv, 0\n\t"
+#define UTVM_DWP_FIX UTVM_DWP_CL_SET ".set .Lutvm_dwp_fix, 1\n\t.set .Lutvm_dwp_yo, 0\n\t.set .Lutvm_dwp_ymv, 0\n\t"
 #define UTVM_DWP_UNROLLED(ROW)                                                                        \
   do {                                                                                                \
     if (nb == 1)                                                                                      \
@@ -848,7 +870,8 @@ typedef struct {
  * leaves them, so that the caller keeps them in registers rather than on the stack) */
 UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* wv, const int32_t* q,
                                int32_t r, utvm_dwp_loop_t* kp, int32_t nb, int32_t unrolled, int32_t ow, int32_t sw, int32_t rb,
-                               int32_t psh, int32_t yrs, int32_t ycs, int32_t sh, int32_t blk) {
+                               int32_t psh, int32_t yrs, int32_t ycs, int32_t sh, int32_t blk, int32_t lo,
+                               int32_t hi, int32_t rn) {
   const int16_t* p = *pp;
   int8_t* y = *yp;
   int32_t a0, a1, a2, a3, w0 = wv[0], w1 = wv[1], w2 = wv[2], w3 = wv[3], w4 = wv[4], w5 = wv[5];
@@ -862,6 +885,7 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* w
                          nb * ((np / 2) * 48 + (np & 1) * 25) + nb * (ow & 1) * 14 <= 480 &&
                          pstep < 4096 && ystep < 4096 && ystep > -4096 && ow * ycs < 4096;
   const int32_t fixed = small || medium;
+  const int32_t cl = ((lo + 128) & 255) | (((hi + 128) & 255) << 8) | (rn ? 1 << 16 : 0) | (sh & 31) << 17;
   /* only what the loop reads, by LDRD/STRD: the bias pair for stride 1 and the steps of four
    * (stride 2 otherwise holds it in a register), (m, r), e for the channel's own shift (GCC finds
    * no register for q's address in some functions when the loops read q itself) */
@@ -1299,14 +1323,15 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
             const int32_t qe = qo[2], r0 = rt[(qe >> 16) & 0xFF];
             utvm_dwp_widen(wv, tc, (qe >> 8) & 0xFF, kh, kw, sw);
 #ifdef UTVM_DWP_ASM
-            if (kh == 3 && kw == 3 && sw <= 2 && (flags & UTVM_DWP_ROUND_NEG) == 0 && lo == -128 && hi == 127 &&
-                16 * rs * dh <= 1020 && 8 * rs * sh <= 4095 && ycs <= 2047) {
+            /* ycs: STRB's offsets (stride 2's steps of four store at 3 ycs) */
+            if (kh == 3 && kw == 3 && sw <= 2 && 16 * rs * dh <= 1020 && 8 * rs * sh <= 4095 &&
+                (sw == 1 ? ycs <= 2047 : 3 * ycs <= 4095)) {
               if (shift > 0 && ((flags & UTVM_DWP_MIXED) == 0 || (qe & 0x80)))
                 utvm_dwp3_asm(&pl, &yo, wo, qo, r0, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs,
-                              shift, blk);
+                              shift, blk, lo, hi, flags & UTVM_DWP_ROUND_NEG);
               else
                 utvm_dwp3_asm(&pl, &yo, wo, qo, r0, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs, 0,
-                              blk);
+                              blk, lo, hi, flags & UTVM_DWP_ROUND_NEG);
               continue;
             }
 #endif
