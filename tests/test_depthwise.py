@@ -255,6 +255,51 @@ def test_assembly_paths_match_tflite_micro(board: str, tmp_path: Path) -> None:
     check_model(path, tmp_path, board, cases.inputs)
 
 
+def _clamped_cases(seed: int, n: int) -> DwCases:
+    """n seeded random layers of the paths that seeded shapes take (issue 23): 3x3 at stride 1 or
+    2 in the assembly with a clamp narrower than int8's (RELU, RELU6 from a random output zero
+    point) or negative ties to round (NONE); utvm_dwp_chan_g's C steps (1xK windows of height 1,
+    5x5, 1x3 to 1x15, strides 1 and 2 along the row, multipliers 1-4); channel counts that are
+    not multiples of 4; stride 2 with the input's columns 256 to 1023 bytes apart (the blocks'
+    conversion by offsets)."""
+    rng = np.random.default_rng(seed)
+    cases = DwCases()
+    for k in range(n):
+        kind = str(rng.choice(["asm", "row", "5x5", "wide"], p=[0.4, 0.3, 0.15, 0.15]))
+        act = str(rng.choice(["NONE", "RELU", "RELU6"]))
+        fixed: dict[str, object] = dict(dilation=(1, 1), act=act, batch=1, same=bool(rng.random() < 0.6),
+                                        last=float(rng.choice([1.0, 600.0], p=[0.8, 0.2])))
+        if kind == "asm":
+            s = int(rng.integers(1, 3))
+            fixed.update(shape=(int(rng.integers(3, 15)), int(rng.integers(3, 25)), int(rng.integers(1, 21))),
+                         kernel=(3, 3), stride=(s, s), mult=int(rng.choice([1, 1, 1, 2])))
+        elif kind == "row":
+            kw = int(rng.choice([3, 5, 7, 8, 9, 15]))
+            fixed.update(shape=(1, int(rng.integers(kw, kw + 60)), int(rng.integers(1, 40))), kernel=(1, kw),
+                         stride=(1, int(rng.integers(1, 3))), mult=int(rng.choice([1, 1, 2, 4])))
+        elif kind == "5x5":
+            s = int(rng.integers(1, 3))
+            fixed.update(shape=(int(rng.integers(5, 13)), int(rng.integers(5, 13)), int(rng.integers(1, 30))),
+                         kernel=(5, 5), stride=(s, s), mult=1)
+        else:
+            fixed.update(shape=(int(rng.integers(3, 9)), int(rng.integers(3, 9)), int(rng.integers(256, 600))),
+                         kernel=(3, 3), stride=(2, 2), mult=1)
+        cases.layer(seed * 1000 + k, **fixed)
+    return cases
+
+
+@pytest.mark.parametrize("board", ["host", pytest.param("mps2/an386", marks=needs_qemu)])
+def test_clamped_and_c_paths_match_tflite_micro(board: str, tmp_path: Path) -> None:
+    """Random layers of _clamped_cases identical to TFLite Micro (on the Cortex-M4: the clamps and
+    negative ties of the 3x3 assembly, utvm_dwp_chan_g, the far conversion of blocks)."""
+    from op_check import check_model, side_by_side
+
+    cases = _clamped_cases(23, 36)
+    path = tmp_path / "clamped.tflite"
+    path.write_bytes(side_by_side(cases.cases))
+    check_model(path, tmp_path, board, cases.inputs)
+
+
 FLAG_SETS = [["-O2", "-fno-omit-frame-pointer"], ["-Os", "-fno-omit-frame-pointer"], ["-O3"], ["-Og"], ["-O1"], ["-O0"],
              ["-O2", "-fPIC"], ["-O2", "-mcpu=cortex-m7"], ["-O2", "-mcpu=cortex-m33"]]
 

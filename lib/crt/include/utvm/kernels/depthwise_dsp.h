@@ -326,12 +326,21 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
  * (pairs k, k + 1 of plane g at 32 (k / 2) + 8 g bytes of the row), one STM of eight words per
  * step of four columns (17 instructions for 16 values; r0-r5, ip, lr in ascending order, r7 left
  * to a frame pointer; the steps of a row written out, up to 16); a pair of two columns and a last pair (x_w-1, zero point) as four words 8
- * bytes apart; px moves by post-indexed loads (xcs < 256), then both move on by immediates */
+ * bytes apart; px moves by post-indexed loads (xcs < 256; up to 1023: loads at offsets and one ADDW),
+ * then both move on by immediates */
 #define UTVM_DWP_B_STEP                          \
   "ldr r0, [%[px]], %[c]\n\t"                    \
   "ldr ip, [%[px]], %[c]\n\t"                    \
   "ldr r1, [%[px]], %[c]\n\t"                    \
-  "ldr lr, [%[px]], %[c]\n\t"                    \
+  "ldr lr, [%[px]], %[c]\n\t" UTVM_DWP_B_STEP_OPS
+/* columns 256 to 1023 bytes apart: the loads at offsets, one ADDW */
+#define UTVM_DWP_B_STEP_FAR                      \
+  "ldr r0, [%[px]]\n\t"                          \
+  "ldr ip, [%[px], #%c[c]]\n\t"                  \
+  "ldr r1, [%[px], #2*%c[c]]\n\t"                \
+  "ldr lr, [%[px], #3*%c[c]]\n\t"                \
+  "addw %[px], %[px], #4*%c[c]\n\t" UTVM_DWP_B_STEP_OPS
+#define UTVM_DWP_B_STEP_OPS                      \
   "pkhbt r2, r0, ip, lsl #16\n\t"                \
   "pkhtb ip, ip, r0, asr #16\n\t"                \
   "pkhbt r3, r1, lr, lsl #16\n\t"                \
@@ -364,8 +373,10 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
   int16_t* d = dst;
   __asm__ volatile(
       "0:\n\t"
-      ".rept %c[steps]\n\t" UTVM_DWP_B_STEP ".endr\n\t"
-      ".if %c[two]\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]], %[c]\n\t", "ldr r1, [%[px]], %[c]\n\t") ".endif\n\t"
+      ".rept %c[steps]\n\t.if %c[c] < 256\n\t" UTVM_DWP_B_STEP ".else\n\t" UTVM_DWP_B_STEP_FAR ".endif\n\t.endr\n\t"
+      ".if %c[two] && %c[c] < 256\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]], %[c]\n\t", "ldr r1, [%[px]], %[c]\n\t")
+      ".elseif %c[two]\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]]\n\t", "ldr r1, [%[px], #%c[c]]\n\taddw %[px], %[px], #2*%c[c]\n\t")
+      ".endif\n\t"
       ".if %c[tail]\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]]\n\t", "mov r1, %[z]\n\t") ".endif\n\t"
       ".if %c[xend] != 0\n\tadd %[px], %[px], #%c[xend]\n\t.endif\n\t"
       ".if %c[dadv] != 0\n\tadd %[d], %[d], #%c[dadv]\n\t.endif\n\t"
@@ -1267,7 +1278,7 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
       if (blk) {
         const int32_t k1 = (left + w) / 2 - left / 2, steps = k1 / 2, two = k1 & 1, tail = (left + w) & 1;
         const int32_t xend = xrs - xcs * (4 * steps + 2 * two), dadv = 8 * rs - (32 * steps + 4 * two + 4 * tail);
-        if (gc == 4 && xcs < 256 && steps <= 16 && xend < 4096 && xend > -4096 && dadv >= 0 && dadv < 4096) {
+        if (gc == 4 && xcs < 1024 && steps <= 16 && xend < 4096 && xend > -4096 && dadv >= 0 && dadv < 4096) {
           if (r1 > r0) utvm_dwp_rows4b(dst + 16 * (left / 4), px, r1 - r0, xcs, zw, steps, two, tail, xend, dadv);
           r = r1; /* done */
         } else {
