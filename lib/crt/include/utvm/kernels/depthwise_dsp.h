@@ -397,18 +397,38 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
  * steps of a row), the row count and the end of the looped steps of the current row. */
 /* requantization of accumulators A (and B: SH##2) with (m, r) in ip, lr: the layer's shift as
  * SSAT's operand, or the channel's own shift e (read into ip) */
-/* a clamp narrower than int8's (the layer's lo, hi as immediates; nothing where it is int8's) */
+/* a clamp narrower than int8's (the layer's lo, hi as immediates; nothing where it is int8's):
+ * one output by CMP/IT/MOV, two at once as int16 pairs in A (SSUB16 sets GE, SEL picks; the
+ * pair's constant by one MOV or MVN into lr), B then A's high half; ip and lr taken */
 #define UTVM_DWP_CLAMP(A)                                                        \
   ".if .Lutvm_dwp_lo > -128\n\tcmp " A ", #.Lutvm_dwp_lo\n\tit lt\n\tmovlt " A ", #.Lutvm_dwp_lo\n\t.endif\n\t" \
   ".if .Lutvm_dwp_hi < 127\n\tcmp " A ", #.Lutvm_dwp_hi\n\tit gt\n\tmovgt " A ", #.Lutvm_dwp_hi\n\t.endif\n\t"
+#define UTVM_DWP_CLAMP2(A, B)                                                      \
+  ".if .Lutvm_dwp_lo > -128 || .Lutvm_dwp_hi < 127\n\t"                            \
+  "pkhbt ip, " A ", " B ", lsl #16\n\t"                                            \
+  ".if .Lutvm_dwp_lo > -128 && .Lutvm_dwp_hi < 127\n\t"                            \
+  "mov lr, #.Lutvm_dwp_lo2\n\tssub16 " A ", ip, lr\n\tsel ip, ip, lr\n\t"          \
+  "mov lr, #.Lutvm_dwp_hi2\n\tssub16 " A ", lr, ip\n\tsel " A ", ip, lr\n\t"       \
+  ".elseif .Lutvm_dwp_lo > -128\n\t"                                               \
+  "mov lr, #.Lutvm_dwp_lo2\n\tssub16 " A ", ip, lr\n\tsel " A ", ip, lr\n\t"       \
+  ".else\n\t"                                                                      \
+  "mov lr, #.Lutvm_dwp_hi2\n\tssub16 " A ", lr, ip\n\tsel " A ", ip, lr\n\t"       \
+  ".endif\n\t"                                                                     \
+  "asr " B ", " A ", #16\n\t"                                                      \
+  ".endif\n\t"
 /* lo, hi, rn and the layer's shift sh from the one immediate cl (GCC takes at most 30 operands), set in each statement */
 #define UTVM_DWP_CL_SET                                                                                  \
   ".set .Lutvm_dwp_lo, (%c[cl] & 255) - 128\n\t.set .Lutvm_dwp_hi, ((%c[cl] >> 8) & 255) - 128\n\t"   \
-  ".set .Lutvm_dwp_rn, (%c[cl] >> 16) & 1\n\t.set .Lutvm_dwp_sh, (%c[cl] >> 17) & 31\n\t"
-#define UTVM_DWP_SH_IMM(A)                       \
+  ".set .Lutvm_dwp_rn, (%c[cl] >> 16) & 1\n\t.set .Lutvm_dwp_sh, (%c[cl] >> 17) & 31\n\t"             \
+  ".set .Lutvm_dwp_lo2, (.Lutvm_dwp_lo & 0xffff) * 0x10001\n\t"                                        \
+  ".set .Lutvm_dwp_hi2, (.Lutvm_dwp_hi & 0xffff) * 0x10001\n\t"
+/* requantization of accumulators A (B, ...: SH##2, SH##3, SH##4) with (m, r) in ip, lr: the
+ * layer's shift as SSAT's operand, or the channel's own shift e (read into ip) */
+#define UTVM_DWP_SH_IMM_(A)                      \
   "smmla " A ", " A ", ip, lr\n\t"               \
-  "ssat " A ", #8, " A ", asr #.Lutvm_dwp_sh\n\t" UTVM_DWP_CLAMP(A)
-#define UTVM_DWP_SH_IMM2(A, B) UTVM_DWP_SH_IMM(A) UTVM_DWP_SH_IMM(B)
+  "ssat " A ", #8, " A ", asr #.Lutvm_dwp_sh\n\t"
+#define UTVM_DWP_SH_IMM(A) UTVM_DWP_SH_IMM_(A) UTVM_DWP_CLAMP(A)
+#define UTVM_DWP_SH_IMM2(A, B) UTVM_DWP_SH_IMM_(A) UTVM_DWP_SH_IMM_(B) UTVM_DWP_CLAMP2(A, B)
 /* the channel's own shift; UTVM_DWP_ROUND_NEG (rn): the high word into ip, then + acc >> 31
  * (m read again for a second output) */
 #define UTVM_DWP_SMMLAR_RN(A)                    \
@@ -433,7 +453,7 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
   "asr " A ", " A ", ip\n\t"                     \
   "asr " B ", " B ", ip\n\t"                     \
   "ssat " A ", #8, " A "\n\t"                    \
-  "ssat " B ", #8, " B "\n\t" UTVM_DWP_CLAMP(A) UTVM_DWP_CLAMP(B)
+  "ssat " B ", #8, " B "\n\t" UTVM_DWP_CLAMP2(A, B)
 /* the stores and the output pointer's advance: post-indexed when it fits 8 bits (the
  * assembler decides, .if on the constant) */
 #define UTVM_DWP_STORE_ADVANCE(A, STEP)                                  \
@@ -543,7 +563,8 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
   "smlab" SEL " %[a2], lr, " W1 ", %[a2]\n\t"    \
   "ldr ip, [%[p]" R16 "\n\t"                     \
   "smlab" SEL " %[a3], ip, " W1 ", %[a3]\n\t"
-#define UTVM_DWP_SH_IMM4(A, B, C, D) UTVM_DWP_SH_IMM2(A, B) UTVM_DWP_SH_IMM2(C, D)
+#define UTVM_DWP_SH_IMM4(A, B, C, D) \
+  UTVM_DWP_SH_IMM_(A) UTVM_DWP_SH_IMM_(B) UTVM_DWP_SH_IMM_(C) UTVM_DWP_SH_IMM_(D) UTVM_DWP_CLAMP2(A, B) UTVM_DWP_CLAMP2(C, D)
 #define UTVM_DWP_SH_REG4(A, B, C, D) \
   UTVM_DWP_SH_REG2(A, B) "ldrd ip, lr, %[mr]\n\t" UTVM_DWP_SH_REG2(C, D)
 /* the four stores: at offsets from y (unrolled), else post-indexed (c1 <= 255) or at offsets
@@ -588,7 +609,8 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
   "smlab" SEL " %[a1], ip, " W1 ", %[a1]\n\t"    \
   "smlad %[a2], ip, " W0 ", " ACC2 "\n\t"        \
   "smlab" SEL " %[a2], lr, " W1 ", %[a2]\n\t"
-#define UTVM_DWP_SH_IMM3(A, B, C) UTVM_DWP_SH_IMM2(A, B) UTVM_DWP_SH_IMM(C)
+#define UTVM_DWP_SH_IMM3(A, B, C) \
+  UTVM_DWP_SH_IMM_(A) UTVM_DWP_SH_IMM_(B) UTVM_DWP_SH_IMM_(C) UTVM_DWP_CLAMP2(A, B) UTVM_DWP_CLAMP(C)
 #define UTVM_DWP_SH_REG3(A, B, C) UTVM_DWP_SH_REG2(A, B) "ldrd ip, lr, %[mr]\n\t" UTVM_DWP_SH_REG(C)
 #define UTVM_DWP_S2_TRIPLE(SH)                                                                         \
   UTVM_DWP_S2_TROW("], %[pa]", "]", "%[w0]", "%[w1]", "b", "%[b]", "%[b]", "%[b]")                      \
