@@ -366,29 +366,39 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
   "str r2, [%[d], #4]\n\t"                       \
   "str r3, [%[d], #12]\n\t"                      \
   "str r1, [%[d], #20]\n\t"
+#define UTVM_DWP_B_ROW                                                                                    \
+  "0:\n\t"                                                                                                \
+  ".rept %c[steps]\n\t.if %c[c] < 256\n\t" UTVM_DWP_B_STEP ".else\n\t" UTVM_DWP_B_STEP_FAR ".endif\n\t.endr\n\t" \
+  ".if %c[two] && %c[c] < 256\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]], %[c]\n\t", "ldr r1, [%[px]], %[c]\n\t")      \
+  ".elseif %c[two]\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]]\n\t", "ldr r1, [%[px], #%c[c]]\n\taddw %[px], %[px], #2*%c[c]\n\t") \
+  ".endif\n\t"                                                                                            \
+  ".if %c[tail]\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]]\n\t", "mov r1, %[z]\n\t") ".endif\n\t"               \
+  ".if %c[xend] != 0\n\tadd %[px], %[px], #%c[xend]\n\t.endif\n\t"                                        \
+  ".if %c[dadv] != 0\n\tadd %[d], %[d], #%c[dadv]\n\t.endif\n\t"
+#define UTVM_DWP_B_INS                                                                                   \
+  [c] "i"(xcs), [z] "i"(zw), [steps] "i"(steps), [two] "i"(two), [tail] "i"(tail), [xend] "i"(xend),       \
+      [dadv] "i"(dadv)
+/* reg: the row count in a register (the layers whose channels run the 3x3 assembly), else in
+ * memory (two more instructions a row): GCC's code for utvm_dwp_chan_g in the same function may
+ * leave it no register for it */
 UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, int32_t xcs, int32_t zw,
-                                 int32_t steps, int32_t two, int32_t tail, int32_t xend, int32_t dadv) {
+                                 int32_t steps, int32_t two, int32_t tail, int32_t xend, int32_t dadv, int32_t reg) {
   int32_t rows = nr;
   const int8_t* px = xrow;
   int16_t* d = dst;
-  __asm__ volatile(
-      "0:\n\t"
-      ".rept %c[steps]\n\t.if %c[c] < 256\n\t" UTVM_DWP_B_STEP ".else\n\t" UTVM_DWP_B_STEP_FAR ".endif\n\t.endr\n\t"
-      ".if %c[two] && %c[c] < 256\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]], %[c]\n\t", "ldr r1, [%[px]], %[c]\n\t")
-      ".elseif %c[two]\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]]\n\t", "ldr r1, [%[px], #%c[c]]\n\taddw %[px], %[px], #2*%c[c]\n\t")
-      ".endif\n\t"
-      ".if %c[tail]\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]]\n\t", "mov r1, %[z]\n\t") ".endif\n\t"
-      ".if %c[xend] != 0\n\tadd %[px], %[px], #%c[xend]\n\t.endif\n\t"
-      ".if %c[dadv] != 0\n\tadd %[d], %[d], #%c[dadv]\n\t.endif\n\t"
-      "ldr r0, %[rows]\n\t"
-      "subs r0, r0, #1\n\t"
-      "str r0, %[rows]\n\t"
-      "bne 0b\n\t"
-      : [px] "+r"(px), [d] "+r"(d), [rows] "+m"(rows)
-      : [c] "i"(xcs), [z] "i"(zw), [steps] "i"(steps), [two] "i"(two), [tail] "i"(tail), [xend] "i"(xend),
-        [dadv] "i"(dadv)
-      : "cc", "memory", "r0", "r1", "r2", "r3", "r4", "r5", "ip", "lr");
+  if (reg)
+    __asm__ volatile(UTVM_DWP_B_ROW "subs %[rows], %[rows], #1\n\tbne 0b\n\t"
+                     : [px] "+r"(px), [d] "+r"(d), [rows] "+r"(rows)
+                     : UTVM_DWP_B_INS
+                     : "cc", "memory", "r0", "r1", "r2", "r3", "r4", "r5", "ip", "lr");
+  else
+    __asm__ volatile(UTVM_DWP_B_ROW "ldr r0, %[rows]\n\tsubs r0, r0, #1\n\tstr r0, %[rows]\n\tbne 0b\n\t"
+                     : [px] "+r"(px), [d] "+r"(d), [rows] "+m"(rows)
+                     : UTVM_DWP_B_INS
+                     : "cc", "memory", "r0", "r1", "r2", "r3", "r4", "r5", "ip", "lr");
 }
+#undef UTVM_DWP_B_ROW
+#undef UTVM_DWP_B_INS
 
 /* 3x3 windows: all nb output rows of one channel, two outputs per step (a last odd one alone),
  * the steps of a row unrolled up to six, else four per loop iteration. ip and lr
@@ -1273,6 +1283,9 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
   const int32_t blk = sw == 2 && (left & 3) == 0 && (rs & 3) == 0;
   int32_t g0, i0, r, gi, mm;
 #ifdef UTVM_DWP_ASM
+  /* every channel in utvm_dwp3_asm (ycs: STRB's offsets; stride 2's steps of four store at 3 ycs) */
+  const int32_t asm3 = kh == 3 && kw == 3 && sw <= 2 && 16 * rs * dh <= 1020 && 8 * rs * sh <= 4095 &&
+                       (sw == 1 ? ycs <= 2047 : 3 * ycs <= 4095);
   utvm_dwp_loop_t k;
   k.steps[0] = 8 * rs * sh - (sw == 1 ? 4 : blk ? 32 : 4 * sw) * (ow / 2);
   k.steps[1] = yrs - ow * ycs;
@@ -1301,7 +1314,8 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
         const int32_t k1 = (left + w) / 2 - left / 2, steps = k1 / 2, two = k1 & 1, tail = (left + w) & 1;
         const int32_t xend = xrs - xcs * (4 * steps + 2 * two), dadv = 8 * rs - (32 * steps + 4 * two + 4 * tail);
         if (gc == 4 && xcs < 1024 && steps <= 16 && xend < 4096 && xend > -4096 && dadv >= 0 && dadv < 4096) {
-          if (r1 > r0) utvm_dwp_rows4b(dst + 16 * (left / 4), px, r1 - r0, xcs, zw, steps, two, tail, xend, dadv);
+          if (r1 > r0)
+            utvm_dwp_rows4b(dst + 16 * (left / 4), px, r1 - r0, xcs, zw, steps, two, tail, xend, dadv, asm3);
           r = r1; /* done */
         } else {
           r = r0;
@@ -1356,9 +1370,7 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
             const int32_t qe = qo[2], r0 = rt[(qe >> 16) & 0xFF];
             utvm_dwp_widen(wv, tc, (qe >> 8) & 0xFF, kh, kw, sw);
 #ifdef UTVM_DWP_ASM
-            /* ycs: STRB's offsets (stride 2's steps of four store at 3 ycs) */
-            if (kh == 3 && kw == 3 && sw <= 2 && 16 * rs * dh <= 1020 && 8 * rs * sh <= 4095 &&
-                (sw == 1 ? ycs <= 2047 : 3 * ycs <= 4095)) {
+            if (asm3) {
               if (shift > 0 && ((flags & UTVM_DWP_MIXED) == 0 || (qe & 0x80)))
                 utvm_dwp3_asm(&pl, &yo, wo, qo, r0, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs,
                               shift, blk, lo, hi, flags & UTVM_DWP_ROUND_NEG);
