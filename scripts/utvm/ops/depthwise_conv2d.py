@@ -617,6 +617,16 @@ class DwpGeometry:
                 and 8 * self.rs * self.sh <= 4095 and (self.ycs <= 2047 if self.sw == 1 else 3 * self.ycs <= 4095))
 
 
+    def converts_fast(self) -> bool:
+        """The conversion's assembly applies (utvm_dwp_rows4 / utvm_dwp_rows4b): input columns
+        less than 1024 bytes apart, the planes of four channels within its reach (blocks at
+        stride 2 from column 0, else 3 rs <= 506); elsewhere plain C, about twice the
+        instructions a value (kws_ds [49, 20, 64] s2 VALID along its columns, 1,280 bytes apart:
+        3.19 instructions per MAC, along its rows 2.3)."""
+        blk = self.sw == 2 and self.left % 4 == 0 and self.rs % 4 == 0
+        return self.xcs < 1024 and (blk or 3 * self.rs <= 506)
+
+
 def _dwp_geometry(g: Graph, op: Operator, orient: str) -> DwpGeometry | None:
     """The geometry for ``orient`` ("rows" or "cols"), None when the dilation runs along the
     output rows (pairs of taps must be neighbours)."""
@@ -742,14 +752,14 @@ def _dwp_q(consts: DwpConstants, packed: bool) -> tuple[np.ndarray, int]:
 
 def _dwp_orients(g: Graph, op: Operator) -> tuple[str, ...]:
     """The orientations that apply, the default first: the assembly loop where only one of them
-    has it, else the longer output rows (fewer row ends and odd last outputs), rows on a tie."""
+    has it, then the conversion's assembly, else the longer output rows (fewer row ends and odd last outputs), rows on a tie."""
     geos = {o: _dwp_geometry(g, op, o) for o in ("rows", "cols")}
     usable = [o for o, geo in geos.items() if geo is not None]
 
-    def score(o: str) -> tuple[bool, int, bool]:
+    def score(o: str) -> tuple[bool, bool, int, bool]:
         geo = geos[o]
         assert geo is not None
-        return geo.fast(), geo.ow, o == "rows"
+        return geo.fast(), geo.converts_fast(), geo.ow, o == "rows"
 
     return tuple(sorted(usable, key=score, reverse=True))
 
