@@ -704,3 +704,37 @@ def test_multiplier_layers_match_tflite_micro(mult_model: tuple[Path, DwCases], 
     path, cases = mult_model
     check_model(path, tmp_path, board, cases.inputs)
     assert_kernels_warning_free(tmp_path, board)
+
+
+#: seeded shapes of tests/layer_shapes.py (family, shape, activation) that dsp_dwp runs on the
+#: Cortex-M4 and the most instructions per MAC each may take there, measured alone (the planes
+#: fit to the one layer's pool), about 3% over the figures of 2026-12-03: 2.09, 1.92, 2.04, 2.49,
+#: 2.52, 2.48, 1.79 (before the clamped and negative-tie 3x3 assembly, utvm_dwp_chan_g, the far
+#: conversion and the orientation by conversion: 3.19, 3.00, 2.65, 4.45, 6.51, 4.24, 1.99)
+SEEDED_BOUNDS = [
+    (("mobilenet_v1", "[32, 32, 32] 3x3 s1x1 SAME m1 -> 32", "RELU6"), 2.15),
+    (("kws_ds", "[25, 20, 64] 3x3 s1x1 VALID m1 -> 64", "RELU"), 1.98),
+    (("mobilenet_v3", "[8, 8, 480] 3x3 s1x1 SAME m1 -> 480", "NONE"), 2.11),
+    (("mobilenet_v1", "[24, 24, 64] 3x3 s2x2 SAME m1 -> 64", "NONE"), 2.56),
+    (("kws_ds", "[49, 20, 64] 3x3 s2x2 VALID m1 -> 64", "RELU"), 2.6),
+    (("stream1d", "[1, 49, 48] 1x9 s1x1 SAME m1 -> 48", "RELU6"), 2.55),
+    (("mobilenet_v3", "[16, 16, 120] 5x5 s1x1 SAME m1 -> 120", "RELU"), 1.85),
+]
+
+
+@needs_qemu
+@pytest.mark.slow
+@pytest.mark.parametrize("key,bound", SEEDED_BOUNDS, ids=[f"{k[0]} {k[1]}" for k, _ in SEEDED_BOUNDS])
+def test_seeded_layers_instructions_per_mac(key: tuple[str, str, str], bound: float, tmp_path: Path) -> None:
+    """Each of SEEDED_BOUNDS' layers alone on mps2/an386: bit-exact with TFLite Micro and within
+    its bound."""
+    from layer_shapes import add_layer, shapes
+    from op_check import check_model
+
+    (layer,) = [s for s in shapes("DEPTHWISE_CONV_2D", 200) if (s.family, s.text(), s.activation) == key]
+    m = ModelBuilder("one layer")
+    x, y = add_layer(m, layer, "l")
+    report = check_model(m.finish(x, y), tmp_path, "mps2/an386")
+    assert report.instructions is not None
+    ipm = report.instructions / layer.macs
+    assert ipm <= bound, (key, ipm)
