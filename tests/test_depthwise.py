@@ -40,7 +40,7 @@ from utvm.ir import Operator
 from utvm.kernels import fixedpoint as fp
 from utvm.kernels.requant import effective_scales
 from utvm.kernels.target import Target
-from utvm.ops.depthwise_conv2d import DWP_ROUND_NEG, _dwp_constants
+from utvm.ops.depthwise_conv2d import DWP_CONV_MAX_MULT, DWP_CONV_MAX_TAPS, DWP_ROUND_NEG, _dwp_constants
 from utvm.tune.space import space
 
 needs_qemu = pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
@@ -197,7 +197,8 @@ def test_variant_taken_where_it_applies(model: tuple[Path, DwCases], tmp_path: P
     for call in result.lowered.calls:
         op = result.graph.ops[call.op_index]
         if result.graph.tensors[op.inputs[0]].shape[3] == 1 and op.attrs["depth_multiplier"] > 1:
-            assert call.variant == "conv", (op.source, call.variant)  # one input channel: a convolution
+            # one input channel: a convolution, few filters of small windows dsp_dwp (conv_gives_way)
+            assert call.variant == _mult_variant(op, result.graph, "cortex-m4"), (op.source, call.variant)
             conv += 1
             continue
         dh, dw = op.attrs["dilation"]
@@ -635,7 +636,9 @@ def _mult_variant(op: Operator, graph: object, cpu: str) -> str:
     x, w = graph.tensors[op.inputs[0]], graph.tensors[op.inputs[1]]  # type: ignore[attr-defined]
     kh, kw = w.shape[1], w.shape[2]
     if x.shape[3] == 1:
-        return "conv"
+        # the Cortex-M4: few filters of small windows on dsp_dwp (ops/depthwise_conv2d.py, conv_gives_way)
+        small = op.attrs["depth_multiplier"] <= DWP_CONV_MAX_MULT and kh * kw <= DWP_CONV_MAX_TAPS
+        return "dsp_dwp" if cpu == "cortex-m4" and small else "conv"
     if cpu == "cortex-m4":
         return "dsp_dwp"
     y = graph.tensors[op.outputs[0]]  # type: ignore[attr-defined]
@@ -657,7 +660,8 @@ def mult_model(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, DwCases]
 
 @pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m55"])
 def test_multiplier_kernels_taken(mult_model: tuple[Path, DwCases], cpu: str, tmp_path: Path) -> None:
-    """One input channel: the convolution kernels (conv) on both CPUs; more channels: dsp_dwp on
+    """One input channel: the convolution kernels (conv) on both CPUs (on the Cortex-M4 dsp_dwp for
+    multipliers up to 4 of windows up to 64 taps, conv_gives_way); more channels: dsp_dwp on
     the Cortex-M4, on the M55 helium_dot (2-D windows of at most 16 taps) or helium_mult; the
     batch-2 layer (not taken by the Helium kernels) dsp_dwp."""
     path, cases = mult_model
@@ -668,7 +672,8 @@ def test_multiplier_kernels_taken(mult_model: tuple[Path, DwCases], cpu: str, tm
         op = result.graph.ops[call.op_index]
         assert op.attrs["depth_multiplier"] > 1
         if result.graph.tensors[op.inputs[0]].shape[0] == 2:
-            assert call.variant == ("dsp_dwp" if result.graph.tensors[op.inputs[0]].shape[3] > 1 else "conv")
+            one = result.graph.tensors[op.inputs[0]].shape[3] == 1
+            assert call.variant == (_mult_variant(op, result.graph, cpu) if one else "dsp_dwp")
             continue
         expected = _mult_variant(op, result.graph, cpu)
         assert call.variant == expected, (op.source, call.variant, expected)
