@@ -10,7 +10,8 @@ Kernel variants, first that applies:
   or Helium CPU: the layer is a convolution of one input channel and M outputs (TFLite Micro
   computes both alike), its filter transposed to M x kh x kw x 1 and run on the first
   convolution kernel that takes it (Helium's utvm_mve_conv42_s8, the DSP GEMM), the M outputs of
-  a pixel sharing one patch (_as_conv);
+  a pixel sharing one patch (_as_conv); on DSP CPUs without Helium, multipliers up to 4 of
+  windows up to 64 taps are left to dsp_dwp (conv_gives_way; a tuning log naming conv keeps it);
 - helium_dot: multiplier > 1 on Cortex-M52/M55/M85, windows of 2 or more rows of at most 16 taps
   (utvm_mve_dwd_s8 of utvm/kernels/depthwise_mve_mult.h: the input re-laid out as channel planes,
   one gather of a pixel's window shared by the channel's filters, one VMLADAV per output);
@@ -36,7 +37,8 @@ Kernel variants, first that applies:
   _dwp_constants): the input converted four channels at a time into planar int16 rows in
   planned scratch (a band of output rows at a time), then each output channel over its plane
   with its weights (int8 in flash) widened in registers to int16 pairs, two outputs per step (utvm_dwp_s8 of
-  utvm/kernels.h; 3x3 windows of stride 1 or 2 in assembly). Knobs: ``orient`` (the output rows
+  utvm/kernels.h; 3x3 windows of stride 1 or 2 in assembly, any clamp and rounding, the other
+  windows of stride 1 or 2 two or four outputs a step in C). Knobs: ``orient`` (the output rows
   run along the image rows, or along its columns: a narrow tall image transposed) and ``band``
   (output rows per conversion: fewer rows, less scratch, more input rows converted twice);
 - dsp_dwt: int8 on DSP CPUs, 3x3 windows of stride 1 or 2, multiplier 1, at most 4x4 outputs
@@ -422,6 +424,8 @@ def _as_conv(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     if not (x.dtype == "int8" and y.dtype == "int8" and x.shape[3] == 1 and op.attrs.get("depth_multiplier", 1) > 1
             and w.data is not None and w.quant is not None and (target.helium or target.dsp)):
         return None
+    if conv_gives_way(g, op, target) and _dwp(g, op, target) is not None:
+        return None
     name = f"{w.name}:conv"
     wconv = Tensor(name, (w.shape[3], w.shape[1], w.shape[2], 1), w.dtype,
                    Quant(w.quant.scale, w.quant.zero_point, 0), np.ascontiguousarray(w.data.transpose(3, 1, 2, 0)))
@@ -436,6 +440,25 @@ def _as_conv(g: Graph, op: Operator, target: Target) -> KernelDef | None:
                          for a in kdef.args]
             return kdef
     return None
+
+
+#: one-channel layers of at most this multiplier and window taps run dsp_dwp on DSP CPUs without
+#: Helium (see conv_gives_way)
+DWP_CONV_MAX_MULT, DWP_CONV_MAX_TAPS = 4, 64
+
+
+def conv_gives_way(g: Graph, op: Operator, target: Target) -> bool:
+    """Whether a one-channel layer leaves the convolution kernels to dsp_dwp (untuned; a tuning
+    log naming "conv" keeps them): on DSP CPUs without Helium, multipliers up to
+    DWP_CONV_MAX_MULT and windows up to DWP_CONV_MAX_TAPS taps, where each pixel's patch is shared
+    by too few filters. The 35 seeded kws shapes on mps2/an386, dsp_dwp against conv: faster on
+    6 of the 7 of those ([61, 13, 1] 8x8 m4 3.22 -> 1.68, 7x3 s2 m3 3.67 -> 2.18, [32, 10, 1] 5x5 s2
+    m2 3.47 -> 2.72, [124, 40, 1] 10x4 m2 2.05 -> 1.53 instructions per MAC; one equal), slower
+    on larger windows (10x8 m2 1.78 -> 1.80, 20x8 m4 1.14 -> 3.62) and multipliers (m16-m64 on
+    8x8 to 20x8: 0.92-1.18 -> 1.5-3.8)."""
+    w = g.tensors[op.inputs[1]]
+    return (not target.helium and op.attrs.get("depth_multiplier", 1) <= DWP_CONV_MAX_MULT
+            and w.shape[1] * w.shape[2] <= DWP_CONV_MAX_TAPS and knob(op, "variant", None) != "conv")
 
 
 # ---------------------------------------------------------------------------------------
@@ -614,7 +637,17 @@ class DwpGeometry:
     def fast(self) -> bool:
         """The assembly loop applies (3x3, stride 1 or 2, offsets within LDRD's and STRB's reach)."""
         return (self.kh == self.kw == 3 and self.sw <= 2 and 16 * self.rs * self.dh <= 1020
-                and 8 * self.rs * self.sh <= 4095 and self.ycs <= 2047)
+                and 8 * self.rs * self.sh <= 4095 and (self.ycs <= 2047 if self.sw == 1 else 3 * self.ycs <= 4095))
+
+
+    def converts_fast(self) -> bool:
+        """The conversion's assembly applies (utvm_dwp_rows4 / utvm_dwp_rows4b): input columns
+        less than 1024 bytes apart, the planes of four channels within its reach (blocks at
+        stride 2 from column 0, else 3 rs <= 506); elsewhere plain C, about twice the
+        instructions a value (kws_ds [49, 20, 64] s2 VALID along its columns, 1,280 bytes apart:
+        3.19 instructions per MAC, along its rows 2.3)."""
+        blk = self.sw == 2 and self.left % 4 == 0 and self.rs % 4 == 0
+        return self.xcs < 1024 and (blk or 3 * self.rs <= 506)
 
 
 def _dwp_geometry(g: Graph, op: Operator, orient: str) -> DwpGeometry | None:
@@ -742,14 +775,14 @@ def _dwp_q(consts: DwpConstants, packed: bool) -> tuple[np.ndarray, int]:
 
 def _dwp_orients(g: Graph, op: Operator) -> tuple[str, ...]:
     """The orientations that apply, the default first: the assembly loop where only one of them
-    has it, else the longer output rows (fewer row ends and odd last outputs), rows on a tie."""
+    has it, then the conversion's assembly, else the longer output rows (fewer row ends and odd last outputs), rows on a tie."""
     geos = {o: _dwp_geometry(g, op, o) for o in ("rows", "cols")}
     usable = [o for o, geo in geos.items() if geo is not None]
 
-    def score(o: str) -> tuple[bool, int, bool]:
+    def score(o: str) -> tuple[bool, bool, int, bool]:
         geo = geos[o]
         assert geo is not None
-        return geo.fast(), geo.ow, o == "rows"
+        return geo.fast(), geo.converts_fast(), geo.ow, o == "rows"
 
     return tuple(sorted(usable, key=score, reverse=True))
 

@@ -47,8 +47,10 @@
  * With DSP, 3x3 windows (stride 1 or 2) run an assembly loop over the rows of a channel, two
  * outputs per step (24 instructions for 18 multiply-accumulates and their requantization with
  * the layer's shift; rows of up to six steps and small planes unrolled, longer rows four steps
- * per loop iteration), when the clamp is the int8 range and no negative tie needs rounding; the
- * rest is plain C. The rows of a band are converted in one assembly loop (utvm_dwp_rows4).
+ * per loop iteration; a clamp narrower than int8's: CMP/IT/MOV by immediates per side; negative
+ * ties (UTVM_DWP_ROUND_NEG): the high word + acc >> 31, three more instructions a pair); the
+ * rest is plain C (utvm_dwp_chan_g at strides 1 and 2, two outputs per step, a clamp on both at
+ * once by SSUB16/SEL). The rows of a band are converted in one assembly loop (utvm_dwp_rows4).
  * Stride 2: four outputs per step (utvm_dwp3_asm), and where the data starts at a block (left %
  * 4 == 0, rs % 4 == 0) the planes in blocks of two pair words of the four planes (utvm_dwp_col,
  * converted by utvm_dwp_rows4b with one STM a step of four columns).
@@ -324,12 +326,21 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
  * (pairs k, k + 1 of plane g at 32 (k / 2) + 8 g bytes of the row), one STM of eight words per
  * step of four columns (17 instructions for 16 values; r0-r5, ip, lr in ascending order, r7 left
  * to a frame pointer; the steps of a row written out, up to 16); a pair of two columns and a last pair (x_w-1, zero point) as four words 8
- * bytes apart; px moves by post-indexed loads (xcs < 256), then both move on by immediates */
+ * bytes apart; px moves by post-indexed loads (xcs < 256; up to 1023: loads at offsets and one ADDW),
+ * then both move on by immediates */
 #define UTVM_DWP_B_STEP                          \
   "ldr r0, [%[px]], %[c]\n\t"                    \
   "ldr ip, [%[px]], %[c]\n\t"                    \
   "ldr r1, [%[px]], %[c]\n\t"                    \
-  "ldr lr, [%[px]], %[c]\n\t"                    \
+  "ldr lr, [%[px]], %[c]\n\t" UTVM_DWP_B_STEP_OPS
+/* columns 256 to 1023 bytes apart: the loads at offsets, one ADDW */
+#define UTVM_DWP_B_STEP_FAR                      \
+  "ldr r0, [%[px]]\n\t"                          \
+  "ldr ip, [%[px], #%c[c]]\n\t"                  \
+  "ldr r1, [%[px], #2*%c[c]]\n\t"                \
+  "ldr lr, [%[px], #3*%c[c]]\n\t"                \
+  "addw %[px], %[px], #4*%c[c]\n\t" UTVM_DWP_B_STEP_OPS
+#define UTVM_DWP_B_STEP_OPS                      \
   "pkhbt r2, r0, ip, lsl #16\n\t"                \
   "pkhtb ip, ip, r0, asr #16\n\t"                \
   "pkhbt r3, r1, lr, lsl #16\n\t"                \
@@ -355,25 +366,39 @@ UTVM_DWP_AI void utvm_dwp_rows4(int16_t* dst, int32_t ps, const int8_t* xrow, in
   "str r2, [%[d], #4]\n\t"                       \
   "str r3, [%[d], #12]\n\t"                      \
   "str r1, [%[d], #20]\n\t"
+#define UTVM_DWP_B_ROW                                                                                    \
+  "0:\n\t"                                                                                                \
+  ".rept %c[steps]\n\t.if %c[c] < 256\n\t" UTVM_DWP_B_STEP ".else\n\t" UTVM_DWP_B_STEP_FAR ".endif\n\t.endr\n\t" \
+  ".if %c[two] && %c[c] < 256\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]], %[c]\n\t", "ldr r1, [%[px]], %[c]\n\t")      \
+  ".elseif %c[two]\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]]\n\t", "ldr r1, [%[px], #%c[c]]\n\taddw %[px], %[px], #2*%c[c]\n\t") \
+  ".endif\n\t"                                                                                            \
+  ".if %c[tail]\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]]\n\t", "mov r1, %[z]\n\t") ".endif\n\t"               \
+  ".if %c[xend] != 0\n\tadd %[px], %[px], #%c[xend]\n\t.endif\n\t"                                        \
+  ".if %c[dadv] != 0\n\tadd %[d], %[d], #%c[dadv]\n\t.endif\n\t"
+#define UTVM_DWP_B_INS                                                                                   \
+  [c] "i"(xcs), [z] "i"(zw), [steps] "i"(steps), [two] "i"(two), [tail] "i"(tail), [xend] "i"(xend),       \
+      [dadv] "i"(dadv)
+/* reg: the row count in a register (the layers whose channels run the 3x3 assembly), else in
+ * memory (two more instructions a row): GCC's code for utvm_dwp_chan_g in the same function may
+ * leave it no register for it */
 UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, int32_t xcs, int32_t zw,
-                                 int32_t steps, int32_t two, int32_t tail, int32_t xend, int32_t dadv) {
+                                 int32_t steps, int32_t two, int32_t tail, int32_t xend, int32_t dadv, int32_t reg) {
   int32_t rows = nr;
   const int8_t* px = xrow;
   int16_t* d = dst;
-  __asm__ volatile(
-      "0:\n\t"
-      ".rept %c[steps]\n\t" UTVM_DWP_B_STEP ".endr\n\t"
-      ".if %c[two]\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]], %[c]\n\t", "ldr r1, [%[px]], %[c]\n\t") ".endif\n\t"
-      ".if %c[tail]\n\t" UTVM_DWP_B_PAIR("ldr r0, [%[px]]\n\t", "mov r1, %[z]\n\t") ".endif\n\t"
-      ".if %c[xend] != 0\n\tadd %[px], %[px], #%c[xend]\n\t.endif\n\t"
-      ".if %c[dadv] != 0\n\tadd %[d], %[d], #%c[dadv]\n\t.endif\n\t"
-      "subs %[rows], %[rows], #1\n\t"
-      "bne 0b\n\t"
-      : [px] "+r"(px), [d] "+r"(d), [rows] "+r"(rows)
-      : [c] "i"(xcs), [z] "i"(zw), [steps] "i"(steps), [two] "i"(two), [tail] "i"(tail), [xend] "i"(xend),
-        [dadv] "i"(dadv)
-      : "cc", "memory", "r0", "r1", "r2", "r3", "r4", "r5", "ip", "lr");
+  if (reg)
+    __asm__ volatile(UTVM_DWP_B_ROW "subs %[rows], %[rows], #1\n\tbne 0b\n\t"
+                     : [px] "+r"(px), [d] "+r"(d), [rows] "+r"(rows)
+                     : UTVM_DWP_B_INS
+                     : "cc", "memory", "r0", "r1", "r2", "r3", "r4", "r5", "ip", "lr");
+  else
+    __asm__ volatile(UTVM_DWP_B_ROW "ldr r0, %[rows]\n\tsubs r0, r0, #1\n\tstr r0, %[rows]\n\tbne 0b\n\t"
+                     : [px] "+r"(px), [d] "+r"(d), [rows] "+m"(rows)
+                     : UTVM_DWP_B_INS
+                     : "cc", "memory", "r0", "r1", "r2", "r3", "r4", "r5", "ip", "lr");
 }
+#undef UTVM_DWP_B_ROW
+#undef UTVM_DWP_B_INS
 
 /* 3x3 windows: all nb output rows of one channel, two outputs per step (a last odd one alone),
  * the steps of a row unrolled up to six, else four per loop iteration. ip and lr
@@ -382,23 +407,63 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
  * steps of a row), the row count and the end of the looped steps of the current row. */
 /* requantization of accumulators A (and B: SH##2) with (m, r) in ip, lr: the layer's shift as
  * SSAT's operand, or the channel's own shift e (read into ip) */
-#define UTVM_DWP_SH_IMM(A)                       \
+/* a clamp narrower than int8's (the layer's lo, hi as immediates; nothing where it is int8's):
+ * one output by CMP/IT/MOV, two at once as int16 pairs in A (SSUB16 sets GE, SEL picks; the
+ * pair's constant by one MOV or MVN into lr), B then A's high half; ip and lr taken */
+#define UTVM_DWP_CLAMP(A)                                                        \
+  ".if .Lutvm_dwp_lo > -128\n\tcmp " A ", #.Lutvm_dwp_lo\n\tit lt\n\tmovlt " A ", #.Lutvm_dwp_lo\n\t.endif\n\t" \
+  ".if .Lutvm_dwp_hi < 127\n\tcmp " A ", #.Lutvm_dwp_hi\n\tit gt\n\tmovgt " A ", #.Lutvm_dwp_hi\n\t.endif\n\t"
+#define UTVM_DWP_CLAMP2(A, B)                                                      \
+  ".if .Lutvm_dwp_lo > -128 || .Lutvm_dwp_hi < 127\n\t"                            \
+  "pkhbt ip, " A ", " B ", lsl #16\n\t"                                            \
+  ".if .Lutvm_dwp_lo > -128 && .Lutvm_dwp_hi < 127\n\t"                            \
+  "mov lr, #.Lutvm_dwp_lo2\n\tssub16 " A ", ip, lr\n\tsel ip, ip, lr\n\t"          \
+  "mov lr, #.Lutvm_dwp_hi2\n\tssub16 " A ", lr, ip\n\tsel " A ", ip, lr\n\t"       \
+  ".elseif .Lutvm_dwp_lo > -128\n\t"                                               \
+  "mov lr, #.Lutvm_dwp_lo2\n\tssub16 " A ", ip, lr\n\tsel " A ", ip, lr\n\t"       \
+  ".else\n\t"                                                                      \
+  "mov lr, #.Lutvm_dwp_hi2\n\tssub16 " A ", lr, ip\n\tsel " A ", ip, lr\n\t"       \
+  ".endif\n\t"                                                                     \
+  "asr " B ", " A ", #16\n\t"                                                      \
+  ".endif\n\t"
+/* lo, hi, rn and the layer's shift sh from the one immediate cl (GCC takes at most 30 operands), set in each statement */
+#define UTVM_DWP_CL_SET                                                                                  \
+  ".set .Lutvm_dwp_lo, (%c[cl] & 255) - 128\n\t.set .Lutvm_dwp_hi, ((%c[cl] >> 8) & 255) - 128\n\t"   \
+  ".set .Lutvm_dwp_rn, (%c[cl] >> 16) & 1\n\t.set .Lutvm_dwp_sh, (%c[cl] >> 17) & 31\n\t"             \
+  ".set .Lutvm_dwp_lo2, (.Lutvm_dwp_lo & 0xffff) * 0x10001\n\t"                                        \
+  ".set .Lutvm_dwp_hi2, (.Lutvm_dwp_hi & 0xffff) * 0x10001\n\t"
+/* requantization of accumulators A (B, ...: SH##2, SH##3, SH##4) with (m, r) in ip, lr: the
+ * layer's shift as SSAT's operand, or the channel's own shift e (read into ip) */
+#define UTVM_DWP_SH_IMM_(A)                      \
   "smmla " A ", " A ", ip, lr\n\t"               \
-  "ssat " A ", #8, " A ", asr %[sh]\n\t"
-#define UTVM_DWP_SH_IMM2(A, B) UTVM_DWP_SH_IMM(A) UTVM_DWP_SH_IMM(B)
+  "ssat " A ", #8, " A ", asr #.Lutvm_dwp_sh\n\t"
+#define UTVM_DWP_SH_IMM(A) UTVM_DWP_SH_IMM_(A) UTVM_DWP_CLAMP(A)
+#define UTVM_DWP_SH_IMM2(A, B) UTVM_DWP_SH_IMM_(A) UTVM_DWP_SH_IMM_(B) UTVM_DWP_CLAMP2(A, B)
+/* the channel's own shift; UTVM_DWP_ROUND_NEG (rn): the high word into ip, then + acc >> 31
+ * (m read again for a second output) */
+#define UTVM_DWP_SMMLAR_RN(A)                    \
+  "smmlar ip, " A ", ip, lr\n\t"                 \
+  "add " A ", ip, " A ", asr #31\n\t"
 #define UTVM_DWP_SH_REG(A)                       \
+  ".if .Lutvm_dwp_rn\n\t" UTVM_DWP_SMMLAR_RN(A)         \
+  ".else\n\t"                                    \
   "smmlar " A ", " A ", ip, lr\n\t"              \
+  ".endif\n\t"                                   \
   "ldr ip, %[e]\n\t"                             \
   "asr " A ", " A ", ip\n\t"                     \
-  "ssat " A ", #8, " A "\n\t"
+  "ssat " A ", #8, " A "\n\t" UTVM_DWP_CLAMP(A)
 #define UTVM_DWP_SH_REG2(A, B)                   \
+  ".if .Lutvm_dwp_rn\n\t" UTVM_DWP_SMMLAR_RN(A)         \
+  "ldr ip, %[mr]\n\t" UTVM_DWP_SMMLAR_RN(B)      \
+  ".else\n\t"                                    \
   "smmlar " A ", " A ", ip, lr\n\t"              \
   "smmlar " B ", " B ", ip, lr\n\t"              \
+  ".endif\n\t"                                   \
   "ldr ip, %[e]\n\t"                             \
   "asr " A ", " A ", ip\n\t"                     \
   "asr " B ", " B ", ip\n\t"                     \
   "ssat " A ", #8, " A "\n\t"                    \
-  "ssat " B ", #8, " B "\n\t"
+  "ssat " B ", #8, " B "\n\t" UTVM_DWP_CLAMP2(A, B)
 /* the stores and the output pointer's advance: post-indexed when it fits 8 bits (the
  * assembler decides, .if on the constant) */
 #define UTVM_DWP_STORE_ADVANCE(A, STEP)                                  \
@@ -508,7 +573,8 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
   "smlab" SEL " %[a2], lr, " W1 ", %[a2]\n\t"    \
   "ldr ip, [%[p]" R16 "\n\t"                     \
   "smlab" SEL " %[a3], ip, " W1 ", %[a3]\n\t"
-#define UTVM_DWP_SH_IMM4(A, B, C, D) UTVM_DWP_SH_IMM2(A, B) UTVM_DWP_SH_IMM2(C, D)
+#define UTVM_DWP_SH_IMM4(A, B, C, D) \
+  UTVM_DWP_SH_IMM_(A) UTVM_DWP_SH_IMM_(B) UTVM_DWP_SH_IMM_(C) UTVM_DWP_SH_IMM_(D) UTVM_DWP_CLAMP2(A, B) UTVM_DWP_CLAMP2(C, D)
 #define UTVM_DWP_SH_REG4(A, B, C, D) \
   UTVM_DWP_SH_REG2(A, B) "ldrd ip, lr, %[mr]\n\t" UTVM_DWP_SH_REG2(C, D)
 /* the four stores: at offsets from y (unrolled), else post-indexed (c1 <= 255) or at offsets
@@ -553,7 +619,8 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
   "smlab" SEL " %[a1], ip, " W1 ", %[a1]\n\t"    \
   "smlad %[a2], ip, " W0 ", " ACC2 "\n\t"        \
   "smlab" SEL " %[a2], lr, " W1 ", %[a2]\n\t"
-#define UTVM_DWP_SH_IMM3(A, B, C) UTVM_DWP_SH_IMM2(A, B) UTVM_DWP_SH_IMM(C)
+#define UTVM_DWP_SH_IMM3(A, B, C) \
+  UTVM_DWP_SH_IMM_(A) UTVM_DWP_SH_IMM_(B) UTVM_DWP_SH_IMM_(C) UTVM_DWP_CLAMP2(A, B) UTVM_DWP_CLAMP(C)
 #define UTVM_DWP_SH_REG3(A, B, C) UTVM_DWP_SH_REG2(A, B) "ldrd ip, lr, %[mr]\n\t" UTVM_DWP_SH_REG(C)
 #define UTVM_DWP_S2_TRIPLE(SH)                                                                         \
   UTVM_DWP_S2_TROW("], %[pa]", "]", "%[w0]", "%[w1]", "b", "%[b]", "%[b]", "%[b]")                      \
@@ -657,7 +724,7 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
 #define UTVM_DWP_OUTS : [a0] "=&r"(a0), [a1] "=&r"(a1), [p] "+r"(p), [y] "+r"(y), [rows] "+m"(kp->rows), [yend] "=m"(kp->yend)
 #define UTVM_DWP_INS                                                                                 \
   [bb] "m"(kp->bb), [mr] "m"(kp->mr), [e] "m"(kp->e), [steps] "m"(kp->steps), [ny] "m"(kp->ny),                \
-      [r1] "i"(rb), [c1] "i"(ycs), [sh] "i"(sh) UTVM_DWP_EXTRA
+      [r1] "i"(rb), [c1] "i"(ycs), [cl] "i"(cl) UTVM_DWP_EXTRA
 /* ten registers: a0, a1, p, y and six weights (stride 1) or five and the bias (stride 2) */
 #define UTVM_DWP_S1_OPERANDS                                                                         \
   UTVM_DWP_OUTS : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4), [w5] "r"(w5), \
@@ -679,7 +746,7 @@ typedef struct {
 /* one asm statement for the shape of a row (ow, np = ow / 2 constants): its steps unrolled (up
  * to six) or looped four at a time (np % 4 before the loop), then the last odd output */
 #define UTVM_DWP_ROW_ASM(STEPS, TAIL) \
-  __asm__ volatile(".set .Lutvm_dwp_fix, 0\n\t0:\n\t" STEPS TAIL UTVM_DWP_ROW_END OPERANDS)
+  __asm__ volatile(UTVM_DWP_CL_SET ".set .Lutvm_dwp_fix, 0\n\t0:\n\t" STEPS TAIL UTVM_DWP_ROW_END OPERANDS)
 #define UTVM_DWP_ROW_TAILS(STEPS, ONE) \
   do {                                 \
     if (ow & 1)                        \
@@ -754,7 +821,7 @@ typedef struct {
 
 /* small planes: every row written out (nb rows of np <= 2 steps), no loop, the outputs at
  * offsets from y */
-#define UTVM_DWP_FIX ".set .Lutvm_dwp_fix, 1\n\t.set .Lutvm_dwp_yo, 0\n\t.set .Lutvm_dwp_ymv, 0\n\t"
+#define UTVM_DWP_FIX UTVM_DWP_CL_SET ".set .Lutvm_dwp_fix, 1\n\t.set .Lutvm_dwp_yo, 0\n\t.set .Lutvm_dwp_ymv, 0\n\t"
 #define UTVM_DWP_UNROLLED(ROW)                                                                        \
   do {                                                                                                \
     if (nb == 1)                                                                                      \
@@ -846,7 +913,8 @@ typedef struct {
  * leaves them, so that the caller keeps them in registers rather than on the stack) */
 UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* wv, const int32_t* q,
                                int32_t r, utvm_dwp_loop_t* kp, int32_t nb, int32_t unrolled, int32_t ow, int32_t sw, int32_t rb,
-                               int32_t psh, int32_t yrs, int32_t ycs, int32_t sh, int32_t blk) {
+                               int32_t psh, int32_t yrs, int32_t ycs, int32_t sh, int32_t blk, int32_t lo,
+                               int32_t hi, int32_t rn) {
   const int16_t* p = *pp;
   int8_t* y = *yp;
   int32_t a0, a1, a2, a3, w0 = wv[0], w1 = wv[1], w2 = wv[2], w3 = wv[3], w4 = wv[4], w5 = wv[5];
@@ -860,6 +928,7 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* w
                          nb * ((np / 2) * 48 + (np & 1) * 25) + nb * (ow & 1) * 14 <= 480 &&
                          pstep < 4096 && ystep < 4096 && ystep > -4096 && ow * ycs < 4096;
   const int32_t fixed = small || medium;
+  const int32_t cl = ((lo + 128) & 255) | (((hi + 128) & 255) << 8) | (rn ? 1 << 16 : 0) | (sh & 31) << 17;
   /* only what the loop reads, by LDRD/STRD: the bias pair for stride 1 and the steps of four
    * (stride 2 otherwise holds it in a register), (m, r), e for the channel's own shift (GCC finds
    * no register for q's address in some functions when the loops read q itself) */
@@ -1049,6 +1118,166 @@ UTVM_DWP_AI void utvm_dwp_chan_c(int8_t* yo, const int16_t* pl, const int32_t* w
   }
 }
 
+#if defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32 && defined(__OPTIMIZE__)
+/* the halfwords of p clamped to those of lo2 and hi2 (SSUB16 sets GE, SEL picks), the constant
+ * made in the statement (one MOV or MVN of 0x00XY00XY): held in a register across the layer it
+ * leaves the conversion's assembly too few */
+UTVM_DWP_AI int32_t utvm_dwp_max16(int32_t p, int32_t lo2) {
+  int32_t d, t;
+  __asm__("mov %1, %3\n\tssub16 %0, %2, %1\n\tsel %0, %2, %1" : "=&r"(d), "=&r"(t) : "r"(p), "i"(lo2) : "cc");
+  return d;
+}
+UTVM_DWP_AI int32_t utvm_dwp_min16(int32_t p, int32_t hi2) {
+  int32_t d, t;
+  __asm__("mov %1, %3\n\tssub16 %0, %1, %2\n\tsel %0, %2, %1" : "=&r"(d), "=&r"(t) : "r"(p), "i"(hi2) : "cc");
+  return d;
+}
+#else
+UTVM_DWP_AI int32_t utvm_dwp_max16(int32_t p, int32_t lo2) {
+  const int32_t a = (int16_t)(uint16_t)(uint32_t)p, b = p >> 16, l = (int16_t)(uint16_t)(uint32_t)lo2;
+  return utvm_dwp_pkhbt(a < l ? l : a, b < l ? l : b);
+}
+UTVM_DWP_AI int32_t utvm_dwp_min16(int32_t p, int32_t hi2) {
+  const int32_t a = (int16_t)(uint16_t)(uint32_t)p, b = p >> 16, h = (int16_t)(uint16_t)(uint32_t)hi2;
+  return utvm_dwp_pkhbt(a > h ? h : a, b > h ? h : b);
+}
+#endif
+
+/* the int8 outputs of two scaled accumulators of one channel into y0, y1: own = 0 the layer's
+ * shift es after SMMLA, own = 1 the channel's es after SMMLAR (UTVM_DWP_ROUND_NEG: + acc >> 31);
+ * a clamp narrower than int8's on both at once, as int16 pairs (SSUB16 and SEL) */
+UTVM_DWP_AI void utvm_dwp_rq2(int8_t* y0, int8_t* y1, int32_t a0, int32_t a1, int32_t m, int32_t r, int32_t own,
+                              int32_t es, int32_t flags, int32_t lo, int32_t hi) {
+  int32_t t0 = own ? utvm_dwp_smmlar(a0, m, r) : utvm_dwp_smmla(a0, m, r);
+  int32_t t1 = own ? utvm_dwp_smmlar(a1, m, r) : utvm_dwp_smmla(a1, m, r);
+  if (flags & UTVM_DWP_ROUND_NEG) {
+    t0 += a0 >> 31;
+    t1 += a1 >> 31;
+  }
+  t0 = utvm_sat_s8(t0 >> es);
+  t1 = utvm_sat_s8(t1 >> es);
+  if (lo > -128 || hi < 127) {
+    int32_t p = utvm_dwp_pkhbt(t0, t1);
+    if (lo > -128) p = utvm_dwp_max16(p, (int32_t)(((uint32_t)lo & 0xFFFFu) * 0x10001u));
+    if (hi < 127) p = utvm_dwp_min16(p, (int32_t)(((uint32_t)hi & 0xFFFFu) * 0x10001u));
+    *y0 = (int8_t)p;
+    *y1 = (int8_t)(p >> 16);
+    return;
+  }
+  *y0 = (int8_t)t0;
+  *y1 = (int8_t)t1;
+}
+
+/* one output as utvm_dwp_rq2 */
+UTVM_DWP_AI int32_t utvm_dwp_rq1(int32_t a0, int32_t m, int32_t r, int32_t own, int32_t es, int32_t flags,
+                                 int32_t lo, int32_t hi) {
+  int32_t t = own ? utvm_dwp_smmlar(a0, m, r) : utvm_dwp_smmla(a0, m, r);
+  if (flags & UTVM_DWP_ROUND_NEG) t += a0 >> 31;
+  t = utvm_sat_s8(t >> es);
+  if (lo > -128) t = t < lo ? lo : t;
+  if (hi < 127) t = t > hi ? hi : t;
+  return t;
+}
+
+/* utvm_dwp_chan_c for strides 1 and 2 with the form of the requantization known (own, es: see
+ * utvm_dwp_rq2), so that the loops hold no test of it */
+UTVM_DWP_AI void utvm_dwp_chan_g(int8_t* yo, const int16_t* pl, const int32_t* wv, int32_t b2, int32_t m,
+                                 int32_t r0, int32_t own, int32_t es, int32_t nb, int32_t ow, int32_t yrs,
+                                 int32_t ycs, int32_t kh, int32_t kw, int32_t sh, int32_t sw, int32_t dh, int32_t rs,
+                                 int32_t flags, int32_t lo, int32_t hi, int32_t blk) {
+  const int32_t mh = kw / 2, odd = kw & 1;
+  const int32_t rw = sw == 1 ? (kw > 1 ? kw - 1 : 1) : (kw + 1) / 2; /* words per kernel row */
+  const int32_t sg = sw == 1 ? (kw > 1 ? 2 * mh - 1 : 0) : mh;       /* the word of the last odd tap */
+  const int32_t rstep = 4 * rs * dh;
+  /* the pair words from p (the step's first): stride 1 at p + 2 k, stride 2 pair t at p + 2 t,
+   * blk: at p + 16 (t / 2) + 2 (t % 2) (p moves by a block a step) */
+#define UTVM_DWP_AT(t) (sw == 1 ? 2 * (t) : blk ? 16 * ((t) >> 1) + 2 * ((t) & 1) : 2 * (t))
+  const int32_t pstep = sw == 1 ? 2 : blk ? 16 : 4;
+  /* the two outputs of the pair step at P into A0, A1 */
+#define UTVM_DWP_PAIR(P, A0, A1)                                              \
+  do {                                                                        \
+    (A0) = b2;                                                                \
+    (A1) = b2;                                                                \
+      UTVM_DWP_UNROLL for (r = 0; r < kh; ++r) { \
+        const int32_t* wr = wv + r * rw; \
+        const int16_t* pr = (P) + r * rstep; \
+        if (sw == 1) { \
+          if (kw == 1) { \
+            const int32_t v = utvm_dwp_ld(pr); \
+            (A0) = UTVM_DWP_SMLABT(v, wr[0], (A0)); \
+            (A1) = UTVM_DWP_SMLATB(v, wr[0], (A1)); \
+            continue; \
+          } \
+          (A1) = UTVM_DWP_SMLATB(utvm_dwp_ld(pr), wr[0], (A1)); \
+          UTVM_DWP_UNROLL for (k = 0; k < mh; ++k) (A0) = UTVM_DWP_SMLAD(utvm_dwp_ld(pr + 2 * k), wr[k], (A0)); \
+          UTVM_DWP_UNROLL for (k = 1; k < mh + odd; ++k) \
+            (A1) = UTVM_DWP_SMLAD(utvm_dwp_ld(pr + 2 * k), wr[mh + k - 1], (A1)); \
+          if (odd) (A0) = UTVM_DWP_SMLABT(utvm_dwp_ld(pr + 2 * mh), wr[sg], (A0)); \
+          if (!odd) (A1) = UTVM_DWP_SMLABT(utvm_dwp_ld(pr + 2 * mh), wr[mh - 1], (A1)); \
+        } else { \
+          UTVM_DWP_UNROLL for (k = 0; k < mh; ++k) { \
+            (A0) = UTVM_DWP_SMLAD(utvm_dwp_ld(pr + UTVM_DWP_AT(k)), wr[k], (A0)); \
+            (A1) = UTVM_DWP_SMLAD(utvm_dwp_ld(pr + UTVM_DWP_AT(k + 1)), wr[k], (A1)); \
+          } \
+          if (odd) { \
+            (A0) = UTVM_DWP_SMLABT(utvm_dwp_ld(pr + UTVM_DWP_AT(mh)), wr[sg], (A0)); \
+            (A1) = UTVM_DWP_SMLABT(utvm_dwp_ld(pr + UTVM_DWP_AT(mh + 1)), wr[sg], (A1)); \
+          } \
+        } \
+      } \
+  } while (0)
+  const int32_t quad = kh > 1 || kw <= 3 || (sw == 2 && kw <= 5);
+  int32_t i, j, r, k;
+  for (i = 0; i < nb; ++i) {
+    const int16_t* p = pl + 4 * rs * sh * i;
+    int8_t* yp = yo + i * yrs;
+    /* steps of four outputs (two pairs: the loads they share read once; not on the 1-D rows of
+     * five taps or more, where GCC then spills: 1x9 2.3 -> 2.4, 1x15 1.8 -> 2.0 instructions per
+     * MAC, 5x5 1.7 -> 1.5), then of two */
+    for (j = 0; quad && j + 3 < ow; j += 4, p += 2 * pstep, yp += 4 * ycs) {
+      int32_t a0, a1, a2, a3;
+      UTVM_DWP_PAIR(p, a0, a1);
+      UTVM_DWP_PAIR(p + pstep, a2, a3);
+      utvm_dwp_rq2(yp, yp + ycs, a0, a1, m, r0, own, es, flags, lo, hi);
+      utvm_dwp_rq2(yp + 2 * ycs, yp + 3 * ycs, a2, a3, m, r0, own, es, flags, lo, hi);
+    }
+    for (; j + 1 < ow; j += 2, p += pstep, yp += 2 * ycs) {
+      int32_t a0, a1;
+      UTVM_DWP_PAIR(p, a0, a1);
+      utvm_dwp_rq2(yp, yp + ycs, a0, a1, m, r0, own, es, flags, lo, hi);
+    }
+    if (ow & 1) { /* p at the last output's first pair (stride 1: its first value) */
+      int32_t a0 = b2;
+      UTVM_DWP_UNROLL for (r = 0; r < kh; ++r) {
+        const int16_t* pr = p + r * rstep;
+        const int32_t* wr = wv + r * rw;
+        if (sw == 1 && kw == 1) {
+          a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(pr), wr[0], a0);
+          continue;
+        }
+        UTVM_DWP_UNROLL for (k = 0; k < mh; ++k) a0 = UTVM_DWP_SMLAD(utvm_dwp_ld(pr + UTVM_DWP_AT(k)), wr[k], a0);
+        if (odd) a0 = UTVM_DWP_SMLABT(utvm_dwp_ld(pr + UTVM_DWP_AT(mh)), wr[sg], a0);
+      }
+      *yp = (int8_t)utvm_dwp_rq1(a0, m, r0, own, es, flags, lo, hi);
+    }
+  }
+#undef UTVM_DWP_AT
+#undef UTVM_DWP_PAIR
+}
+
+/* the outputs of one channel at stride 1 or 2 (utvm_dwp_chan_g by the form of its shift) */
+UTVM_DWP_AI void utvm_dwp_chan_f(int8_t* yo, const int16_t* pl, const int32_t* wv, const int32_t* q, int32_t r0,
+                                 int32_t nb, int32_t ow, int32_t yrs, int32_t ycs, int32_t kh, int32_t kw, int32_t sh,
+                                 int32_t sw, int32_t dh, int32_t rs, int32_t flags, int32_t lo, int32_t hi,
+                                 int32_t blk, int32_t shift) {
+  const int32_t e = (int8_t)(uint8_t)(uint32_t)q[2];
+  if (shift > 0 && ((flags & UTVM_DWP_MIXED) == 0 || e < 0))
+    utvm_dwp_chan_g(yo, pl, wv, q[0], q[1], r0, 0, shift, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi,
+                    blk);
+  else
+    utvm_dwp_chan_g(yo, pl, wv, q[0], q[1], r0, 1, e, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi, blk);
+}
+
 /* the layer (see above); returns 0 */
 UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* qv, int32_t h, int32_t w,
                                 int32_t cin, int32_t mult, int32_t oh, int32_t ow, int32_t xrs, int32_t xcs,
@@ -1073,12 +1302,14 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
   const int32_t blk = sw == 2 && (left & 3) == 0 && (rs & 3) == 0;
   int32_t g0, i0, r, gi, mm;
 #ifdef UTVM_DWP_ASM
+  /* every channel in utvm_dwp3_asm (ycs: STRB's offsets; stride 2's steps of four store at 3 ycs) */
+  const int32_t asm3 = kh == 3 && kw == 3 && sw <= 2 && 16 * rs * dh <= 1020 && 8 * rs * sh <= 4095 &&
+                       (sw == 1 ? ycs <= 2047 : 3 * ycs <= 4095);
   utvm_dwp_loop_t k;
   k.steps[0] = 8 * rs * sh - (sw == 1 ? 4 : blk ? 32 : 4 * sw) * (ow / 2);
   k.steps[1] = yrs - ow * ycs;
   k.ny = (ow / 8) * 8 * ycs; /* the rows of more than six steps loop over four at a time */
 #endif
-  (void)shift; /* the assembly's immediate; the C form reads each channel's e */
   /* the pairs of padding only, once */
   utvm_dwp_fill(sc, rs, blk, 4, rows, 0, (left / 2) * 2, zx);
   utvm_dwp_fill(sc, rs, blk, 4, rows, dataend, rs, zx);
@@ -1101,8 +1332,9 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
       if (blk) {
         const int32_t k1 = (left + w) / 2 - left / 2, steps = k1 / 2, two = k1 & 1, tail = (left + w) & 1;
         const int32_t xend = xrs - xcs * (4 * steps + 2 * two), dadv = 8 * rs - (32 * steps + 4 * two + 4 * tail);
-        if (gc == 4 && xcs < 256 && steps <= 16 && xend < 4096 && xend > -4096 && dadv >= 0 && dadv < 4096) {
-          if (r1 > r0) utvm_dwp_rows4b(dst + 16 * (left / 4), px, r1 - r0, xcs, zw, steps, two, tail, xend, dadv);
+        if (gc == 4 && xcs < 1024 && steps <= 16 && xend < 4096 && xend > -4096 && dadv >= 0 && dadv < 4096) {
+          if (r1 > r0)
+            utvm_dwp_rows4b(dst + 16 * (left / 4), px, r1 - r0, xcs, zw, steps, two, tail, xend, dadv, asm3);
           r = r1; /* done */
         } else {
           r = r0;
@@ -1157,18 +1389,21 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
             const int32_t qe = qo[2], r0 = rt[(qe >> 16) & 0xFF];
             utvm_dwp_widen(wv, tc, (qe >> 8) & 0xFF, kh, kw, sw);
 #ifdef UTVM_DWP_ASM
-            if (kh == 3 && kw == 3 && sw <= 2 && (flags & UTVM_DWP_ROUND_NEG) == 0 && lo == -128 && hi == 127 &&
-                16 * rs * dh <= 1020 && 8 * rs * sh <= 4095 && ycs <= 2047) {
+            if (asm3) {
               if (shift > 0 && ((flags & UTVM_DWP_MIXED) == 0 || (qe & 0x80)))
                 utvm_dwp3_asm(&pl, &yo, wo, qo, r0, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs,
-                              shift, blk);
+                              shift, blk, lo, hi, flags & UTVM_DWP_ROUND_NEG);
               else
                 utvm_dwp3_asm(&pl, &yo, wo, qo, r0, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs, 0,
-                              blk);
+                              blk, lo, hi, flags & UTVM_DWP_ROUND_NEG);
               continue;
             }
 #endif
-            utvm_dwp_chan_c(yo, pl, wo, qo, r0, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi, blk);
+            if (sw <= 2)
+              utvm_dwp_chan_f(yo, pl, wo, qo, r0, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi, blk,
+                              shift);
+            else
+              utvm_dwp_chan_c(yo, pl, wo, qo, r0, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi, blk);
           }
       }
     }
