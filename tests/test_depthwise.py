@@ -40,7 +40,7 @@ from utvm.ir import Operator
 from utvm.kernels import fixedpoint as fp
 from utvm.kernels.requant import effective_scales
 from utvm.kernels.target import Target
-from utvm.ops.depthwise_conv2d import DWP_CONV_MAX_MULT, DWP_CONV_MAX_TAPS, DWP_ROUND_NEG, _dwp_constants
+from utvm.ops.depthwise_conv2d import DWP_CONV_MAX_MULT, DWP_CONV_MAX_TAPS, DWP_ROUND_NEG, _dwp_constants, dwr_takes
 from utvm.tune.space import space
 
 needs_qemu = pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
@@ -642,6 +642,8 @@ def _mult_variant(op: Operator, graph: object, cpu: str) -> str:
     if cpu == "cortex-m4":
         return "dsp_dwp"
     y = graph.tensors[op.outputs[0]]  # type: ignore[attr-defined]
+    if op.attrs["dilation"] == (1, 1) and dwr_takes(tuple(x.shape), kh, op.attrs["depth_multiplier"], y.shape[2]):
+        return "helium_row"
     pw = (y.shape[2] - 1) * op.attrs["strides"][1] + (kw - 1) * op.attrs["dilation"][1] + 1
     reach = (kh - 1) * op.attrs["dilation"][0] * pw + (kw - 1) * op.attrs["dilation"][1]
     tiny = y.shape[1] * y.shape[2] < 8  # fewer pixels than utvm_mve_dwm_s8's vectors
@@ -662,7 +664,9 @@ def mult_model(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, DwCases]
 def test_multiplier_kernels_taken(mult_model: tuple[Path, DwCases], cpu: str, tmp_path: Path) -> None:
     """One input channel: the convolution kernels (conv) on both CPUs (on the Cortex-M4 dsp_dwp for
     multipliers up to 4 of windows up to 64 taps, conv_gives_way); more channels: dsp_dwp on
-    the Cortex-M4, on the M55 helium_dot (2-D windows of at most 16 taps) or helium_mult; the
+    the Cortex-M4, on the M55 helium_row where dwr_takes says so (fewer than 8 channels, 1-D
+    layers, 2-D layers of multiplier 2 x odd on rows that fill its vectors), else helium_dot
+    (2-D windows of at most 16 taps) or helium_mult; the
     batch-2 layer (not taken by the Helium kernels) dsp_dwp."""
     path, cases = mult_model
     assert len(cases.cases) >= 30
@@ -678,7 +682,8 @@ def test_multiplier_kernels_taken(mult_model: tuple[Path, DwCases], cpu: str, tm
         expected = _mult_variant(op, result.graph, cpu)
         assert call.variant == expected, (op.source, call.variant, expected)
         taken[expected] = taken.get(expected, 0) + 1
-    assert set(taken) == ({"conv", "dsp_dwp"} if cpu == "cortex-m4" else {"conv", "helium_dot", "helium_mult"}), taken
+    assert set(taken) == ({"conv", "dsp_dwp"} if cpu == "cortex-m4"
+                          else {"conv", "helium_dot", "helium_mult", "helium_row"}), taken
 
 
 @pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m55"])

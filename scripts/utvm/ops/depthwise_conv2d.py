@@ -523,6 +523,106 @@ def _helium_mult(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     return mve.extern(y, args, body)
 
 
+# ---------------------------------------------------------------------------------------
+# helium_row: output pixels in the lanes (utvm_mve_dwr_s8 of utvm/kernels/depthwise_mve_row.h)
+
+#: below this many channels the channel-vector kernels leave lanes empty: helium_row takes them
+DWR_FEW_CHANNELS = 8
+
+
+def dwr_takes(x_shape: tuple[int, ...], kh: int, mult: int, ow: int) -> bool:
+    """Whether helium_row is chosen (see _helium_row), by its measured instructions per MAC on
+    issue 23's seeded layers (mps3/an547): fewer than DWR_FEW_CHANNELS input channels
+    ([12,12,1] 3x3 9.14 -> 1.51, [20,20,5] 3x3 3.03 -> 1.58, [12,12,5] 5x5 2.12 -> 1.08); 1-D
+    layers (height 1, windows of one row) of multiplier > 1 and at least 4 output pixels
+    (utvm_mve_dwm_s8 before: [1,49,32] 1x3 m4 2.99 -> 2.20, [1,32,64] 1x5 m2 1.97 -> 1.40,
+    [1,64,32] 1x15 m4 1.08 -> 0.83); 2-D layers of two output channels per chunk (a multiplier
+    of 2 x odd) whose rows leave at most a quarter of the lanes of their vectors of 8 pixels
+    empty (utvm_mve_dwd_s8 before: [49,10,16] 3x3 m2 1.40 -> 1.05, [49,20,32] 1.44 -> 1.35; 10
+    pixels a row, 16 lanes: 1.39 -> 1.80)."""
+    c = x_shape[3]
+    if c < DWR_FEW_CHANNELS:
+        return True
+    if x_shape[1] == 1 and kh == 1:
+        return mult > 1 and ow >= 4
+    return mult % 2 == 0 and mult % 4 != 0 and -(-ow // 8) * 8 * 3 <= ow * 4
+
+
+def dwr_plan(ow: int, kh: int, kw: int, sw: int, mult: int) -> tuple[int, int, int]:
+    """(g, mm, pwp) of utvm_mve_dwr_s8: mm output channels of an input channel at once (a divisor
+    of the multiplier, at most 4), g vectors of 4 pixels (g x mm <= 4 accumulators; the g of
+    the least estimated instructions: per step g x mm bias copies, per tap g loads, mm weight
+    loads and g x mm VMLA, 7 instructions per requantized vector), pwp the columns of a plane."""
+    mm = next(k for k in (4, 3, 2, 1) if mult % k == 0)
+    taps, runs = kh * kw, kh * min(sw, kw)
+
+    def cost(g: int) -> int:
+        steps = -(-ow // (4 * g))
+        return steps * (g * mm * 8 + taps * (g + mm + g * mm) + 2 * runs + 4)
+
+    g = min((g for g in (1, 2, 4) if g * mm <= 4), key=lambda g: (cost(g), -g))
+    return g, mm, -(-ow // (4 * g)) * 4 * g + (kw - 1) // sw + 1
+
+
+def dwr_weights(wdata: np.ndarray, kh: int, kw: int, sw: int, mm: int) -> np.ndarray:
+    """utvm_mve_dwr_s8's weights: per chunk of mm output channels, per window row, per phase ph,
+    per tap ph, ph + sw, ... < kw, the chunk's mm weights (int8)."""
+    w = wdata.reshape(kh, kw, -1).transpose(2, 0, 1)  # cout x kh x kw
+    order = [(ry, rx) for ry in range(kh) for ph in range(sw) for rx in range(ph, kw, sw)]
+    taps = np.stack([w[:, ry, rx] for ry, rx in order], axis=1)  # cout x taps, in run order
+    chunks = taps.reshape(-1, mm, len(order)).transpose(0, 2, 1)  # chunk x taps x mm
+    return np.ascontiguousarray(chunks.astype(np.int8)).reshape(-1)
+
+
+def _helium_row(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """Helium depthwise with the output pixels of a row in the lanes (any multiplier, window,
+    stride and padding, no dilation) for the layers whose channels leave vector lanes empty:
+    1-D layers (height 1, windows of one row) and fewer than DWR_FEW_CHANNELS channels. Per
+    output row and input channel the rows its windows read copied into phase planes padded with
+    the zero point, then per chunk of output channels and g x 4 pixels a contiguous load per tap
+    and VMLA by the weight (utvm_mve_dwr_s8)."""
+    if not target.helium:
+        return None
+    lay = mve.layer(g, op, (0, 1, 2))
+    if lay is None or len(lay.w.shape) != 4 or op.attrs["dilation"] != (1, 1):
+        return None
+    x, y = lay.x, lay.y
+    n, h, wd, c = x.shape
+    _, oh, ow, cout = y.shape
+    mult = op.attrs.get("depth_multiplier", 1)
+    kh, kw = lay.wdata.shape[1], lay.wdata.shape[2]
+    sh, sw = op.attrs["strides"]
+    # strides of 3 and more refused: a seeded 3x2 stride-3 layer differed from TFLite Micro
+    if cout != c * mult or max(sh, sw) > 2 or not dwr_takes(tuple(x.shape), kh, mult, ow):
+        return None
+    top, left, _, _ = op.attrs["padding"]
+    folded, mults, shifts = lay.params
+    rq = np.stack([folded, mults, shifts], axis=1).astype(np.int32).reshape(-1)
+    gg, mm, pwp = dwr_plan(ow, kh, kw, sw, mult)
+    wt = dwr_weights(lay.wdata, kh, kw, sw, mm)
+    right = int(np.all(shifts <= -1))
+    rows = oh  # output rows per pass: their input rows of a channel copied at once
+    while rows > 1 and ((rows - 1) * sh + kh) * sw * pwp > DWM_BAND_BUDGET:
+        rows -= 1
+    planes = ((rows - 1) * sh + kh) * sw * pwp + 16
+    args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
+            KernelArg(te.placeholder((wt.size,), "int8", name="w"), constant=wt, role="w"),
+            KernelArg(te.placeholder((rq.size,), I32, name="rq"), constant=rq, role="rq"),
+            KernelArg(te.placeholder((planes,), "int8", name="planes"), role="planes", scratch=True)]
+
+    def body(ins, outs):  # type: ignore[no-untyped-def]
+        xb, wb, qb, pb = ins
+        return seq([mve.call("utvm_mve_dwr_s8", outs[0].access_ptr("w", offset=i * (y.size // n)),
+                             xb.access_ptr("r", offset=i * (x.size // n)), h, wd, c, mult, oh, ow, kh, kw, sh, sw,
+                             top, left, wb.access_ptr("r"), qb.access_ptr("r"), lay.zx, lay.zy, lay.lo, lay.hi,
+                             right, gg, mm, pwp, rows, pb.access_ptr("w")) for i in range(n)])
+
+    kdef = mve.extern(y, args, body)
+    # a pass of several rows writes them channel by channel, each after its own input rows only
+    kdef.rows_out_of_order = rows > 1 and c > 1
+    return kdef
+
+
 def _helium_mult_layer(g: Graph, op: Operator, target: Target):  # type: ignore[no-untyped-def]
     """The int8 layer of a multiplier > 1 depthwise on Helium (mve.layer), None elsewhere."""
     if not target.helium or op.attrs.get("depth_multiplier", 1) < 2:
@@ -1259,6 +1359,7 @@ OPS = (
                          "int16: zero points 0, int64 bias"),),
         variants=(
             Variant("conv", _as_conv, "Cortex-M4/M7/M33/M52/M55/M85"),
+            Variant("helium_row", _helium_row, "Cortex-M52/M55/M85", rows_in_order=True),
             Variant("helium_dot", _helium_dot, "Cortex-M52/M55/M85"),
             Variant("helium_mult", _helium_mult, "Cortex-M52/M55/M85"),
             Variant("helium", _helium, "Cortex-M52/M55/M85", knobs=_helium_knobs, rows_in_order=True),

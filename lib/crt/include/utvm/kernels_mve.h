@@ -23,4 +23,6 @@
 
 #include "kernels/depthwise_mve_k.h"
 
+#include "kernels/depthwise_mve_row.h"
+
 #endif /* UTVM_KERNELS_MVE_H_ */
