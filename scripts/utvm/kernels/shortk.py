@@ -34,8 +34,8 @@ import numpy as np
 from . import tiny
 from .dsp import GemmRequant, Geometry
 
-#: the most output channels (the code is unrolled per channel)
-MAX_COUT = 64
+#: the most output channels (the code is unrolled per channel: about 50 bytes each, 4.8 KB at 96)
+MAX_COUT = 96
 #: the most pairs per pixel (five in registers leave six for the stream's words)
 MAX_PAIRS = 5
 #: pairs and the stream's words share these (r0 outputs, r1 the window, r2 the stream)
