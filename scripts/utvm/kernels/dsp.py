@@ -117,8 +117,7 @@ def gemm_stream(w: np.ndarray, rq: GemmRequant, zy: int, mode: int, lo: int = -1
     time, both starting from the block's biases); each block's biases first, once; channels past a whole block are padded with zero
     weights and the constants of the last channel. int16 weights (doubled) or, with ``W8``,
     int8; constants per channel or, with ``PER_TENSOR``, per block; with ``LO`` (a lower clamp
-    ``lo``) the constants c hold zy - lo, and with ``SMALL`` too each channel's constants end with
-    lo; with ``PACKED`` the blocks hold the biases and the weights only, and one word per channel
+    ``lo``) the constants c hold zy - lo; with ``PACKED`` the blocks hold the biases and the weights only, and one word per channel
     after the last block, m - 2**30 | the index of its shift among packed_shifts << 30, which the
     kernel expands into m, c, e in scratch (see kernels_dsp.h)."""
     cout, k = w.shape
@@ -147,7 +146,7 @@ def gemm_stream(w: np.ndarray, rq: GemmRequant, zy: int, mode: int, lo: int = -1
         body = np.concatenate([biases, weights], axis=1).reshape(-1)
         return np.concatenate([body, words]).astype(np.uint32).view(np.int32)
     c = (1 << (rights - 1)) + (zy - (lo if mode & LO else 0)) * (1 << rights)
-    words = [mults, c, rights] + ([np.full_like(c, lo)] if mode & SMALL and mode & LO else [])
+    words = [mults, c, rights]
     consts = np.stack(words, axis=1).reshape(blocks, nc, len(words))
     if mode & PER_TENSOR:
         consts = consts[:, :1]

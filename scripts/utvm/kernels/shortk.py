@@ -34,8 +34,8 @@ import numpy as np
 from . import tiny
 from .dsp import GemmRequant, Geometry
 
-#: the most output channels (the code is unrolled per channel)
-MAX_COUT = 64
+#: the most output channels (the code is unrolled per channel: about 50 bytes each, 4.8 KB at 96)
+MAX_COUT = 96
 #: the most pairs per pixel (five in registers leave six for the stream's words)
 MAX_PAIRS = 5
 #: pairs and the stream's words share these (r0 outputs, r1 the window, r2 the stream)
@@ -138,7 +138,22 @@ def lo_by_compare(lo: int, hi: int) -> bool:
     return -128 < lo != 0 and hi == 127
 
 
+def bytes_clamp(lo: int, hi: int, cout: int) -> bool:
+    """A lower clamp whose outputs cost at least five instructions each (SSAT, CMP, IT, MOV and the
+    STRB; or USAT, the compare of the upper bound and the STRB) clamps four outputs at once as
+    bytes (tiny.TinyFc._pack: USAT per output, then 10 instructions per four, and one register
+    fewer for the stream's words), the constants c holding zy - lo. Not where hi - lo is 2**n - 1
+    (USAT alone, then the STRB and an ADD of a nonzero lo)."""
+    if lo == -128 or cout < 2:
+        return False
+    span = hi - lo
+    return lo_by_compare(lo, hi) or span != (1 << max(1, span.bit_length())) - 1
+
+
 class _Row(tiny.TinyFc):
+    def _bytes(self) -> bool:
+        return bytes_clamp(self.lo, self.hi, self.units)
+
     def _clamp(self, v: str, e: int) -> list[str]:
         lo = self.lo
         if not lo_by_compare(lo, self.hi):
@@ -164,7 +179,12 @@ def assembly(geo: Geometry, rights: tuple[int, ...], lo: int, hi: int) -> list[s
 
 
 def stream(geo: Geometry, wmat: np.ndarray, rq: GemmRequant, zy: int, lo: int, hi: int) -> np.ndarray:
-    return tiny.stream(weights(geo, wmat), rq, zy, -128 if lo_by_compare(lo, hi) else lo)
+    return tiny.stream(weights(geo, wmat), rq, zy, -128 if _compared(lo, hi, geo.cout) else lo)
+
+
+def _compared(lo: int, hi: int, cout: int) -> bool:
+    """The lower clamp by a compare after SSAT (the constants c holding zy)."""
+    return lo_by_compare(lo, hi) and not bytes_clamp(lo, hi, cout)
 
 
 def source(geo: Geometry, rights: tuple[int, ...], zx: int, lo: int, hi: int) -> tuple[str, str]:
@@ -187,7 +207,7 @@ def source(geo: Geometry, rights: tuple[int, ...], zx: int, lo: int, hi: int) ->
            f"static void {name}_px(int8_t* y, const int8_t* x, const int32_t* w, int32_t np) {{\n"
            f"  static const int16_t taps[] = {{{taps}}};\n"
            f"  utvm_dsp_short_rows(y, x, w, np, taps, {len(ps)}, {geo.cout}, {geo.sw}, {lo}, {hi}, "
-           f"{0 if lo_by_compare(lo, hi) else 1});\n}}\n"
+           f"{0 if _compared(lo, hi, geo.cout) else 1});\n}}\n"
            f"#endif\n"
            f"static int32_t {name}(void* y, void* x, void* w, void* rows) {{\n"
            f"  return utvm_dsp_short_conv(y, x, w, rows, {args}, {name}_px);\n}}\n")

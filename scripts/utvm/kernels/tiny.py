@@ -136,12 +136,41 @@ class TinyFc:
             code.append(f"add {v}, {v}, #{lo}" if lo > 0 else f"sub {v}, {v}, #{-lo}")
         return code
 
+    def _bytes(self) -> bool:
+        """The outputs clamped four at a time as bytes (see :meth:`_pack`); not here."""
+        return False
+
+    def _pack(self, pack: str, reg: str, o: int, at: int, temps: list[str]) -> list[str]:
+        """Byte clamping: output o's value before the shift (the base lo subtracted) in ``reg``,
+        saturated to [0, 255] into byte o % 4 of ``pack`` (USAT, BFI); after the fourth (or the
+        row's last) output the bytes min(u, hi - lo) (USUB8, SEL) + lo (UADD8), stored at ``at``
+        (the first output's offset; STR, or STRH / STRB for a row's last one to three)."""
+        k = o % 4
+        code = [f"usat {pack if k == 0 else reg}, #8, {reg}, asr #{self.rights[o]}"]
+        if k:
+            code.append(f"bfi {pack}, {reg}, #{8 * k}, #8")
+        n = k + 1
+        if n < 4 and o != self.units - 1:
+            return code
+        t, u = temps[:2]
+        code += [f"mov {t}, #{(self.hi - self.lo) * 0x01010101}", f"usub8 {u}, {pack}, {t}", f"sel {pack}, {t}, {pack}",
+                 f"mov {t}, #{(self.lo & 0xFF) * 0x01010101}", f"uadd8 {pack}, {pack}, {t}"]
+        if n == 4:
+            return code + [f"str {pack}, [r0, #{at}]"]
+        if n == 1:
+            return code + [f"strb {pack}, [r0, #{at}]"]
+        code.append(f"strh {pack}, [r0, #{at}]")
+        return code + ([f"lsr {pack}, {pack}, #16", f"strb {pack}, [r0, #{at + 2}]"] if n == 3 else [])
+
     def _row(self, row: int, pairs: list[str], free: list[str]) -> list[str]:
-        """The outputs of one row: the stream's words by LDM into the free registers."""
+        """The outputs of one row: the stream's words by LDM into the free registers (with
+        :meth:`_bytes` one of them the four outputs' bytes)."""
         p = len(pairs)
         words = [(o, i) for o in range(self.units) for i in range(p + 3)]  # i: 0 bias, 1..p pairs, p+1 m, p+2 c
         code: list[str] = []
-        live: dict[str, str] = {}  # role -> register (acc, m)
+        live: dict[str, str] = {}  # role -> register (acc, m, pack)
+        if self._bytes():
+            live["pack"] = free[-1]
         pos = 0
         while pos < len(words):
             regs = [r for r in free if r not in live.values()]
@@ -159,6 +188,9 @@ class TinyFc:
                 else:
                     acc, m = live.pop("acc"), live.pop("m")
                     code += [f"smmlar {reg}, {acc}, {m}, {reg}", f"add {reg}, {reg}, {acc}, asr #31"]
+                    if "pack" in live:
+                        code += self._pack(live["pack"], reg, o, row * self.units + o - o % 4, [acc, m])
+                        continue
                     code += self._clamp(reg, self.rights[o])
                     code.append(f"strb {reg}, [r0, #{row * self.units + o}]")
             pos += len(chunk)

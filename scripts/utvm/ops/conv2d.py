@@ -14,11 +14,11 @@ Kernel variants, first that applies:
   the whole layer in one call of kernels_dsp.h (pointwise rows read in place, other windows
   gathered into patches, widened to int16 once, assembly blocks of output channels); knob
   ``weights``: int16 (widened and doubled ahead of time) or int8, int16 by default only for
-  small layers on large maps (mac_knobs.widened_by_default); knob ``consts``: the requantization
-  constants as words or packed (4 bytes a channel instead of 16 with the bias, expanded into
+  small layers on large maps and rows of at most 24 inputs (mac_knobs.widened_by_default); knob
+  ``consts``: the requantization constants as words or packed (4 bytes a channel instead of 16 with the bias, expanded into
   scratch; what --max-flash takes);
 - dsp_short: Cortex-M4/M7/M33, int8 with dsp_gemm's short exact requantization whose gathered patch
-  is at most five int16 pairs (one input channel, windows up to 9 taps), at most 64 output
+  is at most five int16 pairs (one input channel, windows up to 9 taps), at most 96 output
   channels: one naked assembly function generated for the layer (kernels/shortk.py), a patch's pairs
   in registers, per output channel the stream's words by LDM, one SMLAD per pair, the shift an
   immediate; the patches gathered by kernels_dsp.h's utvm_dsp_conv;

@@ -32,12 +32,21 @@ def wide_weights(op: Operator) -> bool:
 #: short enough to stay in registers (SMALL_QUADS: the small kernels take int16 weights only,
 #: AD's 8-input layer); elsewhere int8
 WIDEN_BYTES, WIDEN_ROWS = 1024, 64
+#: rows of at most SHORT_K inputs widen at any size: int8 weights cost 8 instructions per quad and
+#: block of four channels, twice the products' on rows this short (LSTM / SVDF gates of 8 to 20
+#: inputs on the Cortex-M4: 2.0-2.8 -> 1.3-1.9 instructions per MAC), for one byte of flash per
+#: weight, at most SHORT_K a channel; --max-flash (lean_weights) takes them back to int8
+SHORT_K = 24
 
 
 def widened_by_default(g: Graph, op: Operator) -> bool:
-    """dsp_gemm's default for a layer without a tuned configuration: weights widened to int16."""
+    """dsp_gemm's default for a layer without a tuned configuration: weights widened to int16
+    (rows of at most SHORT_K inputs always; else small layers, see WIDEN_BYTES)."""
     w, y = g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
-    short = w.size // max(w.shape[0], 1) <= 4 * SMALL_QUADS
+    k = w.size // max(w.shape[0], 1)
+    if k <= SHORT_K:
+        return True
+    short = k <= 4 * SMALL_QUADS
     return w.size <= WIDEN_BYTES and (short or y.size // max(y.shape[-1], 1) >= WIDEN_ROWS)
 
 

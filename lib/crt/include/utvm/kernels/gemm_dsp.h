@@ -39,8 +39,7 @@
  *     (UTVM_DSP_W8) nc words, per channel its four weights (the inputs doubled instead when
  *     they are widened);
  *   - the requantization constants m, c, e (| 256 on the layer's last channel): per channel,
- *     or once for the block (UTVM_DSP_PER_TENSOR); small rows with a lower clamp add lo per
- *     channel; none with UTVM_DSP_PACKED, where one word per channel follows the last block
+ *     or once for the block (UTVM_DSP_PER_TENSOR); none with UTVM_DSP_PACKED, where one word per channel follows the last block
  *     instead, m - 2**30 | i << 30 (i: the index of the channel's shift among the layer's at most
  *     four), with the output zero point and the shifts in the mode's bits 8-30 (z: bits 8-16,
  *     zy or with UTVM_DSP_LO zy - lo, signed; the first shift: bits 17-21; the steps to the next
@@ -59,7 +58,8 @@
  * (a shift by register reads its low byte only: the last flag does not matter), saturated to
  * int8 (SSAT): five instructions and a store per output. A lower activation bound lo > -128
  * (UTVM_DSP_LO) takes c with zy - lo: max(t, 0) (USAT #31) + lo, then SSAT; an upper one a
- * compare and a conditional move.
+ * compare and a conditional move; the kernels of one row x four channels clamp from below by
+ * t saturated to [0, 255] (USAT #8) and then four outputs at once as bytes (UTVM_DSP_BYTES_CLAMP).
  *
  * - utvm_dsp_conv_<kernel>(out, x, stream, scratch, n, h, w, cin, oh, ow, cout, kh, kw, sh, sw,
  *   dh, dw, top, left, zx, kq, chunk, lo, hi, mode): an NHWC convolution (a fully connected
@@ -88,7 +88,6 @@
 
 /* requantization words per channel; the last flag */
 #define UTVM_DSP_RQ_WORDS 3
-#define UTVM_DSP_SMALL_LO_WORDS 4 /* small rows with a lower clamp: m, c, e, lo */
 #define UTVM_DSP_LAST 256
 
 typedef struct {
@@ -96,10 +95,16 @@ typedef struct {
   int32_t xstride;  /* bytes from one row's inputs to the next */
   int32_t kq;       /* quads of inputs per row */
   int32_t* scratch; /* the rows widened (a pair: 4 kq words, one row: 2 kq); NULL: widened already */
-  int32_t lo, hi;   /* activation clamp */
+  int32_t lo, hi;   /* activation clamp (UTVM_DSP_BYTES_CLAMP: lo and hi - lo in each byte) */
   int32_t ostride;  /* bytes from one row's outputs to the next (cout) */
   const int32_t* rq; /* UTVM_DSP_PACKED: the expanded constants (m, c, e per channel), else NULL */
 } utvm_dsp_cfg_t;
+
+/* the kernels of one row x four channels with a lower clamp (UTVM_DSP_LO, not UTVM_DSP_PAIRS nor
+ * UTVM_DSP_NARROW) clamp four outputs at once as bytes: cfg->lo holds lo in each byte, cfg->hi
+ * hi - lo in each byte */
+#define UTVM_DSP_BYTES_CLAMP(mode) \
+  (((mode) & (UTVM_DSP_LO | UTVM_DSP_PAIRS | UTVM_DSP_NARROW)) == UTVM_DSP_LO)
 
 /* a kernel: cfg->np rows at x, their outputs at out, the weights and constants in stream */
 typedef void (*utvm_dsp_kernel_fn)(int8_t*, const int8_t*, const int32_t*, const utvm_dsp_cfg_t*);
@@ -169,8 +174,13 @@ __attribute__((always_inline)) static inline void utvm_dsp_gemm_c(int8_t* out, c
   int32_t nc = (mode & (UTVM_DSP_PAIRS | UTVM_DSP_NARROW)) ? 2 : 4, step = (mode & UTVM_DSP_PAIRS) ? 4 : 2;
   int32_t scale = w8 && !(mode & UTVM_DSP_X8) ? 2 : 1;
   int32_t twice = w8 && (mode & UTVM_DSP_X8); /* x8w8: the accumulators doubled at the end */
-  int32_t rqw = (mode & UTVM_DSP_SMALL) && (mode & UTVM_DSP_LO) ? UTVM_DSP_SMALL_LO_WORDS : UTVM_DSP_RQ_WORDS;
+  int32_t rqw = UTVM_DSP_RQ_WORDS;
   int32_t packed = mode & UTVM_DSP_PACKED;
+  int32_t lo = cfg->lo, hi = cfg->hi;
+  if (UTVM_DSP_BYTES_CLAMP(mode)) { /* lo and hi - lo in each byte */
+    lo = (int8_t)(lo & 0xFF);
+    hi = lo + (hi & 0xFF);
+  }
   for (p = 0; p < cfg->np; ++p) {
     const int8_t* row = x + p * cfg->xstride;
     const int32_t* pairs = 0;
@@ -191,7 +201,7 @@ __attribute__((always_inline)) static inline void utvm_dsp_gemm_c(int8_t* out, c
       w = utvm_dsp_block_c(acc, nc, row, pairs, step, scale, s + nc, cfg->kq, w8);
       q = packed ? r : w;
       for (c = 0; c < nc; ++c)
-        *o++ = (int8_t)utvm_dsp_requant(twice ? 2 * acc[c] : acc[c], per_tensor ? q : q + rqw * c, cfg->lo, cfg->hi);
+        *o++ = (int8_t)utvm_dsp_requant(twice ? 2 * acc[c] : acc[c], per_tensor ? q : q + rqw * c, lo, hi);
       q += (per_tensor ? 1 : nc) * rqw;
       s = packed ? w : q;
       r = packed ? q : r;
@@ -507,6 +517,34 @@ __attribute__((always_inline)) static inline void utvm_dsp_gemm_c(int8_t* out, c
   "tst r6, #256\n\t"                                                                                 \
   "beq 3b\n\t"
 
+/* one row x four channels with a lower clamp (l, b), the four outputs clamped as bytes: per channel
+ * u = y - lo saturated to [0, 255] (USAT; c holds zy - lo), into the accumulator's register (its
+ * sign used by then); the four bytes in r0 (BFI), min(u, hi - lo) (USUB8, SEL with LH's bytes
+ * hi - lo), + lo (UADD8 with LL's bytes lo: y modulo 256), one STR: 11 instructions per four outputs
+ * after the shifts where the clamps take 16 (lo) or 28 (both) one at a time. LOADLOHI: LL, LH from
+ * the frame before the block's requantization (row kernels: r8, r9) or LATE after it (small rows,
+ * whose r8, r9 hold inputs: r4, r5, spent by then) */
+#define UTVM_DSP_RQ1U(A)              \
+  "smmlar r7, " A ", r4, r5\n\t"     \
+  "add r7, r7, " A ", asr #31\n\t"   \
+  "asr r7, r7, r6\n\t"               \
+  "usat " A ", #8, r7\n\t"
+#define UTVM_DSP_RQ_BYTES(LOADLOHI, LATE, LL, LH, L0, L1, PK)                                       \
+  LOADLOHI UTVM_DSP_RQ_AT_##PK L0 UTVM_DSP_RQ1U("r0") L1 UTVM_DSP_RQ1U("r1") L1 UTVM_DSP_RQ1U("r2")  \
+  L1 UTVM_DSP_RQ1U("r3") LATE                                                                      \
+  "bfi r0, r1, #8, #8\n\t"                                                                          \
+  "bfi r0, r2, #16, #8\n\t"                                                                         \
+  "bfi r0, r3, #24, #8\n\t"                                                                         \
+  "usub8 r7, r0, " LH "\n\t"                                                                        \
+  "sel r0, " LH ", r0\n\t"                                                                          \
+  "uadd8 r0, r0, " LL "\n\t"                                                                        \
+  "str r0, [lr], #4\n\t"                                                                            \
+  UTVM_DSP_RQ_BACK_##PK                                                                            \
+  "tst r6, #256\n\t"                                                                                \
+  "beq 3b\n\t"
+#define UTVM_DSP_RQ_ROW_BYTES(CLAMP, LOADLOHI, L0, L1, PK) \
+  UTVM_DSP_RQ_BYTES(LOADLOHI, "", "r8", "r9", L0, L1, PK)
+
 /* packed (PK = P) or not (N): the expanded constants' pointer (r10) from and back to the frame,
  * with pairs in one LDRD / STRD with the output pointer */
 #define UTVM_DSP_RQ_AT_N ""
@@ -610,52 +648,42 @@ __attribute__((always_inline)) static inline void utvm_dsp_gemm_c(int8_t* out, c
   RQ(UTVM_DSP_CLAMP_##CL, LOAD, UTVM_DSP_LOAD_PK, UTVM_DSP_LOAD_PK, P)                                \
   "ldr r10, " UTVM_DSP_F_RQBASE "\n\t"                                                                  \
   "str r10, " UTVM_DSP_F_RQ "\n\t"
-#define UTVM_DSP_CLAMPS(NAME, KERNEL, RQ, PER)                                                    \
+/* RQL: the requantization of the kernels with a lower clamp (l, b) */
+#define UTVM_DSP_CLAMPS(NAME, KERNEL, RQ, RQL, PER)                                               \
   UTVM_DSP_KERNEL(NAME##n, KERNEL(PER(RQ, N, "")))                                                \
-  UTVM_DSP_KERNEL(NAME##l, KERNEL(PER(RQ, L, UTVM_DSP_LOAD_LOHI)))                                \
+  UTVM_DSP_KERNEL(NAME##l, KERNEL(PER(RQL, L, UTVM_DSP_LOAD_LOHI)))                               \
   UTVM_DSP_KERNEL(NAME##h, KERNEL(PER(RQ, H, UTVM_DSP_LOAD_LOHI)))                                \
-  UTVM_DSP_KERNEL(NAME##b, KERNEL(PER(RQ, B, UTVM_DSP_LOAD_LOHI)))
-#define UTVM_DSP_EIGHT(NAME, KERNEL, RQ)                                                          \
-  UTVM_DSP_CLAMPS(NAME##_c, KERNEL, RQ, UTVM_DSP_RQ_ALL) UTVM_DSP_CLAMPS(NAME##_t, KERNEL, RQ, UTVM_DSP_RQ_ONE) \
-  UTVM_DSP_CLAMPS(NAME##_p, KERNEL, RQ, UTVM_DSP_RQ_PK)
+  UTVM_DSP_KERNEL(NAME##b, KERNEL(PER(RQL, B, UTVM_DSP_LOAD_LOHI)))
+#define UTVM_DSP_EIGHT_L(NAME, KERNEL, RQ, RQL)                                                    \
+  UTVM_DSP_CLAMPS(NAME##_c, KERNEL, RQ, RQL, UTVM_DSP_RQ_ALL)                                       \
+  UTVM_DSP_CLAMPS(NAME##_t, KERNEL, RQ, RQL, UTVM_DSP_RQ_ONE) UTVM_DSP_CLAMPS(NAME##_p, KERNEL, RQ, RQL, UTVM_DSP_RQ_PK)
+#define UTVM_DSP_EIGHT(NAME, KERNEL, RQ) UTVM_DSP_EIGHT_L(NAME, KERNEL, RQ, RQ)
+#define UTVM_DSP_EIGHT_ROW(NAME, KERNEL) UTVM_DSP_EIGHT_L(NAME, KERNEL, UTVM_DSP_RQ_ROW, UTVM_DSP_RQ_ROW_BYTES)
 
 /* the kernels a model does not name are not emitted (no unused-function warning for them) */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
-UTVM_DSP_EIGHT(utvm_dsp_row_w16, UTVM_DSP_ROW_W16, UTVM_DSP_RQ_ROW)
+UTVM_DSP_EIGHT_ROW(utvm_dsp_row_w16, UTVM_DSP_ROW_W16)
 UTVM_DSP_EIGHT(utvm_dsp_pair_w16, UTVM_DSP_PAIR_W16, UTVM_DSP_RQ_PAIR)
-UTVM_DSP_EIGHT(utvm_dsp_row_w8, UTVM_DSP_ROW_W8, UTVM_DSP_RQ_ROW)
+UTVM_DSP_EIGHT_ROW(utvm_dsp_row_w8, UTVM_DSP_ROW_W8)
 UTVM_DSP_EIGHT(utvm_dsp_pair_w8, UTVM_DSP_PAIR_W8, UTVM_DSP_RQ_PAIR)
 UTVM_DSP_EIGHT(utvm_dsp_narrow_w16, UTVM_DSP_NARROW_W16, UTVM_DSP_RQ_NARROW)
 UTVM_DSP_EIGHT(utvm_dsp_narrow_w8, UTVM_DSP_NARROW_W8, UTVM_DSP_RQ_NARROW)
-UTVM_DSP_EIGHT(utvm_dsp_row_x8, UTVM_DSP_ROW_X8, UTVM_DSP_RQ_ROW)
+UTVM_DSP_EIGHT_ROW(utvm_dsp_row_x8, UTVM_DSP_ROW_X8)
 UTVM_DSP_EIGHT(utvm_dsp_narrow_x8, UTVM_DSP_NARROW_X8, UTVM_DSP_RQ_NARROW)
-UTVM_DSP_EIGHT(utvm_dsp_row_x8w8, UTVM_DSP_ROW_X8W8, UTVM_DSP_RQ_ROW)
+UTVM_DSP_EIGHT_ROW(utvm_dsp_row_x8w8, UTVM_DSP_ROW_X8W8)
 UTVM_DSP_EIGHT(utvm_dsp_narrow_x8w8, UTVM_DSP_NARROW_X8W8, UTVM_DSP_RQ_NARROW)
-/* small rows with a lower clamp: per channel m, c, e, lo (UTVM_DSP_SMALL_LO_WORDS), the output in
- * r4 (m spent), HI: the upper clamp after SSAT */
-#define UTVM_DSP_RQ1_LO(A, HI)                   \
-  "ldm r11!, {r4-r7}\n\t"                        \
-  "smmlar r4, " A ", r4, r5\n\t"                 \
-  "add r4, r4, " A ", asr #31\n\t"               \
-  "asr r4, r4, r6\n\t"                           \
-  "usat r4, #31, r4\n\t"                         \
-  "add r4, r4, r7\n\t"                           \
-  "ssat r4, #8, r4\n\t"                          \
-  HI                                             \
-  "strb r4, [lr], #1\n\t"
-#define UTVM_DSP_SMALL_HI "ldr r5, " UTVM_DSP_F_HI "\n\tcmp r4, r5\n\tit gt\n\tmovgt r4, r5\n\t"
-#define UTVM_DSP_RQ_SMALL_LO(HI)                                                                    \
-  UTVM_DSP_RQ1_LO("r0", HI) UTVM_DSP_RQ1_LO("r1", HI) UTVM_DSP_RQ1_LO("r2", HI) UTVM_DSP_RQ1_LO("r3", HI) \
-  "tst r6, #256\n\t"                                                                                \
-  "beq 3b\n\t"
+/* small rows with a lower clamp: the outputs clamped as bytes, lo and hi - lo from the frame into r4,
+ * r5 after the four channels' requantization */
+#define UTVM_DSP_RQ_SMALL_LO                                                                      \
+  UTVM_DSP_RQ_BYTES("", "ldrd r4, r5, " UTVM_DSP_F_LOHI "\n\t", "r4", "r5", UTVM_DSP_LOAD_RQ, UTVM_DSP_LOAD_RQ, N)
 
 /* small rows: constants per channel with any clamp, per tensor unclamped */
 #define UTVM_DSP_SMALL_KERNELS(NAME, KERNEL)                                                       \
   UTVM_DSP_KERNEL(NAME##_cn, KERNEL(UTVM_DSP_RQ_ROW(UTVM_DSP_CLAMP_N, "", UTVM_DSP_LOAD_RQ, UTVM_DSP_LOAD_RQ, N))) \
-  UTVM_DSP_KERNEL(NAME##_cl, KERNEL(UTVM_DSP_RQ_SMALL_LO("")))                                     \
+  UTVM_DSP_KERNEL(NAME##_cl, KERNEL(UTVM_DSP_RQ_SMALL_LO))                                         \
   UTVM_DSP_KERNEL(NAME##_ch, KERNEL(UTVM_DSP_RQ_ROW(UTVM_DSP_SCLAMP_H, "", UTVM_DSP_LOAD_RQ, UTVM_DSP_LOAD_RQ, N))) \
-  UTVM_DSP_KERNEL(NAME##_cb, KERNEL(UTVM_DSP_RQ_SMALL_LO(UTVM_DSP_SMALL_HI)))                      \
+  UTVM_DSP_KERNEL(NAME##_cb, KERNEL(UTVM_DSP_RQ_SMALL_LO))                                         \
   UTVM_DSP_KERNEL(NAME##_tn, KERNEL(UTVM_DSP_RQ_ROW(UTVM_DSP_CLAMP_N, "", UTVM_DSP_LOAD_RQ, "", N)))
 UTVM_DSP_SMALL_KERNELS(utvm_dsp_small1_w16, UTVM_DSP_SMALL1)
 UTVM_DSP_SMALL_KERNELS(utvm_dsp_small2_w16, UTVM_DSP_SMALL2)
@@ -849,6 +877,10 @@ __attribute__((always_inline)) static inline int32_t utvm_dsp_conv(
   cfg.kq = kq;
   cfg.lo = lo;
   cfg.hi = hi;
+  if (UTVM_DSP_BYTES_CLAMP(mode)) {
+    cfg.lo = (int32_t)((uint32_t)(lo & 0xFF) * 0x01010101u);
+    cfg.hi = (int32_t)((uint32_t)(hi - lo) * 0x01010101u);
+  }
   cfg.ostride = cout;
   if (in_place) { /* rows read from the input, widened one (pair) at a time */
     cfg.scratch = col;
