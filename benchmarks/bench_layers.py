@@ -350,6 +350,7 @@ def main() -> int:
 
 def write(table: list[dict[str, Any]], boards: list[str], out: Path, timing: str | None = None) -> None:
     cpus = [get_board(b).cpu for b in boards]
+    out.parent.mkdir(parents=True, exist_ok=True)  # --out in a folder not made yet
     out.with_suffix(".json").write_text(json.dumps(table, indent=1) + "\n")
     lines = ["# Instructions per MAC of seeded layer shapes (`benchmarks/bench_layers.py`)", "",
              "Each layer's own instructions (its operator call, timed by UTVM_PROFILE; one counter tick",
