@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from mac_cases import _out_size
-from op_check import Cases, quant_params
+from op_check import Cases, quant_params, side_by_side
 from tflite_builder import ModelBuilder
 
 
@@ -62,3 +64,11 @@ class DwCases(Cases):
             return [x], [y]
 
         self.cases.append(case)
+
+
+def cases_model(folder: Path, cases: DwCases, name: str) -> tuple[Path, DwCases]:
+    """``cases`` side by side as one model ``<name>.tflite`` in ``folder`` (a module fixture's
+    directory), with the cases that built it."""
+    path = folder / f"{name}.tflite"
+    path.write_bytes(side_by_side(cases.cases))
+    return path, cases

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dw_cases import DwCases
+from dw_cases import DwCases, cases_model
 from layer_shapes import Shape, add_layer
-from op_check import check_model, side_by_side
+from op_check import check_model
 from tflite_builder import ModelBuilder
 from toolchains import toolchain_problem
 from utvm.compiler import CompileOptions, compile_model
@@ -69,10 +69,7 @@ def _cases() -> DwCases:
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, DwCases]:
-    cases = _cases()
-    path = tmp_path_factory.mktemp("dwk") / "dwk.tflite"
-    path.write_bytes(side_by_side(cases.cases))
-    return path, cases
+    return cases_model(tmp_path_factory.mktemp("dwk"), _cases(), "dwk")
 
 
 def test_helium_k_taken(model: tuple[Path, DwCases], tmp_path: Path) -> None:

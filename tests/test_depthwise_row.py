@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from dw_cases import DwCases
-from op_check import check_model, side_by_side
+from dw_cases import DwCases, cases_model
+from op_check import check_model
 from toolchains import toolchain_problem
 from utvm.compiler import CompileOptions, compile_model
 
@@ -53,10 +53,7 @@ def _cases() -> DwCases:
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, DwCases]:
-    cases = _cases()
-    path = tmp_path_factory.mktemp("dwr") / "dwr.tflite"
-    path.write_bytes(side_by_side(cases.cases))
-    return path, cases
+    return cases_model(tmp_path_factory.mktemp("dwr"), _cases(), "dwr")
 
 
 def test_helium_row_taken(model: tuple[Path, DwCases], tmp_path: Path) -> None:
