@@ -12,6 +12,7 @@ from layer_shapes import FAMILIES, OPS, Shape, add_layer, shapes
 from op_check import check_model, side_by_side
 from tflite_builder import ModelBuilder
 from utvm.compiler import CompileOptions, compile_model
+from utvm.ops.depthwise_conv2d import dwr_takes
 from utvm.run.runner import run_compiled
 
 #: the issue's keyword-spotting layer: one input channel, multiplier 8, 10x8 window, stride 2
@@ -94,8 +95,9 @@ def _model(layers: list[Shape]) -> bytes:
 def test_sample_bit_exact_for_cortex_m55_on_host(tmp_path: Path) -> None:
     """A few generated shapes per operator compiled for the Cortex-M55 (plain-C fallbacks on the
     host) equal TFLite Micro; the depthwise layers of one input channel and multiplier > 1 take
-    the convolution kernels (conv), those of more channels the Helium multiplier kernels, the
-    others that are not 3x3 of multiplier 1 dsp_dwp."""
+    the convolution kernels (conv), those of more channels helium_row where dwr_takes says so
+    (1-D layers of at least 4 output pixels, few channels) and otherwise the Helium multiplier
+    kernels, the others that are not 3x3 helium_k."""
     layers = [KWS_M8, DW_1D]
     for op in OPS:
         layers += sorted(shapes(op, 30, seed=3), key=lambda s: s.macs)[:3]
@@ -106,7 +108,12 @@ def test_sample_bit_exact_for_cortex_m55_on_host(tmp_path: Path) -> None:
     assert report.outputs_match_reference
     for s, call in zip(layers, result.lowered.calls):
         if s.op == "DEPTHWISE_CONV_2D" and s.multiplier > 1:
-            expected = {"conv"} if s.input[3] == 1 else {"helium_dot", "helium_mult"}
+            if s.input[3] == 1:
+                expected = {"conv"}
+            elif max(s.stride) <= 2 and dwr_takes(s.input, s.kernel[0], s.multiplier, s.output_hw()[1]):
+                expected = {"helium_row"}
+            else:
+                expected = {"helium_dot", "helium_mult"}
             assert call.variant in expected, (s.text(), call.variant)
         elif s.op == "DEPTHWISE_CONV_2D" and s.kernel != (3, 3):
             assert call.variant == "helium_k", (s.text(), call.variant)
