@@ -30,23 +30,33 @@
 #include "copy_mve.h"
 #include "requant_mve.h"
 
-/* the planes of input channel ic for the window rows at input row iy0 (kh rows, sw phases) */
+/* fill of utvm_mve_dwr_planes: the rows outside the input, the padding columns of the others */
+#define UTVM_MVE_DWR_FILL_ROWS 1
+#define UTVM_MVE_DWR_FILL_COLS 2
+
+/* the planes of input channel ic for the window rows at input row iy0 (kh rows, sw phases). The
+ * zero point is written only where fill says: a plane row's padding columns are the same for
+ * every channel and row (no gather writes them: filled once per call), its rows outside the
+ * input the same for every channel of a pass (filled by its first channel) */
 static inline void utvm_mve_dwr_planes(int8_t* planes, const int8_t* x, int32_t h, int32_t w, int32_t c, int32_t ic,
-                                       int32_t iy0, int32_t kh, int32_t sw, int32_t left, int32_t pwp, int32_t zx) {
-  for (int32_t ry = 0; ry < kh; ry++) {
-    const int32_t iy = iy0 + ry;
-    for (int32_t ph = 0; ph < sw; ph++) {
+                                       int32_t iy0, int32_t kh, int32_t sw, int32_t left, int32_t pwp, int32_t zx,
+                                       int32_t fill) {
+  for (int32_t ph = 0; ph < sw; ph++) {
+    /* the columns j whose input column j sw + ph - left lies inside: j0 <= j < j1 */
+    const int32_t j0 = left - ph > 0 ? (left - ph + sw - 1) / sw : 0;
+    int32_t j1 = w - 1 + left - ph >= 0 ? (w - 1 + left - ph) / sw + 1 : 0;
+    if (j1 > pwp) j1 = pwp;
+    for (int32_t ry = 0; ry < kh; ry++) {
+      const int32_t iy = iy0 + ry;
       int8_t* dst = planes + (ry * sw + ph) * pwp;
-      /* the columns j whose input column j sw + ph - left lies inside: j0 <= j < j1 */
-      int32_t j0 = left - ph > 0 ? (left - ph + sw - 1) / sw : 0;
-      int32_t j1 = w - 1 + left - ph >= 0 ? (w - 1 + left - ph) / sw + 1 : 0;
-      if (j1 > pwp) j1 = pwp;
       if (iy < 0 || iy >= h || j1 <= j0) {
-        utvm_mve_fill_s8(dst, zx, pwp);
+        if (fill & UTVM_MVE_DWR_FILL_ROWS) utvm_mve_fill_s8(dst, zx, pwp);
         continue;
       }
-      if (j0 > 0) utvm_mve_fill_s8(dst, zx, j0);
-      if (j1 < pwp) utvm_mve_fill_s8(dst + j1, zx, pwp - j1);
+      if (fill & UTVM_MVE_DWR_FILL_COLS) {
+        if (j0 > 0) utvm_mve_fill_s8(dst, zx, j0);
+        if (j1 < pwp) utvm_mve_fill_s8(dst + j1, zx, pwp - j1);
+      }
       const int8_t* src = x + (iy * w + j0 * sw + ph - left) * c + ic;
       const int32_t n = j1 - j0;
 #ifdef UTVM_MVE_VECTOR
@@ -199,7 +209,8 @@ __attribute__((always_inline)) static inline void utvm_mve_dwr_impl(
   for (int32_t oy0 = 0; oy0 < oh; oy0 += rows) {
     const int32_t nr = oh - oy0 < rows ? oh - oy0 : rows;
     for (int32_t ic = 0; ic < c; ic++) {
-      utvm_mve_dwr_planes(planes, x, h, w, c, ic, oy0 * sh - top, (nr - 1) * sh + kh, sw, left, pwp, zx);
+      const int32_t fill = ic > 0 ? 0 : oy0 > 0 ? UTVM_MVE_DWR_FILL_ROWS : UTVM_MVE_DWR_FILL_ROWS | UTVM_MVE_DWR_FILL_COLS;
+      utvm_mve_dwr_planes(planes, x, h, w, c, ic, oy0 * sh - top, (nr - 1) * sh + kh, sw, left, pwp, zx, fill);
       for (int32_t r = 0; r < nr; r++) {
         for (int32_t k = 0; k < mult; k += mm) {
           const int32_t o0 = ic * mult + k;
