@@ -694,24 +694,63 @@ def _conv_rows_flat(op: Operator, q: QuantConv, out_hw: tuple[int, int], y_name:
 
 #: the most output pixels helium_fc takes (utvm_mve_conv42_s8 blocks 4 pixels)
 FC_PIXELS = 1
+#: the most output pixels helium_fc takes as one utvm_mve_fc4_s8 row each, when every pixel's
+#: patch lies contiguous in the input (VALID windows one row high, or as wide as the input):
+#: below conv42's blocks of 4 pixels, whose empty lanes cost the layer half or more of its
+#: instructions (mps3/an547, stream1d [1,8,16] 1x7 -> 48 on 2 pixels: 12,400 conv42)
+FC_PATCH_PIXELS = 3
+
+
+def _fc_patches(g: Graph, op: Operator) -> list[int] | None:
+    """The input offsets of the output pixels' patches when helium_fc runs the layer one
+    utvm_mve_fc4_s8 row per pixel (see FC_PATCH_PIXELS), else None."""
+    x, w, y = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    _, _, wd, cin = x.shape
+    _, oh, ow, _ = y.shape
+    kh, kw = w.shape[1], w.shape[2]
+    sh, sw = op.attrs["strides"]
+    if oh * ow > FC_PATCH_PIXELS or any(op.attrs["padding"]) or tuple(op.attrs["dilation"]) != (1, 1):
+        return None
+    if kh != 1 and kw != wd:
+        return None
+    return [(oy * sh * wd + ox * sw) * cin for oy in range(oh) for ox in range(ow)]
 
 
 def _helium_fc(g: Graph, op: Operator, target: Target) -> KernelDef | None:
     """A 1 x 1 filter, stride 1 (or a 1 x 1 input), at most FC_PIXELS output pixels on Helium:
     fully_connected's utvm_mve_fc4_s8 (kernels/helium.py fc4_kernel) with the pixels as rows and
-    the [O, 1, 1, I] filter as its [O, I] weights, the requantization per channel as conv's."""
+    the [O, 1, 1, I] filter as its [O, I] weights, the requantization per channel as conv's; and
+    at most FC_PATCH_PIXELS output pixels whose patches lie contiguous in the input (_fc_patches):
+    one utvm_mve_fc4_s8 row per pixel, the [O, kh, kw, I] filter as [O, kh kw I] weights."""
     if not target.helium:
         return None
     w, y = g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
     _, oh, ow, cout = y.shape
-    if len(w.shape) != 4 or w.shape[1:3] != (1, 1) or oh * ow > FC_PIXELS:
+    if len(w.shape) != 4:
         return None
-    if tuple(op.attrs["padding"]) != (0, 0, 0, 0) or g.tensors[op.inputs[0]].shape[1:3] != (oh, ow):
+    pointwise = w.shape[1:3] == (1, 1) and oh * ow <= FC_PIXELS and tuple(op.attrs["padding"]) == (0, 0, 0, 0) \
+        and g.tensors[op.inputs[0]].shape[1:3] == (oh, ow)
+    patches = None if pointwise else _fc_patches(g, op)
+    if not pointwise and patches is None:
         return None
     lay = mve.layer(g, op, (1, 2, 3))
     if lay is None:
         return None
-    return mve.fc4_kernel(lay.x, y, lay.wdata.reshape(cout, -1), lay.params, lay.zy, lay.lo, lay.hi)
+    wdata = lay.wdata.reshape(cout, -1)
+    if patches is None:
+        return mve.fc4_kernel(lay.x, y, wdata, lay.params, lay.zy, lay.lo, lay.hi)
+    blocks, mode = mve.fc4_blocks(wdata, lay.params)
+    depth = wdata.shape[1]
+    args = [KernelArg(te.placeholder(lay.x.shape, "int8", name="x"), tensor=lay.x.name),
+            KernelArg(te.placeholder(blocks.shape, "int8", name="w"), constant=blocks, role="w")]
+
+    def body(ins, outs):  # type: ignore[no-untyped-def]
+        xb, wb = ins
+        return seq([mve.call("utvm_mve_fc4_s8", outs[0].access_ptr("w", offset=p * cout),
+                             xb.access_ptr("r", offset=off), 1, depth, cout, wb.access_ptr("r"), mode, lay.zy,
+                             lay.lo, lay.hi) for p, off in enumerate(patches)])
+
+    return mve.extern(y, args, body)
 
 
 def _helium(g: Graph, op: Operator, target: Target) -> KernelDef | None:
