@@ -12,6 +12,9 @@ Kernel variants, first that applies:
   convolution kernel that takes it (Helium's utvm_mve_conv42_s8, the DSP GEMM), the M outputs of
   a pixel sharing one patch (_as_conv); on DSP CPUs without Helium, multipliers up to 4 of
   windows up to 64 taps are left to dsp_dwp (conv_gives_way; a tuning log naming conv keeps it);
+- helium_pix: multiplier 4n on Cortex-M52/M55/M85, VALID windows, at most DWX_PIXELS output
+  pixels (utvm_mve_dwx_s8 of utvm/kernels/depthwise_mve_mult.h: per pixel and group of four
+  output channels, per tap one scalar input value, the four weights and one VMLA);
 - helium_dot: multiplier > 1 on Cortex-M52/M55/M85, windows of 2 or more rows of at most 16 taps
   (utvm_mve_dwd_s8 of utvm/kernels/depthwise_mve_mult.h: the input re-laid out as channel planes,
   one gather of a pixel's window shared by the channel's filters, one VMLADAV per output);
@@ -519,6 +522,48 @@ def _helium_mult(g: Graph, op: Operator, target: Target) -> KernelDef | None:
                              xb.access_ptr("r", offset=i * (x.size // n)), h, wd, c, mult, oh, ow, kh, kw, sh, sw,
                              dh, dw, top, left, wb.access_ptr("r"), qb.access_ptr("r"), lay.zx, lay.zy, lay.lo,
                              lay.hi, right, pw, rows, bb.access_ptr("w"), ob.access_ptr("w")) for i in range(n)])
+
+    return mve.extern(y, args, body)
+
+
+# ---------------------------------------------------------------------------------------
+# helium_pix: few output pixels, output channels in the lanes (utvm_mve_dwx_s8 of
+# utvm/kernels/depthwise_mve_mult.h)
+
+#: the most output pixels helium_pix takes: below the vectors of pixels of helium_row,
+#: helium_dot and helium_mult (stream1d [1,8,64] 1x8 s1x2 VALID m4 on one pixel: 12,400
+#: instructions on utvm_mve_dwd_s8)
+DWX_PIXELS = 3
+
+
+def _helium_pix(g: Graph, op: Operator, target: Target) -> KernelDef | None:
+    """Multiplier 4n on Helium, VALID windows, at most DWX_PIXELS output pixels: utvm_mve_dwx_s8
+    (per pixel and group of four output channels, per tap one scalar input value times the
+    group's four weights, one VMLA; nothing copied)."""
+    mult = op.attrs.get("depth_multiplier", 1)
+    lay = _helium_mult_layer(g, op, target)
+    if lay is None or mult % 4 or any(op.attrs["padding"]) or len(lay.wdata.shape) != 4:
+        return None
+    x, y = lay.x, lay.y
+    n, h, wd, c = x.shape
+    _, oh, ow, cout = y.shape
+    if oh * ow > DWX_PIXELS or cout != c * mult:
+        return None
+    kh, kw = lay.wdata.shape[1], lay.wdata.shape[2]
+    (sh, sw), (dh, dw) = op.attrs["strides"], op.attrs["dilation"]
+    groups = cout // 4
+    wt = lay.wdata.reshape(kh * kw, groups, 4).transpose(1, 0, 2).astype(np.int8)
+    rq = np.stack([p.reshape(groups, 4) for p in lay.params], axis=1).astype(np.int32)
+    args = [KernelArg(te.placeholder(x.shape, "int8", name="x"), tensor=x.name),
+            KernelArg(te.placeholder((wt.size,), "int8", name="w"), constant=wt.reshape(-1), role="w"),
+            KernelArg(te.placeholder((rq.size,), I32, name="rq"), constant=rq.reshape(-1), role="rq")]
+
+    def body(ins, outs):  # type: ignore[no-untyped-def]
+        xb, wb, qb = ins
+        return seq([mve.call("utvm_mve_dwx_s8", outs[0].access_ptr("w", offset=i * (y.size // n)),
+                             xb.access_ptr("r", offset=i * (x.size // n)), wd, c, mult, oh, ow, kh, kw, sh, sw,
+                             dh, dw, wb.access_ptr("r"), qb.access_ptr("r"), lay.zy, lay.lo, lay.hi)
+                    for i in range(n)])
 
     return mve.extern(y, args, body)
 
@@ -1359,6 +1404,7 @@ OPS = (
                          "int16: zero points 0, int64 bias"),),
         variants=(
             Variant("conv", _as_conv, "Cortex-M4/M7/M33/M52/M55/M85"),
+            Variant("helium_pix", _helium_pix, "Cortex-M52/M55/M85"),
             Variant("helium_row", _helium_row, "Cortex-M52/M55/M85", rows_in_order=True),
             Variant("helium_dot", _helium_dot, "Cortex-M52/M55/M85"),
             Variant("helium_mult", _helium_mult, "Cortex-M52/M55/M85"),

@@ -243,4 +243,72 @@ __attribute__((always_inline)) static inline int32_t utvm_mve_dwd_s8(
   return 0;
 }
 
+/*
+ * utvm_mve_dwx_s8: multiplier 4n, VALID windows (every tap inside the input), a few output
+ * pixels (1-D layers whose windows cover most of the input): per output pixel and group of four
+ * output channels (of one input channel), the four accumulators in the lanes start at their
+ * folded biases; per tap one scalar input value (LDRSB), the group's four weights (VLDRB.S32)
+ * and one VMLA by the value: 3 instructions per 4 MACs whatever the number of pixels, then the
+ * group's four outputs requantized with vectors of multipliers and shifts and stored. Nothing is
+ * copied. wt: per group its taps (ry, rx row-major), four weights each (int8); rq: per group the
+ * four folded biases, multipliers and shifts (int32, 12 words). Plain C without MVE.
+ */
+__attribute__((always_inline)) static inline int32_t utvm_mve_dwx_s8(void* out, void* x, int32_t w, int32_t c,
+                                                                     int32_t mult, int32_t oh, int32_t ow,
+                                                                     int32_t kh, int32_t kw, int32_t sh, int32_t sw,
+                                                                     int32_t dh, int32_t dw, void* wt, void* rq,
+                                                                     int32_t zy, int32_t lo, int32_t hi) {
+  const int8_t* xs = (const int8_t*)x;
+  const int32_t* q = (const int32_t*)rq;
+  int8_t* y = (int8_t*)out;
+  const int32_t cout = c * mult, groups = cout / 4, taps = kh * kw;
+  for (int32_t p = 0; p < oh * ow; p++) {
+    const int8_t* px = xs + ((p / ow) * sh * w + (p % ow) * sw) * c;
+    int8_t* po = y + p * cout;
+    const int8_t* wp = (const int8_t*)wt;
+    for (int32_t g = 0; g < groups; g++, wp += taps * 4) {
+      const int8_t* xc = px + (g * 4) / mult;
+      const int32_t* qg = q + g * 12;
+#ifdef UTVM_MVE_VECTOR
+      int32x4_t a = vldrwq_s32(qg);
+      const int8_t* wq = wp;
+      const int32_t d = dw * c;
+      for (int32_t ry = 0; ry < kh; ry++) {
+        const int8_t* xr = xc + ry * dh * w * c;
+        if (UTVM_MVE_CONSTANT(d) && d <= 255) {
+          /* the pointers moved on by the loads: 3 instructions a tap */
+#pragma GCC unroll 16
+          for (int32_t rx = 0; rx < kw; rx++) {
+            int32_t v;
+            int32x4_t wv;
+            __asm__("ldrsb %[v], [%[xr]], %[d]\n\t"
+                    "vldrb.s32 %q[wv], [%[wq]], #4\n\t"
+                    "vmla.s32 %q[a], %q[wv], %[v]\n\t"
+                    : [a] "+w"(a), [wv] "=&w"(wv), [v] "=&r"(v), [xr] "+r"(xr), [wq] "+r"(wq)
+                    : [d] "i"(d)
+                    : "memory");
+          }
+        } else {
+          for (int32_t rx = 0; rx < kw; rx++, wq += 4) a = vmlaq_n_s32(a, vldrbq_s32(wq), xr[rx * d]);
+        }
+      }
+      const int32x4_t s = vldrwq_s32(qg + 8);
+      const int32x4_t r = vminq_s32(s, vdupq_n_s32(0));
+      a = vqrdmulhq_s32(vshlq_s32(a, vmaxq_s32(s, vdupq_n_s32(0))), vldrwq_s32(qg + 4));
+      a = vrshlq_s32(vqaddq_s32(a, vshrq_n_s32(vandq_s32(a, r), 31)), r);
+      a = vminq_s32(vmaxq_s32(vaddq_n_s32(a, zy), vdupq_n_s32(lo)), vdupq_n_s32(hi));
+      vstrbq_s32(po + g * 4, a);
+#else
+      for (int32_t k = 0; k < 4; k++) {
+        int32_t acc = qg[k];
+        for (int32_t ry = 0; ry < kh; ry++)
+          for (int32_t rx = 0; rx < kw; rx++) acc += xc[(ry * dh * w + rx * dw) * c] * wp[(ry * kw + rx) * 4 + k];
+        po[g * 4 + k] = utvm_mve_clamp_s8(utvm_mve_mbqm(acc, qg[4 + k], qg[8 + k]) + zy, lo, hi);
+      }
+#endif
+    }
+  }
+  return 0;
+}
+
 #endif /* UTVM_KERNELS_DEPTHWISE_MVE_MULT_H_ */
