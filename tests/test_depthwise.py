@@ -40,7 +40,14 @@ from utvm.ir import Operator
 from utvm.kernels import fixedpoint as fp
 from utvm.kernels.requant import effective_scales
 from utvm.kernels.target import Target
-from utvm.ops.depthwise_conv2d import DWP_CONV_MAX_MULT, DWP_CONV_MAX_TAPS, DWP_ROUND_NEG, _dwp_constants, dwr_takes
+from utvm.ops.depthwise_conv2d import (
+    DWP_CONV_MAX_MULT,
+    DWP_CONV_MAX_TAPS,
+    DWP_ROUND_NEG,
+    DWX_PIXELS,
+    _dwp_constants,
+    dwr_takes,
+)
 from utvm.tune.space import space
 
 needs_qemu = pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
@@ -642,6 +649,8 @@ def _mult_variant(op: Operator, graph: object, cpu: str) -> str:
     if cpu == "cortex-m4":
         return "dsp_dwp"
     y = graph.tensors[op.outputs[0]]  # type: ignore[attr-defined]
+    if op.attrs["depth_multiplier"] % 4 == 0 and not any(op.attrs["padding"]) and y.shape[1] * y.shape[2] <= DWX_PIXELS:
+        return "helium_pix"
     if op.attrs["dilation"] == (1, 1) and dwr_takes(tuple(x.shape), kh, op.attrs["depth_multiplier"], y.shape[2]):
         return "helium_row"
     pw = (y.shape[2] - 1) * op.attrs["strides"][1] + (kw - 1) * op.attrs["dilation"][1] + 1
@@ -664,7 +673,8 @@ def mult_model(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, DwCases]
 def test_multiplier_kernels_taken(mult_model: tuple[Path, DwCases], cpu: str, tmp_path: Path) -> None:
     """One input channel: the convolution kernels (conv) on both CPUs (on the Cortex-M4 dsp_dwp for
     multipliers up to 4 of windows up to 64 taps, conv_gives_way); more channels: dsp_dwp on
-    the Cortex-M4, on the M55 helium_row where dwr_takes says so (fewer than 8 channels, 1-D
+    the Cortex-M4, on the M55 helium_pix on VALID multipliers 4n of at most DWX_PIXELS pixels,
+    helium_row where dwr_takes says so (fewer than 8 channels, 1-D
     layers, 2-D layers of multiplier 2 x odd on rows that fill its vectors), else helium_dot
     (2-D windows of at most 16 taps) or helium_mult; the
     batch-2 layer (not taken by the Helium kernels) dsp_dwp."""
@@ -683,7 +693,7 @@ def test_multiplier_kernels_taken(mult_model: tuple[Path, DwCases], cpu: str, tm
         assert call.variant == expected, (op.source, call.variant, expected)
         taken[expected] = taken.get(expected, 0) + 1
     assert set(taken) == ({"conv", "dsp_dwp"} if cpu == "cortex-m4"
-                          else {"conv", "helium_dot", "helium_mult", "helium_row"}), taken
+                          else {"conv", "helium_dot", "helium_mult", "helium_row", "helium_pix"}), taken
 
 
 @pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m55"])
