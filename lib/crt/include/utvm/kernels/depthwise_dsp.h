@@ -404,7 +404,7 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
  * the steps of a row unrolled up to six, else four per loop iteration. ip and lr
  * hold the input pair words; on the stack (utvm_dwp_loop_t): bb = (bias, bias), mr = (m, r), e,
  * steps = (plane and output advance at the end of a row), ny (output bytes of the looped
- * steps of a row), the end of the rows (y there after the last) and the end of the looped steps
+ * steps of a row), the rows' output bytes (made their end: y there after the last) and the end of the looped steps
  * of the current row. */
 /* requantization of accumulators A (and B: SH##2) with (m, r) in ip, lr: the layer's shift as
  * SSAT's operand, or the channel's own shift e (read into ip) */
@@ -431,7 +431,6 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
 #define UTVM_DWP_CL_SET                                                                                  \
   ".set .Lutvm_dwp_lo, (%c[cl] & 255) - 128\n\t.set .Lutvm_dwp_hi, ((%c[cl] >> 8) & 255) - 128\n\t"   \
   ".set .Lutvm_dwp_rn, (%c[cl] >> 16) & 1\n\t.set .Lutvm_dwp_sh, (%c[cl] >> 17) & 31\n\t"             \
-  ".set .Lutvm_dwp_run, (%c[cl] >> 22) & 1\n\t"                                                      \
   ".set .Lutvm_dwp_lo2, (.Lutvm_dwp_lo & 0xffff) * 0x10001\n\t"                                        \
   ".set .Lutvm_dwp_hi2, (.Lutvm_dwp_hi & 0xffff) * 0x10001\n\t"
 /* requantization of accumulators A (B, ...: SH##2, SH##3, SH##4) with (m, r) in ip, lr: the
@@ -489,8 +488,8 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
   "sub ip, %[y], ip\n\t"                           \
   "strb " A ", [ip]\n\t"                           \
   ".endif\n\t"
-/* runs (.Lutvm_dwp_fix = 2, the looped rows of outputs more than 255 bytes apart, where a step's
- * stores past STRB's post-index would take one more addition): the outputs of a
+/* runs (.Lutvm_dwp_fix = 2, RUN_SET: the looped rows of outputs 256 to 1023 bytes apart, where a
+ * step's stores past STRB's post-index would take one more addition): the outputs of a
  * run of steps at offsets from y like the unrolled planes', y advanced once where the run ends
  * (FLUSH: the end of a row's steps, the loop's entry and the end of its body) or where the next
  * step's offsets would pass 12 bits (RUN_ROOM: SPAN bytes of output) */
@@ -499,6 +498,9 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
   "add %[y], %[y], #.Lutvm_dwp_yo\n\t"                               \
   ".set .Lutvm_dwp_yo, 0\n\t"                                        \
   ".endif\n\t"
+#define UTVM_DWP_RUN_SET                                              \
+  ".set .Lutvm_dwp_fix, 0\n\t"                                        \
+  ".if %c[c1] > 255 && %c[c1] <= 1023\n\t.set .Lutvm_dwp_fix, 2\n\t.endif\n\t"
 #define UTVM_DWP_RUN_ROOM(SPAN)                                       \
   ".if .Lutvm_dwp_fix == 2 && .Lutvm_dwp_yo+" SPAN " > 4095\n\t" UTVM_DWP_FLUSH ".endif\n\t"
 #define UTVM_DWP_RQ2(SH)                         \
@@ -763,7 +765,8 @@ typedef struct {
 /* one asm statement for the shape of a row (ow, np = ow / 2 constants): its steps unrolled (up
  * to six) or looped four at a time (np % 4 before the loop), then the last odd output */
 #define UTVM_DWP_ROW_ASM(STEPS, TAIL) \
-  __asm__ volatile(UTVM_DWP_CL_SET ".set .Lutvm_dwp_fix, 2*.Lutvm_dwp_run\n\t.set .Lutvm_dwp_yo, 0\n\t0:\n\t" STEPS \
+  __asm__ volatile(UTVM_DWP_CL_SET UTVM_DWP_RUN_SET ".set .Lutvm_dwp_yo, 0\n\t"                      \
+                   "ldr ip, %[rows]\n\tadd ip, %[y], ip\n\tstr ip, %[rows]\n\t0:\n\t" STEPS \
                    TAIL UTVM_DWP_FLUSH ".set .Lutvm_dwp_fix, 0\n\t" UTVM_DWP_ROW_END OPERANDS)
 #define UTVM_DWP_ROW_TAILS(STEPS, ONE) \
   do {                                 \
@@ -946,10 +949,7 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* w
                          nb * ((np / 2) * 48 + (np & 1) * 25) + nb * (ow & 1) * 14 <= 480 &&
                          pstep < 4096 && ystep < 4096 && ystep > -4096 && ow * ycs < 4096;
   const int32_t fixed = small || medium;
-  /* the looped rows in runs (see UTVM_DWP_FLUSH) */
-  const int32_t run = !fixed && ycs > 255 && (sw == 1 ? 2 : 4) * ycs <= 4095;
-  const int32_t cl = ((lo + 128) & 255) | (((hi + 128) & 255) << 8) | (rn ? 1 << 16 : 0) | (sh & 31) << 17 |
-                     run << 22;
+  const int32_t cl = ((lo + 128) & 255) | (((hi + 128) & 255) << 8) | (rn ? 1 << 16 : 0) | (sh & 31) << 17;
   /* only what the loop reads, by LDRD/STRD: the bias pair for stride 1 and the steps of four
    * (stride 2 otherwise holds it in a register), (m, r), e for the channel's own shift (GCC finds
    * no register for q's address in some functions when the loops read q itself) */
@@ -959,7 +959,7 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* w
   __asm__ volatile("ldr ip, [%[q], #4]\n\tstrd ip, %[r], %[mr]\n\t" : [mr] "=m"(kp->mr) : [q] "r"(q), "m"(q[1]),
                    [r] "r"(r) : "ip");
   if (sh == 0) kp->e = (int8_t)(uint8_t)(uint32_t)q[2];
-  if (!fixed) kp->rows = (int32_t)(uintptr_t)(y + nb * yrs); /* the rows end where y reaches it */
+  if (!fixed) kp->rows = nb * yrs; /* the rows' output bytes: the asm makes it their end */
 #define UTVM_DWP_EXTRA \
   , [pstep] "i"(pstep), [ystep] "i"(ystep), [psh] "i"(psh), [yrs] "i"(yrs), [yspan] "i"(ow * ycs), [pa] "i"(pa)
 /* the rows unrolled or looped, the layer's shift or the channel's */
