@@ -263,6 +263,31 @@ def test_assembly_paths_match_tflite_micro(board: str, tmp_path: Path) -> None:
     check_model(path, tmp_path, board, cases.inputs)
 
 
+def _run_cases() -> DwCases:
+    """3x3 layers whose outputs lie 256 to 1023 bytes apart (utvm_dwp3_asm's runs, UTVM_DWP_FLUSH):
+    stride 1 and 2, rows written out and looped, runs cut where their offsets pass 12 bits
+    (ow x channels > 4095), a clamp on both sides, one side and none (negative ties)."""
+    cases = DwCases()
+    layers = [((8, 8, 288), 1, "RELU6", 5), ((8, 8, 672), 1, "RELU", -128), ((6, 6, 480), 1, "NONE", 3),
+              ((20, 20, 256), 1, "RELU", 2), ((4, 18, 300), 2, "RELU6", -4), ((12, 12, 512), 2, "NONE", 0),
+              ((7, 7, 1000), 1, "RELU", 1)]
+    for k, (shape, stride, act, zy) in enumerate(layers):
+        cases.layer(900 + k, shape=shape, kernel=(3, 3), stride=(stride, stride), dilation=(1, 1), same=True,
+                    act=act, zy=zy, mult=1, batch=1, per_channel=True, last=1.0)
+    return cases
+
+
+@pytest.mark.parametrize("board", ["host", pytest.param("mps2/an386", marks=needs_qemu)])
+def test_wide_output_runs_match_tflite_micro(board: str, tmp_path: Path) -> None:
+    """The layers of _run_cases identical to TFLite Micro."""
+    from op_check import check_model, side_by_side
+
+    cases = _run_cases()
+    path = tmp_path / "runs.tflite"
+    path.write_bytes(side_by_side(cases.cases))
+    check_model(path, tmp_path, board, cases.inputs)
+
+
 def _clamped_cases(seed: int, n: int) -> DwCases:
     """n seeded random layers of the paths that seeded shapes take (issue 23): 3x3 at stride 1 or
     2 in the assembly with a clamp narrower than int8's (RELU, RELU6 from a random output zero

@@ -404,7 +404,8 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
  * the steps of a row unrolled up to six, else four per loop iteration. ip and lr
  * hold the input pair words; on the stack (utvm_dwp_loop_t): bb = (bias, bias), mr = (m, r), e,
  * steps = (plane and output advance at the end of a row), ny (output bytes of the looped
- * steps of a row), the row count and the end of the looped steps of the current row. */
+ * steps of a row), the rows' output bytes (made their end: y there after the last) and the end of the looped steps
+ * of the current row. */
 /* requantization of accumulators A (and B: SH##2) with (m, r) in ip, lr: the layer's shift as
  * SSAT's operand, or the channel's own shift e (read into ip) */
 /* a clamp narrower than int8's (the layer's lo, hi as immediates; nothing where it is int8's):
@@ -487,9 +488,25 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
   "sub ip, %[y], ip\n\t"                           \
   "strb " A ", [ip]\n\t"                           \
   ".endif\n\t"
+/* runs (.Lutvm_dwp_fix = 2, RUN_SET: the looped rows of outputs 256 to 1023 bytes apart, where a
+ * step's stores past STRB's post-index would take one more addition): the outputs of a
+ * run of steps at offsets from y like the unrolled planes', y advanced once where the run ends
+ * (FLUSH: the end of a row's steps, the loop's entry and the end of its body) or where the next
+ * step's offsets would pass 12 bits (RUN_ROOM: SPAN bytes of output) */
+#define UTVM_DWP_FLUSH                                                \
+  ".if .Lutvm_dwp_fix == 2 && .Lutvm_dwp_yo != 0\n\t"                \
+  "add %[y], %[y], #.Lutvm_dwp_yo\n\t"                               \
+  ".set .Lutvm_dwp_yo, 0\n\t"                                        \
+  ".endif\n\t"
+#define UTVM_DWP_RUN_SET                                              \
+  ".set .Lutvm_dwp_fix, 0\n\t"                                        \
+  ".if %c[c1] > 255 && %c[c1] <= 1023\n\t.set .Lutvm_dwp_fix, 2\n\t.endif\n\t"
+#define UTVM_DWP_RUN_ROOM(SPAN)                                       \
+  ".if .Lutvm_dwp_fix == 2 && .Lutvm_dwp_yo+" SPAN " > 4095\n\t" UTVM_DWP_FLUSH ".endif\n\t"
 #define UTVM_DWP_RQ2(SH)                         \
   "ldrd ip, lr, %[mr]\n\t"                       \
   SH##2("%[a0]", "%[a1]")                        \
+  UTVM_DWP_RUN_ROOM("2*%c[c1]")                   \
   ".if .Lutvm_dwp_fix\n\t"                       \
   UTVM_DWP_STRB_AT("%[a0]", ".Lutvm_dwp_yo")      \
   UTVM_DWP_STRB_AT("%[a1]", ".Lutvm_dwp_yo+%c[c1]") \
@@ -503,6 +520,7 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
   ".endif\n\t"
 #define UTVM_DWP_RQ1(SH)                         \
   "ldrd ip, lr, %[mr]\n\t" SH("%[a0]")           \
+  UTVM_DWP_RUN_ROOM("%c[c1]")                     \
   ".if .Lutvm_dwp_fix\n\t"                       \
   UTVM_DWP_STRB_AT("%[a0]", ".Lutvm_dwp_yo")      \
   ".set .Lutvm_dwp_yo, .Lutvm_dwp_yo+%c[c1]\n\t" \
@@ -582,6 +600,7 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
 #define UTVM_DWP_RQ4(SH)                                        \
   "ldrd ip, lr, %[mr]\n\t"                                      \
   SH##4("%[a0]", "%[a1]", "%[a2]", "%[a3]")                     \
+  UTVM_DWP_RUN_ROOM("4*%c[c1]")                                  \
   ".if .Lutvm_dwp_fix\n\t"                                      \
   UTVM_DWP_STRB_AT("%[a0]", ".Lutvm_dwp_yo")                     \
   UTVM_DWP_STRB_AT("%[a1]", ".Lutvm_dwp_yo+%c[c1]")              \
@@ -677,10 +696,11 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
  * loop of two steps */
 #define UTVM_DWP_LOOP(PAIR) UTVM_DWP_LOOP8(PAIR PAIR PAIR PAIR)
 #define UTVM_DWP_LOOP8(BODY)                     \
+  UTVM_DWP_FLUSH                                 \
   "ldr ip, %[ny]\n\t"                            \
   "add ip, %[y], ip\n\t"                         \
   "str ip, %[yend]\n\t"                          \
-  "1:\n\t" BODY                                  \
+  "1:\n\t" BODY UTVM_DWP_FLUSH                   \
   "ldr ip, %[yend]\n\t"                          \
   "cmp %[y], ip\n\t"                             \
   "bne 1b\n\t"
@@ -717,8 +737,7 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
 #define UTVM_DWP_ROW_END                         \
   UTVM_DWP_ROW_STEP                              \
   "ldr ip, %[rows]\n\t"                          \
-  "subs ip, ip, #1\n\t"                          \
-  "str ip, %[rows]\n\t"                          \
+  "cmp %[y], ip\n\t"                             \
   "bne 0b\n\t"
 
 #define UTVM_DWP_OUTS : [a0] "=&r"(a0), [a1] "=&r"(a1), [p] "+r"(p), [y] "+r"(y), [rows] "+m"(kp->rows), [yend] "=m"(kp->yend)
@@ -746,7 +765,9 @@ typedef struct {
 /* one asm statement for the shape of a row (ow, np = ow / 2 constants): its steps unrolled (up
  * to six) or looped four at a time (np % 4 before the loop), then the last odd output */
 #define UTVM_DWP_ROW_ASM(STEPS, TAIL) \
-  __asm__ volatile(UTVM_DWP_CL_SET ".set .Lutvm_dwp_fix, 0\n\t0:\n\t" STEPS TAIL UTVM_DWP_ROW_END OPERANDS)
+  __asm__ volatile(UTVM_DWP_CL_SET UTVM_DWP_RUN_SET ".set .Lutvm_dwp_yo, 0\n\t"                      \
+                   "ldr ip, %[rows]\n\tadd ip, %[y], ip\n\tstr ip, %[rows]\n\t0:\n\t" STEPS \
+                   TAIL UTVM_DWP_FLUSH ".set .Lutvm_dwp_fix, 0\n\t" UTVM_DWP_ROW_END OPERANDS)
 #define UTVM_DWP_ROW_TAILS(STEPS, ONE) \
   do {                                 \
     if (ow & 1)                        \
@@ -938,7 +959,7 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* w
   __asm__ volatile("ldr ip, [%[q], #4]\n\tstrd ip, %[r], %[mr]\n\t" : [mr] "=m"(kp->mr) : [q] "r"(q), "m"(q[1]),
                    [r] "r"(r) : "ip");
   if (sh == 0) kp->e = (int8_t)(uint8_t)(uint32_t)q[2];
-  if (!fixed) kp->rows = nb;
+  if (!fixed) kp->rows = nb * yrs; /* the rows' output bytes: the asm makes it their end */
 #define UTVM_DWP_EXTRA \
   , [pstep] "i"(pstep), [ystep] "i"(ystep), [psh] "i"(psh), [yrs] "i"(yrs), [yspan] "i"(ow * ycs), [pa] "i"(pa)
 /* the rows unrolled or looped, the layer's shift or the channel's */
