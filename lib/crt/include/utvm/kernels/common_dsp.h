@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "common.h" /* UTVM_INLINE */
+
 #if defined(__ARM_FEATURE_SIMD32) && __ARM_FEATURE_SIMD32 && defined(__thumb2__)
 #include <arm_acle.h>
 #define UTVM_DSP_ASM 1

@@ -53,6 +53,8 @@
 
 #include <stdint.h>
 
+#include "common.h" /* UTVM_INLINE */
+
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 #include <arm_mve.h>
 #define UTVM_MVE_VECTOR 1

@@ -52,7 +52,7 @@ static inline void utvm_dsp_short_rows(int8_t* out, const int8_t* rows, const in
   }
 }
 
-__attribute__((always_inline)) static inline int32_t utvm_dsp_short_conv(
+UTVM_INLINE int32_t utvm_dsp_short_conv(
     void* y, void* x, void* stream, void* rows, int32_t n, int32_t h, int32_t w, int32_t oh, int32_t ow, int32_t cout,
     int32_t kh, int32_t sh, int32_t top, int32_t left, int32_t wp, int32_t zx, utvm_dsp_short_fn fn) {
   int8_t* out = (int8_t*)y;

@@ -45,7 +45,7 @@
 
 /* bytes of the last step of a vector (0: every step 16 bytes); inlined: an immediate operand of
  * utvm_mve_group42_asm at any optimization level */
-__attribute__((always_inline)) static inline int32_t utvm_mve_c42_tail(int32_t k, int32_t mode) {
+UTVM_INLINE int32_t utvm_mve_c42_tail(int32_t k, int32_t mode) {
   return (mode & UTVM_MVE_C42_TAIL) ? ((k & 15) + 1) & ~1 : 0;
 }
 
@@ -121,20 +121,20 @@ static inline int32_t utvm_mve_c42_w(const int8_t* pair, int32_t fs, int32_t t, 
  * vectors built with it are used only lane by lane with other vectors built the same way
  * (the offsets of the stores, the row indices of the predicates: utvm_mve_lanes4_index) */
 #define UTVM_MVE_LANES4(v, a, b, c, d) "vmov " v "[2], " v "[0], " c ", " a "\n\tvmov " v "[3], " v "[1], " d ", " b "\n\t"
-__attribute__((always_inline)) static inline int32x4_t utvm_mve_lanes4(int32_t a, int32_t b, int32_t c, int32_t d) {
+UTVM_INLINE int32x4_t utvm_mve_lanes4(int32_t a, int32_t b, int32_t c, int32_t d) {
   int32x4_t v;
   __asm__(UTVM_MVE_LANES4("%q0", "%1", "%2", "%3", "%4") : "=&w"(v) : "r"(a), "r"(b), "r"(c), "r"(d));
   return v;
 }
 
 /* the lanes of utvm_mve_lanes4(0, s, 2 * s, 3 * s) */
-__attribute__((always_inline)) static inline uint32x4_t utvm_mve_lanes4_index(int32_t s) {
+UTVM_INLINE uint32x4_t utvm_mve_lanes4_index(int32_t s) {
   return vreinterpretq_u32_s32(utvm_mve_lanes4(0, s, 2 * s, 3 * s));
 }
 
 /* requantized lanes of v (accumulators with their biases; multiplier m, shift s), stored at
  * dst + offs[i] (the lanes of p, or all when p == 0) */
-__attribute__((always_inline)) static inline void utvm_mve_rq4_store(int8_t* dst, uint32x4_t offs, int32x4_t v,
+UTVM_INLINE void utvm_mve_rq4_store(int8_t* dst, uint32x4_t offs, int32x4_t v,
                                                                      int32_t m, int32_t s, int32_t right,
                                                                      mve_pred16_t p, int32_t zy, int32x4_t lo,
                                                                      int32x4_t hi) {
@@ -156,7 +156,7 @@ __attribute__((always_inline)) static inline void utvm_mve_rq4_store(int8_t* dst
 }
 
 /* the same with the bias b added first (accumulators without it) */
-__attribute__((always_inline)) static inline void utvm_mve_rq_scatter(int8_t* dst, uint32x4_t offs, int32x4_t v,
+UTVM_INLINE void utvm_mve_rq_scatter(int8_t* dst, uint32x4_t offs, int32x4_t v,
                                                                       int32_t b, int32_t m, int32_t s,
                                                                       int32_t right, mve_pred16_t p, int32_t zy,
                                                                       int32x4_t lo, int32x4_t hi) {
@@ -166,7 +166,7 @@ __attribute__((always_inline)) static inline void utvm_mve_rq_scatter(int8_t* ds
 /* The blocks of one group (C): rows at rows, rows + rs, ..., step s of a row ss * s bytes after
  * its start; np pixels (np < 4 * sub: a partial group, the lanes of the missing rows not stored),
  * the nv filter vectors; the group's pixel 0 is out. */
-__attribute__((always_inline)) static inline void utvm_mve_group42(int8_t* out, const int8_t* rows, int32_t rs,
+UTVM_INLINE void utvm_mve_group42(int8_t* out, const int8_t* rows, int32_t rs,
                                                                    int32_t ss, int32_t np, const int8_t* wt,
                                                                    int32_t steps, int32_t t, int32_t nv,
                                                                    int32_t sub, int32_t cout, int32_t mode,
@@ -203,7 +203,7 @@ __attribute__((always_inline)) static inline void utvm_mve_group42(int8_t* out, 
 /* The blocks of one whole group (4 * sub pixels, rows as in utvm_mve_group42; the group's pixel
  * 0 is out) in one asm statement: the step count, tail, mode and strides constants, right shifts
  * only; wide: rows further than 42 bytes apart (VLDRW: offsets up to 508, rows word-aligned). */
-__attribute__((always_inline)) static inline void utvm_mve_group42_asm(int8_t* out, const int8_t* rows,
+UTVM_INLINE void utvm_mve_group42_asm(int8_t* out, const int8_t* rows,
                                                                        int32_t rs, int32_t ss, int32_t wide,
                                                                        const int8_t* wt, int32_t steps,
                                                                        int32_t t, int32_t nv, int32_t mode,
@@ -290,7 +290,7 @@ __attribute__((always_inline)) static inline void utvm_mve_group42_asm(int8_t* o
 }
 
 /* bytes [j, j + n) of row r of a group: n bytes from src, or the zero point (zv, src == 0) */
-__attribute__((always_inline)) static inline void utvm_mve_pack_put(int8_t* col, int32_t r, int32_t j,
+UTVM_INLINE void utvm_mve_pack_put(int8_t* col, int32_t r, int32_t j,
                                                                     const int8_t* src, int32_t n, int8x16_t zv) {
   while (n > 0) {
     int32_t len = 16 - (j & 15);
@@ -309,7 +309,7 @@ __attribute__((always_inline)) static inline void utvm_mve_pack_put(int8_t* col,
 }
 
 /* n16 whole steps (16 bytes each) from src, or the zero point (src == 0), to d, d + 64, ... */
-__attribute__((always_inline)) static inline void utvm_mve_pack_steps(int8_t* d, const int8_t* src, int32_t n16,
+UTVM_INLINE void utvm_mve_pack_steps(int8_t* d, const int8_t* src, int32_t n16,
                                                                       int8x16_t zv) {
   for (int32_t i = 0; i < n16; ++i, d += 64) {
     if (src) {
@@ -323,7 +323,7 @@ __attribute__((always_inline)) static inline void utvm_mve_pack_steps(int8_t* d,
 
 /* row r of a group: the patch of the output pixel whose window starts at input row iy0,
  * column ix0 */
-__attribute__((always_inline)) static inline void utvm_mve_pack_patch(int8_t* col, int32_t r, const int8_t* x,
+UTVM_INLINE void utvm_mve_pack_patch(int8_t* col, int32_t r, const int8_t* x,
                                                                       int32_t h, int32_t w, int32_t cin,
                                                                       int32_t iy0, int32_t ix0, int32_t kh,
                                                                       int32_t kw, int32_t dh, int32_t dw,
@@ -358,7 +358,7 @@ __attribute__((always_inline)) static inline void utvm_mve_pack_patch(int8_t* co
 }
 
 /* the scatter offsets of utvm_mve_band_pieces: lane l to piece l / cin, byte l % cin */
-__attribute__((always_inline)) static inline uint8x16_t utvm_mve_band_off(int32_t cin, int32_t dstep) {
+UTVM_INLINE uint8x16_t utvm_mve_band_off(int32_t cin, int32_t dstep) {
   uint8x16_t lane = vidupq_n_u8(0, 1);
   uint8x16_t piece = vdupq_n_u8(0), within = lane;
   for (int32_t i = 1; i * cin < 16; ++i) {
@@ -373,7 +373,7 @@ __attribute__((always_inline)) static inline uint8x16_t utvm_mve_band_off(int32_
  * src == 0): 16 / cin pieces per load and one scatter store by the offsets off
  * (utvm_mve_band_off; the lanes past the pieces write the next piece's first bytes, rewritten
  * after; the last store, and load, under a predicate); cin a multiple of 16: its chunks */
-__attribute__((always_inline)) static inline void utvm_mve_band_pieces(int8_t* dst, int32_t dstep, const int8_t* src,
+UTVM_INLINE void utvm_mve_band_pieces(int8_t* dst, int32_t dstep, const int8_t* src,
                                                                        int32_t n, int32_t cin, uint8x16_t off,
                                                                        int8x16_t zv) {
   if (cin % 16 == 0) { /* pieces of whole 16-byte chunks */
@@ -400,7 +400,7 @@ __attribute__((always_inline)) static inline void utvm_mve_band_pieces(int8_t* d
  * along the line (columns, or rows) from the padding's first, `pos` of them, each holding the
  * across * cin bytes of the window's other dimension (kh rows, dilation dh; or kw columns,
  * dilation dw), the zero point outside the input. */
-__attribute__((always_inline)) static inline void utvm_mve_band(int8_t* band, const int8_t* x, int32_t h, int32_t w,
+UTVM_INLINE void utvm_mve_band(int8_t* band, const int8_t* x, int32_t h, int32_t w,
                                                                 int32_t cin, int32_t line, int32_t mode,
                                                                 int32_t pos, int32_t kh, int32_t kw, int32_t sh,
                                                                 int32_t sw, int32_t dh, int32_t dw, int32_t pad_top,
@@ -462,7 +462,7 @@ __attribute__((always_inline)) static inline void utvm_mve_band(int8_t* band, co
  * ((len - 1) * stride + window along) x across x cin bytes and 16 more. Band 3: a pointwise
  * layer (1 x 1, stride 1, no padding) whose pixels are read in place as one line. Else the
  * patches of four pixels are gathered into col (64 * steps bytes). */
-__attribute__((always_inline)) static inline void utvm_mve_conv42_impl(int8_t* out, const int8_t* x, int32_t h,
+UTVM_INLINE void utvm_mve_conv42_impl(int8_t* out, const int8_t* x, int32_t h,
                                                                        int32_t w, int32_t cin, int32_t oh,
                                                                        int32_t ow, int32_t kh, int32_t kw,
                                                                        int32_t sh, int32_t sw, int32_t dh,
@@ -572,7 +572,7 @@ __attribute__((always_inline)) static inline void utvm_mve_conv42_impl(int8_t* o
 #endif
 }
 
-__attribute__((always_inline)) static inline int32_t utvm_mve_conv42_s8(void* out, void* x, int32_t h, int32_t w,
+UTVM_INLINE int32_t utvm_mve_conv42_s8(void* out, void* x, int32_t h, int32_t w,
                                                                         int32_t cin, int32_t oh, int32_t ow,
                                                                         int32_t kh, int32_t kw, int32_t sh,
                                                                         int32_t sw, int32_t dh, int32_t dw,

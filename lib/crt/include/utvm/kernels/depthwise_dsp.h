@@ -64,7 +64,7 @@
 #define UTVM_DWP_ROUND_NEG 1
 #define UTVM_DWP_MIXED 2
 #define UTVM_DWP_PACKED 4 /* two words per channel (see above) */
-#define UTVM_DWP_AI static inline __attribute__((always_inline))
+#define UTVM_DWP_AI UTVM_INLINE
 #define UTVM_DWP_MAXW 64 /* weight words per channel (kh x words per kernel row) */
 
 #if defined(__GNUC__) && !defined(__clang__)

@@ -37,7 +37,7 @@ static inline int32_t utvm_mve_dw_taps(int32_t rv, int32_t cols) {
  * pixel 0 in input row ry (not read when bit ry of rv is clear), cm is the 12-bit column mask
  * of the group. Each tap loads the weights once for the four pixels; the masks are constants
  * where it is called (interior, left border, right border), so the tests fold away. */
-__attribute__((always_inline)) static inline void utvm_mve_dw_group4(int8_t* out, const int8_t* const rows[3],
+UTVM_INLINE void utvm_mve_dw_group4(int8_t* out, const int8_t* const rows[3],
                                                                      int32_t rv, int32_t cm, int32_t c,
                                                                      int32_t step, int32_t d, const int8_t* wt,
                                                                      int32_t zx, const utvm_mve_rq_t* q) {
@@ -95,7 +95,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dw_group4(int8_t* out
 }
 
 /* One pixel, all channels: rows as above, tm its 9-bit tap mask. */
-__attribute__((always_inline)) static inline void utvm_mve_dw_pixel(int8_t* out, const int8_t* const rows[3],
+UTVM_INLINE void utvm_mve_dw_pixel(int8_t* out, const int8_t* const rows[3],
                                                                     int32_t tm, int32_t c, int32_t d,
                                                                     const int8_t* wt, int32_t zx,
                                                                     const utvm_mve_rq_t* q) {
@@ -234,7 +234,7 @@ static inline void utvm_mve_dw3x3_row_impl(int8_t* out, const int8_t* x, int32_t
 #define UTVM_MVE_DWG_COMPACT_BYTES 17
 
 /* the 32-byte record of a channel from its compact form at src (its zero bytes already zero) */
-__attribute__((always_inline)) static inline void utvm_mve_dwg_expand(int8_t* rec, const int8_t* src) {
+UTVM_INLINE void utvm_mve_dwg_expand(int8_t* rec, const int8_t* src) {
   uint32_t bs, m; /* any alignment */
 #ifdef UTVM_MVE_VECTOR
   mve_pred16_t p9 = vctp8q(9);
@@ -260,7 +260,7 @@ typedef struct {
   int32_t units;                  /* units per pass */
 } utvm_mve_dwg_geo_t;
 
-__attribute__((always_inline)) static inline void utvm_mve_dwg_geo(utvm_mve_dwg_geo_t* g, int32_t h, int32_t w, int32_t c, int32_t oh, int32_t ow,
+UTVM_INLINE void utvm_mve_dwg_geo(utvm_mve_dwg_geo_t* g, int32_t h, int32_t w, int32_t c, int32_t oh, int32_t ow,
                                     int32_t sh, int32_t sw, int32_t pad_top, int32_t pad_left, int32_t vertical,
                                     int32_t lines, int32_t cb) {
   g->c = c;
@@ -313,7 +313,7 @@ static inline int8_t utvm_mve_dwg_ref(const int8_t* x, const utvm_mve_dwg_geo_t*
 typedef uint64_t __attribute__((may_alias, aligned(8))) utvm_mve_u64_t;
 
 /* n pieces of cb bytes (8 or 16) from src (step bytes apart) to dst (dstep bytes apart) */
-__attribute__((always_inline)) static inline void utvm_mve_dwg_pieces(int8_t* dst, int32_t dstep,
+UTVM_INLINE void utvm_mve_dwg_pieces(int8_t* dst, int32_t dstep,
                                                                       const int8_t* src, int32_t step, int32_t n,
                                                                       int32_t cb) {
   if (cb == 16) {
@@ -345,7 +345,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_pieces(int8_t* ds
 }
 
 /* n pieces of cb bytes of the zero point (zv; z8: 8 of its bytes) to dst (dstep bytes apart) */
-__attribute__((always_inline)) static inline void utvm_mve_dwg_fill(int8_t* dst, int32_t dstep, int32_t n,
+UTVM_INLINE void utvm_mve_dwg_fill(int8_t* dst, int32_t dstep, int32_t n,
                                                                     int32_t cb, int8x16_t zv, uint64_t z8) {
   for (int32_t i = 0; i < n; ++i, dst += dstep) {
     if (cb == 16) {
@@ -358,7 +358,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_fill(int8_t* dst,
 
 /* the tile of lines m0..m0 + lines - 1, channels cb0..cb0 + cb - 1; the positions outside the
  * input (the zero point) only when `fill` (they stay from one channel block to the next) */
-__attribute__((always_inline)) static inline void utvm_mve_dwg_tile(int8_t* tile, const int8_t* x,
+UTVM_INLINE void utvm_mve_dwg_tile(int8_t* tile, const int8_t* x,
                                                                     const utvm_mve_dwg_geo_t* g, int32_t m0,
                                                                     int32_t cb0, int32_t fill, int8x16_t zv,
                                                                     uint64_t z8) {
@@ -385,7 +385,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_tile(int8_t* tile
 /* the table of a pass, in the order the loops read it: per unit and vector (four pixels), the
  * addresses of the gathers it completes (of channel 0; int32) then its output offsets (from the
  * pass's output at channel 0, in the lane order of utvm_mve_lanes4; 16 bytes) */
-__attribute__((always_inline)) static inline void utvm_mve_dwg_table(int8_t* table, const int8_t* tile,
+UTVM_INLINE void utvm_mve_dwg_table(int8_t* table, const int8_t* tile,
                                                                      const utvm_mve_dwg_geo_t* g) {
   int32_t total = g->units * UTVM_MVE_DWG_UNIT;
   int32_t m = 0, i = 0, slots = 0, off[4];
@@ -454,7 +454,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_table(int8_t* tab
 /* three pixels per gather (stride 1 along), lo = -128 and hi = 127 (the clamp is the saturation
  * to int8; any other clamp: run3c): per unit 4 gathers, 12 VMLADAV, 3 requantized vectors; at
  * most 5 dot products live (e0..e4; each gather's address in one that is free) */
-__attribute__((always_inline)) static inline void utvm_mve_dwg_run3(int8_t* ob, const int8_t* tbl, int32_t units,
+UTVM_INLINE void utvm_mve_dwg_run3(int8_t* ob, const int8_t* tbl, int32_t units,
                                                                     const int8_t* rec, int32_t nch,
                                                                     uint8x16_t off, int32x4_t zyv) {
 #ifdef __OPTIMIZE__ /* the asm loops only when optimizing: without, the C loop runs */
@@ -518,7 +518,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_run3(int8_t* ob, 
  * VMAX and VMIN where run3 narrows twice), each vector requantized once the gather that
  * completes it is used up (d its temporary, so lo and hi get Q registers) and its lanes moved
  * in two at a time (utvm_mve_lanes4's pairs (a, c), (b, d)): three dot products live (e0..e2) */
-__attribute__((always_inline)) static inline void utvm_mve_dwg_run3c(int8_t* ob, const int8_t* tbl, int32_t units,
+UTVM_INLINE void utvm_mve_dwg_run3c(int8_t* ob, const int8_t* tbl, int32_t units,
                                                                      const int8_t* rec, int32_t nch,
                                                                      uint8x16_t off, int32_t zy, int32x4_t lo,
                                                                      int32x4_t hi) {
@@ -570,7 +570,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_run3c(int8_t* ob,
 }
 
 /* two pixels per gather, any clamp: per unit 6 gathers, 12 VMLADAV, 3 requantized vectors */
-__attribute__((always_inline)) static inline void utvm_mve_dwg_run2(int8_t* ob, const int8_t* tbl, int32_t units,
+UTVM_INLINE void utvm_mve_dwg_run2(int8_t* ob, const int8_t* tbl, int32_t units,
                                                                     const int8_t* rec, int32_t nch, int32_t sa,
                                                                     uint8x16_t off, int32_t zy, int32x4_t lo,
                                                                     int32x4_t hi) {
@@ -621,7 +621,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_run2(int8_t* ob, 
 }
 
 /* one channel of a pass (C): the same table, any share and clamp */
-__attribute__((always_inline)) static inline void utvm_mve_dwg_runc(int8_t* ob, const int8_t* tbl, int32_t units,
+UTVM_INLINE void utvm_mve_dwg_runc(int8_t* ob, const int8_t* tbl, int32_t units,
                                                                     const int8_t* rec, int32_t sa, int32_t share,
                                                                     uint8x16_t offc, int32_t zy, int32x4_t lo,
                                                                     int32x4_t hi) {
@@ -655,7 +655,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwg_runc(int8_t* ob, 
  * orientation `vertical`: lines are output columns; `lines` lines per pass (at most the number of
  * lines), cb channels per tile (8 or 16, dividing c; (4 * bw + 2) * cb <= 255); scratch: the
  * tile, la * bw * cb bytes, the table and (compact) cb * 32 bytes of expanded records. */
-__attribute__((always_inline)) static inline void utvm_mve_dwg_impl(int8_t* out, const int8_t* x, int32_t h, int32_t w,
+UTVM_INLINE void utvm_mve_dwg_impl(int8_t* out, const int8_t* x, int32_t h, int32_t w,
                                                                     int32_t c, int32_t oh, int32_t ow, int32_t sh,
                                                                     int32_t sw, int32_t pad_top, int32_t pad_left,
                                                                     const int8_t* wt, int32_t zx, int32_t zy,
@@ -741,7 +741,7 @@ static inline int32_t utvm_mve_dw3x3_row_s8(void* out, void* x, int32_t h, int32
 #ifdef UTVM_MVE_VECTOR
 /* the n taps of one window row of one block of eight channels (p: the channels' predicate, 0
  * for all eight) added to the even and odd channels' sums; xs, ws: from one tap to the next */
-__attribute__((always_inline)) static inline void utvm_mve_dw16_taps(int32x4_t* ae, int32x4_t* ao, const int16_t* xp,
+UTVM_INLINE void utvm_mve_dw16_taps(int32x4_t* ae, int32x4_t* ao, const int16_t* xp,
                                                                      const int8_t* wp, int32_t n, int32_t xs,
                                                                      int32_t ws, mve_pred16_t p) {
   int32x4_t e = *ae, o = *ao;
@@ -769,7 +769,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dw16_taps(int32x4_t* 
 
 /* one pixel, channels ch .. ch + 7 (predicate p, 0: all eight): window rows [ry_lo, ry_hi) and
  * columns [rx_lo, rx_hi) inside the input; xp: the pixel's tap (ry_lo, rx_lo) at channel ch */
-__attribute__((always_inline)) static inline void utvm_mve_dw16_block(int16_t* out, const int16_t* xp, const int8_t* wp,
+UTVM_INLINE void utvm_mve_dw16_block(int16_t* out, const int16_t* xp, const int8_t* wp,
                                                                       int32_t rows, int32_t cols, int32_t row_step,
                                                                       int32_t xs, int32_t c, int32_t kw,
                                                                       const int32_t* bias, const int32_t* mult,
@@ -788,7 +788,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dw16_block(int16_t* o
 
 /* two pixels (xp and xp + step) with the same taps inside the input, channels ch .. ch + 7: the
  * weights loaded once for both */
-__attribute__((always_inline)) static inline void utvm_mve_dw16_block2(int16_t* out, const int16_t* xp, int32_t step,
+UTVM_INLINE void utvm_mve_dw16_block2(int16_t* out, const int16_t* xp, int32_t step,
                                                                        const int8_t* wp, int32_t rows, int32_t cols,
                                                                        int32_t row_step, int32_t xs, int32_t c,
                                                                        int32_t kw, const int32_t* bias,
@@ -891,7 +891,7 @@ static inline int32_t utvm_mve_dw_row_s16(int16_t* out, int16_t* x, int32_t h, i
   return 0;
 }
 
-__attribute__((always_inline)) static inline int32_t utvm_mve_dwg_s8(void* out, void* x, int32_t h, int32_t w,
+UTVM_INLINE int32_t utvm_mve_dwg_s8(void* out, void* x, int32_t h, int32_t w,
                                                                      int32_t c, int32_t oh, int32_t ow, int32_t sh,
                                                                      int32_t sw, int32_t pad_top, int32_t pad_left,
                                                                      void* wt, int32_t zx, int32_t zy, int32_t lo,

@@ -40,7 +40,7 @@
 #define UTVM_MVE_DWK_LD(a, p) ((p) ? vldrbq_z_s32((a), (p)) : vldrbq_s32(a))
 
 /* requantized lanes, stored (p as above) */
-__attribute__((always_inline)) static inline void utvm_mve_dwk_store(int8_t* op, int32x4_t v, int32x4_t m,
+UTVM_INLINE void utvm_mve_dwk_store(int8_t* op, int32x4_t v, int32x4_t m,
                                                                      int32x4_t sh, const utvm_mve_rq_t* q,
                                                                      mve_pred16_t p) {
   if (q->mode & UTVM_MVE_RQ_RIGHT) {
@@ -60,7 +60,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwk_store(int8_t* op,
 }
 
 /* the bias of channels ch.. plus zx times the weights of the rows outside [ry0, ry1) */
-__attribute__((always_inline)) static inline int32x4_t utvm_mve_dwk_start(const utvm_mve_rq_t* q, int32_t ch,
+UTVM_INLINE int32x4_t utvm_mve_dwk_start(const utvm_mve_rq_t* q, int32_t ch,
                                                                           const int8_t* wt, int32_t kh,
                                                                           int32_t kw, int32_t ry0, int32_t ry1,
                                                                           int32_t zx, mve_pred16_t p) {
@@ -108,7 +108,7 @@ __attribute__((always_inline)) static inline int32x4_t utvm_mve_dwk_start(const 
  * pixels in the padded rows (every tap inside): row0 points to pixel 0's first tap in the first
  * row, rstride bytes between rows, d between taps, step between pixels; out its first output.
  * Per tap 1 + 3n instructions for 4n MACs. */
-__attribute__((always_inline)) static inline void utvm_mve_dwk_group_block(
+UTVM_INLINE void utvm_mve_dwk_group_block(
     int8_t* out, int32_t n, const int8_t* row0, int32_t ch, int32_t c, int32_t step, int32_t d, int32_t rstride,
     int32_t kh, int32_t kw, int32_t ry0, int32_t ry1, const int8_t* wt, int32_t zx, const utvm_mve_rq_t* q,
     mve_pred16_t p) {
@@ -146,7 +146,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwk_group_block(
 
 #ifdef UTVM_MVE_VECTOR
 /* n bytes copied: 16 at a time, the last n % 16 under a predicate */
-__attribute__((always_inline)) static inline void utvm_mve_dwk_copy(int8_t* dst, const int8_t* src, int32_t n) {
+UTVM_INLINE void utvm_mve_dwk_copy(int8_t* dst, const int8_t* src, int32_t n) {
   int32_t k = 0;
   for (; k + 16 <= n; k += 16) vstrbq_s8(dst + k, vldrbq_s8(src + k));
   if (k < n) {
@@ -174,7 +174,7 @@ static inline int32_t utvm_mve_dwk_scratch(int32_t ow, int32_t sw, int32_t kh, i
   return kh * ((ow - 1) * sw + (kw - 1) * dw + 1) * ((c + 3) & ~3) + 16;
 }
 
-__attribute__((always_inline)) static inline void utvm_mve_dwk_row_impl(
+UTVM_INLINE void utvm_mve_dwk_row_impl(
     int8_t* out, const int8_t* x, int32_t h, int32_t w, int32_t c, int32_t iy0, int32_t ow, int32_t sw,
     int32_t pad_left, int32_t kh, int32_t kw, int32_t dh, int32_t dw, const int8_t* wt, int32_t zx,
     utvm_mve_rq_t rq, int8_t* rows) {
@@ -256,7 +256,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwk_row_impl(
 }
 
 /* the entry point (requantization arguments as utvm_mve_dw3x3_row_s8's) */
-__attribute__((always_inline)) static inline int32_t utvm_mve_dwk_row_s8(void* out, void* x, int32_t h, int32_t w, int32_t c, int32_t iy0,
+UTVM_INLINE int32_t utvm_mve_dwk_row_s8(void* out, void* x, int32_t h, int32_t w, int32_t c, int32_t iy0,
                                           int32_t ow, int32_t sw, int32_t pad_left, int32_t kh, int32_t kw,
                                           int32_t dh, int32_t dw, void* wt, int32_t zx, void* bias, void* mult,
                                           void* shift, int32_t m0, int32_t s0, int32_t mode, int32_t zy, int32_t lo,

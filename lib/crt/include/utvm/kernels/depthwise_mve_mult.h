@@ -46,7 +46,7 @@ static inline void utvm_mve_dwm_band(int8_t* band, const int8_t* x, int32_t h, i
   }
 }
 
-__attribute__((always_inline)) static inline void utvm_mve_dwm_impl(
+UTVM_INLINE void utvm_mve_dwm_impl(
     int8_t* out, const int8_t* x, int32_t h, int32_t w, int32_t c, int32_t mult, int32_t oh, int32_t ow, int32_t kh,
     int32_t kw, int32_t sh, int32_t sw, int32_t dh, int32_t dw, int32_t top, int32_t left, const int8_t* wt,
     const int32_t* rq, int32_t zx, int32_t zy, int32_t lo, int32_t hi, int32_t right, int32_t pw, int32_t rows,
@@ -123,7 +123,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwm_impl(
   }
 }
 
-__attribute__((always_inline)) static inline int32_t utvm_mve_dwm_s8(
+UTVM_INLINE int32_t utvm_mve_dwm_s8(
     void* out, void* x, int32_t h, int32_t w, int32_t c, int32_t mult, int32_t oh, int32_t ow, int32_t kh, int32_t kw,
     int32_t sh, int32_t sw, int32_t dh, int32_t dw, int32_t top, int32_t left, void* wt, void* rq, int32_t zx,
     int32_t zy, int32_t lo, int32_t hi, int32_t right, int32_t pw, int32_t rows, void* band, void* offs) {
@@ -172,7 +172,7 @@ static inline void utvm_mve_dwd_planes(int8_t* planes, const int8_t* x, int32_t 
   }
 }
 
-__attribute__((always_inline)) static inline void utvm_mve_dwd_impl(
+UTVM_INLINE void utvm_mve_dwd_impl(
     int8_t* out, const int8_t* x, int32_t h, int32_t w, int32_t c, int32_t mult, int32_t oh, int32_t ow, int32_t kh,
     int32_t kw, int32_t sh, int32_t sw, int32_t dh, int32_t top, int32_t left, const int8_t* wt, const uint8_t* toff,
     const int32_t* rq, int32_t zx, int32_t zy, int32_t lo, int32_t hi, int32_t right, int32_t pw, int32_t rows,
@@ -233,7 +233,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwd_impl(
   }
 }
 
-__attribute__((always_inline)) static inline int32_t utvm_mve_dwd_s8(
+UTVM_INLINE int32_t utvm_mve_dwd_s8(
     void* out, void* x, int32_t h, int32_t w, int32_t c, int32_t mult, int32_t oh, int32_t ow, int32_t kh, int32_t kw,
     int32_t sh, int32_t sw, int32_t dh, int32_t top, int32_t left, void* wt, void* toff, void* rq, int32_t zx,
     int32_t zy, int32_t lo, int32_t hi, int32_t right, int32_t pw, int32_t rows, void* planes, void* offs) {

@@ -103,7 +103,7 @@ static inline void utvm_mve_dwr_planes(int8_t* planes, const int8_t* x, int32_t 
 
 /* one chunk of mm output channels (o0 ..) of one input channel over an output row (orow: its
  * pixel 0, channel 0), g x 4 pixels a step */
-__attribute__((always_inline)) static inline void utvm_mve_dwr_chunk(int8_t* orow, const int8_t* planes, int32_t ow,
+UTVM_INLINE void utvm_mve_dwr_chunk(int8_t* orow, const int8_t* planes, int32_t ow,
                                                                      int32_t cout, int32_t o0, int32_t kh, int32_t kw,
                                                                      int32_t sw, int32_t pwp, const int8_t* wt,
                                                                      const int32_t* rq, int32_t zy, int32_t lo,
@@ -201,7 +201,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwr_chunk(int8_t* oro
 #endif
 }
 
-__attribute__((always_inline)) static inline void utvm_mve_dwr_impl(
+UTVM_INLINE void utvm_mve_dwr_impl(
     int8_t* out, const int8_t* x, int32_t h, int32_t w, int32_t c, int32_t mult, int32_t oh, int32_t ow, int32_t kh,
     int32_t kw, int32_t sh, int32_t sw, int32_t top, int32_t left, const int8_t* wt, const int32_t* rq, int32_t zx,
     int32_t zy, int32_t lo, int32_t hi, int32_t right, int32_t g, int32_t mm, int32_t pwp, int32_t rows, int8_t* planes) {
@@ -224,7 +224,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwr_impl(
 
 /* g x mm accumulators: (4, 1), (2, 1), (1, 1), (2, 2), (1, 2), (1, 3), (1, 4) (each a constant of
  * the generated call, so that only its loop is compiled) */
-__attribute__((always_inline)) static inline int32_t utvm_mve_dwr_s8(void* out, void* x, int32_t h, int32_t w,
+UTVM_INLINE int32_t utvm_mve_dwr_s8(void* out, void* x, int32_t h, int32_t w,
                                                                      int32_t c, int32_t mult, int32_t oh, int32_t ow,
                                                                      int32_t kh, int32_t kw, int32_t sh, int32_t sw,
                                                                      int32_t top, int32_t left, void* wt, void* rq,

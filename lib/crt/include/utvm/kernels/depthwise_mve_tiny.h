@@ -64,7 +64,7 @@ static inline int32_t utvm_mve_dwt_stride(int32_t h, int32_t w, int32_t pad) {
 #ifdef UTVM_MVE_VECTOR
 /* np pixels of channels [cb0, cb0 + n) into planes hw bytes apart:
  * tile + j * hw + p = x[p * c + cb0 + j] */
-__attribute__((always_inline)) static inline void utvm_mve_dwt_planes(int8_t* tile, const int8_t* x, int32_t np,
+UTVM_INLINE void utvm_mve_dwt_planes(int8_t* tile, const int8_t* x, int32_t np,
                                                                       int32_t hw, int32_t c, int32_t n) {
   uint8x16_t lane = vidupq_n_u8(0, 1);
 #ifdef __OPTIMIZE__
@@ -131,7 +131,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwt_planes(int8_t* ti
 
 /* One pixel of 4 channels (C): planes pl + k * hw (k = 0..3), b the pixel's first valid tap,
  * grp the group's constants, slot its class; the lanes of `in` stored at o. */
-__attribute__((always_inline)) static inline void utvm_mve_dwt_pixel_c(int8_t* o, const int8_t* pl, int32_t hw,
+UTVM_INLINE void utvm_mve_dwt_pixel_c(int8_t* o, const int8_t* pl, int32_t hw,
                                                                        int32_t b, const int8_t* grp, int32_t ns,
                                                                        int32_t slot, int32_t right, int32_t zy,
                                                                        int32x4_t lo, int32x4_t hi, mve_pred16_t in,
@@ -186,7 +186,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwt_pixel_c(int8_t* o
 #define UTVM_MVE_DWT_LANES_1 UTVM_MVE_LANES4("%q[v]", "%[e2]", "%[e3]", "%[e0]", "%[e1]")
 #define UTVM_MVE_DWT_LANES(SW) UTVM_MVE_DWT_LANES_##SW
 /* loading its filters, clamping to [lo, hi] (sat: saturating to int8) */
-__attribute__((always_inline)) static inline void utvm_mve_dwt_pixel_asm(int8_t* o, const int8_t* pl, int32_t hw,
+UTVM_INLINE void utvm_mve_dwt_pixel_asm(int8_t* o, const int8_t* pl, int32_t hw,
                                                                          int32_t b, const int8_t* grp, int32_t mid,
                                                                          int32_t ns, int32_t slot, int32x4_t m,
                                                                          int32x4_t sh, int32_t zy, int32x4_t lo,
@@ -214,7 +214,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwt_pixel_asm(int8_t*
 #undef UTVM_MVE_DWT_F
 
 /* a class's 4 filters into registers */
-__attribute__((always_inline)) static inline void utvm_mve_dwt_filters(const int8_t* grp, int32_t fo, int8x16_t* f) {
+UTVM_INLINE void utvm_mve_dwt_filters(const int8_t* grp, int32_t fo, int8x16_t* f) {
   __asm__("vldrw.32 %q[f0], [%[grp], #%c[fo]]\n\tvldrw.32 %q[f1], [%[grp], #(%c[fo] + 16)]\n\t"
           "vldrw.32 %q[f2], [%[grp], #(%c[fo] + 32)]\n\tvldrw.32 %q[f3], [%[grp], #(%c[fo] + 48)]"
           : [f0] "=&w"(f[0]), [f1] "=&w"(f[1]), [f2] "=&w"(f[2]), [f3] "=&w"(f[3])
@@ -222,7 +222,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwt_filters(const int
 }
 
 /* with the class's filters in registers, saturating to int8 */
-__attribute__((always_inline)) static inline void utvm_mve_dwt_pixel_sat(int8_t* o, const int8_t* pl, int32_t hw,
+UTVM_INLINE void utvm_mve_dwt_pixel_sat(int8_t* o, const int8_t* pl, int32_t hw,
                                                                          int32_t b, const int8_t* grp, int32_t mid,
                                                                          int32_t ns, int32_t slot, int32x4_t m,
                                                                          int32x4_t sh, int32_t zy,
@@ -253,7 +253,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwt_pixel_sat(int8_t*
 
 /* the output pixels of channels [ch, ch + 4) (of which n < 4 may exist: the rest not stored);
  * sat: the clamp is int8's range */
-__attribute__((always_inline)) static inline void utvm_mve_dwt_group(
+UTVM_INLINE void utvm_mve_dwt_group(
     int8_t* out, const int8_t* pl, const int8_t* grp, int32_t w, int32_t c, int32_t oh, int32_t ow, int32_t sh,
     int32_t sw, int32_t top, int32_t left, int32_t rcls, int32_t ccls, int32_t ncc, int32_t ns, int32_t hw,
     int32_t right, int32_t n, int32_t zy, int32x4_t lo, int32x4_t hi, int32_t sat, int32_t pad, int32_t swapped) {
@@ -308,7 +308,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwt_group(
   }
 }
 
-__attribute__((always_inline)) static inline void utvm_mve_dwt_run(
+UTVM_INLINE void utvm_mve_dwt_run(
     int8_t* out, const int8_t* x, int32_t h, int32_t w, int32_t c, int32_t oh, int32_t ow, int32_t sh, int32_t sw,
     int32_t top, int32_t left, const int8_t* wt, int32_t zy, int32_t lo, int32_t hi, int32_t right, int32_t rcls,
     int32_t ccls, int32_t ncc, int32_t ns, int32_t zx, int32_t pad, int8_t* tile, int32_t swapped) {
@@ -336,7 +336,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwt_run(
  * the groups' constants; right: every shift a right shift; pad: planes padded with the zero
  * point zx (one class: windows within one position of the input on every side, w <= 5); tile:
  * 16 * utvm_mve_dwt_stride + 16 bytes. */
-__attribute__((always_inline)) static inline void utvm_mve_dwt_impl(
+UTVM_INLINE void utvm_mve_dwt_impl(
     int8_t* out, const int8_t* x, int32_t h, int32_t w, int32_t c, int32_t oh, int32_t ow, int32_t sh, int32_t sw,
     int32_t top, int32_t left, const int8_t* wt, int32_t zy, int32_t lo, int32_t hi, int32_t right, int32_t rcls,
     int32_t ccls, int32_t ncc, int32_t ns, int32_t zx, int32_t pad, int8_t* tile) {
@@ -375,7 +375,7 @@ __attribute__((always_inline)) static inline void utvm_mve_dwt_impl(
 #endif
 }
 
-__attribute__((always_inline)) static inline int32_t utvm_mve_dwt_s8(void* out, void* x, int32_t h, int32_t w,
+UTVM_INLINE int32_t utvm_mve_dwt_s8(void* out, void* x, int32_t h, int32_t w,
                                                                      int32_t c, int32_t oh, int32_t ow, int32_t sh,
                                                                      int32_t sw, int32_t pad_top, int32_t pad_left,
                                                                      void* wt, int32_t zy, int32_t lo, int32_t hi,

@@ -59,7 +59,7 @@ static inline int32_t utvm_mve_fc_rq(const int8_t* blk, int32_t k, int32_t u, in
 #ifdef UTVM_MVE_VECTOR
 /* the `blocks` whole blocks of one row of k bytes at xp in one asm statement: the steps of 16
  * bytes, a last partial one loading k % 16 bytes under a predicate (nothing read past the row) */
-__attribute__((always_inline)) static inline void utvm_mve_fc4_asm(int8_t* op, const int8_t* xp, const int8_t* wp,
+UTVM_INLINE void utvm_mve_fc4_asm(int8_t* op, const int8_t* xp, const int8_t* wp,
                                                                    int32_t k, int32_t blocks, int32_t zy,
                                                                    int32x4_t lo, int32x4_t hi) {
 #ifdef __OPTIMIZE__
@@ -98,7 +98,7 @@ __attribute__((always_inline)) static inline void utvm_mve_fc4_asm(int8_t* op, c
 }
 
 /* the same for a depth up to 8: x0 the row in lanes 0..7, x1 in lanes 8..15 (zeros elsewhere) */
-__attribute__((always_inline)) static inline void utvm_mve_fc4p_asm(int8_t* op, int8x16_t x0, int8x16_t x1,
+UTVM_INLINE void utvm_mve_fc4p_asm(int8_t* op, int8x16_t x0, int8x16_t x1,
                                                                     const int8_t* wp, int32_t blocks, int32_t zy,
                                                                     int32x4_t lo, int32x4_t hi) {
 #ifdef __OPTIMIZE__
@@ -126,7 +126,7 @@ __attribute__((always_inline)) static inline void utvm_mve_fc4p_asm(int8_t* op, 
 
 /* out[r * units + u] = requant(sum_j x[r * k + j] * w[u][j], u) for r < batch, u < units; wt: the
  * blocks above (a last block of fewer than 4 units computes 4, its outputs copied). */
-__attribute__((always_inline)) static inline void utvm_mve_fc4_impl(int8_t* out, const int8_t* x, int32_t batch,
+UTVM_INLINE void utvm_mve_fc4_impl(int8_t* out, const int8_t* x, int32_t batch,
                                                                     int32_t k, int32_t units, const int8_t* wt,
                                                                     int32_t mode, int32_t zy, int32_t lo,
                                                                     int32_t hi) {
@@ -193,7 +193,7 @@ __attribute__((always_inline)) static inline void utvm_mve_fc4_impl(int8_t* out,
 #endif
 }
 
-__attribute__((always_inline)) static inline int32_t utvm_mve_fc4_s8(void* out, void* x, int32_t batch, int32_t k,
+UTVM_INLINE int32_t utvm_mve_fc4_s8(void* out, void* x, int32_t batch, int32_t k,
                                                                      int32_t units, void* wt, int32_t mode, int32_t zy,
                                                                      int32_t lo, int32_t hi) {
   utvm_mve_fc4_impl((int8_t*)out, (const int8_t*)x, batch, k, units, (const int8_t*)wt, mode, zy, lo, hi);

@@ -149,7 +149,7 @@ typedef void (*utvm_dsp_kernel_fn)(int8_t*, const int8_t*, const int32_t*, const
     }                                                                                                \
   }
 
-__attribute__((always_inline)) static inline const int32_t* utvm_dsp_block_c(int32_t* acc, int32_t nc,
+UTVM_INLINE const int32_t* utvm_dsp_block_c(int32_t* acc, int32_t nc,
                                                                              const int8_t* row, const int32_t* pairs,
                                                                              int32_t step, int32_t scale,
                                                                              const int32_t* w, int32_t kq, int32_t w8) {
@@ -167,7 +167,7 @@ __attribute__((always_inline)) static inline const int32_t* utvm_dsp_block_c(int
 }
 
 /* plain C rows: the same stream, the same results as the assembly */
-__attribute__((always_inline)) static inline void utvm_dsp_gemm_c(int8_t* out, const int8_t* x,
+UTVM_INLINE void utvm_dsp_gemm_c(int8_t* out, const int8_t* x,
                                                                   const int32_t* stream, const utvm_dsp_cfg_t* cfg,
                                                                   int32_t mode) {
   int32_t p, c, w8 = mode & UTVM_DSP_W8, per_tensor = mode & UTVM_DSP_PER_TENSOR;
@@ -699,7 +699,7 @@ static inline void utvm_dsp_gemm(int8_t* out, const int8_t* x, const int32_t* st
 }
 #else
 #define UTVM_DSP_FN(name) ((utvm_dsp_kernel_fn)0)
-__attribute__((always_inline)) static inline void utvm_dsp_gemm(int8_t* out, const int8_t* x, const int32_t* stream,
+UTVM_INLINE void utvm_dsp_gemm(int8_t* out, const int8_t* x, const int32_t* stream,
                                                                 const utvm_dsp_cfg_t* cfg, int32_t mode,
                                                                 utvm_dsp_kernel_fn fn) {
   (void)fn;
@@ -726,7 +726,7 @@ static inline void utvm_dsp_tail_push(utvm_dsp_tail_t* t, int32_t v) {
 
 /* quads [0, lq) and then the last len % 4 bytes of a segment whose bytes are x[at + b] for b
  * in [lo, hi) and the zero point outside that range */
-__attribute__((always_inline)) static inline int32_t* utvm_dsp_segment(int32_t* dst, int32_t step, const int8_t* x, int32_t at, int32_t len,
+UTVM_INLINE int32_t* utvm_dsp_segment(int32_t* dst, int32_t step, const int8_t* x, int32_t at, int32_t len,
                                         int32_t lo, int32_t hi, int32_t zx, int32_t dbl, utvm_dsp_tail_t* tail) {
   int32_t lq = len >> 2, q, b;
   if (lo <= 0 && hi >= len) { /* all inside: the whole quads straight from the input words */
@@ -757,7 +757,7 @@ __attribute__((always_inline)) static inline int32_t* utvm_dsp_segment(int32_t* 
  * outside the input hold the zero point zx. */
 /* utvm_dsp_patch of a window wholly inside the input, no dilation along the width (most
  * pixels): its rows at src, dh input rows apart; loops the compiler unrolls for a known shape */
-__attribute__((always_inline)) static inline void utvm_dsp_patch_inside(int32_t* dst, int32_t step, const int8_t* src,
+UTVM_INLINE void utvm_dsp_patch_inside(int32_t* dst, int32_t step, const int8_t* src,
                                                                         int32_t w, int32_t cin, int32_t kh,
                                                                         int32_t kw, int32_t dh, int32_t dbl) {
   int32_t len = kw * cin, lq = len >> 2, ry, q, b, n = 0, tq = kh * lq;
@@ -779,7 +779,7 @@ __attribute__((always_inline)) static inline void utvm_dsp_patch_inside(int32_t*
   if (n) utvm_dsp_put(dst + step * tq, (int32_t)word, dbl);
 }
 
-__attribute__((always_inline)) static inline void utvm_dsp_patch(int32_t* dst, int32_t step, const int8_t* x, int32_t h,
+UTVM_INLINE void utvm_dsp_patch(int32_t* dst, int32_t step, const int8_t* x, int32_t h,
                                                                  int32_t w, int32_t cin, int32_t iy0, int32_t ix0,
                                                                  int32_t kh, int32_t kw, int32_t dh, int32_t dw,
                                                                  int32_t zx, int32_t dbl) {
@@ -807,7 +807,7 @@ __attribute__((always_inline)) static inline void utvm_dsp_patch(int32_t* dst, i
  * outputs (stored later, over them), and past the end of the layer's outputs for its last
  * rows: with a tail buffer (4-byte aligned, a block of outputs per four channels) those rows
  * go there first, one at a time, and only cout (cfg->ostride) outputs each to y */
-__attribute__((always_inline)) static inline void utvm_dsp_rows(int8_t* y, const int8_t* x, const int32_t* stream,
+UTVM_INLINE void utvm_dsp_rows(int8_t* y, const int8_t* x, const int32_t* stream,
                                                                 utvm_dsp_cfg_t* cfg, int32_t mode, utvm_dsp_kernel_fn fn,
                                                                 int8_t* tail, int32_t after) {
   int32_t np = cfg->np, cout = cfg->ostride, p, c;
@@ -852,7 +852,7 @@ __attribute__((noinline, unused)) static int32_t* utvm_dsp_unpack(int32_t* rq, c
   return rq;
 }
 
-__attribute__((always_inline)) static inline int32_t utvm_dsp_conv(
+UTVM_INLINE int32_t utvm_dsp_conv(
     void* out, void* x, void* stream, void* scratch, int32_t n, int32_t h, int32_t w, int32_t cin, int32_t oh,
     int32_t ow, int32_t cout, int32_t kh, int32_t kw, int32_t sh, int32_t sw, int32_t dh, int32_t dw, int32_t top,
     int32_t left, int32_t zx, int32_t kq, int32_t chunk, int32_t lo, int32_t hi, int32_t mode, utvm_dsp_kernel_fn fn) {
@@ -945,7 +945,7 @@ __attribute__((always_inline)) static inline int32_t utvm_dsp_conv(
 /* the entry points the generated code calls, one per kernel (TVM declares externs with int32 and
  * handle arguments) */
 #define UTVM_DSP_CONV_ENTRY(name)                                                                               \
-  __attribute__((always_inline)) static inline int32_t utvm_dsp_conv_##name(                                    \
+  UTVM_INLINE int32_t utvm_dsp_conv_##name(                                    \
       void* out, void* x, void* stream, void* scratch, int32_t n, int32_t h, int32_t w, int32_t cin, int32_t oh, \
       int32_t ow, int32_t cout, int32_t kh, int32_t kw, int32_t sh, int32_t sw, int32_t dh, int32_t dw,          \
       int32_t top, int32_t left, int32_t zx, int32_t kq, int32_t chunk, int32_t lo, int32_t hi, int32_t mode) {  \

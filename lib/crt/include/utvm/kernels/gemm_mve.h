@@ -70,7 +70,7 @@ static inline void utvm_mve_im2col_impl(int8_t* col, const int8_t* x, int32_t h,
  * pixel, four channels) are
  * then requantized as vectors and stored contiguously. The filter pointer runs on from one
  * channel to the next (the rows are contiguous). */
-__attribute__((always_inline)) static inline void utvm_mve_gemm4_block(
+UTVM_INLINE void utvm_mve_gemm4_block(
     int8_t* out, int32_t np, int32_t out_stride, const int8_t* col, int32_t col_stride, const int8_t* w,
     int32_t full, int32_t tail, int32_t cout, const utvm_mve_rq_t* q) {
   const int8_t* c1 = col + col_stride;

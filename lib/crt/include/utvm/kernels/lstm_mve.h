@@ -38,7 +38,7 @@ static inline int32_t utvm_mve_scaled1(int32_t v, int32_t t) {
 static inline int32_t utvm_mve_clamp1(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
 #ifdef UTVM_MVE_VECTOR
-__attribute__((always_inline)) static inline int32x4_t utvm_mve_sigtanh4(int32x4_t v, const int16_t* table,
+UTVM_INLINE int32x4_t utvm_mve_sigtanh4(int32x4_t v, const int16_t* table,
                                                                          int32_t tanh) {
   int32_t bits = tanh ? 8 : 9;
   int32x4_t m = vshrq_n_s32(v, 31);
@@ -55,14 +55,14 @@ __attribute__((always_inline)) static inline int32x4_t utvm_mve_sigtanh4(int32x4
 }
 
 /* MBQM(v, m, s) + zy clamped to [lo, hi], four lanes (utvm_mve_rq_apply4 with one multiplier) */
-__attribute__((always_inline)) static inline int32x4_t utvm_mve_scale4(int32x4_t v, int32_t m, int32_t s, int32_t zy,
+UTVM_INLINE int32x4_t utvm_mve_scale4(int32x4_t v, int32_t m, int32_t s, int32_t zy,
                                                                        int32_t lo, int32_t hi) {
   utvm_mve_rq_t q = {0, 0, 0, m, s, s > 0 ? UTVM_MVE_RQ_LEFT : 0, zy, lo, hi};
   return utvm_mve_rq_apply4(&q, v, vdupq_n_s32(m), vdupq_n_s32(s));
 }
 #endif
 
-static inline __attribute__((always_inline)) int32_t utvm_mve_lstm_gate4(int16_t* out, int32_t* rec, int32_t* in,
+UTVM_INLINE int32_t utvm_mve_lstm_gate4(int16_t* out, int32_t* rec, int32_t* in,
                                                                          int32_t mr, int32_t sr, int32_t mi,
                                                                          int32_t si, int16_t* table, int32_t tanh) {
 #ifdef UTVM_MVE_VECTOR
@@ -80,7 +80,7 @@ static inline __attribute__((always_inline)) int32_t utvm_mve_lstm_gate4(int16_t
   return 0;
 }
 
-static inline __attribute__((always_inline)) int32_t utvm_mve_lstm_update4(
+UTVM_INLINE int32_t utvm_mve_lstm_update4(
     int16_t* gi, int16_t* gf, int16_t* gg, int16_t* go, int16_t* c, int8_t* h, int8_t* y, int32_t m_fc, int32_t s_fc,
     int32_t m_ig, int32_t s_ig, int32_t c_lo, int32_t c_hi, int32_t t_shift, int32_t m_h, int32_t s_h, int32_t zh,
     int16_t* table) {

@@ -59,24 +59,24 @@ static inline int32_t utvm_dw4_tap_at_s16(int32_t* acc, int16_t* x, int32_t* w) 
 
 /* (the empty asm hides where x comes from: the taps' loads then take x plus their offsets as
  * immediates, rather than addresses the compiler would derive from a pointer of its choice) */
-static inline __attribute__((always_inline)) int32_t utvm_dw4_pair_s16(int32_t* acc, int16_t* x, int32_t a, int32_t b,
+UTVM_INLINE int32_t utvm_dw4_pair_s16(int32_t* acc, int16_t* x, int32_t a, int32_t b,
                                                                        int32_t* w) {
   __asm__("" : "+r"(x));
   return utvm_dw4_pair_at_s16(acc, x + a, x + b, w);
 }
 
-static inline __attribute__((always_inline)) int32_t utvm_dw4_tap_s16(int32_t* acc, int16_t* x, int32_t a, int32_t* w) {
+UTVM_INLINE int32_t utvm_dw4_tap_s16(int32_t* acc, int16_t* x, int32_t a, int32_t* w) {
   __asm__("" : "+r"(x));
   return utvm_dw4_tap_at_s16(acc, x + a, w);
 }
 
-static inline __attribute__((always_inline)) int32_t utvm_dw4_pair_pad_s16(int32_t* acc, int32_t ina, int16_t* xa,
+UTVM_INLINE int32_t utvm_dw4_pair_pad_s16(int32_t* acc, int32_t ina, int16_t* xa,
                                                                            int32_t inb, int16_t* xb, int32_t* w) {
   return utvm_dw4_pair_at_s16(acc, ina ? xa : (int16_t*)(void*)utvm_zeros_s16,
                               inb ? xb : (int16_t*)(void*)utvm_zeros_s16, w);
 }
 
-static inline __attribute__((always_inline)) int32_t utvm_dw4_tap_pad_s16(int32_t* acc, int32_t in, int16_t* x,
+UTVM_INLINE int32_t utvm_dw4_tap_pad_s16(int32_t* acc, int32_t in, int16_t* x,
                                                                           int32_t* w) {
   return utvm_dw4_tap_at_s16(acc, in ? x : (int16_t*)(void*)utvm_zeros_s16, w);
 }

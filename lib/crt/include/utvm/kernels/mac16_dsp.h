@@ -26,18 +26,18 @@
 
 /* the n steps of four inputs (UTVM_MAC4_LOOP's form: straight-line for one or two steps known at
  * compile time, else an odd step and a loop of two) */
-static inline __attribute__((always_inline)) int32_t utvm_mac4_s16_steps(int32_t* acc, int16_t* x, int8_t* w,
+UTVM_INLINE int32_t utvm_mac4_s16_steps(int32_t* acc, int16_t* x, int8_t* w,
                                                                          int32_t n) {
   UTVM_MAC4_LOOP(UTVM_MAC4_S16_STEP);
 }
 
-static inline __attribute__((always_inline)) int32_t utvm_mac4w_s16_steps(int32_t* acc, int16_t* x, int8_t* w,
+UTVM_INLINE int32_t utvm_mac4w_s16_steps(int32_t* acc, int16_t* x, int8_t* w,
                                                                           int32_t n) {
   UTVM_MAC4_LOOP(UTVM_MAC4W_S16_STEP);
 }
 
 /* the last len % 4 inputs (r): int16 weight words, a pair then a single one per row */
-static inline __attribute__((always_inline)) int32_t utvm_mac4_s16_tail(int32_t* acc, int16_t* x, int8_t* w,
+UTVM_INLINE int32_t utvm_mac4_s16_tail(int32_t* acc, int16_t* x, int8_t* w,
                                                                         int32_t r) {
   const utvm_word_t* wp = (const utvm_word_t*)(void*)w;
   if (r & 2) {
@@ -58,13 +58,13 @@ static inline __attribute__((always_inline)) int32_t utvm_mac4_s16_tail(int32_t*
   return 0;
 }
 
-static inline __attribute__((always_inline)) int32_t utvm_mac4_s16(int32_t* acc, int16_t* x, int8_t* w,
+UTVM_INLINE int32_t utvm_mac4_s16(int32_t* acc, int16_t* x, int8_t* w,
                                                                    int32_t len) {
   utvm_mac4_s16_steps(acc, x, w, len >> 2);
   return utvm_mac4_s16_tail(acc, x + (len & ~3), w + 4 * (len & ~3), len & 3);
 }
 
-static inline __attribute__((always_inline)) int32_t utvm_mac4w_s16(int32_t* acc, int16_t* x, int8_t* w,
+UTVM_INLINE int32_t utvm_mac4w_s16(int32_t* acc, int16_t* x, int8_t* w,
                                                                     int32_t len) {
   utvm_mac4w_s16_steps(acc, x, w, len >> 2);
   return utvm_mac4_s16_tail(acc, x + (len & ~3), w + 8 * (len & ~3), len & 3);
@@ -73,7 +73,7 @@ static inline __attribute__((always_inline)) int32_t utvm_mac4w_s16(int32_t* acc
 /* two channels of two taps: PKHBT / PKHTB pair each channel's taps, one SMLAD each. One asm
  * statement per pair of channels (four temporaries and three addresses each), so that gcc has
  * registers left for the addresses when the two taps lie far apart (dilations, wide rows). */
-static inline __attribute__((always_inline)) void utvm_dw4_pair_half_s16(int32_t* a0, int32_t* a1,
+UTVM_INLINE void utvm_dw4_pair_half_s16(int32_t* a0, int32_t* a1,
                                                                          const int16_t* xa,
                                                                          const int16_t* xb,
                                                                          const int32_t* w) {
@@ -90,7 +90,7 @@ static inline __attribute__((always_inline)) void utvm_dw4_pair_half_s16(int32_t
             [mw] "m"(*(const utvm_dword_t*)w));
 }
 
-static inline __attribute__((always_inline)) int32_t utvm_dw4_pair_at_s16(int32_t* acc, int16_t* xa, int16_t* xb,
+UTVM_INLINE int32_t utvm_dw4_pair_at_s16(int32_t* acc, int16_t* xa, int16_t* xb,
                                                                           int32_t* w) {
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
   utvm_dw4_pair_half_s16(&a0, &a1, xa, xb, w);
@@ -99,7 +99,7 @@ static inline __attribute__((always_inline)) int32_t utvm_dw4_pair_at_s16(int32_
   return 0;
 }
 
-static inline __attribute__((always_inline)) int32_t utvm_dw4_tap_at_s16(int32_t* acc, int16_t* x, int32_t* w) {
+UTVM_INLINE int32_t utvm_dw4_tap_at_s16(int32_t* acc, int16_t* x, int32_t* w) {
   int32_t v = utvm_ldw_s16(x), u = utvm_ldw_s16(x + 2);
   acc[0] = __smlabb(v, w[0], acc[0]);
   acc[1] = __smlatt(v, w[0], acc[1]);

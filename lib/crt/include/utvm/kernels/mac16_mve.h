@@ -27,7 +27,7 @@
  *   utvm_mulhr_s32, TFLite's int64 MultiplyByQuantizedMultiplier with the shift folded into the
  *   multiplier), narrowed back into channel order.
  */
-static inline __attribute__((always_inline)) int32_t utvm_mve_mac4_s16(int32_t* acc, int16_t* x, int8_t* w,
+UTVM_INLINE int32_t utvm_mve_mac4_s16(int32_t* acc, int16_t* x, int8_t* w,
                                                                        int32_t len) {
   UTVM_MVE_MAC4_ROWS(int16x8_t, vldrhq_s16, vldrhq_z_s16, vldrbq_s16, vctp16q, 8);
 }

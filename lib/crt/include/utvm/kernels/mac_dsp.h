@@ -98,7 +98,7 @@ static inline int32_t utvm_dot4w_acc_s8(int32_t acc, int32_t x, int32_t we, int3
   UTVM_ACC4_STORE(acc);                                                   \
   return 0
 
-static inline __attribute__((always_inline)) int32_t utvm_mac4_s8(int32_t* acc, int32_t* x, int32_t* w,
+UTVM_INLINE int32_t utvm_mac4_s8(int32_t* acc, int32_t* x, int32_t* w,
                                                                   int32_t n) {
   UTVM_MAC4_LOOP(UTVM_MAC4_STEP);
 }
@@ -126,12 +126,12 @@ static inline __attribute__((always_inline)) int32_t utvm_mac4_s8(int32_t* acc, 
   "sxtb16 %[xv], %[xv], ror #8\n\t"              \
   UTVM_MAC4W_ROWS
 
-static inline __attribute__((always_inline)) int32_t utvm_mac4w_s8(int32_t* acc, int32_t* x, int32_t* w,
+UTVM_INLINE int32_t utvm_mac4w_s8(int32_t* acc, int32_t* x, int32_t* w,
                                                                    int32_t n) {
   UTVM_MAC4_LOOP(UTVM_MAC4W_STEP);
 }
 
-static inline __attribute__((always_inline)) int32_t utvm_mac4_u_s8(int32_t* acc, int8_t* x, int8_t* w,
+UTVM_INLINE int32_t utvm_mac4_u_s8(int32_t* acc, int8_t* x, int8_t* w,
                                                                     int32_t n) {
   /* the assembly reads x with LDR only, which allows any alignment on Armv7-M and later */
   return utvm_mac4_s8(acc, (int32_t*)(void*)x, (int32_t*)(void*)w, n);
@@ -169,7 +169,7 @@ typedef int32_t __attribute__((may_alias, aligned(1))) utvm_uword_t;
 
 /* utvm_dw4_pair_s8 with the two input words read from xa and xb (an interior pixel): the
  * loads inside the assembly, so that the compiler does not hoist them all and spill */
-static inline __attribute__((always_inline)) int32_t utvm_dw4_pair_at_s8(int32_t* acc, int32_t* xa, int32_t* xb,
+UTVM_INLINE int32_t utvm_dw4_pair_at_s8(int32_t* acc, int32_t* xa, int32_t* xb,
                                                                          int8_t* w) {
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
   int32_t va, vb, lo, wl, wh, t;
@@ -200,7 +200,7 @@ static inline __attribute__((always_inline)) int32_t utvm_dw4_pair_at_s8(int32_t
 }
 
 /* utvm_dw4_tap_s8 with the input word read from x */
-static inline __attribute__((always_inline)) int32_t utvm_dw4_tap_at_s8(int32_t* acc, int32_t* x, int8_t* w) {
+UTVM_INLINE int32_t utvm_dw4_tap_at_s8(int32_t* acc, int32_t* x, int8_t* w) {
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
   int32_t v, wv, e, f;
   __asm__(
@@ -261,11 +261,11 @@ static inline __attribute__((always_inline)) int32_t utvm_dw4_tap_at_s8(int32_t*
 #define UTVM_MAC4_WORD_WEIGHTS(w) \
   [m01] "m"(*(const utvm_dword_t*)(w)), [m23] "m"(*(const utvm_dword_t*)((w) + 8))
 
-static inline __attribute__((always_inline)) int32_t utvm_mac4_word_s8(int32_t* acc, int32_t x, int8_t* w) {
+UTVM_INLINE int32_t utvm_mac4_word_s8(int32_t* acc, int32_t x, int8_t* w) {
   UTVM_MAC4_WORD_BODY("mov %[xv], %[x]\n\t", [x] "r"(x), UTVM_MAC4_WORD_ASM, UTVM_MAC4_WORD_WEIGHTS(w));
 }
 
-static inline __attribute__((always_inline)) int32_t utvm_mac4_word_at_s8(int32_t* acc, int8_t* x, int8_t* w) {
+UTVM_INLINE int32_t utvm_mac4_word_at_s8(int32_t* acc, int8_t* x, int8_t* w) {
   UTVM_MAC4_WORD_BODY("ldr %[xv], %[mx]\n\t", [mx] "m"(*(const utvm_uword_t*)x), UTVM_MAC4_WORD_ASM,
                       UTVM_MAC4_WORD_WEIGHTS(w));
 }
@@ -292,11 +292,11 @@ static inline __attribute__((always_inline)) int32_t utvm_mac4_word_at_s8(int32_
   [m0] "m"(*(const utvm_dword_t*)(w)), [m1] "m"(*(const utvm_dword_t*)((w) + 2)),           \
       [m2] "m"(*(const utvm_dword_t*)((w) + 4)), [m3] "m"(*(const utvm_dword_t*)((w) + 6))
 
-static inline __attribute__((always_inline)) int32_t utvm_mac4w_word_s8(int32_t* acc, int32_t x, int32_t* w) {
+UTVM_INLINE int32_t utvm_mac4w_word_s8(int32_t* acc, int32_t x, int32_t* w) {
   UTVM_MAC4_WORD_BODY("mov %[xv], %[x]\n\t", [x] "r"(x), UTVM_MAC4W_WORD_ASM, UTVM_MAC4W_WORD_WEIGHTS(w));
 }
 
-static inline __attribute__((always_inline)) int32_t utvm_mac4w_word_at_s8(int32_t* acc, int8_t* x, int32_t* w) {
+UTVM_INLINE int32_t utvm_mac4w_word_at_s8(int32_t* acc, int8_t* x, int32_t* w) {
   UTVM_MAC4_WORD_BODY("ldr %[xv], %[mx]\n\t", [mx] "m"(*(const utvm_uword_t*)x), UTVM_MAC4W_WORD_ASM,
                       UTVM_MAC4W_WORD_WEIGHTS(w));
 }

@@ -54,7 +54,7 @@
  * stored 16 inputs at a time (w[64k + 16c .. 64k + 16c + 15] = row c's weights 16k .. 16k + 15,
  * the last group padded with zeros; utvm/lower/mac16.py): per 16 inputs one input load, four
  * weight loads and four VMLADAVA; the last len % 16 inputs under a predicate */
-static inline __attribute__((always_inline)) int32_t utvm_mve_mac4_s8(int32_t* acc, int8_t* x, int8_t* w,
+UTVM_INLINE int32_t utvm_mve_mac4_s8(int32_t* acc, int8_t* x, int8_t* w,
                                                                       int32_t len) {
   UTVM_MVE_MAC4_ROWS(int8x16_t, vldrbq_s8, vldrbq_z_s8, vldrbq_s8, vctp8q, 16);
 }
