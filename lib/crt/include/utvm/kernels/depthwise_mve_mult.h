@@ -253,7 +253,7 @@ UTVM_INLINE int32_t utvm_mve_dwd_s8(
  * copied. wt: per group its taps (ry, rx row-major), four weights each (int8); rq: per group the
  * four folded biases, multipliers and shifts (int32, 12 words). Plain C without MVE.
  */
-__attribute__((always_inline)) static inline int32_t utvm_mve_dwx_s8(void* out, void* x, int32_t w, int32_t c,
+UTVM_INLINE int32_t utvm_mve_dwx_s8(void* out, void* x, int32_t w, int32_t c,
                                                                      int32_t mult, int32_t oh, int32_t ow,
                                                                      int32_t kh, int32_t kw, int32_t sh, int32_t sw,
                                                                      int32_t dh, int32_t dw, void* wt, void* rq,
