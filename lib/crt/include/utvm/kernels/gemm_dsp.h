@@ -838,16 +838,50 @@ __attribute__((noinline, unused)) static int32_t* utvm_dsp_unpack(int32_t* rq, c
   int32_t nc = (mode & (UTVM_DSP_PAIRS | UTVM_DSP_NARROW)) ? 2 : 4, n = (cout + nc - 1) / nc * nc, c, k;
   uint32_t hdr = (uint32_t)mode >> 8;
   const uint32_t* words = (const uint32_t*)stream + n / nc * (nc + kq * ((mode & UTVM_DSP_W8) ? nc : 2 * nc));
-  int32_t z = (int32_t)(hdr & 0x1FF) - (int32_t)((hdr & 0x100) << 1), shifts[4], cs[4];
-  shifts[0] = (int32_t)((hdr >> 9) & 31);
-  for (k = 1; k < 4; ++k) shifts[k] = shifts[k - 1] + (int32_t)((hdr >> (11 + 3 * k)) & 7);
-  for (k = 0; k < 4; ++k) cs[k] = (1 << (shifts[k] - 1)) + z * (1 << shifts[k]);
-  for (c = 0; c < n; ++c, rq += UTVM_DSP_RQ_WORDS) {
-    uint32_t word = words[c];
-    rq[0] = (int32_t)((word & 0x3FFFFFFFu) | 0x40000000u);
-    rq[1] = cs[word >> 30];
-    rq[2] = shifts[word >> 30];
+  int32_t z = (int32_t)(hdr & 0x1FF) - (int32_t)((hdr & 0x100) << 1), e = (int32_t)((hdr >> 9) & 31);
+  /* per shift index i: c, e and the mask m ^ word = i << 30 ^ 2**30 (m - 2**30 < 2**30), a fourth
+   * word so that an index scales by a shift */
+  uint32_t tab[16];
+  for (k = 0; k < 4; ++k) {
+    if (k > 0) e += (int32_t)((hdr >> (11 + 3 * k)) & 7);
+    tab[4 * k] = (uint32_t)((1 << (e - 1)) + z * (1 << e));
+    tab[4 * k + 1] = (uint32_t)e;
+    tab[4 * k + 2] = ((uint32_t)k << 30) ^ 0x40000000u;
+    tab[4 * k + 3] = 0;
   }
+#ifdef UTVM_DSP_ASM
+  /* n is even: four channels per step (two in a last one when n % 4 == 2), five instructions
+   * each (LSR, ADD, LDM of the index's words, EOR, STM of m, c, e) and three per step */
+#define UTVM_DSP_UNPACK1(W)                                                                        \
+  "lsr ip, " W ", #30\n\tadd ip, %[tab], ip, lsl #4\n\tldm ip, {r5, r6, r8}\n\teor r4, " W ", r8\n\t" \
+  "stm %[rq]!, {r4, r5, r6}\n\t"
+  c = n;
+  __asm__ volatile(
+      "subs %[c], %[c], #4\n\t"
+      "blt 2f\n"
+      "1:\n\t"
+      "ldm %[wd]!, {r9, r10, r11, lr}\n\t"
+      UTVM_DSP_UNPACK1("r9") UTVM_DSP_UNPACK1("r10") UTVM_DSP_UNPACK1("r11") UTVM_DSP_UNPACK1("lr")
+      "subs %[c], %[c], #4\n\t"
+      "bge 1b\n"
+      "2:\n\t"
+      "adds %[c], %[c], #4\n\t"
+      "beq 3f\n\t"
+      "ldm %[wd]!, {r9, r10}\n\t"
+      UTVM_DSP_UNPACK1("r9") UTVM_DSP_UNPACK1("r10")
+      "3:\n\t"
+      : [rq] "+r"(rq), [wd] "+r"(words), [c] "+r"(c)
+      : [tab] "r"(tab)
+      : "cc", "memory", "ip", "lr", "r4", "r5", "r6", "r8", "r9", "r10", "r11");
+#undef UTVM_DSP_UNPACK1
+#else
+  for (c = 0; c < n; ++c, rq += UTVM_DSP_RQ_WORDS) {
+    const uint32_t* t = tab + 4 * (words[c] >> 30);
+    rq[0] = (int32_t)(words[c] ^ t[2]);
+    rq[1] = (int32_t)t[0];
+    rq[2] = (int32_t)t[1];
+  }
+#endif
   rq[-1] |= UTVM_DSP_LAST;
   return rq;
 }
