@@ -84,7 +84,11 @@
 #define UTVM_DSP_SMALL 8      /* one row of one or two quads (kq <= 2) in registers x four channels: int16
                                  weights, no clamp */
 #define UTVM_DSP_PACKED 128   /* per-channel constants packed after the blocks, expanded into scratch */
-#define UTVM_DSP_MODE_BITS 255 /* above them: the packed constants' header */
+#define UTVM_DSP_MODE_BITS 255 /* above them: the packed constants' header (bits 8-30), then: */
+/* bit 31 of the mode argument (the argument negative): a gathered layer (one image, no dilation
+ * along the width) copies its input with the padding its windows reach (zx) into the scratch
+ * after the rows and the tail buffer first, and gathers every patch from there as from inside
+ * the input (utvm/kernels/dsp.py pad_copy: small inputs most of whose windows reach the padding) */
 
 /* requantization words per channel; the last flag */
 #define UTVM_DSP_RQ_WORDS 3
@@ -802,6 +806,38 @@ __attribute__((always_inline)) static inline void utvm_dsp_patch(int32_t* dst, i
   while (tail.n) utvm_dsp_tail_push(&tail, 0);
 }
 
+/* n bytes from src to dst (any alignment: unaligned words), or of the zero point (src NULL) */
+__attribute__((always_inline)) static inline int8_t* utvm_dsp_fill(int8_t* dst, const int8_t* src, int32_t n,
+                                                                  int32_t zx) {
+  const int32_t zw = (int32_t)(((uint32_t)zx & 0xFFu) * 0x01010101u);
+  int32_t b;
+  for (b = 0; b + 4 <= n; b += 4) {
+    int32_t v = src ? utvm_dsp_load(src + b) : zw;
+    __builtin_memcpy(dst + b, &v, 4);
+  }
+  for (; b < n; ++b) dst[b] = src ? src[b] : (int8_t)zx;
+  return dst + n;
+}
+
+/* the input rows and columns [-top, ph - top) x [-left, pw - left) with the zero point outside
+ * the input, ph x pw x cin bytes at pc (bit 31 of the mode: see above) */
+__attribute__((always_inline)) static inline void utvm_dsp_pad_copy(int8_t* pc, const int8_t* x, int32_t h, int32_t w,
+                                                                     int32_t cin, int32_t ph, int32_t pw, int32_t top,
+                                                                     int32_t left, int32_t zx) {
+  const int32_t c1 = left + w < pw ? left + w : pw; /* columns [left, c1) from the input */
+  int32_t r;
+  for (r = 0; r < ph; ++r) {
+    const int32_t iy = r - top;
+    if (iy < 0 || iy >= h) {
+      pc = utvm_dsp_fill(pc, 0, pw * cin, zx);
+      continue;
+    }
+    pc = utvm_dsp_fill(pc, 0, left * cin, zx);
+    pc = utvm_dsp_fill(pc, x + iy * w * cin, (c1 - left) * cin, zx);
+    pc = utvm_dsp_fill(pc, 0, (pw - c1) * cin, zx);
+  }
+}
+
 /* cfg->np rows at x into y, ``after`` more rows of the layer after them. A row stores whole
  * blocks of four outputs: with cout % 4 != 0 the last stores of a row go into the next rows'
  * outputs (stored later, over them), and past the end of the layer's outputs for its last
@@ -895,6 +931,7 @@ __attribute__((always_inline)) static inline int32_t utvm_dsp_conv(
   const int32_t* st = (const int32_t*)stream;
   int32_t* col = (int32_t*)scratch;
   int32_t b, i, j, p, pairs = mode & UTVM_DSP_PAIRS, step = pairs ? 4 : 2, in_place;
+  const int32_t padded = mode < 0; /* bit 31: the padded copy */
   int8_t* tail;
   utvm_dsp_cfg_t cfg;
   in_place = kh == 1 && kw == 1 && (cin & 3) == 0 && top == 0 && left == 0;
@@ -934,6 +971,15 @@ __attribute__((always_inline)) static inline int32_t utvm_dsp_conv(
   }
   cfg.scratch = 0;
   cfg.xstride = 8 * kq;
+  if (padded) { /* after the rows (rounded up to pairs) and the tail buffer; then the input, unpadded */
+    int8_t* pc = (int8_t*)(col + 2 * kq * (chunk + (pairs ? (chunk & 1) : 0)) + (tail ? (cout + 3) / 4 : 0));
+    const int32_t ph = (oh - 1) * sh + (kh - 1) * dh + 1, pw = (ow - 1) * sw + kw;
+    utvm_dsp_pad_copy(pc, xb, h, w, cin, ph, pw, top, left, zx);
+    xb = pc;
+    h = ph;
+    w = pw;
+    top = left = 0;
+  }
   /* the next pixel to gather: output row i (across the batch), column j; its window's first
    * input row and column, the row's inputs and whether its window rows are all inside */
   i = j = 0;
