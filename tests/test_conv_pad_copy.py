@@ -15,6 +15,7 @@ import pytest
 
 from layer_shapes import Shape, layers_model
 from op_check import check_model, on_boards
+from toolchains import toolchain_problem
 from utvm.compiler import CompileOptions, compile_model
 from utvm.kernels.dsp import PAD_COPY_BYTES, Geometry, pad_copy, padded_extent, patch_chunk, scratch_words
 
@@ -83,16 +84,22 @@ def test_the_layers_take_the_copy(model: bytes, tmp_path: Path) -> None:
     assert src.count(", -2147") == len(AUTOENCODER) + len(EXTRA), src.count(", -2147")
 
 
-@pytest.mark.parametrize("lean", [False, True])
-def test_matches_tflite_micro_on_host(model: bytes, tmp_path: Path, lean: bool) -> None:
-    """Bit-exact on the host (C kernels), with the constants as words and packed (--max-flash)."""
+def _check(model: bytes, tmp_path: Path, board: str, lean: bool) -> None:
+    """Bit-exact on ``board``, the constants as words or (``lean``: --max-flash below the
+    default's) packed."""
     path = tmp_path / "m.tflite"
     path.write_bytes(model)
     options: dict[str, int] = {}
     if lean:
         default = compile_model(path, tmp_path / "default", CompileOptions(cpu="cortex-m4"))
         options = {"max_flash": default.sources.constants_bytes - 1}
-    check_model(path, tmp_path, "host", **options)
+    check_model(path, tmp_path, board, **options)
+
+
+@pytest.mark.parametrize("lean", [False, True])
+def test_matches_tflite_micro_on_host(model: bytes, tmp_path: Path, lean: bool) -> None:
+    """Bit-exact on the host (C kernels), with the constants as words and packed (--max-flash)."""
+    _check(model, tmp_path, "host", lean)
 
 
 @on_boards
@@ -110,13 +117,8 @@ def test_autoencoder_layers_within_the_bounds(tmp_path: Path, board: str) -> Non
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
 @pytest.mark.parametrize("lean", [False, True])
 def test_matches_tflite_micro_on_cortex_m4(model: bytes, tmp_path: Path, lean: bool) -> None:
     """Bit-exact with the assembly kernels on mps2/an386, words and packed constants."""
-    path = tmp_path / "m.tflite"
-    path.write_bytes(model)
-    options: dict[str, int] = {}
-    if lean:
-        default = compile_model(path, tmp_path / "default", CompileOptions(cpu="cortex-m4"))
-        options = {"max_flash": default.sources.constants_bytes - 1}
-    check_model(path, tmp_path, "mps2/an386", **options)
+    _check(model, tmp_path, "mps2/an386", lean)
