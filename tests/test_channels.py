@@ -182,16 +182,17 @@ def test_kws_max_flash_within_1_10_of_the_weights(models_dir: Path, tmp_path: Pa
     assert convs and all(result.configs[i].get("consts") == "packed" for i in convs)
 
 
-#: KWS with --max-flash at 1.10 times its weight bytes on the Cortex-M4: at most 1.145
-#: instructions per MAC (issue 23; 3,046,480 before dsp_gemm's packed constants expanded in an
+#: KWS with --max-flash at 1.10 times its weight bytes on the Cortex-M4: within 1.14 instructions
+#: per MAC (issue 23: 3,041,900); 3,046,480 before dsp_gemm's packed constants expanded in an
 #: assembly loop of five instructions a channel and dsp_dwp's assembly taking the packed bias and
-#: third word in registers: 3,041,520)
-KWS_LEAN_M4_INSTRUCTIONS = 3_041_900
+#: third word in registers (3,041,520), and the first layer's patches gathered from a padded copy
+#: of its input (dsp_gemm pad_copy): 3,008,480
+KWS_LEAN_M4_INSTRUCTIONS = 3_012_000
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(toolchain_problem() is not None, reason="bare-metal toolchain missing")
-def test_kws_max_flash_on_cortex_m4_bit_exact_within_1_145_per_mac(models_dir: Path, tmp_path: Path) -> None:
+def test_kws_max_flash_on_cortex_m4_bit_exact_within_1_14_per_mac(models_dir: Path, tmp_path: Path) -> None:
     """KWS compiled with --max-flash 1.10 times its weight bytes (every constant packed), run on
     mps2/an386: bit-exact with TFLite Micro, within KWS_LEAN_M4_INSTRUCTIONS."""
     model = models_dir / "kws_ref_model.tflite"
