@@ -180,12 +180,12 @@ LAYOUTS = """## Bytes per output channel above the int8 weights
   and row pair; per-tensor constants (KWS's fully connected layer): the bias, and m, c, e per block
   of four channels; with knob consts "packed" (what --max-flash takes) 8 B where the layer has at
   most four shifts: the start and one word, m - 2**30 | the shift's index << 30, expanded into m,
-  c, e in scratch at each call (12 B of RAM a channel; no instruction more per block of pairs of
-  rows, two per block of single rows).
+  c, e in scratch at each call (12 B of RAM a channel, about 6 instructions a channel per call; no
+  instruction more per block of pairs of rows, two per block of single rows).
 - dsp_dwp: the bias, m and e | l << 8 | k << 16 (12 B), then the layer's r values; with knob
-  consts "packed" (what --max-flash takes: about 11 instructions a channel more) 8 B where they
-  fit, the bias (a multiple of 2**l) carrying in its low bits the index of the channel's third
-  word in a per-layer table (KWS on the M4: 29,372 B, 3,040,640 instructions against 3,037,760).
+  consts "packed" (what --max-flash takes: about 3 instructions a channel more with the 3x3
+  assembly) 8 B where they fit, the bias (a multiple of 2**l) carrying in its low bits the index
+  of the channel's third word in a per-layer table.
 - helium conv42 (Cortex-M55): per channel the bias, m and shift | output offset (12 B) after each
   pair of filter vectors; the weights padded to whole 16-byte steps (KWS's first layer: K 40 -> 48).
 - helium dwg: a 32-byte record per channel: 9 taps and 13 zero lanes (the three filter vectors of a

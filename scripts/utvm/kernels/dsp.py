@@ -211,18 +211,49 @@ def patch_chunk(geo: Geometry) -> int:
     return min(geo.n * geo.oh * geo.ow, max(2, PATCH_BYTES // (8 * geo.kq)) & ~1)
 
 
+#: a gathered layer copies its input with the padding its windows reach into scratch first (bit
+#: 31 of the mode argument, gemm_dsp.h), every patch then gathered as from inside the input (whole
+#: words, no per-byte bounds), where the copy takes at most PAD_COPY_BYTES and fewer bytes than
+#: the patches of the pixels whose windows reach the padding (small maps of large windows: the
+#: autoencoder's 5x5 SAME on 4x4 and 8x8 maps)
+PAD_COPY_BYTES = 2560
+
+
+def padded_extent(geo: Geometry) -> tuple[int, int]:
+    """The rows and columns of input (with the padding) the windows of a layer reach."""
+    return (geo.oh - 1) * geo.sh + (geo.kh - 1) * geo.dh + 1, (geo.ow - 1) * geo.sw + (geo.kw - 1) * geo.dw + 1
+
+
+def pad_copy(geo: Geometry) -> bool:
+    """The layer's patches are gathered from a padded copy of its input (see PAD_COPY_BYTES): one
+    image, no dilation along the width, some windows reaching the padding."""
+    if geo.in_place or geo.n != 1 or geo.dw != 1:
+        return False
+    ph, pw = padded_extent(geo)
+    size = ph * pw * geo.cin
+    if size > PAD_COPY_BYTES:
+        return False
+    rows_in = sum(1 for i in range(geo.oh) if 0 <= i * geo.sh - geo.top and
+                  i * geo.sh - geo.top + (geo.kh - 1) * geo.dh < geo.h)
+    cols_in = sum(1 for j in range(geo.ow) if 0 <= j * geo.sw - geo.left and j * geo.sw - geo.left + geo.kw <= geo.w)
+    edge = geo.oh * geo.ow - rows_in * cols_in
+    return edge > 0 and edge * geo.kh * geo.kw * geo.cin >= size
+
+
 def scratch_words(geo: Geometry, chunk: int, mode: int) -> int:
     """Words of scratch the kernels use: the widened rows (none for rows kept in registers
     or read unwidened, a row or a pair read in place, or the patches of ``chunk`` pixels, rounded
     up to pairs), then (one row at a time with cout not a multiple of the block) a block's
-    outputs."""
+    outputs, then the padded copy of the input (:func:`pad_copy`)."""
     if geo.in_place:
         rows = 0 if mode & (SMALL | X8) else (2 if mode & PAIRS else 1)
     else:
         rows = chunk + (chunk % 2 if mode & PAIRS else 0)
     width = 2 if mode & NARROW else BLOCK
     tail = 0 if mode & PAIRS or geo.cout % width == 0 else -(-geo.cout // BLOCK)
-    return packed_words(geo, mode) + 2 * geo.kq * rows + tail
+    ph, pw = padded_extent(geo)
+    copy = -(-ph * pw * geo.cin // 4) if pad_copy(geo) else 0
+    return packed_words(geo, mode) + 2 * geo.kq * rows + tail + copy
 
 
 def packed_words(geo: Geometry, mode: int) -> int:
@@ -268,8 +299,10 @@ class GemmPlan:
     def call_args(self, geo: Geometry, zx: int, lo: int, hi: int) -> list[int]:
         """The integer arguments after the four pointers (out, x, stream, scratch), in
         kernels_dsp.h's order."""
+        # bit 31 (pad_copy): the argument negative
+        arg = self.mode | self.header << 8 | (1 << 31 if pad_copy(geo) else 0)
         return [geo.n, geo.h, geo.w, geo.cin, geo.oh, geo.ow, geo.cout, geo.kh, geo.kw, geo.sh, geo.sw, geo.dh,
-                geo.dw, geo.top, geo.left, zx, geo.kq, self.chunk, lo, hi, self.mode | self.header << 8]
+                geo.dw, geo.top, geo.left, zx, geo.kq, self.chunk, lo, hi, arg - (1 << 32) if arg >> 31 else arg]
 
 
 def _rows_per_call(geo: Geometry) -> int:

@@ -753,9 +753,9 @@ UTVM_DWP_AI void utvm_dwp_rows4b(int16_t* dst, const int8_t* xrow, int32_t nr, i
                   [w4] "r"(w4), UTVM_DWP_INS : "cc", "memory", "ip", "lr"
 #define UTVM_DWP_S2T_OPERANDS                                                                        \
   UTVM_DWP_OUTS, [a2] "=&r"(a2) : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4),           \
-                  [b] "r"(q[0]), UTVM_DWP_INS : "cc", "memory", "ip", "lr"
+                  [b] "r"(b), UTVM_DWP_INS : "cc", "memory", "ip", "lr"
 #define UTVM_DWP_S2_OPERANDS                                                                         \
-  UTVM_DWP_OUTS : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4), [b] "r"(q[0]),   \
+  UTVM_DWP_OUTS : [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3), [w4] "r"(w4), [b] "r"(b),      \
                                   UTVM_DWP_INS : "cc", "memory", "ip", "lr"
 
 typedef struct {
@@ -928,12 +928,13 @@ typedef struct {
   } while (0)
 
 /* sh: the layer's right shift as an immediate (1..31: SMMLA), or 0: the channel's own (SMMLAR, k.e);
- * q: (bias, m, e | ...) of the channel (e < 0: the layer's shift), r its r; k: the loop's constants
+ * q: (bias, m, e | ...) of the channel (e < 0: the layer's shift), r its r; packed
+ * (UTVM_DWP_PACKED): q holds (bias | i, m), b the bias and qe the third word instead; k: the loop's constants
  * (steps, ny) set by the caller; unrolled: nb is the layer's constant row count (one band).
  * *pp, *yp: the plane and the output, given back unchanged (recovered from where the assembly
  * leaves them, so that the caller keeps them in registers rather than on the stack) */
 UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* wv, const int32_t* q,
-                               int32_t r, utvm_dwp_loop_t* kp, int32_t nb, int32_t unrolled, int32_t ow, int32_t sw, int32_t rb,
+                               int32_t packed, int32_t b, int32_t qe, int32_t r, utvm_dwp_loop_t* kp, int32_t nb, int32_t unrolled, int32_t ow, int32_t sw, int32_t rb,
                                int32_t psh, int32_t yrs, int32_t ycs, int32_t sh, int32_t blk, int32_t lo,
                                int32_t hi, int32_t rn) {
   const int16_t* p = *pp;
@@ -953,12 +954,15 @@ UTVM_DWP_AI void utvm_dwp3_asm(const int16_t** pp, int8_t** yp, const int32_t* w
   /* only what the loop reads, by LDRD/STRD: the bias pair for stride 1 and the steps of four
    * (stride 2 otherwise holds it in a register), (m, r), e for the channel's own shift (GCC finds
    * no register for q's address in some functions when the loops read q itself) */
-  if (sw == 1 || !small)
+  if ((sw == 1 || !small) && !packed)
     __asm__ volatile("ldr ip, [%[q]]\n\tmov lr, ip\n\tstrd ip, lr, %[bb]\n\t" : [bb] "=m"(kp->bb) : [q] "r"(q),
                      "m"(*q) : "ip", "lr");
+  else if (sw == 1 || !small)
+    __asm__ volatile("strd %[b], %[b], %[bb]\n\t" : [bb] "=m"(kp->bb) : [b] "r"(b));
   __asm__ volatile("ldr ip, [%[q], #4]\n\tstrd ip, %[r], %[mr]\n\t" : [mr] "=m"(kp->mr) : [q] "r"(q), "m"(q[1]),
                    [r] "r"(r) : "ip");
-  if (sh == 0) kp->e = (int8_t)(uint8_t)(uint32_t)q[2];
+  if (sh == 0) kp->e = (int8_t)(uint8_t)(uint32_t)(packed ? qe : q[2]);
+  if (!packed) b = q[0];
   if (!fixed) kp->rows = nb * yrs; /* the rows' output bytes: the asm makes it their end */
 #define UTVM_DWP_EXTRA \
   , [pstep] "i"(pstep), [ystep] "i"(ystep), [psh] "i"(psh), [yrs] "i"(yrs), [yspan] "i"(ow * ycs), [pa] "i"(pa)
@@ -1399,27 +1403,30 @@ UTVM_DWP_AI int32_t utvm_dwp_s8(void* yv, void* xv, void* scv, void* wtv, void* 
         int8_t* yo = y + i0 * yrs + g0 * mult;
         for (gi = 0; gi < gc; ++gi, pl += blk ? 4 : rs)
           for (mm = 0; mm < mult; ++mm, qp += qw, tc += tapw, ++yo) {
+            /* packed: the third word from the first's index bits */
+            const int32_t qe = qw == 2 ? ct[qp[0] & imask] : qp[2], r0 = rt[(qe >> 16) & 0xFF];
             int32_t qd[3];
             const int32_t* qo = qp;
-            if (qw == 2) { /* the three words of the channel */
-              qd[0] = qp[0] & ~imask;
-              qd[1] = qp[1];
-              qd[2] = ct[qp[0] & imask];
-              qo = qd;
-            }
-            const int32_t qe = qo[2], r0 = rt[(qe >> 16) & 0xFF];
             utvm_dwp_widen(wv, tc, (qe >> 8) & 0xFF, kh, kw, sw);
 #ifdef UTVM_DWP_ASM
             if (asm3) {
+              /* packed: the bias from the first word (the assembly reads m at qp + 1) */
+              const int32_t b = qp[0] & ~imask;
               if (shift > 0 && ((flags & UTVM_DWP_MIXED) == 0 || (qe & 0x80)))
-                utvm_dwp3_asm(&pl, &yo, wo, qo, r0, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs,
+                utvm_dwp3_asm(&pl, &yo, wo, qp, qw == 2, b, qe, r0, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs,
                               shift, blk, lo, hi, flags & UTVM_DWP_ROUND_NEG);
               else
-                utvm_dwp3_asm(&pl, &yo, wo, qo, r0, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs, 0,
+                utvm_dwp3_asm(&pl, &yo, wo, qp, qw == 2, b, qe, r0, &k, nb, band >= oh, ow, sw, 8 * rs * dh, 8 * rs * sh, yrs, ycs, 0,
                               blk, lo, hi, flags & UTVM_DWP_ROUND_NEG);
               continue;
             }
 #endif
+            if (qw == 2) { /* the three words of the channel */
+              qd[0] = qp[0] & ~imask;
+              qd[1] = qp[1];
+              qd[2] = qe;
+              qo = qd;
+            }
             if (sw <= 2)
               utvm_dwp_chan_f(yo, pl, wo, qo, r0, nb, ow, yrs, ycs, kh, kw, sh, sw, dh, rs, flags, lo, hi, blk,
                               shift);

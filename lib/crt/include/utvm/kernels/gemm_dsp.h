@@ -84,7 +84,11 @@
 #define UTVM_DSP_SMALL 8      /* one row of one or two quads (kq <= 2) in registers x four channels: int16
                                  weights, no clamp */
 #define UTVM_DSP_PACKED 128   /* per-channel constants packed after the blocks, expanded into scratch */
-#define UTVM_DSP_MODE_BITS 255 /* above them: the packed constants' header */
+#define UTVM_DSP_MODE_BITS 255 /* above them: the packed constants' header (bits 8-30), then: */
+/* bit 31 of the mode argument (the argument negative): a gathered layer (one image, no dilation
+ * along the width) copies its input with the padding its windows reach (zx) into the scratch
+ * after the rows and the tail buffer first, and gathers every patch from there as from inside
+ * the input (utvm/kernels/dsp.py pad_copy: small inputs most of whose windows reach the padding) */
 
 /* requantization words per channel; the last flag */
 #define UTVM_DSP_RQ_WORDS 3
@@ -802,6 +806,38 @@ UTVM_INLINE void utvm_dsp_patch(int32_t* dst, int32_t step, const int8_t* x, int
   while (tail.n) utvm_dsp_tail_push(&tail, 0);
 }
 
+/* n bytes from src to dst (any alignment: unaligned words), or of the zero point (src NULL) */
+UTVM_INLINE int8_t* utvm_dsp_fill(int8_t* dst, const int8_t* src, int32_t n,
+                                                                  int32_t zx) {
+  const int32_t zw = (int32_t)(((uint32_t)zx & 0xFFu) * 0x01010101u);
+  int32_t b;
+  for (b = 0; b + 4 <= n; b += 4) {
+    int32_t v = src ? utvm_dsp_load(src + b) : zw;
+    __builtin_memcpy(dst + b, &v, 4);
+  }
+  for (; b < n; ++b) dst[b] = src ? src[b] : (int8_t)zx;
+  return dst + n;
+}
+
+/* the input rows and columns [-top, ph - top) x [-left, pw - left) with the zero point outside
+ * the input, ph x pw x cin bytes at pc (bit 31 of the mode: see above) */
+UTVM_INLINE void utvm_dsp_pad_copy(int8_t* pc, const int8_t* x, int32_t h, int32_t w,
+                                                                     int32_t cin, int32_t ph, int32_t pw, int32_t top,
+                                                                     int32_t left, int32_t zx) {
+  const int32_t c1 = left + w < pw ? left + w : pw; /* columns [left, c1) from the input */
+  int32_t r;
+  for (r = 0; r < ph; ++r) {
+    const int32_t iy = r - top;
+    if (iy < 0 || iy >= h) {
+      pc = utvm_dsp_fill(pc, 0, pw * cin, zx);
+      continue;
+    }
+    pc = utvm_dsp_fill(pc, 0, left * cin, zx);
+    pc = utvm_dsp_fill(pc, x + iy * w * cin, (c1 - left) * cin, zx);
+    pc = utvm_dsp_fill(pc, 0, (pw - c1) * cin, zx);
+  }
+}
+
 /* cfg->np rows at x into y, ``after`` more rows of the layer after them. A row stores whole
  * blocks of four outputs: with cout % 4 != 0 the last stores of a row go into the next rows'
  * outputs (stored later, over them), and past the end of the layer's outputs for its last
@@ -838,16 +874,50 @@ __attribute__((noinline, unused)) static int32_t* utvm_dsp_unpack(int32_t* rq, c
   int32_t nc = (mode & (UTVM_DSP_PAIRS | UTVM_DSP_NARROW)) ? 2 : 4, n = (cout + nc - 1) / nc * nc, c, k;
   uint32_t hdr = (uint32_t)mode >> 8;
   const uint32_t* words = (const uint32_t*)stream + n / nc * (nc + kq * ((mode & UTVM_DSP_W8) ? nc : 2 * nc));
-  int32_t z = (int32_t)(hdr & 0x1FF) - (int32_t)((hdr & 0x100) << 1), shifts[4], cs[4];
-  shifts[0] = (int32_t)((hdr >> 9) & 31);
-  for (k = 1; k < 4; ++k) shifts[k] = shifts[k - 1] + (int32_t)((hdr >> (11 + 3 * k)) & 7);
-  for (k = 0; k < 4; ++k) cs[k] = (1 << (shifts[k] - 1)) + z * (1 << shifts[k]);
-  for (c = 0; c < n; ++c, rq += UTVM_DSP_RQ_WORDS) {
-    uint32_t word = words[c];
-    rq[0] = (int32_t)((word & 0x3FFFFFFFu) | 0x40000000u);
-    rq[1] = cs[word >> 30];
-    rq[2] = shifts[word >> 30];
+  int32_t z = (int32_t)(hdr & 0x1FF) - (int32_t)((hdr & 0x100) << 1), e = (int32_t)((hdr >> 9) & 31);
+  /* per shift index i: c, e and the mask m ^ word = i << 30 ^ 2**30 (m - 2**30 < 2**30), a fourth
+   * word so that an index scales by a shift */
+  uint32_t tab[16];
+  for (k = 0; k < 4; ++k) {
+    if (k > 0) e += (int32_t)((hdr >> (11 + 3 * k)) & 7);
+    tab[4 * k] = (uint32_t)((1 << (e - 1)) + z * (1 << e));
+    tab[4 * k + 1] = (uint32_t)e;
+    tab[4 * k + 2] = ((uint32_t)k << 30) ^ 0x40000000u;
+    tab[4 * k + 3] = 0;
   }
+#ifdef UTVM_DSP_ASM
+  /* n is even: four channels per step (two in a last one when n % 4 == 2), five instructions
+   * each (LSR, ADD, LDM of the index's words, EOR, STM of m, c, e) and three per step */
+#define UTVM_DSP_UNPACK1(W)                                                                        \
+  "lsr ip, " W ", #30\n\tadd ip, %[tab], ip, lsl #4\n\tldm ip, {r5, r6, r8}\n\teor r4, " W ", r8\n\t" \
+  "stm %[rq]!, {r4, r5, r6}\n\t"
+  c = n;
+  __asm__ volatile(
+      "subs %[c], %[c], #4\n\t"
+      "blt 2f\n"
+      "1:\n\t"
+      "ldm %[wd]!, {r9, r10, r11, lr}\n\t"
+      UTVM_DSP_UNPACK1("r9") UTVM_DSP_UNPACK1("r10") UTVM_DSP_UNPACK1("r11") UTVM_DSP_UNPACK1("lr")
+      "subs %[c], %[c], #4\n\t"
+      "bge 1b\n"
+      "2:\n\t"
+      "adds %[c], %[c], #4\n\t"
+      "beq 3f\n\t"
+      "ldm %[wd]!, {r9, r10}\n\t"
+      UTVM_DSP_UNPACK1("r9") UTVM_DSP_UNPACK1("r10")
+      "3:\n\t"
+      : [rq] "+r"(rq), [wd] "+r"(words), [c] "+r"(c)
+      : [tab] "r"(tab)
+      : "cc", "memory", "ip", "lr", "r4", "r5", "r6", "r8", "r9", "r10", "r11");
+#undef UTVM_DSP_UNPACK1
+#else
+  for (c = 0; c < n; ++c, rq += UTVM_DSP_RQ_WORDS) {
+    const uint32_t* t = tab + 4 * (words[c] >> 30);
+    rq[0] = (int32_t)(words[c] ^ t[2]);
+    rq[1] = (int32_t)t[0];
+    rq[2] = (int32_t)t[1];
+  }
+#endif
   rq[-1] |= UTVM_DSP_LAST;
   return rq;
 }
@@ -861,6 +931,7 @@ UTVM_INLINE int32_t utvm_dsp_conv(
   const int32_t* st = (const int32_t*)stream;
   int32_t* col = (int32_t*)scratch;
   int32_t b, i, j, p, pairs = mode & UTVM_DSP_PAIRS, step = pairs ? 4 : 2, in_place;
+  const int32_t padded = mode < 0; /* bit 31: the padded copy */
   int8_t* tail;
   utvm_dsp_cfg_t cfg;
   in_place = kh == 1 && kw == 1 && (cin & 3) == 0 && top == 0 && left == 0;
@@ -900,6 +971,15 @@ UTVM_INLINE int32_t utvm_dsp_conv(
   }
   cfg.scratch = 0;
   cfg.xstride = 8 * kq;
+  if (padded) { /* after the rows (rounded up to pairs) and the tail buffer; then the input, unpadded */
+    int8_t* pc = (int8_t*)(col + 2 * kq * (chunk + (pairs ? (chunk & 1) : 0)) + (tail ? (cout + 3) / 4 : 0));
+    const int32_t ph = (oh - 1) * sh + (kh - 1) * dh + 1, pw = (ow - 1) * sw + kw;
+    utvm_dsp_pad_copy(pc, xb, h, w, cin, ph, pw, top, left, zx);
+    xb = pc;
+    h = ph;
+    w = pw;
+    top = left = 0;
+  }
   /* the next pixel to gather: output row i (across the batch), column j; its window's first
    * input row and column, the row's inputs and whether its window rows are all inside */
   i = j = 0;
