@@ -35,6 +35,7 @@ from utvm.importer import load_model  # noqa: E402
 from utvm.ir import Graph  # noqa: E402
 from utvm.kernels import fixedpoint as fp  # noqa: E402
 from utvm.kernels.requant import effective_scales  # noqa: E402
+from utvm.kernels.target import Target  # noqa: E402
 from utvm.lower.channels import drop_channels  # noqa: E402
 from utvm.lower.lowering import Lowered, lower_graph  # noqa: E402
 from utvm.ops import get as get_op  # noqa: E402
@@ -121,13 +122,14 @@ def constants(lowered: Lowered) -> int:
     return sum(lowered.graph.tensors[n].nbytes for n in names if lowered.graph.tensors[n].is_constant)
 
 
-def lean_configs(graph: Graph) -> dict[int, dict]:
-    """Every operator's leanest configuration (OpDef.lean from the default), as --max-flash takes
-    them when the default's constants are over it."""
+def lean_configs(graph: Graph, cpu: str) -> dict[int, dict]:
+    """Every operator's leanest configuration (OpDef.lean from the default) on ``cpu``, as
+    --max-flash takes them when the default's constants are over it."""
     configs = {}
+    target = Target.for_cpu(cpu)
     for index, op in enumerate(graph.ops):
         opdef = get_op(op.kind)
-        lean = opdef.lean(graph, op, {}) if opdef and opdef.lean else None
+        lean = opdef.lean(graph, op, {}, target) if opdef and opdef.lean else None
         if lean is not None:
             configs[index] = lean
     return configs
@@ -142,7 +144,7 @@ def report(path: Path, cpu: str, layers: bool, max_flash: int | None = None) -> 
     rows = []
     lowered = lower_graph(graph, f"tvmgen_{graph.name}", cpu)
     if max_flash is not None and constants(lowered) > max_flash:
-        lowered = lower_graph(graph, f"tvmgen_{graph.name}", cpu, configs=lean_configs(graph))
+        lowered = lower_graph(graph, f"tvmgen_{graph.name}", cpu, configs=lean_configs(graph, cpu))
     seen: set[str] = set()
     total = 0
     for call in lowered.calls:
