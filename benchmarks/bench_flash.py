@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import numpy as np  # noqa: E402
 
+from utvm.compiler import lean_configs  # noqa: E402
 from utvm.importer import load_model  # noqa: E402
 from utvm.ir import Graph  # noqa: E402
 from utvm.kernels import fixedpoint as fp  # noqa: E402
@@ -38,7 +39,6 @@ from utvm.kernels.requant import effective_scales  # noqa: E402
 from utvm.kernels.target import Target  # noqa: E402
 from utvm.lower.channels import drop_channels  # noqa: E402
 from utvm.lower.lowering import Lowered, lower_graph  # noqa: E402
-from utvm.ops import get as get_op  # noqa: E402
 from utvm.plan.memory import resolve_alias  # noqa: E402
 
 MODELS = ["kws_ref_model", "vww_96_int8", "pretrainedResnet_quant", "ad01_int8"]
@@ -122,19 +122,6 @@ def constants(lowered: Lowered) -> int:
     return sum(lowered.graph.tensors[n].nbytes for n in names if lowered.graph.tensors[n].is_constant)
 
 
-def lean_configs(graph: Graph, cpu: str) -> dict[int, dict]:
-    """Every operator's leanest configuration (OpDef.lean from the default) on ``cpu``, as
-    --max-flash takes them when the default's constants are over it."""
-    configs = {}
-    target = Target.for_cpu(cpu)
-    for index, op in enumerate(graph.ops):
-        opdef = get_op(op.kind)
-        lean = opdef.lean(graph, op, {}, target) if opdef and opdef.lean else None
-        if lean is not None:
-            configs[index] = lean
-    return configs
-
-
 def report(path: Path, cpu: str, layers: bool, max_flash: int | None = None) -> tuple[int, int, int, list[str]]:
     """(model constant bytes, its TFLM form, compiled constant bytes, the markdown rows of its
     layers) of one model on one CPU (``max_flash``: see --max-flash)."""
@@ -144,7 +131,7 @@ def report(path: Path, cpu: str, layers: bool, max_flash: int | None = None) -> 
     rows = []
     lowered = lower_graph(graph, f"tvmgen_{graph.name}", cpu)
     if max_flash is not None and constants(lowered) > max_flash:
-        lowered = lower_graph(graph, f"tvmgen_{graph.name}", cpu, configs=lean_configs(graph, cpu))
+        lowered = lower_graph(graph, f"tvmgen_{graph.name}", cpu, configs=lean_configs(graph, Target.for_cpu(cpu)))
     seen: set[str] = set()
     total = 0
     for call in lowered.calls:

@@ -21,6 +21,7 @@ from .external import OffloadOptions, create_modules
 from .importer import c_identifier, load_model
 from .importer.limits import MAX_POOL_BYTES, mib
 from .ir import Graph, Operator
+from .kernels.target import Target
 from .lower.channels import drop_channels
 from .lower.lowering import KernelCall, Lowered, lower_graph
 from .ops import get as get_op
@@ -269,19 +270,25 @@ class Round:
         return constants_bytes(attempt.lowered) if self.figure == "constants" else attempt.plan.pool_size
 
 
+def lean_configs(graph: Graph, target: Target, configs: dict[int, Config] | None = None) -> dict[int, Config]:
+    """Every operator's leanest configuration (``OpDef.lean``) on ``target``, from ``configs``
+    (tuned ones, or the defaults): what --max-flash takes when the constants are over it."""
+    changes = {}
+    for index, op in enumerate(graph.ops):
+        opdef = get_op(op.kind)
+        lean = (opdef.lean(graph, op, dict((configs or {}).get(index) or {}), target)
+                if opdef and opdef.lean else None)
+        if lean is not None:
+            changes[index] = lean
+    return changes
+
+
 def _lean(last: Attempt, options: CompileOptions) -> dict[int, Config]:
     """With --max-flash and constants over it: every operator's leanest configuration
     (``OpDef.lean``: int8 weights kept as int8, packed constants), over tuned ones too."""
     if options.max_flash is None or constants_bytes(last.lowered) <= options.max_flash:
         return {}
-    graph = last.lowered.graph
-    changes = {}
-    for index, op in enumerate(graph.ops):
-        opdef = get_op(op.kind)
-        lean = (opdef.lean(graph, op, dict(last.configs.get(index) or {}), options.target)
-                if opdef and opdef.lean else None)
-        if lean is not None:
-            changes[index] = lean
+    changes = lean_configs(last.lowered.graph, options.target, last.configs)
     if not changes:
         _within_flash(last, last, options)
     return changes
